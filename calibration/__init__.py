@@ -1,0 +1,1 @@
+"""The calibration harness: gold sets, metrics with intervals, certified bands, cards, studies."""

@@ -1,0 +1,83 @@
+"""The ``judge`` command. Thin: each subcommand lives in its own module and is imported only
+when it is invoked, so ``judge --help`` loads neither litellm nor numpy nor plotting."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+# name -> "module:attribute" of a click command or group. A registry, not a chain of ifs.
+COMMANDS: dict[str, str] = {
+    "run": "judge.commands.run:run",
+    "show": "judge.commands.run:show",
+    "demo": "judge.commands.demo:demo",
+    "model": "judge.commands.model:model",
+    "rubrics": "judge.commands.run:rubrics",
+    "calibrate": "calibration.commands:calibrate",
+    "compare": "calibration.commands:compare",
+    "card": "calibration.commands:card",
+    "gold": "calibration.commands:gold",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if not exc.name or not exc.name.startswith(module_name.split(".")[0]):
+                raise
+            return None
+        command = getattr(module, attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Show names and the first line of each docstring without importing the modules.
+        rows = [(name, _SUMMARIES.get(name, "")) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+_SUMMARIES = {
+    "run": "Judge the cases of a JSONL file with a rubric and a model; store every judgment.",
+    "show": "List stored judgments.",
+    "demo": "Judge the project's demo gold set on the embedded model and print a table.",
+    "model": "Install and inspect the embedded local judge model.",
+    "rubrics": "List the rubrics and their versions.",
+    "calibrate": "Measure a judge against gold and write a calibration card and report.",
+    "compare": "Compare judges on the same items: paired differences, McNemar, agreement.",
+    "card": "Verify or show calibration cards.",
+    "gold": "Validate and import gold sets.",
+}
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="judge")
+def cli() -> None:
+    """judge: calibrated LLM-as-judge verdicts for AI agent runs."""
+    # Never fetch litellm's model cost map over the network.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def main() -> None:
+    """Entry point of the ``judge`` console script."""
+    from judge.errors import JudgeError
+
+    try:
+        cli.main(prog_name="judge")
+    except JudgeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)

@@ -1,0 +1,1 @@
+"""Subcommands of the judge CLI, one module per area."""

@@ -1,0 +1,67 @@
+"""The project's own errors. Each names where the problem is and says what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class JudgeError(Exception):
+    """Base of every error judge raises on purpose."""
+
+
+class InputError(JudgeError):
+    """Bad input: names the file, the record (line) and the field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.file, self.line, self.field, self.hint = file, line, field, hint
+        self.reason = message
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        parts = [where] if where else []
+        if field:
+            parts.append(f"field '{field}'")
+        head = " ".join(parts)
+        text = f"{head}: {message}" if head else message
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text)
+
+
+class RubricError(JudgeError):
+    """A rubric is missing, malformed, or cannot be rendered for a case."""
+
+
+class CardError(JudgeError):
+    """A calibration card is malformed, stale, expired or for another judge."""
+
+
+class ProviderError(JudgeError):
+    """A model call failed. Carries what is known of the attempts for the record."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int = 0,
+        last_output: str | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_output = last_output
+        self.usage = usage or {}
+
+
+class InfraError(ProviderError):
+    """The provider failed (rate limit, timeout, 5xx, connection) after every retry."""
+
+
+class ParseError(ProviderError):
+    """The model answered, but not with a valid structured verdict after every re-ask."""
