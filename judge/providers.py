@@ -1,0 +1,381 @@
+"""Model calls: litellm for every provider, instructor for structured output, tenacity for retries.
+
+Failures are typed. A provider that keeps failing (rate limits, timeouts, 5xx, dropped
+connections) after the retry budget raises ``InfraError``; a model that answers but never with a
+valid structured verdict after the re-asks raises ``ParseError``. Neither is ever a verdict.
+
+litellm is imported here, inside functions, and nowhere on paths that do not call a model: its
+import takes seconds, and without LITELLM_LOCAL_MODEL_COST_MAP it would fetch a cost map over the
+network.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from judge.errors import InfraError, ParseError
+
+#: Labels are read at the position where the value of this key begins in the JSON answer.
+VERDICT_KEY = "verdict"
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """How to call a model. Everything that changes the answer is part of the cache key."""
+
+    temperature: float = 0.0
+    max_tokens: int = 384
+    seed: int | None = 0
+    #: Ask for token log-probabilities (the source of the judge's confidence). None: ask when
+    #: the model is known to return them (the embedded model always does).
+    logprobs: bool | None = None
+    top_logprobs: int = 5
+    # Budgets: they shape cost and latency, not the answer, so they are not in the cache key.
+    timeout_s: float = 600.0
+    max_attempts: int = 5
+    max_reasks: int = 1
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    #: Where to send the call (litellm's api_base) and with which key, for self-hosted or test
+    #: servers; hosted providers read their keys from litellm's usual environment variables.
+    api_base: str | None = None
+    api_key: str | None = None
+
+    def cache_params(self) -> dict[str, Any]:
+        """The parameters that change what the model answers."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+
+@dataclass
+class CallResult:
+    """A structured answer with what it cost."""
+
+    answer: BaseModel
+    raw_output: str
+    label_probs: dict[str, float] | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+
+
+@dataclass
+class AttemptLog:
+    """What each provider attempt did, for the store's call log."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, outcome: str, error: str | None = None, **usage: Any) -> None:
+        """Record one attempt."""
+        self.entries.append({"outcome": outcome, "error": error, **usage})
+
+
+def _prepare_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True
+    return litellm
+
+
+@cache
+def _client(model_prefix: str) -> Any:
+    """An instructor client over litellm.acompletion (one per provider prefix)."""
+    litellm = _prepare_litellm()
+    if model_prefix == "local":
+        from judge.local import register
+
+        register()
+    import instructor
+
+    return instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+
+
+def _wants_logprobs(model: str, params: ModelParams) -> bool:
+    if params.logprobs is not None:
+        return params.logprobs
+    return model.startswith("local/")
+
+
+# --- label probabilities -------------------------------------------------------------------
+_VALUE_START = re.compile(r'"' + VERDICT_KEY + r'"\s*:\s*("?)\s*$')
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def label_probs_from_logprobs(
+    content: Sequence[Any] | None, labels: Sequence[str]
+) -> dict[str, float] | None:
+    """P(label) for every label, read at the token where the verdict's value begins.
+
+    ``content`` is OpenAI-format ``choices[0].logprobs.content``: generated tokens, each with its
+    ``top_logprobs``. A candidate token counts for a label when it is a non-empty prefix of
+    exactly one label (``"pass"`` for pass, ``"c"`` or ``"cannot"`` for cannot_determine). The
+    probabilities are renormalised over the labels. None when the position is not found or no
+    label is among the candidates there.
+    """
+    if not content:
+        return None
+    text = ""
+    for entry in content:
+        match = _VALUE_START.search(text)
+        if match:
+            quote_seen = bool(match.group(1))
+            mass = {label: 0.0 for label in labels}
+            for top in _get(entry, "top_logprobs") or []:
+                token = str(_get(top, "token") or "")
+                candidate = token.lstrip() if quote_seen else token.lstrip().lstrip('"')
+                if not candidate:
+                    continue
+                owners = [label for label in labels if label.startswith(candidate)]
+                if len(owners) == 1:
+                    mass[owners[0]] += math.exp(float(_get(top, "logprob")))
+            total = sum(mass.values())
+            if total <= 0.0:
+                return None
+            return {label: value / total for label, value in mass.items()}
+        text += str(_get(entry, "token") or "")
+    return None
+
+
+# --- retries --------------------------------------------------------------------------------
+def _retry_after_s(exc: BaseException) -> float | None:
+    """The provider's Retry-After, in seconds, when it sent one."""
+    for holder in (exc, getattr(exc, "__cause__", None)):
+        if holder is None:
+            continue
+        headers = getattr(holder, "litellm_response_headers", None)
+        response = getattr(holder, "response", None)
+        if headers is None and response is not None:
+            headers = getattr(response, "headers", None)
+        if headers is None:
+            continue
+        value = headers.get("retry-after") if hasattr(headers, "get") else None
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return None
+    return None
+
+
+def _is_provider_error(exc: BaseException) -> bool:
+    """A failure of the provider or the connection, not of the answer's content."""
+    litellm = _prepare_litellm()
+    return isinstance(exc, litellm.exceptions.APIError | litellm.exceptions.APIConnectionError
+                      | litellm.exceptions.Timeout | litellm.exceptions.AuthenticationError
+                      | litellm.exceptions.BadRequestError | litellm.exceptions.NotFoundError
+                      | litellm.exceptions.RateLimitError) or _is_retryable(exc)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    litellm = _prepare_litellm()
+    retryable = (
+        litellm.RateLimitError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+    )
+    if isinstance(exc, retryable):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+class _Retryable(Exception):
+    """A provider failure worth another attempt (carries the original as __cause__)."""
+
+
+def _wait(params: ModelParams) -> Callable[[Any], float]:
+    """tenacity wait: the provider's Retry-After when it sent one, else exponential backoff
+    with full jitter, capped."""
+    from tenacity import wait_random_exponential
+
+    jitter = wait_random_exponential(multiplier=params.backoff_base_s, max=params.backoff_max_s)
+
+    def wait(retry_state: Any) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        retry_after = _retry_after_s(exc.__cause__) if exc is not None and exc.__cause__ else None
+        if retry_after is not None:
+            return min(retry_after, params.backoff_max_s)
+        return float(jitter(retry_state))
+
+    return wait
+
+
+def _usage_of(completion: Any) -> tuple[int, int]:
+    usage = _get(completion, "usage")
+    if usage is None:
+        return 0, 0
+    return int(_get(usage, "prompt_tokens") or 0), int(_get(usage, "completion_tokens") or 0)
+
+
+def _cost_of(completion: Any, model: str) -> float | None:
+    if model.startswith("local/"):
+        return 0.0
+    litellm = _prepare_litellm()
+    try:
+        return float(litellm.completion_cost(completion_response=completion))
+    except Exception:  # noqa: BLE001 - an unknown price is "unknown", never a failure
+        return None
+
+
+def _raw_text(completion: Any) -> str:
+    choices = _get(completion, "choices") or []
+    if not choices:
+        return ""
+    message = _get(choices[0], "message")
+    content = _get(message, "content") if message is not None else None
+    return str(content or "")
+
+
+async def call_model(
+    model: str,
+    messages: list[dict[str, str]],
+    answer_model: type[BaseModel],
+    labels: Sequence[str],
+    params: ModelParams,
+    *,
+    log: AttemptLog | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> CallResult:
+    """Ask ``model`` for an ``answer_model``; retry provider failures; re-ask invalid answers.
+
+    Raises InfraError when the provider keeps failing, ParseError when the answers never
+    validate. ``labels`` are the verdict labels whose probabilities are read from logprobs.
+    """
+    import asyncio
+
+    sleep = sleep or asyncio.sleep
+    log = log or AttemptLog()
+    client = _client(model.split("/", 1)[0])
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "response_model": answer_model,
+        "max_retries": params.max_reasks,  # instructor: re-asks after the first try
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens,
+        "timeout": params.timeout_s,
+        "num_retries": 0,  # retries are ours (tenacity-style, below), not litellm's
+    }
+    if params.seed is not None:
+        kwargs["seed"] = params.seed
+    if params.api_base:
+        kwargs["api_base"] = params.api_base
+    if params.api_key:
+        kwargs["api_key"] = params.api_key
+    if _wants_logprobs(model, params):
+        kwargs["logprobs"] = True
+        kwargs["top_logprobs"] = params.top_logprobs
+
+    from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(params.max_attempts),
+        wait=_wait(params),
+        retry=retry_if_exception_type(_Retryable),
+        sleep=sleep,
+    )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                number = attempt.retry_state.attempt_number
+                return await _attempt(client, kwargs, model, labels, params, log, number)
+    except RetryError as exc:
+        last = exc.last_attempt.exception()
+        cause = last.__cause__ if last is not None else None
+        raise InfraError(
+            f"provider failed {params.max_attempts} times; last error: "
+            f"{type(cause).__name__}: {cause}",
+            attempts=params.max_attempts,
+        ) from cause
+    raise AssertionError("unreachable: tenacity either returns or raises")
+
+
+async def _attempt(
+    client: Any,
+    kwargs: dict[str, Any],
+    model: str,
+    labels: Sequence[str],
+    params: ModelParams,
+    log: AttemptLog,
+    attempt: int,
+) -> CallResult:
+    """One provider attempt (with instructor's re-asks inside). Raises _Retryable for a
+    failure worth retrying, InfraError or ParseError for final ones."""
+    from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+
+    started = time.perf_counter()
+    try:
+        answer, completion = await client.chat.completions.create_with_completion(**kwargs)
+    except (InstructorRetryException, IncompleteOutputException) as exc:
+        latency = time.perf_counter() - started
+        cause = exc.__cause__
+        if cause is not None and _is_provider_error(cause):
+            message = f"{type(cause).__name__}: {cause}"
+            log.add("infra_error", message, latency_s=latency)
+            if _is_retryable(cause):
+                raise _Retryable(message) from cause
+            # A provider error that retrying cannot fix (bad request, auth): final at once.
+            raise InfraError(message, attempts=attempt) from cause
+        last_completion = getattr(exc, "last_completion", None)
+        last_output = _raw_text(last_completion) if last_completion is not None else None
+        usage = getattr(exc, "total_usage", None)
+        p_tok, c_tok = _usage_of({"usage": usage}) if usage is not None else (0, 0)
+        detail = " ".join(str(cause or exc).split())[:500]
+        message = f"no valid answer after {params.max_reasks + 1} tries: {detail}"
+        log.add("parse_error", message, latency_s=latency, prompt_tokens=p_tok,
+                completion_tokens=c_tok)
+        raise ParseError(
+            message,
+            attempts=attempt,
+            last_output=last_output,
+            usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
+        ) from exc
+    except Exception as exc:  # noqa: BLE001 - classified here, re-raised typed
+        latency = time.perf_counter() - started
+        message = f"{type(exc).__name__}: {exc}"
+        log.add("infra_error", message, latency_s=latency)
+        if _is_retryable(exc):
+            raise _Retryable(message) from exc
+        raise InfraError(message, attempts=attempt) from exc
+    latency = time.perf_counter() - started
+    p_tok, c_tok = _usage_of(completion)
+    choices = _get(completion, "choices") or []
+    logprobs = _get(choices[0], "logprobs") if choices else None
+    probs = label_probs_from_logprobs(_get(logprobs, "content") if logprobs else None, labels)
+    cost = _cost_of(completion, model)
+    log.add("ok", None, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok,
+            cost_usd=cost)
+    return CallResult(
+        answer=answer,
+        raw_output=_raw_text(completion),
+        label_probs=probs,
+        prompt_tokens=p_tok,
+        completion_tokens=c_tok,
+        cost_usd=cost,
+        latency_s=latency,
+        attempts=attempt,
+    )

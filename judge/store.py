@@ -1,0 +1,236 @@
+"""The SQLite store of cases, judgments and provider calls (sqlite-utils, WAL).
+
+A judgment is written the moment it is finished, so a batch that dies loses nothing it had done.
+Its cache key identifies what was paid for: the same key is never sent to a provider twice
+(unless the stored result is a provider failure, which cost nothing and is worth retrying).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from judge.migrations import migrate
+from judge.types import Case, Judgment
+
+DEFAULT_DB = "judge.db"
+
+#: Statuses that are final: served from the store instead of calling the provider again.
+CACHED_STATUSES = frozenset({"ok", "abstain", "parse_error"})
+
+
+def digest(obj: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``obj``."""
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def cache_key(
+    *,
+    rubric_digest: str,
+    evidence_digest: str,
+    prompt_digest: str,
+    model: str,
+    params: Mapping[str, Any],
+    order: str | None,
+    sample: int,
+) -> str:
+    """The identity of one paid-for judgment."""
+    return digest(
+        {
+            "rubric": rubric_digest,
+            "evidence": evidence_digest,
+            "prompt": prompt_digest,
+            "model": model,
+            "params": dict(params),
+            "order": order,
+            "sample": sample,
+        }
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Store:
+    """Judgments, cases, calls and batches in one SQLite file."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+        self.path = Path(path)
+        self.db = sqlite_utils.Database(self.path)
+        # Several processes may write one file: wait for the lock rather than fail.
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        migrate(self.db)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- judgments -------------------------------------------------------------------------
+    def cached(self, key: str) -> Judgment | None:
+        """The stored judgment for ``key`` if it is final (not a provider failure)."""
+        rows = list(
+            self.db.query("select status, json from judgments where cache_key = ?", [key])
+        )
+        if not rows or rows[0]["status"] not in CACHED_STATUSES:
+            return None
+        return Judgment.model_validate_json(rows[0]["json"])
+
+    def put(self, judgment: Judgment, *, batch_id: str | None = None) -> None:
+        """Insert or replace the judgment for its cache key, in one transaction."""
+        v = judgment.verdict
+        p = judgment.provenance
+        row = {
+            "id": judgment.id,
+            "cache_key": judgment.cache_key,
+            "case_id": judgment.case_id,
+            "status": judgment.status,
+            "label": v.label if v else None,
+            "confidence": v.confidence if v else None,
+            "rubric_id": p.rubric_id,
+            "rubric_version": p.rubric_version,
+            "rubric_digest": p.rubric_digest,
+            "model": p.model,
+            "order": p.order,
+            "sample": p.sample,
+            "prompt_digest": p.prompt_digest,
+            "evidence_digest": p.evidence_digest,
+            "selector_version": p.selector_version,
+            "prompt_tokens": judgment.usage.prompt_tokens,
+            "completion_tokens": judgment.usage.completion_tokens,
+            "cost_usd": judgment.usage.cost_usd,
+            "latency_s": judgment.usage.latency_s,
+            "batch_id": batch_id,
+            "created_at": judgment.created_at.isoformat(),
+            "json": judgment.model_dump_json(),
+        }
+        with self.db.conn:
+            self.db.execute("delete from judgments where cache_key = ?", [judgment.cache_key])
+            self.db["judgments"].insert(row, replace=True)
+
+    def judgments(
+        self,
+        *,
+        rubric_id: str | None = None,
+        model: str | None = None,
+        case_id: str | None = None,
+        status: str | None = None,
+        batch_id: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Judgment]:
+        """Stored judgments, oldest first, filtered by the given fields."""
+        where, args = [], []
+        for column, value in (
+            ("rubric_id", rubric_id),
+            ("model", model),
+            ("case_id", case_id),
+            ("status", status),
+            ("batch_id", batch_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = "select json from judgments"
+        if where:
+            sql += " where " + " and ".join(where)
+        sql += " order by created_at, rowid"
+        if limit is not None:
+            sql += f" limit {int(limit)}"
+        for row in self.db.query(sql, args):
+            yield Judgment.model_validate_json(row["json"])
+
+    def count(self, table: str = "judgments") -> int:
+        """Number of rows in ``table``."""
+        return self.db[table].count
+
+    # --- calls, cases, batches -------------------------------------------------------------
+    def record_call(
+        self,
+        *,
+        cache_key: str,
+        model: str,
+        attempt: int,
+        outcome: str,
+        error: str | None = None,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost_usd: float | None = None,
+        latency_s: float = 0.0,
+    ) -> None:
+        """Append one provider call attempt to the call log."""
+        with self.db.conn:
+            self.db["calls"].insert(
+                {
+                    "cache_key": cache_key,
+                    "model": model,
+                    "attempt": attempt,
+                    "outcome": outcome,
+                    "error": error,
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "cost_usd": cost_usd,
+                    "latency_s": latency_s,
+                    "created_at": _now(),
+                }
+            )
+
+    def put_case(self, case: Case) -> None:
+        """Keep the validated case (idempotent)."""
+        data = case.model_dump(mode="json")
+        with self.db.conn:
+            self.db["cases"].upsert(
+                {
+                    "id": case.id,
+                    "kind": case.kind,
+                    "digest": digest(data),
+                    "json": json.dumps(data, ensure_ascii=False),
+                    "created_at": _now(),
+                },
+                pk="id",
+            )
+
+    def get_case(self, case_id: str) -> Case | None:
+        """The stored case with this id, if any."""
+        rows = list(self.db.query("select json from cases where id = ?", [case_id]))
+        return Case.model_validate_json(rows[0]["json"]) if rows else None
+
+    def start_batch(
+        self, batch_id: str, *, rubric: str, model: str, input: str, params: Mapping[str, Any]
+    ) -> None:
+        """Record the start of a batch."""
+        with self.db.conn:
+            self.db["batches"].upsert(
+                {
+                    "id": batch_id,
+                    "created_at": _now(),
+                    "rubric": rubric,
+                    "model": model,
+                    "input": input,
+                    "params": json.dumps(dict(params), sort_keys=True, default=str),
+                    "status": "running",
+                },
+                pk="id",
+            )
+
+    def finish_batch(self, batch_id: str, *, status: str, counts: Mapping[str, int]) -> None:
+        """Record how a batch ended."""
+        with self.db.conn:
+            self.db["batches"].update(
+                batch_id,
+                {"finished_at": _now(), "status": status, "counts": json.dumps(dict(counts))},
+            )
