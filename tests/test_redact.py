@@ -1,0 +1,173 @@
+"""Tests for judge.redact: every pattern, what must be kept, and linear time on large input.
+
+Fake secrets are assembled from pieces so that no scanner mistakes this file for a leak.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from judge.redact import PATTERNS, marker, pattern_names, redact
+
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key id {AWS_ID} in config", "key id [REDACTED:aws-access-key-id] in config"),
+        (
+            f"aws_secret_access_key = {AWS_SECRET}",
+            "aws_secret_access_key = [REDACTED:aws-secret-access-key]",
+        ),
+        (
+            f'{{"AwsSecretKey": "{AWS_SECRET}"}}',
+            '{"AwsSecretKey": "[REDACTED:aws-secret-access-key]"}',
+        ),
+        (f"token {GH}.", "token [REDACTED:github-token]."),
+        ("gho_" + "x" * 36, "[REDACTED:github-token]"),
+        ("ghs_" + "Z9" * 18, "[REDACTED:github-token]"),
+        ("github_pat_" + "11ABCDEFG0" + "a" * 70, "[REDACTED:github-token]"),
+        ("OPENAI=sk-" + "aB3" * 16, "OPENAI=[REDACTED:openai-api-key]"),
+        ("k: sk-proj-" + "Ab_9-" * 10, "k: [REDACTED:openai-api-key]"),
+        ("sk-ant-api03-" + "Zx8_" * 20, "[REDACTED:anthropic-api-key]"),
+        ("slack xoxb-" + "1234567890-abcdefghij", "slack [REDACTED:slack-token]"),
+        (
+            "post to https://hooks.slack.com/services/T000/B000/" + "X" * 24,
+            "post to [REDACTED:slack-webhook]",
+        ),
+        ("maps key AIza" + "SyD-" + "a" * 31, "maps key [REDACTED:google-api-key]"),
+        (f"cookie={JWT};", "cookie=[REDACTED:jwt];"),
+        (
+            "curl -H 'Authorization: Bearer abcDEF123.456-789_xyz' https://api",
+            "curl -H 'Authorization: Bearer [REDACTED:bearer-token]' https://api",
+        ),
+        (
+            "DATABASE_URL=postgres://app:s3cr3t-P4ss@db.internal:5432/app",
+            "DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app",
+        ),
+        ("GITHUB_TOKEN=abc123def456", "GITHUB_TOKEN=[REDACTED:env-secret]"),
+        ("export DB_PASSWORD='hunter2 horse'", "export DB_PASSWORD=[REDACTED:env-secret]"),
+        (
+            '+STRIPE_API_KEY="rk_live_51Habc"  # prod',
+            "+STRIPE_API_KEY=[REDACTED:env-secret]  # prod",
+        ),
+        ("SECRET=xyz", "SECRET=[REDACTED:env-secret]"),
+        (f"before\n{PEM}\nafter", "before\n[REDACTED:private-key]\nafter"),
+    ],
+)
+def test_each_pattern_redacts_and_keeps_context(text: str, expected: str) -> None:
+    out, n = redact(text)
+    assert out == expected
+    assert n == 1
+
+
+def test_unterminated_pem_block_is_still_redacted() -> None:
+    # A clipped trace may cut the END line off; header and base64 body must still go.
+    text = PEM.rsplit("\n", 1)[0] + "\n[... 900 characters elided ...]\nnext line"
+    out, n = redact(text)
+    assert n == 1
+    assert "MIIEow" not in out and "VTLw7" not in out
+    assert out.startswith("[REDACTED:private-key]")
+    assert out.endswith("[... 900 characters elided ...]\nnext line")
+
+
+def test_pem_inside_json_string_is_redacted() -> None:
+    body = PEM.replace("\n", "\\n")
+    out, n = redact(f'{{"private_key": "{body}\\n", "x": 1}}')
+    assert n == 1
+    assert out == '{"private_key": "[REDACTED:private-key]\\n", "x": 1}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # git object ids in a diff header and full SHAs are evidence, not secrets
+        "diff --git a/x.py b/x.py\nindex 92394a7eae..c1c9cd1c87 100644\n",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        # placeholders and code, not values
+        "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
+        "PASSWORD = os.environ['PASSWORD']",
+        "API_TOKEN = settings.API_TOKEN",
+        "USE_AUTH=true",
+        "GITHUB_TOKEN=",
+        "MAX_TOKENS=512",
+        "curl -H \"Authorization: Bearer $TOKEN\" https://api",
+        "password = request.form['password']",
+        "http://localhost:8000/path?q=1",
+        "the task-runner and disk-usage scripts",
+        "pip install scikit-learn sk-video",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
+def test_counts_every_secret_and_is_deterministic() -> None:
+    text = f"{AWS_ID}\n{GH}\nAuthorization: Bearer {JWT}\n{PEM}\n"
+    first = redact(text)
+    assert first == redact(text)
+    out, n = first
+    # The JWT is matched by its own pattern first; the bearer rule then sees only the marker
+    # and must not count it again.
+    assert n == 4
+    assert "Authorization: Bearer [REDACTED:jwt]" in out
+    assert redact(out) == (out, 0), "redacting redacted text changes nothing"
+
+
+def test_registry_names_and_marker() -> None:
+    names = pattern_names()
+    assert names[0] == "private-key"
+    assert len(names) == len(set(names))
+    assert {"aws-access-key-id", "github-token", "jwt", "env-secret"} <= set(names)
+    assert marker("jwt") == "[REDACTED:jwt]"
+    # needles are compared against lower-cased text, so they must be lower case themselves
+    for pattern in PATTERNS:
+        assert all(n == n.lower() for n in pattern.needles), pattern.name
+
+
+def test_custom_pattern_list() -> None:
+    only_github = [p for p in PATTERNS if p.name == "github-token"]
+    assert redact(f"{AWS_ID} {GH}", patterns=only_github) == (
+        f"{AWS_ID} [REDACTED:github-token]",
+        1,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        "ordinary log line with some words and numbers 12345 and a path /usr/lib/x.py\n",
+        "-----BEGIN RSA PRIVATE KEY-----\n",  # many BEGINs, no END
+        "https://user:pass" * 3,  # URL-ish without @
+        "sk-" + "a" * 19 + " ",  # just short of a key, again and again
+        "eyJ" + "a" * 50 + ".",  # JWT-like heads without the rest
+        "SECRET_TOKEN=" + "x" * 50 + "(\n",  # env lines that fail at the end
+        "A" * 1000,  # one huge token
+    ],
+)
+def test_large_input_is_linear(chunk: str) -> None:
+    # 50 MB of text that almost matches must still redact in seconds, not hours. A budget of
+    # 20 s (on a shared 2-core box) is generous for linear scans and hopeless for quadratic ones.
+    text = chunk * (50_000_000 // len(chunk))
+    start = time.perf_counter()
+    redact(text)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 20, f"{elapsed:.1f}s for {len(text) / 1e6:.0f} MB of {chunk[:20]!r}"
