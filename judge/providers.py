@@ -137,7 +137,9 @@ def label_probs_from_logprobs(
     text = ""
     for entry in content:
         match = _VALUE_START.search(text)
-        if match:
+        chosen = str(_get(entry, "token") or "")
+        # Before the opening quote, a token that is only the quote or space is not the value.
+        if match and (match.group(1) or chosen.strip().lstrip('"')):
             quote_seen = bool(match.group(1))
             mass = {label: 0.0 for label in labels}
             for top in _get(entry, "top_logprobs") or []:
@@ -152,7 +154,7 @@ def label_probs_from_logprobs(
             if total <= 0.0:
                 return None
             return {label: value / total for label, value in mass.items()}
-        text += str(_get(entry, "token") or "")
+        text += chosen
     return None
 
 

@@ -1,0 +1,88 @@
+"""The SQLite store: append-only migrations, cache semantics, WAL, concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import sqlite_utils
+
+from judge.migrations import MIGRATIONS, migrate
+from judge.store import Store, cache_key, digest
+from judge.types import Judgment, Provenance, Verdict
+
+
+def _judgment(key: str, status: str = "ok", case_id: str = "c1") -> Judgment:
+    prov = Provenance(rubric_id="r", rubric_version=1, rubric_digest="sha256:r", model="m",
+                      prompt_digest="sha256:p", evidence_digest="sha256:e",
+                      selector_version="evidence-v1", token_budget=100, judge_version="0")
+    if status in ("ok", "abstain"):
+        return Judgment(id="j-" + key[-8:], case_id=case_id, cache_key=key, status=status,
+                        verdict=Verdict(label="pass" if status == "ok" else "cannot_determine"),
+                        provenance=prov)
+    return Judgment(id="j-" + key[-8:], case_id=case_id, cache_key=key, status=status,
+                    error="boom", provenance=prov)
+
+
+def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Path) -> None:
+    db = sqlite_utils.Database(tmp_path / "x.db")
+    applied = migrate(db)
+    assert applied == [name for name, _ in MIGRATIONS]
+    assert migrate(db) == []  # nothing runs twice
+    columns = set(db["judgments"].columns_dict)
+    assert {"cache_key", "status", "rubric_digest", "model", "order", "sample", "prompt_digest",
+            "evidence_digest", "selector_version", "prompt_tokens", "cost_usd", "latency_s",
+            "json"} <= columns
+    assert {"cache_key", "attempt", "outcome", "error"} <= set(db["calls"].columns_dict)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] in ("delete", "wal")
+
+
+def test_store_uses_wal(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_final_statuses_are_cached_provider_failures_are_not(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        for status in ("ok", "abstain", "parse_error", "infra_error"):
+            store.put(_judgment(f"sha256:{status}", status))
+        assert store.cached("sha256:ok") is not None
+        assert store.cached("sha256:abstain") is not None
+        assert store.cached("sha256:parse_error") is not None
+        assert store.cached("sha256:infra_error") is None  # worth retrying
+        assert store.cached("sha256:missing") is None
+        # A retry replaces the failed row for that key: one row per key.
+        store.put(_judgment("sha256:infra_error", "ok"))
+        assert store.count() == 4
+        assert store.cached("sha256:infra_error").status == "ok"  # type: ignore[union-attr]
+
+
+def test_cache_key_changes_with_every_part() -> None:
+    base = dict(rubric_digest="r", evidence_digest="e", prompt_digest="p", model="m",
+                params={"temperature": 0}, order=None, sample=0)
+    key = cache_key(**base)  # type: ignore[arg-type]
+    for part, other in (("rubric_digest", "r2"), ("evidence_digest", "e2"), ("model", "m2"),
+                        ("params", {"temperature": 1}), ("order", "AB"), ("sample", 1),
+                        ("prompt_digest", "p2")):
+        assert cache_key(**(base | {part: other})) != key  # type: ignore[arg-type]
+    assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
+
+
+def _writer(path: str, start: int) -> None:
+    with Store(path) as store:
+        for i in range(start, start + 200):
+            store.put(_judgment(f"sha256:{i:06d}", case_id=f"c{i}"))
+
+
+def test_two_processes_writing_one_database_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    Store(path).close()
+    procs = [multiprocessing.Process(target=_writer, args=(path, s)) for s in (0, 200)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with Store(path) as store:
+        assert store.count() == 400
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
