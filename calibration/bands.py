@@ -1,0 +1,669 @@
+"""Accept / reject / decide bands with a finite-sample guarantee (CALIBRATION.md section 4).
+
+Learn-then-Test with fixed-sequence testing. For a band and a candidate threshold t, n(t) items
+of the gold set fall in the band and k(t) of them are errors (accept band: gold = fail; reject
+band: gold = pass; pairwise decide band: verdict != gold). The one-sided Clopper-Pearson upper
+limit U(t) = beta.ppf(1 - level, k + 1, n - k) bounds the band's error rate. Thresholds are
+walked from the most to the least confident; each is accepted while U(t) <= alpha, and the walk
+stops at the first failure. The band is the lowest accepted threshold; when the first one fails
+there is no band and everything goes to review. With probability >= 1 - level over the draw of
+the gold set, the band's error rate is <= alpha.
+
+Levels: a binary rubric's accept and reject bands each get delta / 2 (union bound over the two);
+a pairwise rubric's single decide band gets delta. Several starting points split their band's
+level equally (Bonferroni over sequences). Slices split it again, Holm-style (below).
+
+The candidate grid depends only on the scores (never on labels), so the fixed sequence is fixed
+before the labels are read. Grids are registered by name; see ``GRIDS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+from calibration.confidence import ScoreSet
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+METHOD = "ltt-fixed-sequence"
+#: No band is tested on fewer items than this, whatever alpha allows (CALIBRATION.md 4.1).
+MIN_START = 30
+BandName = Literal["accept", "reject", "decide"]
+Correction = Literal["holm", "bonferroni"]
+
+
+# --- Bounds and the minimum-gold table ------------------------------------------------------
+
+
+def cp_upper(k: int, n: int, level: float) -> float:
+    """One-sided Clopper-Pearson upper limit on a rate with k errors in n, at error level ``level``.
+
+    beta.ppf(1 - level, k + 1, n - k); 1.0 when every item is an error or n is 0.
+    """
+    from scipy.stats import beta
+
+    if n <= 0 or k >= n:
+        return 1.0
+    return float(beta.ppf(1.0 - level, k + 1, n - k))
+
+
+def min_gold(alpha: float, k: int, delta: float) -> int:
+    """Smallest n for which k errors in n certify a rate <= alpha at level delta."""
+    # U(k, n) falls as n grows: bracket by doubling, then bisect.
+    lo, hi = k + 1, max(2 * (k + 1), 8)
+    while cp_upper(k, hi, delta) > alpha:
+        lo, hi = hi, hi * 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cp_upper(k, mid, delta) <= alpha:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def min_gold_table(
+    alphas: Sequence[float] = (0.10, 0.05, 0.02, 0.01),
+    ks: Sequence[int] = (0, 1, 2, 5),
+    delta: float = 0.05,
+) -> dict[float, dict[int, int]]:
+    """The table of CALIBRATION.md section 4: items needed in a band, by alpha and errors k."""
+    return {a: {k: min_gold(a, k, delta) for k in ks} for a in alphas}
+
+
+def start_size(alpha: float, level: float, floor: int = MIN_START) -> int:
+    """Fewest items a first threshold must select: max(30, n0), n0 = min_gold(alpha, 0, level)."""
+    return max(floor, min_gold(alpha, 0, level))
+
+
+# --- Candidate grids (label-free) -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A named grid strategy and its parameter, e.g. ``levels:5000`` or ``coverage:0.05``."""
+
+    strategy: str
+    param: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Grid:
+        """Parse ``name`` or ``name:param``; the name must be in ``GRIDS``."""
+        from judge.errors import InputError
+
+        name, _, param = text.partition(":")
+        if name not in GRIDS:
+            raise InputError(
+                f"unknown grid {text!r}", field="grid", hint=f"use one of {', '.join(GRID_HELP)}"
+            )
+        grid = cls(name, param)
+        grid.candidates(_np_empty(), 1.0)  # validate the parameter now, with a clear error
+        return grid
+
+    def describe(self) -> str:
+        """Readable text for cards and reports."""
+        return GRID_HELP[self.strategy].replace("PARAM", self.param or "-")
+
+    def __str__(self) -> str:
+        return f"{self.strategy}:{self.param}" if self.param else self.strategy
+
+    def candidates(self, x: NDArray[np.float64], sign: float) -> NDArray[np.float64]:
+        """Candidate thresholds on band scores ``x`` = sign * score (larger = more confident).
+
+        ``sign`` is -1 for a reject band (selected when the score is at most the threshold), so
+        that grids given on the score scale can be mirrored onto the band scale.
+        """
+        return GRIDS[self.strategy](x, sign, self.param)
+
+
+def _np_empty() -> NDArray[np.float64]:
+    import numpy as np
+
+    return np.zeros(0)
+
+
+def _param_number(param: str, kind: type, name: str, default: float) -> float:
+    from judge.errors import InputError
+
+    if not param:
+        return default
+    try:
+        value = kind(param)
+    except ValueError as exc:
+        raise InputError(f"grid {name} needs a number, got {param!r}", field="grid") from exc
+    if value <= 0:
+        raise InputError(f"grid {name} needs a positive number, got {param!r}", field="grid")
+    return float(value)
+
+
+def _grid_levels(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
+    import numpy as np
+
+    # Evenly spaced levels over [0, 1] of P(positive) or confidence (Trust or Escalate: 5,000).
+    n = int(_param_number(param, int, "levels", 5000))
+    return sign * np.linspace(0.0, 1.0, n)
+
+
+def _grid_coverage(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
+    import numpy as np
+
+    # Steps of coverage: the score of the item ranked ceil(j * step * N), j = 1, 2, ...
+    step = _param_number(param, float, "coverage", 0.05)
+    if x.size == 0:
+        return x
+    ordered = np.sort(x)[::-1]
+    counts = step * x.size if step < 1 else step
+    ranks = np.unique(np.minimum(np.ceil(np.arange(1, x.size + 1) * counts), x.size).astype(int))
+    return np.asarray(ordered[ranks - 1], dtype=float)
+
+
+def _grid_items(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
+    import numpy as np
+
+    # Every distinct score: a scan over single items.
+    return np.unique(x)
+
+
+def _grid_fixed(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
+    import numpy as np
+
+    from judge.errors import InputError
+
+    try:
+        values = [float(v) for v in param.split(",") if v.strip()]
+    except ValueError as exc:
+        raise InputError(
+            f"grid fixed needs comma-separated numbers, got {param!r}", field="grid"
+        ) from exc
+    if not values:
+        raise InputError("grid fixed needs at least one threshold", field="grid")
+    return sign * np.array(values, dtype=float)
+
+
+#: Grid strategies by name. Each maps band scores to candidate thresholds using scores only.
+GRIDS: dict[str, Callable[[NDArray[np.float64], float, str], NDArray[np.float64]]] = {
+    "levels": _grid_levels,
+    "coverage": _grid_coverage,
+    "items": _grid_items,
+    "fixed": _grid_fixed,
+}
+GRID_HELP = {
+    "levels": "levels:PARAM (PARAM evenly spaced levels over [0, 1]; Trust or Escalate used 5000)",
+    "coverage": "coverage:PARAM (a threshold per PARAM of coverage: a fraction, or items if >= 1)",
+    "items": "items (every distinct score: a scan over single items)",
+    "fixed": "fixed:PARAM (the listed thresholds)",
+}
+DEFAULT_GRID = "levels:5000"
+
+
+# --- Fixed-sequence testing -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One tested threshold of a fixed sequence."""
+
+    threshold: float
+    n: int
+    errors: int
+    upper_bound: float
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BandResult:
+    """One certified band (or the statement that none certifies)."""
+
+    name: BandName
+    #: accept: score >= t; reject: score <= t; decide: confidence >= t. None: no band.
+    threshold: float | None
+    n: int
+    errors: int
+    upper_bound: float | None
+    #: Share of the attempted gold items that fall in the band.
+    coverage: float
+    alpha: float
+    #: The error level this band was tested at (its share of delta).
+    level: float
+    grid: str
+    starts: tuple[int, ...]
+    n_total: int
+    #: The tests run, per starting point, in order (stopped at the first failure).
+    sequences: tuple[tuple[Step, ...], ...] = ()
+    method: str = METHOD
+    #: Why there is no band, when there is none.
+    reason: str = ""
+
+    @property
+    def certified(self) -> bool:
+        """Whether a threshold was certified."""
+        return self.threshold is not None
+
+    @property
+    def exhausted(self) -> bool:
+        """Every candidate of every sequence passed (its level may be passed on, Holm-style)."""
+        return bool(self.sequences) and all(
+            seq and all(s.passed for s in seq) for seq in self.sequences
+        )
+
+
+def _band_arrays(scores: ScoreSet, name: BandName) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Band scores (larger = more confident to be in the band) and error flags, gold items only."""
+    import numpy as np
+
+    gold = scores.with_gold()
+    s = gold.scores()
+    if name == "accept":
+        # Only scores above one half can be auto-accepted, below one half auto-rejected: fixed
+        # before labels, so that no item can fall in both bands.
+        return np.where(s > 0.5, s, -np.inf), ~gold.positive()
+    if name == "reject":
+        return np.where(s < 0.5, -s, -np.inf), gold.positive()
+    return gold.confidences(), ~gold.correct()
+
+
+def fixed_sequence(
+    x: NDArray[np.float64],
+    errors: NDArray[np.bool_],
+    thresholds: NDArray[np.float64],
+    *,
+    alpha: float,
+    level: float,
+    start: int,
+) -> tuple[Step, ...]:
+    """Test thresholds from most to least confident; stop after the first failure.
+
+    Candidates selecting fewer than ``start`` items are dropped, and of candidates selecting the
+    same items only the first is kept (same data, same test). Both depend on the scores alone.
+    """
+    import numpy as np
+    from scipy.stats import beta
+
+    order = np.argsort(-x, kind="stable")
+    xs, es = x[order], errors[order].astype(int)
+    cum_err = np.concatenate([[0], np.cumsum(es)])
+    ts = np.unique(thresholds[np.isfinite(thresholds)])[::-1]
+    # n(t) = number of x >= t; xs is descending, so count via the ascending copy.
+    n = x.size - np.searchsorted(xs[::-1], ts, side="left")
+    keep = n >= start
+    ts, n = ts[keep], n[keep]
+    if ts.size == 0:
+        return ()
+    first = np.concatenate([[True], n[1:] != n[:-1]])
+    ts, n = ts[first], n[first]
+    k = cum_err[n]
+    with np.errstate(all="ignore"):
+        upper = np.where(k >= n, 1.0, beta.ppf(1.0 - level, k + 1, np.maximum(n - k, 1)))
+    passed = upper <= alpha
+    stop = int(np.argmin(passed)) + 1 if not passed.all() else passed.size
+    return tuple(
+        Step(float(ts[i]), int(n[i]), int(k[i]), float(upper[i]), bool(passed[i]))
+        for i in range(stop)
+    )
+
+
+def certify_band(
+    scores: ScoreSet,
+    name: BandName,
+    *,
+    alpha: float,
+    level: float,
+    grid: Grid,
+    starts: Sequence[int] = (MIN_START,),
+) -> BandResult:
+    """Certify one band at error level ``level`` (its share of delta).
+
+    Each starting point (an item count, raised to max(30, n0)) runs its own fixed sequence at
+    ``level / len(starts)``; the band is the lowest threshold any of them accepted (a union of
+    tests each valid at its share: Bonferroni over sequences).
+    """
+    x, err = _band_arrays(scores, name)
+    n_total = len(scores.with_gold().items) + len(scores.unscored)
+    return certify_arrays(
+        x, err, name=name, alpha=alpha, level=level, grid=grid, starts=starts, n_total=n_total
+    )
+
+
+def certify_arrays(
+    x: NDArray[np.float64],
+    errors: NDArray[np.bool_],
+    *,
+    name: BandName,
+    alpha: float,
+    level: float,
+    grid: Grid,
+    starts: Sequence[int] = (MIN_START,),
+    n_total: int | None = None,
+) -> BandResult:
+    """``certify_band`` on arrays: band scores ``x`` (-inf: never in the band) and error flags.
+
+    For a reject band ``x`` is minus the score, and the threshold returned is on the score.
+    """
+    import numpy as np
+
+    total = x.size if n_total is None else n_total
+    per = level / max(1, len(starts))
+    floor = start_size(alpha, per)
+    real_starts = tuple(sorted({max(floor, int(s)) for s in starts}))
+    sign = -1.0 if name == "reject" else 1.0
+    candidates = grid.candidates(x[np.isfinite(x)], sign)
+    sequences = tuple(
+        fixed_sequence(x, errors, candidates, alpha=alpha, level=per, start=s) for s in real_starts
+    )
+    accepted = [step for seq in sequences for step in seq if step.passed]
+    none = BandResult(
+        name=name,
+        threshold=None,
+        n=0,
+        errors=0,
+        upper_bound=None,
+        coverage=0.0,
+        alpha=alpha,
+        level=level,
+        grid=str(grid),
+        starts=real_starts,
+        n_total=total,
+        sequences=sequences,
+    )
+    if not accepted:
+        tested = [seq[0] for seq in sequences if seq]
+        if not tested:
+            return replace(
+                none,
+                reason=f"too little gold: fewer than {min(real_starts)} items can enter the band",
+            )
+        s0 = tested[0]
+        return replace(
+            none,
+            reason=f"the first threshold fails: {s0.errors} errors in {s0.n}, "
+            f"upper bound {s0.upper_bound:.3f} > alpha {alpha}",
+        )
+    best = max(accepted, key=lambda s: s.n)
+    return replace(
+        none,
+        threshold=sign * best.threshold,
+        n=best.n,
+        errors=best.errors,
+        upper_bound=best.upper_bound,
+        coverage=best.n / total if total else 0.0,
+    )
+
+
+# --- Policies: the bands of one rubric kind, optionally per slice ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BandPolicy:
+    """The certified bands of one judge on one gold set, and how they were certified."""
+
+    kind: str
+    alpha_accept: float
+    alpha_reject: float | None
+    delta: float
+    grid: str
+    starts: tuple[int, ...]
+    bands: Mapping[BandName, BandResult]
+    n_total: int
+    method: str = METHOD
+    calibrator: str = "none"
+    #: Slice key and per-slice policies when certified per slice (then ``bands`` is empty).
+    slice_key: str | None = None
+    per_slice: Mapping[str, BandPolicy] = field(default_factory=dict)
+    correction: str | None = None
+
+    @property
+    def accept_threshold(self) -> float | None:
+        """Auto-accept when P(positive) >= this (binary), or None."""
+        band = self.bands.get("accept")
+        return band.threshold if band else None
+
+    @property
+    def reject_threshold(self) -> float | None:
+        """Auto-reject when P(positive) <= this (binary), or None."""
+        band = self.bands.get("reject")
+        return band.threshold if band else None
+
+    @property
+    def decide_threshold(self) -> float | None:
+        """Auto-decide the argmax when confidence >= this (pairwise), or None."""
+        band = self.bands.get("decide")
+        return band.threshold if band else None
+
+    @property
+    def coverage(self) -> float:
+        """Share of the attempted gold items decided without review."""
+        if self.per_slice:
+            total = sum(p.n_total for p in self.per_slice.values())
+            decided = sum(b.n for p in self.per_slice.values() for b in p.bands.values())
+            return decided / total if total else 0.0
+        decided = sum(b.n for b in self.bands.values())
+        return decided / self.n_total if self.n_total else 0.0
+
+    @property
+    def certified(self) -> bool:
+        """Whether any band (in any slice) certified."""
+        if self.per_slice:
+            return any(p.certified for p in self.per_slice.values())
+        return any(b.certified for b in self.bands.values())
+
+    def route(self, score: float, slice_value: str | None = None) -> str:
+        """'accept', 'reject' or 'decide' when a band covers the score, else 'review'."""
+        if self.per_slice:
+            policy = self.per_slice.get(str(slice_value))
+            return policy.route(score) if policy else "review"
+        if self.accept_threshold is not None and score > 0.5 and score >= self.accept_threshold:
+            return "accept"
+        if self.reject_threshold is not None and score < 0.5 and score <= self.reject_threshold:
+            return "reject"
+        conf = max(score, 1.0 - score)
+        if self.decide_threshold is not None and conf >= self.decide_threshold:
+            return "decide"
+        return "review"
+
+    def summary(self) -> str:
+        """A few readable lines: thresholds and coverage, or that nothing certifies."""
+        lines = [
+            f"{self.kind} bands, {self.method}, delta {self.delta}, grid {self.grid}"
+            + (f", calibrator {self.calibrator}" if self.calibrator != "none" else "")
+        ]
+        if self.per_slice:
+            lines[0] += f", per slice of '{self.slice_key}' ({self.correction})"
+            for value, policy in self.per_slice.items():
+                lines += [f"  [{self.slice_key}={value}] " + t for t in policy._band_lines()]
+        else:
+            lines += self._band_lines()
+        lines.append(
+            f"coverage {self.coverage:.1%} decided without review"
+            if self.certified
+            else "nothing certifies: every item goes to human review"
+        )
+        return "\n".join(lines)
+
+    def _band_lines(self) -> list[str]:
+        rel = {"accept": "P(pass) >=", "reject": "P(pass) <=", "decide": "confidence >="}
+        risk = {
+            "accept": "P(fail | accepted)",
+            "reject": "P(pass | rejected)",
+            "decide": "P(wrong | decided)",
+        }
+        out = []
+        for name, b in self.bands.items():
+            if b.threshold is None:
+                out.append(f"{name}: no band ({b.reason})")
+            else:
+                out.append(
+                    f"{name}: {rel[name]} {b.threshold:.6g}: {b.n} of {b.n_total} items "
+                    f"({b.coverage:.1%}), {b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
+                    f"<= alpha {b.alpha} at level {b.level:g}"
+                )
+        return out
+
+
+def _band_levels(
+    kind: str, alpha_accept: float, alpha_reject: float | None, delta: float
+) -> dict[BandName, tuple[float, float]]:
+    """Band name -> (alpha, level): binary splits delta over two bands; pairwise has one."""
+    if kind == "pairwise":
+        return {"decide": (alpha_accept, delta)}
+    bands: dict[BandName, tuple[float, float]] = {"accept": (alpha_accept, delta / 2)}
+    if alpha_reject is not None:
+        bands["reject"] = (alpha_reject, delta / 2)
+    return bands
+
+
+def certify(
+    scores: ScoreSet,
+    *,
+    alpha_accept: float,
+    alpha_reject: float | None = None,
+    delta: float,
+    grid: Grid | str = DEFAULT_GRID,
+    starts: Sequence[int] = (MIN_START,),
+    slice_key: str | None = None,
+    correction: Correction = "holm",
+) -> BandPolicy:
+    """Certify the bands of ``scores`` (binary: accept and reject; pairwise: decide).
+
+    With ``slice_key`` every slice value is certified on its own gold, the band's level split
+    over the slices that have enough gold (``correction``: "bonferroni" splits equally; "holm"
+    also passes on the level of a slice whose whole sequence passed, as in the graphical Holm
+    procedure, and re-tests the others). A slice with too little gold is not automated.
+    """
+    from judge.errors import InputError
+
+    g = Grid.parse(grid) if isinstance(grid, str) else grid
+    for name, a in (
+        ("alpha_accept", alpha_accept),
+        ("alpha_reject", alpha_reject),
+        ("delta", delta),
+    ):
+        if a is not None and not 0.0 < a < 1.0:
+            raise InputError(f"{name} must be in (0, 1), got {a}", field=name)
+    if correction not in ("holm", "bonferroni"):
+        raise InputError(
+            f"unknown correction {correction!r}", field="correction", hint="holm or bonferroni"
+        )
+    if scores.kind == "pairwise":
+        alpha_reject = None
+    levels = _band_levels(scores.kind, alpha_accept, alpha_reject, delta)
+    template = BandPolicy(
+        kind=scores.kind,
+        alpha_accept=alpha_accept,
+        alpha_reject=alpha_reject,
+        delta=delta,
+        grid=str(g),
+        starts=(),
+        bands={},
+        n_total=_n_total(scores),
+        calibrator=scores.calibrator,
+    )
+    if slice_key is None:
+        bands = {
+            name: certify_band(scores, name, alpha=a, level=lvl, grid=g, starts=starts)
+            for name, (a, lvl) in levels.items()
+        }
+        return replace(template, starts=_starts_of(bands), bands=bands)
+    parts = _slice_parts(scores, slice_key)
+    per_band = {
+        name: _certify_slices(
+            parts, name, alpha=a, level=lvl, grid=g, starts=starts, correction=correction
+        )
+        for name, (a, lvl) in levels.items()
+    }
+    per_slice = {}
+    for value, part in parts.items():
+        bands = {n: per_band[n][value] for n in levels}
+        per_slice[value] = replace(
+            template, starts=_starts_of(bands), bands=bands, n_total=_n_total(part)
+        )
+    return replace(
+        template,
+        starts=tuple(sorted({s for p in per_slice.values() for s in p.starts})),
+        slice_key=slice_key,
+        per_slice=per_slice,
+        correction=correction,
+    )
+
+
+def _n_total(scores: ScoreSet) -> int:
+    return len(scores.with_gold().items) + len(scores.unscored)
+
+
+def _starts_of(bands: Mapping[BandName, BandResult]) -> tuple[int, ...]:
+    return tuple(sorted({s for b in bands.values() for s in b.starts}))
+
+
+def _slice_parts(scores: ScoreSet, key: str) -> dict[str, ScoreSet]:
+    values: dict[str, list[str]] = {}
+    for item in scores.items:
+        values.setdefault(str(item.slices.get(key)), []).append(item.item_id)
+    # Unscored items carry no slices here; they stay out of every slice's denominator.
+    return {v: scores.subset(ids) for v, ids in sorted(values.items())}
+
+
+def _certify_slices(
+    parts: Mapping[str, ScoreSet],
+    name: BandName,
+    *,
+    alpha: float,
+    level: float,
+    grid: Grid,
+    starts: Sequence[int],
+    correction: Correction,
+) -> dict[str, BandResult]:
+    """One band over every slice, the level shared by the slices that can be tested at all."""
+    # Which slices have any candidate depends on their sizes and scores only (label-free).
+    floor = start_size(alpha, level / max(1, len(parts)) / max(1, len(starts)))
+    testable = [v for v, p in parts.items() if _max_band_n(p, name) >= floor]
+    results = {
+        v: certify_band(p, name, alpha=alpha, level=level, grid=grid, starts=starts)
+        for v, p in parts.items()
+    }
+    for v in parts:
+        if v not in testable:
+            r = results[v]
+            results[v] = _no_band(
+                r, f"too little gold in this slice: fewer than {floor} items can enter the band"
+            )
+    if not testable:
+        return results
+    weights = {v: 1.0 / len(testable) for v in testable}
+    active = set(testable)
+    while active:
+        for v in active:
+            results[v] = certify_band(
+                parts[v], name, alpha=alpha, level=level * weights[v], grid=grid, starts=starts
+            )
+        done = {v for v in active if correction == "holm" and results[v].exhausted}
+        if not done or done == active:
+            break
+        # Graphical Holm: a slice whose whole sequence was rejected passes its level on.
+        freed = sum(weights[v] for v in done)
+        active -= done
+        for v in active:
+            weights[v] += freed / len(active)
+    return results
+
+
+def _max_band_n(scores: ScoreSet, name: BandName) -> int:
+    import numpy as np
+
+    x, _ = _band_arrays(scores, name)
+    return int(np.isfinite(x).sum())
+
+
+def _no_band(r: BandResult, reason: str) -> BandResult:
+    return replace(
+        r,
+        threshold=None,
+        n=0,
+        errors=0,
+        upper_bound=None,
+        coverage=0.0,
+        sequences=(),
+        reason=reason,
+    )

@@ -1,0 +1,327 @@
+"""Per-item scores and confidence from verdict rows, and optional probability calibration.
+
+A score is P(positive label) in [0, 1]: P(pass) for binary rubrics, P(A) for pairwise ones
+(``calibration.records.POSITIVE_LABEL``). It comes, in order of preference (CALIBRATION.md
+section 3), from the verdict probability averaged over every order, sample and prompt variant of
+the item, or from the vote share over orders, samples and panel members. The decision is the
+argmax; the confidence is max(score, 1 - score).
+
+Calibrators (Platt or isotonic) are fitted on a split of task clusters kept apart from the split
+that picks thresholds, so that the band certification never sees the items the map was fitted on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from calibration.records import POSITIVE_LABEL, VerdictRow
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+Kind = Literal["binary", "pairwise"]
+ScoreSource = Literal["prob", "votes"]
+
+#: The other label of each rubric kind (what a score below one half decides).
+NEGATIVE_LABEL = {"binary": "fail", "pairwise": "B"}
+#: Decision at a score of exactly one half: a pairwise tie; a binary item stays undecided.
+HALF_DECISION: dict[str, str | None] = {"binary": None, "pairwise": "tie"}
+#: Vote weight of each verdict towards the positive label (a pairwise tie counts half).
+VOTE_VALUE: dict[str, dict[str, float]] = {
+    "binary": {"pass": 1.0, "fail": 0.0},
+    "pairwise": {"A": 1.0, "B": 0.0, "tie": 0.5},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemScore:
+    """One item's score (P(positive)) pooled over every usable verdict row of the item."""
+
+    item_id: str
+    score: float
+    #: "prob": mean verdict probability; "votes": vote share.
+    source: ScoreSource
+    #: How many rows were pooled (orders x samples x prompt variants x panel members).
+    n_rows: int
+    judges: tuple[str, ...]
+    gold: str | None = None
+    cluster: str = ""
+    cost_usd: float | None = None
+    slices: Mapping[str, Any] = field(default_factory=dict)
+
+    def decision(self, kind: Kind) -> str | None:
+        """The argmax label; a pairwise tie (binary: None) at exactly one half."""
+        if self.score > 0.5:
+            return POSITIVE_LABEL[kind]
+        if self.score < 0.5:
+            return NEGATIVE_LABEL[kind]
+        return HALF_DECISION[kind]
+
+    @property
+    def confidence(self) -> float:
+        """max(P(positive), 1 - P(positive)): how sure the judge is of its argmax."""
+        return max(self.score, 1.0 - self.score)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSet:
+    """Scores of one judge (or panel) and the items it left without a usable verdict."""
+
+    kind: Kind
+    judge: str
+    items: tuple[ItemScore, ...]
+    #: item id -> status counts of items with no ok verdict (abstain, parse or infra errors).
+    unscored: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: Description of the calibrator applied, if any.
+    calibrator: str = "none"
+
+    @property
+    def n_total(self) -> int:
+        """Items attempted: scored plus unscored (the denominator of coverage)."""
+        return len(self.items) + len(self.unscored)
+
+    def with_gold(self) -> ScoreSet:
+        """Only the scored items that carry a gold label (the ones that can certify a band)."""
+        return replace(self, items=tuple(i for i in self.items if i.gold is not None))
+
+    def subset(self, item_ids: Iterable[str]) -> ScoreSet:
+        """The same judge restricted to the given items (scored and unscored alike)."""
+        keep = set(item_ids)
+        return replace(
+            self,
+            items=tuple(i for i in self.items if i.item_id in keep),
+            unscored={k: v for k, v in self.unscored.items() if k in keep},
+        )
+
+    def by_id(self) -> dict[str, ItemScore]:
+        """Scored items keyed by item id."""
+        return {i.item_id: i for i in self.items}
+
+    def scores(self) -> NDArray[np.float64]:
+        """Scores as a numpy array, in item order."""
+        import numpy as np
+
+        return np.array([i.score for i in self.items], dtype=float)
+
+    def confidences(self) -> NDArray[np.float64]:
+        """Confidences max(s, 1 - s) as a numpy array, in item order."""
+        import numpy as np
+
+        s = self.scores()
+        return np.maximum(s, 1.0 - s) if s.size else np.zeros(0)
+
+    def correct(self) -> NDArray[np.bool_]:
+        """Whether each item's argmax decision equals its gold label (False without gold)."""
+        import numpy as np
+
+        return np.array(
+            [i.gold is not None and i.decision(self.kind) == i.gold for i in self.items]
+        )
+
+    def positive(self) -> NDArray[np.bool_]:
+        """Whether each item's gold label is the positive one (pass, or A)."""
+        import numpy as np
+
+        return np.array([i.gold == POSITIVE_LABEL[self.kind] for i in self.items])
+
+
+def score_items(rows: Iterable[VerdictRow], *, kind: Kind, judge: str | None = None) -> ScoreSet:
+    """Pool verdict rows into one score per item.
+
+    ``judge`` keeps only that judge's rows (``None`` pools every judge present: a panel). An item's
+    score is the mean ``prob`` when every ok row of it has one, otherwise its vote share (mixing
+    the two would put probabilities and votes on one scale). Rows that are not ok never vote; an
+    item with no ok row is listed in ``unscored`` with its status counts, never turned into a label.
+    """
+    groups: dict[str, list[VerdictRow]] = defaultdict(list)
+    for row in rows:
+        if judge is None or row.judge == judge:
+            groups[row.item_id].append(row)
+    items: list[ItemScore] = []
+    unscored: dict[str, dict[str, int]] = {}
+    for item_id, group in groups.items():
+        ok = [r for r in group if r.status == "ok" and _usable(r, kind)]
+        if not ok:
+            counts: dict[str, int] = defaultdict(int)
+            for r in group:
+                counts[r.status] += 1
+            unscored[item_id] = dict(counts)
+            continue
+        items.append(_pool(item_id, ok, kind))
+    name = (
+        judge
+        if judge is not None
+        else "+".join(sorted({r.judge for g in groups.values() for r in g}))
+    )
+    return ScoreSet(kind=kind, judge=name, items=tuple(items), unscored=unscored)
+
+
+def _usable(row: VerdictRow, kind: Kind) -> bool:
+    # An ok row must say something on the positive-label scale: a probability or a known label.
+    return row.prob is not None or (row.verdict is not None and row.verdict in VOTE_VALUE[kind])
+
+
+def _pool(item_id: str, rows: Sequence[VerdictRow], kind: Kind) -> ItemScore:
+    probs = [r.prob for r in rows if r.prob is not None]
+    if len(probs) == len(rows):
+        score, source = math.fsum(probs) / len(probs), "prob"
+    else:
+        votes = [VOTE_VALUE[kind][r.verdict] for r in rows if r.verdict in VOTE_VALUE[kind]]
+        score, source = math.fsum(votes) / len(votes), "votes"
+    golds = {r.gold for r in rows if r.gold is not None}
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
+    slices: dict[str, Any] = {}
+    for r in rows:
+        for key, value in r.slices.items():
+            slices.setdefault(key, value)
+    return ItemScore(
+        item_id=item_id,
+        score=min(1.0, max(0.0, score)),
+        source=source,  # type: ignore[arg-type]
+        n_rows=len(rows),
+        judges=tuple(sorted({r.judge for r in rows})),
+        # Conflicting gold on one item is a data error upstream; keep none rather than guess.
+        gold=next(iter(golds)) if len(golds) == 1 else None,
+        cluster=rows[0].cluster,
+        cost_usd=math.fsum(costs) if costs else None,
+        slices=slices,
+    )
+
+
+# --- Calibration of scores into probabilities -------------------------------------------------
+
+
+class Calibrator(Protocol):
+    """A monotone map fitted on held-apart gold: raw score -> calibrated P(positive)."""
+
+    name: str
+
+    def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Map raw scores to calibrated probabilities."""
+        ...
+
+
+@dataclass
+class _Platt:
+    a: float
+    b: float
+    name: str = "platt"
+
+    def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        import numpy as np
+
+        z = self.a * _logit(scores) + self.b
+        out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
+        return out
+
+
+@dataclass
+class _Isotonic:
+    model: Any
+    name: str = "isotonic"
+
+    def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        import numpy as np
+
+        return np.asarray(self.model.predict(scores), dtype=float)
+
+
+def _logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    import numpy as np
+
+    # Recorded probabilities reach 1 - 1e-7; clip so the logit stays finite and ordered.
+    q = np.clip(p, 1e-9, 1 - 1e-9)
+    out: NDArray[np.float64] = np.log(q / (1 - q))
+    return out
+
+
+def _fit_platt(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> Calibrator:
+    from sklearn.linear_model import LogisticRegression
+
+    # Platt scaling on the logit of the score: a sigmoid of the judge's own log-odds.
+    model = LogisticRegression(C=1e6, max_iter=1000)
+    model.fit(_logit(scores).reshape(-1, 1), positive.astype(int))
+    return _Platt(a=float(model.coef_[0][0]), b=float(model.intercept_[0]))
+
+
+def _fit_isotonic(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> Calibrator:
+    from sklearn.isotonic import IsotonicRegression
+
+    model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
+    model.fit(scores, positive.astype(float))
+    return _Isotonic(model=model)
+
+
+#: Calibration methods by name (a registry, not a chain of ifs).
+CALIBRATORS = {"platt": _fit_platt, "isotonic": _fit_isotonic}
+
+
+def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
+    """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``."""
+    from judge.errors import InputError
+
+    fitter = CALIBRATORS.get(method)
+    if fitter is None:
+        raise InputError(
+            f"unknown calibrator {method!r}",
+            field="calibrator",
+            hint=f"use one of {sorted(CALIBRATORS)}",
+        )
+    gold = fit_set.with_gold()
+    positive = gold.positive()
+    if len(gold.items) < 10 or positive.all() or not positive.any():
+        raise InputError(
+            f"cannot fit a {method} calibrator on {len(gold.items)} gold items with one class only "
+            "or fewer than 10 items",
+            field="calibrator",
+            hint="use --calibrator none or more gold",
+        )
+    return fitter(gold.scores(), positive)
+
+
+def apply_calibrator(scores: ScoreSet, calibrator: Calibrator) -> ScoreSet:
+    """The same items with calibrated scores (source and counts unchanged)."""
+    if not scores.items:
+        return replace(scores, calibrator=calibrator.name)
+    new = calibrator.transform(scores.scores())
+    items = tuple(
+        replace(item, score=float(min(1.0, max(0.0, s))))
+        for item, s in zip(scores.items, new, strict=True)
+    )
+    return replace(scores, items=items, calibrator=calibrator.name)
+
+
+def split_clusters(scores: ScoreSet, *, fraction: float, seed: int) -> tuple[ScoreSet, ScoreSet]:
+    """Split items by task cluster into (fit part, threshold part), seeded and label-free.
+
+    ``fraction`` of the clusters go to the fit part. The assignment depends only on the cluster
+    ids and the seed (a keyed hash), so it is reproducible and never looks at labels.
+    """
+    from judge.errors import InputError
+
+    if not 0.0 < fraction < 1.0:
+        raise InputError(f"split fraction must be in (0, 1), got {fraction}", field="fraction")
+    clusters = sorted({i.cluster or i.item_id for i in scores.items} | set(scores.unscored))
+    ranked = sorted(clusters, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
+    n_fit = max(1, min(len(ranked) - 1, round(fraction * len(ranked))))
+    fit_clusters = set(ranked[:n_fit])
+    fit_ids = [i.item_id for i in scores.items if (i.cluster or i.item_id) in fit_clusters]
+    fit_ids += [k for k in scores.unscored if k in fit_clusters]
+    rest = [i.item_id for i in scores.items if (i.cluster or i.item_id) not in fit_clusters]
+    rest += [k for k in scores.unscored if k not in fit_clusters]
+    return scores.subset(fit_ids), scores.subset(rest)
+
+
+def calibrated_split(
+    scores: ScoreSet, method: str, *, fraction: float = 0.5, seed: int = 0
+) -> tuple[ScoreSet, Calibrator]:
+    """Fit ``method`` on one cluster split; return the other split, calibrated, and the map."""
+    fit_part, threshold_part = split_clusters(scores, fraction=fraction, seed=seed)
+    calibrator = fit_calibrator(fit_part, method)
+    return apply_calibrator(threshold_part, calibrator), calibrator
