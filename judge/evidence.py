@@ -1,0 +1,620 @@
+"""Turn a case into numbered evidence items that fit a token budget.
+
+A judge sees a case only through its evidence: the task, the candidates (pairwise), the diff,
+and a selection of trace turns, each numbered ``E1..En`` in display order so that the judge can
+cite them. Selection is deterministic and versioned (:data:`SELECTOR_VERSION`): the same case,
+visibility and budget always give the same items and the same digest.
+
+The pipeline, in order:
+
+1. **Redact** every text with :func:`judge.redact.redact` before anything else reads it.
+2. **Classify** each trace turn into an evidence kind from its role and content (a registry of
+   role rules, then content rules: test runs, errors, tool calls, the final answer).
+3. **Budget**. The task and the diff get a bounded share of the budget (task at most 25%, diff
+   at most 35% when there is a trace, so the trace always keeps at least 40%); whatever they
+   leave goes to the trace. Trace turns are chosen by priority: the final turns always, then
+   test runs, final answers and errors, then the commands that ran tests, then the rest, later
+   turns before earlier ones. A turn that repeats the diff (agents often print ``git diff``
+   last) is cut down to a pointer to the diff. Long items are clipped head+tail with a visible
+   ``[... N characters elided ...]`` marker.
+4. **Flag** each item through :func:`flag_item` (a registry, empty for now).
+
+Token counts are estimated, never tokenised: :func:`estimate_tokens` is ``ceil(len / 3.5)``
+characters per token, which over-counts slightly for English prose and is close for code and
+logs with the Qwen2.5 tokenizer; no tokenizer download is needed and the count is stable.
+
+:data:`DEFAULT_TOKEN_BUDGET` is 1,400 evidence tokens. The embedded 1.5B judge reads prompts at
+about 55 tokens/s on 2 cores; 1,400 evidence tokens plus ~400 of rubric and wrappers is ~33 s
+per judgment, so the 14-case demo finishes in about 8-10 minutes (the brief allows 15).
+Each item also costs :data:`ITEM_OVERHEAD_TOKENS` for its ``<evidence ...>`` wrapper, which is
+counted against the budget (``total_tokens`` reports the items' text only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.errors import InputError
+from judge.redact import redact
+from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
+
+#: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
+SELECTOR_VERSION: str = "evidence-v1"
+DEFAULT_TOKEN_BUDGET: int = 1400
+CHARS_PER_TOKEN: float = 3.5
+#: Tokens of the ``<evidence id=".." kind=".." source="..">`` wrapper around each item.
+ITEM_OVERHEAD_TOKENS: int = 12
+#: Guaranteed shares of the budget by part (see :func:`allocate`): a part that needs less
+#: leaves its slack to the others, and absent parts leave theirs. With task, diff and trace,
+#: the task gets at most 25% and the diff 35% unless the trace needs less than its 40%.
+TASK_SHARE: float = 0.25
+#: Pairwise: the task 30%, each candidate 35%.
+TASK_SHARE_PAIRWISE: float = 0.30
+SHARES: Mapping[str, float] = MappingProxyType(
+    {"diff": 0.35, "trace": 0.40, "candidate": 0.35}
+)
+#: The last N non-note turns are always shown.
+FINAL_TURNS: int = 2
+#: One trace turn may take at most 1/N of the trace budget...
+TURN_SHARE_DIVISOR: int = 4
+#: ...but never less than this, and a turn is not shown with fewer tokens than this.
+MIN_TURN_TOKENS: int = 40
+
+VISIBLE_PARTS = ("task", "candidates", "diff", "trace")
+EMPTY_DIFF_TEXT = "[empty diff: the run changed no files]"
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated token count of ``text``: ``ceil(len(text) / 3.5)``, deterministic."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _max_chars(tokens: int) -> int:
+    """The longest text whose estimate stays within ``tokens``."""
+    return max(0, math.floor(tokens * CHARS_PER_TOKEN))
+
+
+class EvidenceSet(BaseModel):
+    """The evidence shown to a judge for one case, with what it took to choose it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[EvidenceItem]
+    #: "sha256:" + hex digest of the canonical JSON of ``items``.
+    digest: str
+    selector_version: str
+    #: The evidence budget in estimated tokens; 0 means no budget (:func:`render_all_evidence`).
+    token_budget: int
+    #: Source ids of trace turns left out to fit the budget, in trace order.
+    dropped: list[str] = Field(default_factory=list)
+    #: Estimated tokens of the shown items' text.
+    total_tokens: int
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids shown, in display order."""
+        return [item.id for item in self.items]
+
+    @property
+    def flagged_ids(self) -> list[str]:
+        """Ids of items that carry at least one flag."""
+        return [item.id for item in self.items if item.flags]
+
+    def get(self, item_id: str) -> EvidenceItem | None:
+        """The item with this id, or None."""
+        return next((item for item in self.items if item.id == item_id), None)
+
+
+def items_digest(items: Sequence[EvidenceItem]) -> str:
+    """The content digest of a list of items: sha256 over their canonical JSON."""
+    canonical = json.dumps(
+        [item.model_dump(mode="json") for item in items],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Flagging: a hook for prompt-injection detection (a later issue). Each flagger returns reasons.
+
+Flagger = Callable[[EvidenceItem], list[str]]
+FLAGGERS: Mapping[str, Flagger] = MappingProxyType({})
+
+
+def flag_item(item: EvidenceItem, flaggers: Mapping[str, Flagger] = FLAGGERS) -> list[str]:
+    """Reasons to flag ``item`` (e.g. instructions aimed at the judge); [] when none apply."""
+    reasons: list[str] = []
+    for flagger in flaggers.values():
+        reasons.extend(r for r in flagger(item) if r not in reasons)
+    return reasons
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification of trace turns.
+
+#: Role -> kind before looking at the content. Roles seen in real data: agent, observation,
+#: note, system, user(simulated), tool:<name>; plus the usual chat roles.
+ROLE_KINDS: Mapping[str, EvidenceKind] = MappingProxyType(
+    {
+        "system": "system",
+        "developer": "system",
+        "note": "note",
+        "user": "message",
+        "user(simulated)": "message",
+        "human": "message",
+        "agent": "message",
+        "assistant": "message",
+        "ai": "message",
+        "observation": "tool_result",
+        "tool": "tool_result",
+        "function": "tool_result",
+        "ipython": "tool_result",
+    }
+)
+ROLE_PREFIX_KINDS: Mapping[str, EvidenceKind] = MappingProxyType({"tool:": "tool_result"})
+AGENT_ROLES = frozenset({"agent", "assistant", "ai"})
+
+# An agent turn that calls a tool: a fenced shell block (mini-swe-agent), a TOOL_CALLS dump
+# (tau-bench), or common tool-call markups.
+_TOOL_CALL = re.compile(
+    r"```(?:bash|sh|shell|console)\s*\n|^TOOL_CALLS:|<tool_call>|\"tool_calls\"\s*:|"
+    r"^Action:\s|\"function_call\"\s*:",
+    re.MULTILINE,
+)
+# A command that runs tests.
+_TEST_COMMAND = re.compile(
+    r"\b(?:pytest|py\.test|unittest|nosetests|tox|nox|runtests\.py|manage\.py\s+test|"
+    r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|make\s+(?:test|check)|"
+    r"bin/test|ctest|phpunit|rspec|jest|mocha)\b"
+)
+# Output of a test run.
+_TEST_OUTPUT = re.compile(
+    r"^=+ .{0,200}\b(?:passed|failed|errors?|no tests ran)\b.{0,200} =+\s*$|"
+    r"^Ran \d+ tests? in |^(?:FAILED|OK)(?: \(|$)|^FAILED |^PASSED |^ERROR: test|"
+    r"\bcollected \d+ items?\b|\b\d+ (?:passed|failed)\b|^tests? (?:passed|failed)|"
+    r"^test_\w+ \(.{1,200}\) \.\.\. (?:ok|FAIL|ERROR)",
+    re.MULTILINE,
+)
+# Output that reports a failure of the command itself.
+_ERROR_OUTPUT = re.compile(
+    r"Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): |^Error: |"
+    r"<returncode>[1-9]\d{0,3}</returncode>|\bexit (?:code|status):? [1-9]|"
+    r"command not found|No such file or directory|^fatal: |^error: |\"error\"\s*:",
+    re.MULTILINE,
+)
+# The start of a shell here-document: its body is file content, not a command.
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+# Turns that print the final diff: "diff --git" followed by a hunk.
+_DIFF_START = re.compile(r"^diff --git ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """A trace turn after redaction and classification."""
+
+    index: int
+    turn: TraceTurn
+    text: str
+    redactions: int
+    kind: EvidenceKind
+    runs_tests: bool  # an agent turn whose command runs tests
+
+
+def _role_kind(role: str) -> EvidenceKind:
+    """Kind from the role alone; unknown roles are messages."""
+    lowered = role.lower()
+    if lowered in ROLE_KINDS:
+        return ROLE_KINDS[lowered]
+    for prefix, kind in ROLE_PREFIX_KINDS.items():
+        if lowered.startswith(prefix):
+            return kind
+    return "message"
+
+
+def _commands_only(text: str) -> str:
+    """``text`` without the bodies of here-documents (files written with ``cat <<EOF``).
+
+    A test file written by the agent mentions unittest or pytest without running anything.
+    Line by line, so the cost stays linear.
+    """
+    kept: list[str] = []
+    terminator: str | None = None
+    for line in text.splitlines():
+        if terminator is not None:
+            if line.strip() == terminator:
+                terminator = None
+            continue
+        kept.append(line)
+        match = _HEREDOC.search(line)
+        if match:
+            terminator = match.group(1)
+    return "\n".join(kept)
+
+
+def classify_turns(trace: Sequence[TraceTurn]) -> list[_Turn]:
+    """Redact and classify every turn; an importer's explicit ``kind`` wins."""
+    redacted = [redact(t.content) for t in trace]
+    last_agent = max(
+        (i for i, t in enumerate(trace) if t.role.lower() in AGENT_ROLES), default=None
+    )
+    out: list[_Turn] = []
+    previous_ran_tests = False
+    for index, (turn, (text, count)) in enumerate(zip(trace, redacted, strict=True)):
+        kind = _role_kind(turn.role)
+        runs_tests = False
+        if kind == "message" and turn.role.lower() in AGENT_ROLES:
+            if _TOOL_CALL.search(text):
+                kind = "tool_call"
+                runs_tests = _TEST_COMMAND.search(_commands_only(text)) is not None
+            elif index == last_agent:
+                kind = "final_answer"
+        elif kind == "tool_result":
+            if previous_ran_tests or _TEST_OUTPUT.search(text):
+                kind = "test_run"
+            elif _ERROR_OUTPUT.search(text):
+                kind = "error"
+        if turn.kind is not None:
+            kind = turn.kind
+        out.append(_Turn(index, turn, text, count, kind, runs_tests))
+        if kind != "note":
+            previous_ran_tests = runs_tests
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Clipping.
+
+#: Share of a clipped item kept from its head, by kind: logs keep more of their tail (where
+#: the test summary and the exception are), tasks and diffs more of their head.
+HEAD_SHARE: Mapping[str, float] = MappingProxyType(
+    {
+        "task": 0.7,
+        "diff": 0.6,
+        "candidate": 0.6,
+        "system": 0.6,
+        "test_run": 0.35,
+        "error": 0.35,
+        "tool_result": 0.4,
+    }
+)
+
+
+def elision_marker(n_chars: int, note: str = "") -> str:
+    """The visible marker left where ``n_chars`` characters were cut."""
+    suffix = f": {note}" if note else ""
+    return f"\n[... {n_chars} characters elided{suffix} ...]\n"
+
+
+def clip_text(text: str, max_tokens: int, head_share: float = 0.5) -> tuple[str, bool]:
+    """Keep the head and tail of ``text`` within ``max_tokens``, with a marker between.
+
+    Cuts snap to a line break when one is near, so that lines are not torn apart.
+    Returns the text and whether it was clipped.
+    """
+    limit = _max_chars(max_tokens)
+    if len(text) <= limit:
+        return text, False
+    room = limit - len(elision_marker(len(text)))
+    if room <= 0:
+        return elision_marker(len(text)).strip("\n"), True
+    head_len = int(room * head_share)
+    tail_len = room - head_len
+    head = text[:head_len]
+    newline = head.rfind("\n")
+    if newline >= head_len * 0.75:
+        head = head[: newline + 1]
+    tail = text[len(text) - tail_len :] if tail_len else ""
+    newline = tail.find("\n")
+    if 0 <= newline <= tail_len * 0.25:
+        tail = tail[newline + 1 :]
+    head, tail = head.rstrip("\n"), tail.lstrip("\n")
+    cut = len(text) - len(head) - len(tail)
+    return head + elision_marker(cut) + tail, True
+
+
+def _elide_repeated_diff(text: str, diff: str | None) -> tuple[str, bool]:
+    """Replace a diff already shown as its own item by a pointer to it."""
+    if not diff or len(diff) < 200:
+        return text, False
+    match = _DIFF_START.search(text)
+    if match is None:
+        return text, False
+    # The turn repeats the diff when a solid piece of the diff's body appears in it.
+    probe = diff.strip()[:300]
+    if probe not in text:
+        return text, False
+    head = text[: match.start()]
+    cut = len(text) - len(head)
+    return head.rstrip("\n") + elision_marker(cut, "the same diff as the diff item"), True
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection.
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """An item before ids are assigned: its display position, and the item fields."""
+
+    position: tuple[int, int]
+    kind: EvidenceKind
+    source: str
+    text: str
+    clipped: bool
+    redactions: int
+    role: str | None = None
+    step: int | None = None
+
+
+#: Priority of a turn kind for the budget (lower first). The final turns come before all.
+KIND_PRIORITY: Mapping[str, int] = MappingProxyType(
+    {
+        "test_run": 1,
+        "final_answer": 1,
+        "error": 2,
+        "message": 3,
+        "system": 3,
+        "tool_call": 3,
+        "tool_result": 4,
+        "note": 6,
+    }
+)
+
+
+def _cost(text: str) -> int:
+    return estimate_tokens(text) + ITEM_OVERHEAD_TOKENS
+
+
+def allocate(
+    demands: Mapping[str, int], shares: Mapping[str, float], budget: int
+) -> dict[str, int]:
+    """Split ``budget`` between parts by ``shares``; a part that needs less leaves the rest.
+
+    Water-filling: every part is offered its share of what is left; parts that need no more
+    than that get exactly what they need, and the others share the remainder again. Parts
+    absent from ``demands`` take nothing, so the shares of the others grow.
+    """
+    alloc: dict[str, int] = {}
+    active = [p for p in demands]
+    remaining = budget
+    while active:
+        total = sum(shares[p] for p in active)
+        fair = {p: remaining * shares[p] / total for p in active}
+        met = [p for p in active if demands[p] <= fair[p]]
+        if not met:
+            for p in active:
+                alloc[p] = int(fair[p])
+            break
+        for p in met:
+            alloc[p] = demands[p]
+            remaining -= demands[p]
+            active.remove(p)
+    return alloc
+
+
+def _fixed_sources(case: Case, visible: Sequence[str]) -> list[tuple[str, EvidenceKind, str]]:
+    """(source, kind, raw text) of the task, candidates and diff the judge may see."""
+    out: list[tuple[str, EvidenceKind, str]] = []
+    if "task" in visible:
+        out.append(("task", "task", case.task))
+    if "candidates" in visible and case.candidates is not None:
+        out.extend(
+            (f"candidate:{label}", "candidate", case.candidates[label])
+            for label in sorted(case.candidates)
+        )
+    if "diff" in visible and case.diff is not None:
+        out.append(("diff", "diff", case.diff if case.diff.strip() else EMPTY_DIFF_TEXT))
+    return out
+
+
+def _share(source: str, pairwise: bool) -> float:
+    if source == "task":
+        return TASK_SHARE_PAIRWISE if pairwise else TASK_SHARE
+    return SHARES[source.split(":")[0]]
+
+
+def _turn_order(turns: Sequence[_Turn]) -> list[_Turn]:
+    """Turns in the order the budget considers them: final turns, then by priority, latest first."""
+    non_notes = [t for t in turns if t.kind != "note"]
+    final = {t.index for t in non_notes[-FINAL_TURNS:]}
+    test_commands = {t.index for t in turns if t.runs_tests}
+
+    def key(t: _Turn) -> tuple[int, int]:
+        if t.index in final:
+            rank = 0
+        elif t.index in test_commands:
+            rank = 2
+        else:
+            rank = KIND_PRIORITY.get(t.kind, 5)
+        return (rank, -t.index)
+
+    return sorted(turns, key=key)
+
+
+def _turn_draft(t: _Turn, text: str, clipped: bool) -> _Draft:
+    return _Draft(
+        (1, t.index), t.kind, t.turn.id, text, clipped, t.redactions, t.turn.role, t.turn.step
+    )
+
+
+def _fit(text: str, room: int, kind: str) -> tuple[str, bool] | None:
+    """``text`` as it fits in ``room`` tokens (wrapper included), or None if too little room."""
+    if _cost(text) <= room:
+        return text, False
+    if room - ITEM_OVERHEAD_TOKENS < MIN_TURN_TOKENS:
+        return None
+    return clip_text(text, room - ITEM_OVERHEAD_TOKENS, HEAD_SHARE.get(kind, 0.5))
+
+
+def _select_turns(
+    turns: Sequence[_Turn], texts: Mapping[int, tuple[str, bool]], budget: int
+) -> tuple[list[_Draft], list[str]]:
+    """Choose and clip trace turns within ``budget``; returns the drafts and the dropped ids.
+
+    ``texts`` maps a turn's index to its text after eliding a repeated diff (and whether that
+    cut something). First pass: in priority order, each turn gets at most 1/4 of the budget.
+    Second pass: what is left goes back to the clipped turns, in the same order.
+    """
+    if sum(_cost(text) for text, _ in texts.values()) <= budget:
+        return [_turn_draft(t, *texts[t.index]) for t in turns], []
+    cap = max(budget // TURN_SHARE_DIVISOR, MIN_TURN_TOKENS)
+    order = _turn_order(turns)
+    shown: dict[int, str] = {}
+    spent = 0
+    for t in order:
+        fitted = _fit(texts[t.index][0], min(cap, budget - spent), t.kind)
+        if fitted is not None:
+            shown[t.index] = fitted[0]
+            spent += _cost(fitted[0])
+    for t in order:
+        full = texts[t.index][0]
+        if t.index not in shown or shown[t.index] == full or spent >= budget:
+            continue
+        before = shown[t.index]
+        fitted = _fit(full, _cost(before) + budget - spent, t.kind)
+        if fitted is not None:
+            shown[t.index] = fitted[0]
+            spent += _cost(fitted[0]) - _cost(before)
+    drafts = [
+        _turn_draft(t, shown[t.index], texts[t.index][1] or shown[t.index] != texts[t.index][0])
+        for t in turns
+        if t.index in shown
+    ]
+    return drafts, [t.turn.id for t in turns if t.index not in shown]
+
+
+def _finish(drafts: Sequence[_Draft], budget: int, dropped: list[str]) -> EvidenceSet:
+    """Number the drafts in display order, flag them and compute the digest."""
+    items: list[EvidenceItem] = []
+    for n, draft in enumerate(sorted(drafts, key=lambda d: d.position), start=1):
+        item = EvidenceItem(
+            id=f"E{n}",
+            kind=draft.kind,
+            source=draft.source,
+            role=draft.role,
+            step=draft.step,
+            text=draft.text,
+            clipped=draft.clipped,
+            redactions=draft.redactions,
+        )
+        flags = flag_item(item)
+        items.append(item.model_copy(update={"flags": flags}) if flags else item)
+    return EvidenceSet(
+        items=items,
+        digest=items_digest(items),
+        selector_version=SELECTOR_VERSION,
+        token_budget=budget,
+        dropped=dropped,
+        total_tokens=sum(estimate_tokens(item.text) for item in items),
+    )
+
+
+def _check_visible(visible: Sequence[str]) -> None:
+    unknown = [v for v in visible if v not in VISIBLE_PARTS]
+    if unknown:
+        raise InputError(
+            f"unknown evidence part(s) {unknown}",
+            field="visible",
+            hint=f"use some of {list(VISIBLE_PARTS)}",
+        )
+
+
+def select_evidence(
+    case: Case,
+    *,
+    visible: Sequence[str] = ("task", "diff", "trace"),
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+) -> EvidenceSet:
+    """Choose, redact, clip and number the evidence of ``case`` within ``token_budget``.
+
+    ``visible`` names the parts a rubric lets the judge see: "task", "candidates", "diff",
+    "trace". Deterministic: the same inputs give the same items and digest.
+    """
+    _check_visible(visible)
+    if token_budget < 4 * MIN_TURN_TOKENS:
+        raise InputError(
+            f"token budget {token_budget} is too small",
+            field="token_budget",
+            hint=f"use at least {4 * MIN_TURN_TOKENS} tokens",
+        )
+    fixed = [(source, kind, *redact(raw)) for source, kind, raw in _fixed_sources(case, visible)]
+    turns = classify_turns(case.trace) if "trace" in visible else []
+    texts = {t.index: _elide_repeated_diff(t.text, case.diff) for t in turns}
+    pairwise = any(kind == "candidate" for _, kind, _, _ in fixed)
+    demands = {source: _cost(text) for source, _, text, _ in fixed}
+    shares = {source: _share(source, pairwise) for source in demands}
+    if turns:
+        demands["trace"] = sum(_cost(text) for text, _ in texts.values())
+        shares["trace"] = SHARES["trace"]
+    alloc = allocate(demands, shares, token_budget)
+    drafts: list[_Draft] = []
+    for n, (source, kind, text, count) in enumerate(fixed):
+        # The task and the diff are always shown, however small their share.
+        room = max(alloc[source], ITEM_OVERHEAD_TOKENS + MIN_TURN_TOKENS)
+        shown, clipped = clip_text(text, room - ITEM_OVERHEAD_TOKENS, HEAD_SHARE[kind])
+        drafts.append(_Draft((0, n), kind, source, shown, clipped, count))
+    trace, dropped = _select_turns(turns, texts, alloc.get("trace", 0))
+    return _finish([*drafts, *trace], token_budget, dropped)
+
+
+def render_all_evidence(
+    case: Case, *, visible: Sequence[str] = ("task", "diff", "trace")
+) -> EvidenceSet:
+    """All the visible evidence of ``case``, redacted but neither selected nor clipped.
+
+    The baseline for measuring what selection saves; ``token_budget`` is 0 (no budget).
+    """
+    _check_visible(visible)
+    drafts = [
+        _Draft((0, n), kind, source, *_unclipped(redact(raw)))
+        for n, (source, kind, raw) in enumerate(_fixed_sources(case, visible))
+    ]
+    turns = classify_turns(case.trace) if "trace" in visible else []
+    drafts.extend(_turn_draft(t, t.text, False) for t in turns)
+    return _finish(drafts, 0, [])
+
+
+def _unclipped(redacted: tuple[str, int]) -> tuple[str, bool, int]:
+    text, count = redacted
+    return text, False, count
+
+
+# ---------------------------------------------------------------------------------------------
+# Citations.
+
+_CITATION = re.compile(r"^\W*E0*(\d+)\W*$", re.IGNORECASE)
+
+
+def normalize_citation(cited: str) -> str | None:
+    """"e3", "[E3]", "E03", " E3. " -> "E3"; None when it is not an evidence id."""
+    match = _CITATION.match(cited.strip())
+    return f"E{int(match.group(1))}" if match else None
+
+
+def check_citations(cited: Sequence[str], shown: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split cited ids into (valid, invalid) against the ids ``shown``.
+
+    Valid ids are normalised ("[e03]" -> "E3") and de-duplicated in order; invalid ones are
+    returned as the judge wrote them.
+    """
+    shown_set = {normalize_citation(s) or s for s in shown}
+    valid: list[str] = []
+    invalid: list[str] = []
+    for raw in cited:
+        norm = normalize_citation(raw)
+        if norm is not None and norm in shown_set:
+            if norm not in valid:
+                valid.append(norm)
+        elif raw not in invalid:
+            invalid.append(raw)
+    return valid, invalid
