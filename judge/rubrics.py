@@ -1,0 +1,623 @@
+"""Rubrics: versioned folders of instructions that turn evidence into a prompt and an answer.
+
+A rubric lives in ``rubrics/<id>/v<N>/`` as ``rubric.yaml`` (validated by :class:`RubricSpec`)
+and a prompt template (``prompt.md``). A published version is immutable: any change is a new
+``v<N+1>`` folder, and every stored verdict records the rubric id, version and
+:attr:`Rubric.digest` (sha256 over both files).
+
+The prompt template is Jinja2 with ``StrictUndefined`` in a sandbox, in two parts split by a
+line ``<!-- user -->``:
+
+- the **system** part sees only the rubric (``rubric``, ``labels``, ``all_labels``,
+  ``abstain_label``, ``criteria``) and is rendered once at load, so it is identical for every
+  case and a provider can reuse its cached prefix;
+- the **user** part also sees the case, through its evidence only: ``task`` (the task item),
+  ``candidates`` (pairwise, in the order shown), ``evidence`` (diff and trace items),
+  ``n_dropped``. Case ids, slices, meta and the agent's model never reach a template.
+
+Each evidence item is written with the ``evidence`` filter as
+``<evidence id="E3" kind="test_run" source="msg-41" role="observation">...</evidence>``, with any
+evidence tag inside the text neutralised, so text from a run cannot pose as another item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+
+from judge.errors import RubricError
+from judge.evidence import EvidenceSet, check_citations
+from judge.types import ABSTAIN_LABEL, Case, CriterionVerdict, EvidenceItem, Order, Verdict
+
+#: The rubrics shipped with the project; override with $JUDGE_RUBRICS_DIR or ``root=``.
+RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
+RUBRICS_DIR_ENV = "JUDGE_RUBRICS_DIR"
+RUBRIC_FILE = "rubric.yaml"
+#: The line in a prompt template that separates the system part from the user part.
+USER_MARKER = "<!-- user -->"
+ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+#: Criterion ids are also JSON answer values; snake_case reads best there.
+CRITERION_ID_PATTERN = r"^[a-z][a-z0-9_]*$"
+_ID = re.compile(ID_PATTERN)
+_REF = re.compile(r"^(?P<id>[a-z0-9][a-z0-9-]*)(?:@(?P<version>[1-9][0-9]*))?$")
+_VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
+#: The longest rationale kept; longer ones are cut (the rationale is for people, not scored).
+RATIONALE_MAX_CHARS = 400
+MAX_CITATIONS = 20
+
+RubricKind = Literal["binary", "pairwise", "multi-criterion"]
+CRITERION_LABELS = ("pass", "fail", "not_applicable")
+#: In pairwise rubrics, the labels that name a candidate and swap with the answer order.
+PAIRWISE_SWAP: Mapping[str, str] = MappingProxyType({"A": "B", "B": "A"})
+
+
+@dataclass(frozen=True)
+class KindRule:
+    """What labels a rubric kind must and may have."""
+
+    required: frozenset[str]
+    allowed: frozenset[str]
+
+
+#: A registry of rubric kinds: the labels each kind needs. New kinds register here.
+KINDS: Mapping[str, KindRule] = MappingProxyType(
+    {
+        "binary": KindRule(frozenset({"pass", "fail"}), frozenset({"pass", "fail"})),
+        "pairwise": KindRule(frozenset({"A", "B"}), frozenset({"A", "B", "tie"})),
+        "multi-criterion": KindRule(frozenset({"pass", "fail"}), frozenset({"pass", "fail"})),
+    }
+)
+
+
+class CriterionSpec(BaseModel):
+    """One criterion of a rubric: a question, whether failing it fails the run, its weight."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=CRITERION_ID_PATTERN)
+    question: str = Field(min_length=1)
+    hard_gate: bool = False
+    weight: float = Field(default=1.0, ge=0.0)
+
+
+class RubricSpec(BaseModel):
+    """The validated content of a ``rubric.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=ID_PATTERN)
+    version: int = Field(ge=1)
+    kind: RubricKind
+    title: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    labels: list[str] = Field(min_length=2)
+    evidence_visible: list[Literal["task", "candidates", "diff", "trace"]] = Field(min_length=1)
+    #: Case fields this rubric promises never to show (documentation: templates only ever get
+    #: evidence, so every field outside it is blinded).
+    blinded_fields: list[str] = Field(default_factory=list)
+    criteria: list[CriterionSpec] = Field(default_factory=list)
+    prompt: str = Field(default="prompt.md", pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    token_budget: int | None = Field(default=None, ge=200)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_are_plain(cls, labels: list[str]) -> list[str]:
+        if ABSTAIN_LABEL in labels:
+            raise ValueError(f"'{ABSTAIN_LABEL}' is always allowed; do not list it")
+        if len(set(labels)) != len(labels):
+            raise ValueError("labels must be unique")
+        return labels
+
+    @field_validator("criteria")
+    @classmethod
+    def _criteria_unique(cls, criteria: list[CriterionSpec]) -> list[CriterionSpec]:
+        ids = [c.id for c in criteria]
+        if len(set(ids)) != len(ids):
+            raise ValueError("criterion ids must be unique")
+        return criteria
+
+
+def _check_kind(spec: RubricSpec, file: Path) -> None:
+    """Labels fit the kind; kind-specific needs (criteria, candidates)."""
+    rule = KINDS[spec.kind]
+    labels = set(spec.labels)
+    if not rule.required <= labels or not labels <= rule.allowed:
+        raise RubricError(
+            f"{file}: field 'labels': a {spec.kind} rubric needs the labels "
+            f"{sorted(rule.required)} and may add only {sorted(rule.allowed - rule.required)}; "
+            f"got {spec.labels}"
+        )
+    if spec.kind == "multi-criterion" and not spec.criteria:
+        raise RubricError(f"{file}: field 'criteria': a multi-criterion rubric needs criteria")
+    if spec.kind == "pairwise" and "candidates" not in spec.evidence_visible:
+        raise RubricError(
+            f"{file}: field 'evidence_visible': a pairwise rubric must show 'candidates'"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Locating and loading.
+
+
+def rubrics_dir(root: Path | None = None) -> Path:
+    """The rubric folder: ``root`` if given, else $JUDGE_RUBRICS_DIR, else the repo's rubrics/."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get(RUBRICS_DIR_ENV)
+    return Path(env) if env else RUBRICS_DIR
+
+
+def parse_ref(ref: str) -> tuple[str, int | None]:
+    """``"id"`` -> (id, None); ``"id@3"`` -> (id, 3). Anything else (e.g. a path) is refused."""
+    match = _REF.match(ref.strip())
+    if match is None:
+        raise RubricError(
+            f"invalid rubric reference {ref!r}: use 'id' or 'id@N', where the id matches "
+            f"{ID_PATTERN} (lower-case letters, digits and '-'; no paths)"
+        )
+    version = match.group("version")
+    return match.group("id"), int(version) if version else None
+
+
+def _versions(folder: Path) -> list[int]:
+    """The published versions in a rubric's folder, ascending."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for child in folder.iterdir():
+        match = _VERSION_DIR.match(child.name)
+        if match and (child / RUBRIC_FILE).is_file():
+            found.append(int(match.group(1)))
+    return sorted(found)
+
+
+def _available(root: Path) -> str:
+    """What exists under ``root``, for error messages: "a@1,2; b@1"."""
+    if not root.is_dir():
+        return f"nothing: {root} does not exist"
+    parts = []
+    for child in sorted(root.iterdir()):
+        versions = _versions(child)
+        if _ID.match(child.name) and versions:
+            parts.append(f"{child.name}@{','.join(map(str, versions))}")
+    return "; ".join(parts) or f"nothing under {root}"
+
+
+def load_rubric(ref: str, root: Path | None = None) -> Rubric:
+    """Load and validate rubric ``ref`` ("id" for the latest version, or "id@N")."""
+    rubric_id, version = parse_ref(ref)
+    base = rubrics_dir(root)
+    versions = _versions(base / rubric_id)
+    if not versions:
+        raise RubricError(f"no rubric '{rubric_id}' in {base}; available: {_available(base)}")
+    if version is None:
+        version = versions[-1]
+    elif version not in versions:
+        raise RubricError(
+            f"rubric '{rubric_id}' has no version {version} in {base}; "
+            f"available: {rubric_id}@{','.join(map(str, versions))}"
+        )
+    return load_rubric_dir(base / rubric_id / f"v{version}")
+
+
+def list_rubrics(root: Path | None = None) -> list[Rubric]:
+    """Every version of every rubric under the rubric folder, by id then version."""
+    base = rubrics_dir(root)
+    if not base.is_dir():
+        return []
+    return [
+        load_rubric_dir(child / f"v{version}")
+        for child in sorted(base.iterdir())
+        if _ID.match(child.name)
+        for version in _versions(child)
+    ]
+
+
+def _read_spec(file: Path) -> tuple[RubricSpec, bytes]:
+    """Parse and validate ``rubric.yaml``; errors name the file, line or field."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise RubricError(f"{file}: cannot read: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise RubricError(f"{file}{where}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RubricError(f"{file}: expected a mapping of fields, got {type(data).__name__}")
+    try:
+        return RubricSpec.model_validate(data), raw
+    except ValidationError as exc:
+        problems = [
+            f"{file}: field '{'.'.join(str(p) for p in err['loc']) or '(root)'}': {err['msg']}"
+            for err in exc.errors()
+        ]
+        raise RubricError("\n".join(problems) + "\n(fix the file; see rubrics/README.md)") from exc
+
+
+def load_rubric_dir(folder: Path) -> Rubric:
+    """Load the rubric in ``folder`` (``.../<id>/v<N>``), checking it against its path."""
+    file = folder / RUBRIC_FILE
+    spec, spec_bytes = _read_spec(file)
+    if spec.id != folder.parent.name:
+        raise RubricError(
+            f"{file}: field 'id': '{spec.id}' does not match its folder '{folder.parent.name}'"
+        )
+    if folder.name != f"v{spec.version}":
+        raise RubricError(
+            f"{file}: field 'version': {spec.version} does not match its folder '{folder.name}'"
+        )
+    _check_kind(spec, file)
+    prompt_file = folder / spec.prompt
+    try:
+        prompt_bytes = prompt_file.read_bytes()
+    except OSError as exc:
+        raise RubricError(
+            f"{file}: field 'prompt': cannot read {prompt_file}: {exc.strerror}"
+        ) from exc
+    template = prompt_bytes.decode("utf-8")
+    digest = "sha256:" + hashlib.sha256(spec_bytes + b"\0" + prompt_bytes).hexdigest()
+    rubric = Rubric(spec=spec, template=template, digest=digest, path=folder)
+    rubric.system_prompt  # noqa: B018 - render once now so template errors surface at load
+    return rubric
+
+
+# ---------------------------------------------------------------------------------------------
+# Templates.
+
+_EVIDENCE_TAG = re.compile(r"<(/?)(evidence)\b", re.IGNORECASE)
+
+
+def evidence_block(item: Mapping[str, Any]) -> str:
+    """One evidence item as a delimited block; tags inside the text cannot close it."""
+    attrs = {"id": item["id"], "kind": item["kind"], "source": item["source"]}
+    if item.get("role"):
+        attrs["role"] = item["role"]
+    if item.get("flags"):
+        attrs["flags"] = ",".join(item["flags"])
+    head = " ".join(f'{k}="{html.escape(str(v), quote=True)}"' for k, v in attrs.items())
+    text = _EVIDENCE_TAG.sub(r"&lt;\1\2", item["text"])
+    return f"<evidence {head}>\n{text}\n</evidence>"
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    """One sandboxed Jinja environment with strict undefined variables."""
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["evidence"] = evidence_block
+    return env
+
+
+def _split_template(template: str, where: str) -> tuple[str, str]:
+    """(system part, user part) of a prompt template."""
+    parts = template.split(USER_MARKER)
+    if len(parts) != 2:
+        raise RubricError(
+            f"{where}: the prompt must contain the line '{USER_MARKER}' exactly once, "
+            "between the system instructions and the per-case part"
+        )
+    return parts[0].strip(), parts[1].strip()
+
+
+def _render(source: str, context: Mapping[str, Any], rubric_ref: str, part: str) -> str:
+    from jinja2 import TemplateError, UndefinedError
+
+    try:
+        return str(_environment().from_string(source).render(**context)).strip()
+    except UndefinedError as exc:
+        raise RubricError(
+            f"rubric {rubric_ref}: the {part} part of the prompt uses an undefined variable: "
+            f"{exc.message}; available: {sorted(context)}"
+        ) from exc
+    except TemplateError as exc:
+        raise RubricError(f"rubric {rubric_ref}: cannot render the {part} part: {exc}") from exc
+
+
+def _item_view(item: EvidenceItem, source: str | None = None) -> dict[str, Any]:
+    """What a template may read of an evidence item."""
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "source": source or item.source,
+        "role": item.role,
+        "step": item.step,
+        "text": item.text,
+        "clipped": item.clipped,
+        "flags": list(item.flags),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The rubric.
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A loaded, validated rubric version."""
+
+    spec: RubricSpec
+    template: str
+    digest: str
+    path: Path
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        """The rubric id (its folder name)."""
+        return self.spec.id
+
+    @property
+    def version(self) -> int:
+        """The version number (its ``v<N>`` folder)."""
+        return self.spec.version
+
+    @property
+    def kind(self) -> RubricKind:
+        """binary, pairwise or multi-criterion."""
+        return self.spec.kind
+
+    @property
+    def ref(self) -> str:
+        """``id@version``."""
+        return f"{self.id}@{self.version}"
+
+    @property
+    def labels(self) -> list[str]:
+        """The rubric's labels, without the abstain label."""
+        return list(self.spec.labels)
+
+    @property
+    def all_labels(self) -> list[str]:
+        """The labels a judge may answer with: the rubric's, then the abstain label."""
+        return [*self.spec.labels, ABSTAIN_LABEL]
+
+    def _rubric_context(self) -> dict[str, Any]:
+        criteria = [c.model_dump() for c in self.spec.criteria]
+        return {
+            "rubric": {
+                "id": self.id,
+                "version": self.version,
+                "kind": self.kind,
+                "title": self.spec.title,
+                "description": self.spec.description,
+            },
+            "labels": self.labels,
+            "all_labels": self.all_labels,
+            "abstain_label": ABSTAIN_LABEL,
+            "criteria": criteria,
+            "criterion_labels": list(CRITERION_LABELS),
+            "rationale_max_chars": RATIONALE_MAX_CHARS,
+        }
+
+    @property
+    def system_prompt(self) -> str:
+        """The system message: the rubric's instructions, the same for every case."""
+        if "system" not in self._cache:
+            system, _ = _split_template(self.template, str(self.path / self.spec.prompt))
+            self._cache["system"] = _render(system, self._rubric_context(), self.ref, "system")
+        return str(self._cache["system"])
+
+    def render(
+        self, case: Case, evidence: EvidenceSet, order: Order | None = None
+    ) -> list[dict[str, str]]:
+        """The chat messages for judging ``case`` on ``evidence``.
+
+        Only the evidence reaches the template (never the case's id, slices, meta or agent
+        model). For pairwise rubrics, ``order="BA"`` shows canonical B as "Response A".
+        """
+        _, user = _split_template(self.template, str(self.path / self.spec.prompt))
+        context = self._rubric_context()
+        context.update(self._case_context(case, evidence, order))
+        return [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": _render(user, context, self.ref, "user")},
+        ]
+
+    def _case_context(
+        self, case: Case, evidence: EvidenceSet, order: Order | None
+    ) -> dict[str, Any]:
+        if self.kind != "pairwise" and order is not None:
+            raise RubricError(f"rubric {self.ref} is {self.kind}: an answer order applies only "
+                              "to pairwise rubrics")
+        task = next((i for i in evidence.items if i.kind == "task"), None)
+        by_source = {i.source: i for i in evidence.items if i.kind == "candidate"}
+        candidates: list[dict[str, Any]] = []
+        if self.kind == "pairwise":
+            if set(by_source) != {"candidate:A", "candidate:B"}:
+                raise RubricError(
+                    f"rubric {self.ref} needs both candidates in the evidence of case "
+                    f"{case.id!r}; select evidence with visible including 'candidates'"
+                )
+            shown = ("B", "A") if order == "BA" else ("A", "B")
+            for label_shown, canonical in zip(("A", "B"), shown, strict=True):
+                view = _item_view(by_source[f"candidate:{canonical}"], f"response-{label_shown}")
+                candidates.append({"label": label_shown, "item": view})
+        rest = [_item_view(i) for i in evidence.items if i.kind not in ("task", "candidate")]
+        return {
+            "task": _item_view(task) if task is not None else None,
+            "candidates": candidates,
+            "evidence": rest,
+            "n_dropped": len(evidence.dropped),
+        }
+
+    def answer_model(self) -> type[BaseModel]:
+        """The structured answer a judge must return (``verdict`` is the first key)."""
+        criteria = tuple(c.id for c in self.spec.criteria) if self.kind == "multi-criterion" else ()
+        return _answer_model(self.ref, tuple(self.all_labels), criteria)
+
+    def interpret(
+        self,
+        answer: BaseModel,
+        *,
+        shown_ids: Sequence[str],
+        order: Order | None,
+        label_probs: Mapping[str, float] | None,
+    ) -> Verdict:
+        """Map a judge's answer from the frame shown into the canonical verdict.
+
+        Pairwise order BA swaps A and B back (``label_shown`` keeps what the judge said);
+        citations are split into valid and invalid ones; for multi-criterion rubrics a failed
+        hard gate makes the verdict "fail" whatever the overall answer said. The confidence is
+        the probability of the final label (None without probabilities).
+        """
+        data = answer.model_dump()
+        if "verdict" not in data:
+            raise RubricError(f"rubric {self.ref}: the answer has no verdict: {data!r}")
+        label_shown = str(data["verdict"])
+        swap = order == "BA" and self.kind == "pairwise"
+        label = PAIRWISE_SWAP.get(label_shown, label_shown) if swap else label_shown
+        probs = None
+        if label_probs is not None:
+            probs = {
+                (PAIRWISE_SWAP.get(k, k) if swap else k): float(v) for k, v in label_probs.items()
+            }
+        cited, invalid = check_citations(data.get("evidence") or [], shown_ids)
+        criteria, failed = self._criteria_verdicts(data.get("criteria") or [], shown_ids, invalid)
+        if failed:
+            label = "fail"
+        return Verdict(
+            label=label,
+            label_shown=label_shown,
+            label_probs=probs,
+            confidence=probs.get(label) if probs is not None else None,
+            cited=cited,
+            invalid_citations=invalid,
+            rationale=str(data.get("rationale") or ""),
+            criteria=criteria,
+            failed_hard_gates=failed,
+        )
+
+    def _criteria_verdicts(
+        self, answers: Sequence[Mapping[str, Any]], shown_ids: Sequence[str], invalid: list[str]
+    ) -> tuple[list[CriterionVerdict], list[str]]:
+        """Criterion verdicts in rubric order, and the hard gates that failed."""
+        if self.kind != "multi-criterion":
+            return [], []
+        by_id = {str(a["id"]): a for a in reversed(answers)}  # first answer per id wins
+        verdicts: list[CriterionVerdict] = []
+        failed: list[str] = []
+        for spec in self.spec.criteria:
+            answer = by_id.get(spec.id)
+            if answer is None:
+                continue
+            cited, bad = check_citations(answer.get("evidence") or [], shown_ids)
+            invalid.extend(b for b in bad if b not in invalid)
+            label = str(answer["verdict"])
+            verdicts.append(
+                CriterionVerdict(id=spec.id, label=label, hard_gate=spec.hard_gate, cited=cited)
+            )
+            if spec.hard_gate and label == "fail":
+                failed.append(spec.id)
+        return verdicts, failed
+
+
+# ---------------------------------------------------------------------------------------------
+# Answer models, built once per rubric content (a cache behind a function, not module state).
+
+
+def _truncate_rationale(value: Any) -> Any:
+    # The rationale is for people; a long one is cut rather than failing a whole judgment.
+    if isinstance(value, str) and len(value) > RATIONALE_MAX_CHARS:
+        return value[: RATIONALE_MAX_CHARS - 1].rstrip() + "…"
+    return value
+
+
+def _model_name(ref: str, suffix: str) -> str:
+    words = re.split(r"[^A-Za-z0-9]+", ref.replace("@", " v"))
+    return "".join(w[:1].upper() + w[1:] for w in words if w) + suffix
+
+
+def _literal(values: tuple[str, ...]) -> Any:
+    """``Literal[values]`` built at run time (typed Any: mypy cannot see through it)."""
+    return Literal[values]
+
+
+@lru_cache(maxsize=128)
+def _answer_model(ref: str, labels: tuple[str, ...], criteria: tuple[str, ...]) -> type[BaseModel]:
+    """Build the answer model; field order is the order a judge writes them."""
+    strict = ConfigDict(extra="forbid")
+    citations: Any = (
+        list[str],
+        Field(
+            max_length=MAX_CITATIONS,
+            description='Ids of the evidence items that support this, e.g. ["E2", "E5"].',
+        ),
+    )
+    fields: dict[str, Any] = {
+        "verdict": (_literal(labels), Field(description=f"One of {', '.join(labels)}.")),
+        "evidence": citations,
+    }
+    validators: dict[str, Any] = {
+        "short_rationale": field_validator("rationale", mode="before")(_truncate_rationale)
+    }
+    if criteria:
+        criterion_fields: dict[str, Any] = {
+            "id": (_literal(criteria), Field(description="The criterion id.")),
+            "verdict": (
+                _literal(CRITERION_LABELS),
+                Field(description="pass, fail or not_applicable."),
+            ),
+            "evidence": citations,
+        }
+        criterion_model: Any = create_model(
+            _model_name(ref, "Criterion"), __config__=strict, **criterion_fields
+        )
+        fields["criteria"] = (
+            list[criterion_model],
+            Field(
+                min_length=len(criteria),
+                max_length=len(criteria),
+                description=f"One verdict per criterion, in this order: {', '.join(criteria)}.",
+            ),
+        )
+
+        def each_once(answers: list[Any]) -> list[Any]:
+            return _check_each_once(answers, criteria)
+
+        validators["each_criterion_once"] = field_validator("criteria")(each_once)
+    fields["rationale"] = (
+        str,
+        Field(
+            max_length=RATIONALE_MAX_CHARS,
+            description="One or two sentences: why, citing evidence ids.",
+        ),
+    )
+    model: type[BaseModel] = create_model(
+        _model_name(ref, "Answer"), __config__=strict, __validators__=validators, **fields
+    )
+    return model
+
+
+def _check_each_once(answers: list[Any], expected: tuple[str, ...]) -> list[Any]:
+    """Every criterion answered exactly once."""
+    ids = [a.id for a in answers]
+    missing = [c for c in expected if c not in ids]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if missing or repeated:
+        raise ValueError(
+            f"answer every criterion exactly once; missing {missing}, repeated {repeated}"
+        )
+    return answers
+
