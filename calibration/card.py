@@ -1,0 +1,460 @@
+"""The calibration card: what a judge was measured on, what it may decide alone, until when.
+
+A card binds the exact judge (model, prompt digest, rubric id/version/digest, evidence-selector
+version) and the gold set (name, digest) it was calibrated on, states the certified bands and
+their guarantee, and expires (CALIBRATION.md section 7). ``verify_card`` refuses a card whose
+bindings differ from the judge about to use it, or that has expired. The card's own digest
+(``card_digest``, over its canonical JSON without that field) detects hand edits.
+
+Format (YAML), following the sketch in ARCHITECTURE.md::
+
+    card_version: 1
+    judge: {model, source, prompt_digest, rubric: {id, version, digest},
+            evidence_selector: {version, token_budget}, evidence_visible, blinded_fields}
+    calibration: {kind, gold: {name, digest, n, source}, confidence, slices, metrics}
+    policy: {guarantee: {alpha_false_accept, alpha_false_reject, delta, method, statement},
+             auto_accept_threshold, auto_reject_threshold, decide_threshold, human_review_band,
+             human_review_rule, coverage, grid, starts, bands, slice_key, correction, per_slice,
+             cascade, cost_per_decided}
+    created_at, expires_at, card_digest
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judge.errors import CardError
+
+if TYPE_CHECKING:
+    from calibration.bands import BandPolicy, BandResult
+    from calibration.cascade import CascadeResult
+
+CARD_VERSION: Literal[1] = 1
+DEFAULT_VALID_DAYS = 90
+RECORDED_SOURCE = "recorded verdicts"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RubricRef(_Strict):
+    """The rubric the judge used (all null for recorded verdicts of an outside judge)."""
+
+    id: str | None = None
+    version: int | None = None
+    digest: str | None = None
+
+
+class SelectorRef(_Strict):
+    """The evidence selector the judge's prompts were built with."""
+
+    version: str | None = None
+    token_budget: int | None = None
+
+
+class JudgeSection(_Strict):
+    """Who the judge is, exactly."""
+
+    model: str
+    #: Where the verdicts came from: "recorded verdicts", "judgments" (JSONL) or "judge store".
+    source: str
+    prompt_digest: str | None = None
+    rubric: RubricRef = Field(default_factory=RubricRef)
+    evidence_selector: SelectorRef = Field(default_factory=SelectorRef)
+    evidence_visible: list[str] = Field(default_factory=list)
+    blinded_fields: list[str] = Field(default_factory=list)
+
+
+class GoldRef(_Strict):
+    """The gold set the card was calibrated on."""
+
+    name: str
+    digest: str
+    n: int
+    source: str
+
+
+class ConfidenceRef(_Strict):
+    """How each item's score was made."""
+
+    #: "prob" (mean verdict probability), "votes" (vote share) or "prob+votes" (both occur).
+    source: str
+    calibrator: str = "none"
+    #: How the calibrator was fitted (the split kept apart from threshold picking).
+    calibrator_fit: str | None = None
+
+
+class CalibrationSection(_Strict):
+    """What was measured, on which gold."""
+
+    kind: Literal["binary", "pairwise"]
+    gold: GoldRef
+    confidence: ConfidenceRef
+    slices: list[str] = Field(default_factory=list)
+    #: The metrics of ``calibration.metrics.summarize`` (JSON-safe), e.g. confusion matrix, FAR.
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class BandSection(_Strict):
+    """One band as certified (threshold null: no band, with the reason)."""
+
+    threshold: float | None
+    n: int
+    errors: int
+    upper_bound: float | None
+    coverage: float
+    alpha: float
+    level: float
+    reason: str | None = None
+
+
+class Guarantee(_Strict):
+    """The finite-sample guarantee the bands carry."""
+
+    alpha_false_accept: float
+    alpha_false_reject: float | None = None
+    delta: float
+    method: str
+    statement: str
+
+
+class SlicePolicy(_Strict):
+    """Thresholds and bands of one slice (or one cascade stage)."""
+
+    auto_accept_threshold: float | None = None
+    auto_reject_threshold: float | None = None
+    decide_threshold: float | None = None
+    n: int
+    coverage: float
+    bands: dict[str, BandSection]
+
+
+class StagePolicy(SlicePolicy):
+    """One judge of a cascade, cheapest first."""
+
+    model: str
+    cost_per_item: float | None = None
+    n_calibration: int
+    n_reached: int
+    n_decided: int
+
+
+class PolicySection(_Strict):
+    """What the judge may decide without a human."""
+
+    guarantee: Guarantee
+    #: Binary: auto-accept when P(pass) >= this. Null when nothing certifies (or per slice).
+    auto_accept_threshold: float | None = None
+    #: Binary: auto-reject when P(pass) <= this.
+    auto_reject_threshold: float | None = None
+    #: Pairwise: decide the argmax alone when max(P(A), 1 - P(A)) >= this.
+    decide_threshold: float | None = None
+    #: [low, high] of the score sent to review; see human_review_rule. Null ends are unbounded.
+    human_review_band: list[float | None]
+    human_review_rule: str
+    coverage: float
+    grid: str
+    starts: list[int]
+    bands: dict[str, BandSection] = Field(default_factory=dict)
+    slice_key: str | None = None
+    correction: str | None = None
+    per_slice: dict[str, SlicePolicy] = Field(default_factory=dict)
+    cascade: list[StagePolicy] | None = None
+    cost_per_decided: float | None = None
+
+
+class Card(_Strict):
+    """A calibration card."""
+
+    card_version: Literal[1] = CARD_VERSION
+    judge: JudgeSection
+    calibration: CalibrationSection
+    policy: PolicySection
+    created_at: datetime
+    expires_at: datetime
+    card_digest: str = ""
+
+    def computed_digest(self) -> str:
+        """sha256 over the canonical JSON of the card without ``card_digest``."""
+        body = self.model_dump(mode="json", exclude={"card_digest"})
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def sealed(self) -> Card:
+        """The same card with its digest filled in."""
+        return self.model_copy(update={"card_digest": self.computed_digest()})
+
+    def to_yaml(self) -> str:
+        """The card as YAML, in field order."""
+        import yaml
+
+        return yaml.safe_dump(
+            self.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100
+        )
+
+
+# --- Building ---------------------------------------------------------------------------------
+
+
+def _band_section(b: BandResult) -> BandSection:
+    return BandSection(
+        threshold=b.threshold,
+        n=b.n,
+        errors=b.errors,
+        upper_bound=b.upper_bound,
+        coverage=b.coverage,
+        alpha=b.alpha,
+        level=b.level,
+        reason=b.reason or None,
+    )
+
+
+def _slice_policy(p: BandPolicy) -> SlicePolicy:
+    return SlicePolicy(
+        auto_accept_threshold=p.accept_threshold,
+        auto_reject_threshold=p.reject_threshold,
+        decide_threshold=p.decide_threshold,
+        n=p.n_total,
+        coverage=p.coverage,
+        bands={name: _band_section(b) for name, b in p.bands.items()},
+    )
+
+
+def _review(
+    kind: str, accept: float | None, reject: float | None, decide: float | None
+) -> tuple[list[float | None], str]:
+    if kind == "pairwise":
+        rule = (
+            f"review when max(P(A), 1 - P(A)) < {decide:.6g}; decide the argmax otherwise"
+            if decide is not None
+            else "review every item: nothing certifies"
+        )
+        return [0.5, decide], rule
+    if accept is None and reject is None:
+        return [None, None], "review every item: nothing certifies"
+    low = f"{reject:.6g} < " if reject is not None else ""
+    high = f" < {accept:.6g}" if accept is not None else ""
+    rule = f"review when {low}P(pass){high}"
+    if accept is not None:
+        rule += f"; auto-accept when P(pass) >= {accept:.6g}"
+    if reject is not None:
+        rule += f"; auto-reject when P(pass) <= {reject:.6g}"
+    return [reject, accept], rule
+
+
+def _statement(kind: str, a_fa: float, a_fr: float | None, delta: float, sliced: bool) -> str:
+    scope = " in every automated slice" if sliced else ""
+    if kind == "pairwise":
+        return (
+            f"With probability >= {1 - delta:g} over the draw of the gold set, an automatically "
+            f"decided verdict disagrees with gold with probability <= {a_fa:g}{scope}."
+        )
+    text = (
+        f"With probability >= {1 - delta:g} over the draw of the gold set, "
+        f"P(gold = fail | auto-accepted) <= {a_fa:g}"
+    )
+    if a_fr is not None:
+        text += f" and P(gold = pass | auto-rejected) <= {a_fr:g}"
+    return text + f"{scope} (each band at delta/2)."
+
+
+def policy_section(policy: BandPolicy) -> PolicySection:
+    """The card's policy from certified bands."""
+    from calibration.bands import METHOD
+
+    sliced = bool(policy.per_slice)
+    band, rule = _review(
+        policy.kind, policy.accept_threshold, policy.reject_threshold, policy.decide_threshold
+    )
+    if sliced:
+        band, rule = [None, None], f"per slice of '{policy.slice_key}': see per_slice"
+    return PolicySection(
+        guarantee=Guarantee(
+            alpha_false_accept=policy.alpha_accept,
+            alpha_false_reject=policy.alpha_reject,
+            delta=policy.delta,
+            method=METHOD,
+            statement=_statement(
+                policy.kind, policy.alpha_accept, policy.alpha_reject, policy.delta, sliced
+            ),
+        ),
+        auto_accept_threshold=policy.accept_threshold,
+        auto_reject_threshold=policy.reject_threshold,
+        decide_threshold=policy.decide_threshold,
+        human_review_band=band,
+        human_review_rule=rule,
+        coverage=policy.coverage,
+        grid=policy.grid,
+        starts=list(policy.starts),
+        bands={name: _band_section(b) for name, b in policy.bands.items()},
+        slice_key=policy.slice_key,
+        correction=policy.correction,
+        per_slice={v: _slice_policy(p) for v, p in policy.per_slice.items()},
+    )
+
+
+def cascade_policy_section(result: CascadeResult) -> PolicySection:
+    """The card's policy from a calibrated cascade (stages cheapest first)."""
+    from calibration.bands import METHOD
+
+    stages = [
+        StagePolicy(
+            model=s.judge,
+            cost_per_item=s.cost_per_item,
+            n_calibration=s.n_calibration,
+            n_reached=s.n_reached,
+            n_decided=s.n_decided,
+            **_slice_policy(s.policy).model_dump(),
+        )
+        for s in result.stages
+    ]
+    first = result.stages[0].policy
+    return PolicySection(
+        guarantee=Guarantee(
+            alpha_false_accept=result.alpha_accept,
+            alpha_false_reject=result.alpha_reject,
+            delta=result.delta,
+            method=f"{METHOD} cascade ({result.mode})",
+            statement=result.guarantee(),
+        ),
+        human_review_band=[None, None],
+        human_review_rule="escalate stage by stage (see cascade); review what the last leaves",
+        coverage=result.coverage,
+        grid=first.grid,
+        starts=list(first.starts),
+        cascade=stages,
+        cost_per_decided=result.cost_per_decided,
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON values from metric dicts (numpy scalars, tuples, NaN -> None)."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return json_safe(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def build_card(
+    *,
+    judge: JudgeSection,
+    calibration: CalibrationSection,
+    policy: PolicySection,
+    created_at: datetime | None = None,
+    valid_days: int = DEFAULT_VALID_DAYS,
+) -> Card:
+    """A sealed card, expiring ``valid_days`` after ``created_at`` (default now, UTC)."""
+    created = (created_at or datetime.now(UTC)).replace(microsecond=0)
+    card = Card(
+        judge=judge,
+        calibration=calibration.model_copy(update={"metrics": json_safe(calibration.metrics)}),
+        policy=policy,
+        created_at=created,
+        expires_at=created + timedelta(days=valid_days),
+    )
+    return card.sealed()
+
+
+# --- Files ------------------------------------------------------------------------------------
+
+
+def write_card(card: Card, path: str | Path) -> str:
+    """Write the card as YAML (sealing it first); return its digest."""
+    sealed = card.sealed()
+    Path(path).write_text(sealed.to_yaml(), encoding="utf-8")
+    return sealed.card_digest
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(card)"
+
+
+def load_card(path: str | Path) -> Card:
+    """Load and validate a card; errors name the file and the field and say what to do."""
+    import yaml
+
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise CardError(f"{file}: cannot read the card: {err.strerror}") from err
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise CardError(f"{file}: not valid YAML: {err}") from err
+    if not isinstance(data, dict):
+        raise CardError(f"{file}: a card is a YAML mapping, got {type(data).__name__}")
+    try:
+        card = Card.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+        raise CardError(
+            f"{file}: field '{_field(first['loc'])}': {first['msg']}{more} "
+            "(write cards with `judge calibrate`; do not edit them by hand)"
+        ) from err
+    if card.card_digest != card.computed_digest():
+        raise CardError(
+            f"{file}: field 'card_digest': {card.card_digest or '(empty)'} does not match the "
+            f"card's content ({card.computed_digest()}): the card was edited after it was written; "
+            "recalibrate with `judge calibrate`"
+        )
+    return card
+
+
+def verify_card(
+    card: Card,
+    *,
+    judge_model: str,
+    rubric_digest: str | None,
+    selector_version: str | None,
+    gold_digest: str | None = None,
+    now: datetime | None = None,
+) -> None:
+    """Refuse a card that does not bind this judge, or has expired: raise CardError.
+
+    ``rubric_digest`` and ``selector_version`` are the judge's current values (None for
+    recorded verdicts, which have neither); ``gold_digest`` is checked only when given.
+    """
+    problems = []
+    j = card.judge
+    if j.model != judge_model:
+        problems.append(f"judge model is {judge_model!r}, the card is for {j.model!r}")
+    if j.rubric.digest != rubric_digest:
+        problems.append(f"rubric digest is {rubric_digest}, the card binds {j.rubric.digest}")
+    if j.evidence_selector.version != selector_version:
+        problems.append(
+            f"evidence selector version is {selector_version!r}, the card binds "
+            f"{j.evidence_selector.version!r}"
+        )
+    gold = card.calibration.gold.digest
+    if gold_digest is not None and gold != gold_digest:
+        problems.append(f"gold set digest is {gold_digest}, the card was calibrated on {gold}")
+    moment = now or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    expires = card.expires_at if card.expires_at.tzinfo else card.expires_at.replace(tzinfo=UTC)
+    if moment >= expires:
+        problems.append(f"the card expired at {expires.isoformat()}")
+    if problems:
+        raise CardError(
+            "stale or mismatched calibration card: "
+            + "; ".join(problems)
+            + ". Recalibrate with `judge calibrate` before routing on this judge."
+        )
