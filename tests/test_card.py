@@ -10,9 +10,9 @@ import yaml
 
 from calibration.bands import certify
 from calibration.card import (
-    Card,
     RECORDED_SOURCE,
     CalibrationSection,
+    Card,
     ConfidenceRef,
     GoldRef,
     JudgeSection,
