@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from judge.cases import record_to_case
 from judge.errors import InputError
 from judge.evidence import (
     DEFAULT_TOKEN_BUDGET,
@@ -336,3 +338,51 @@ def test_budget_holds_on_real_swebench_and_taubench_runs() -> None:
             last_turn = case.trace[-1].id
             assert ev.items[-1].source == last_turn, r["id"]
             assert ev == select_evidence(case)
+
+
+# --- the project's demo gold set -------------------------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[1] / "gold" / "demo.jsonl"
+
+
+def demo_records() -> list[dict[str, object]]:
+    return [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
+
+
+def test_demo_set_loads_as_cases_and_is_balanced() -> None:
+    records = demo_records()
+    assert len(records) == 14
+    assert sorted(str(r["gold"]) for r in records) == ["fail"] * 7 + ["pass"] * 7
+    for r in records:
+        case, gold = record_to_case(r)
+        assert case.kind == "agent_run" and gold in ("pass", "fail")
+        assert 6 <= len(case.trace) <= 14, case.id
+        size = len(case.task) + len(case.diff or "") + sum(len(t.content) for t in case.trace)
+        assert size < 5000, case.id
+        assert r["license"] == "Apache-2.0, written for this project"
+        assert r["meta"]["why"]  # type: ignore[index]
+    modes = {r["slices"]["failure_mode"] for r in records}  # type: ignore[index]
+    assert {
+        "tests_fail",
+        "incomplete_fix",
+        "edited_tests",
+        "wrong_file",
+        "empty_diff",
+        "claims_success_tests_failed",
+        "policy_violation",
+    } <= modes
+
+
+def test_demo_set_fits_the_default_budget_and_hides_the_planted_secret() -> None:
+    secret_parts = ("IOSFODNN7", "bPxRfiCY")
+    raw = DEMO.read_text(encoding="utf-8")
+    assert all(part in raw for part in secret_parts), "the demo plants a fake key to redact"
+    redacted = 0
+    for r in demo_records():
+        case, _ = record_to_case(r)
+        ev = select_evidence(case)
+        assert ev.dropped == [] and not any(i.clipped for i in ev.items), case.id
+        text = json.dumps([i.text for i in ev.items])
+        assert not any(part in text for part in secret_parts), case.id
+        redacted += sum(i.redactions for i in ev.items)
+    assert redacted == 4  # key id and secret, each in the diff and in one observation

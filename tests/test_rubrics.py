@@ -438,3 +438,18 @@ def test_interpret_collects_invalid_criterion_citations() -> None:
 def test_rubric_is_a_value() -> None:
     a, b = load_rubric("agent-run-success"), load_rubric("agent-run-success@1")
     assert isinstance(a, Rubric) and a == b and a.ref == "agent-run-success@1"
+
+
+def test_demo_cases_render_with_every_agent_rubric() -> None:
+    demo = Path(__file__).resolve().parents[1] / "gold" / "demo.jsonl"
+    from judge.cases import load_cases
+
+    loaded = load_cases(demo)
+    assert not loaded.errors and len(loaded.cases) == 14
+    for ref in ("agent-run-success", "coding-run-gates"):
+        rubric = load_rubric(ref)
+        for case in loaded.cases:
+            evidence = select_evidence(case, visible=rubric.spec.evidence_visible)
+            user = rubric.render(case, evidence)[1]["content"]
+            assert user.count("<evidence ") == len(evidence.items)
+            assert case.meta["why"] not in user, "meta is never rendered"
