@@ -34,8 +34,9 @@ def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
     """Validate one record (gold format or Case format) into a Case and its gold label."""
     data = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
     if "agent_model" not in data:
-        slices = data.get("slices") if isinstance(data.get("slices"), dict) else {}
-        model = slices.get("agent_model") or slices.get("model")
+        slices = data.get("slices")
+        model = (slices.get("agent_model") or slices.get("model")
+                 if isinstance(slices, dict) else None)
         if model is not None:
             data["agent_model"] = str(model)
     gold = record.get("gold")

@@ -24,7 +24,7 @@ def migration(fn: Migration) -> Migration:
 @migration
 def m001_judgments(db: sqlite_utils.Database) -> None:
     """One row per judgment, keyed by the cache key; the full Judgment JSON kept for audit."""
-    db["judgments"].create(
+    db.table("judgments").create(
         {
             "id": str,
             "cache_key": str,
@@ -52,15 +52,15 @@ def m001_judgments(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"cache_key", "case_id", "status", "model", "rubric_id", "json"},
     )
-    db["judgments"].create_index(["cache_key"], unique=True)
-    db["judgments"].create_index(["case_id"])
-    db["judgments"].create_index(["rubric_id", "model"])
+    db.table("judgments").create_index(["cache_key"], unique=True)
+    db.table("judgments").create_index(["case_id"])
+    db.table("judgments").create_index(["rubric_id", "model"])
 
 
 @migration
 def m002_calls(db: sqlite_utils.Database) -> None:
     """Every provider call attempt, append-only: what was paid for, and what failed."""
-    db["calls"].create(
+    db.table("calls").create(
         {
             "id": int,
             "cache_key": str,
@@ -76,13 +76,13 @@ def m002_calls(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["calls"].create_index(["cache_key"])
+    db.table("calls").create_index(["cache_key"])
 
 
 @migration
 def m003_cases(db: sqlite_utils.Database) -> None:
     """The cases judged (as validated), so judgments can be shown and reviewed later."""
-    db["cases"].create(
+    db.table("cases").create(
         {"id": str, "kind": str, "digest": str, "json": str, "created_at": str}, pk="id"
     )
 
@@ -90,7 +90,7 @@ def m003_cases(db: sqlite_utils.Database) -> None:
 @migration
 def m004_batches(db: sqlite_utils.Database) -> None:
     """Batches (a `judge run` or an API job): what was asked and how it ended."""
-    db["batches"].create(
+    db.table("batches").create(
         {
             "id": str,
             "created_at": str,
@@ -109,14 +109,15 @@ def m004_batches(db: sqlite_utils.Database) -> None:
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply every migration not yet applied, in order; return the names applied now."""
     if "_migrations" not in db.table_names():
-        db["_migrations"].create({"name": str, "applied_at": str}, pk="name")
-    done = {row["name"] for row in db["_migrations"].rows}
+        db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
+    done = {row["name"] for row in db.table("_migrations").rows}
     applied: list[str] = []
     for name, fn in MIGRATIONS:
         if name in done:
             continue
         with db.conn:
             fn(db)
-            db["_migrations"].insert({"name": name, "applied_at": datetime.now(UTC).isoformat()})
+            stamp = datetime.now(UTC).isoformat()
+            db.table("_migrations").insert({"name": name, "applied_at": stamp})
         applied.append(name)
     return applied

@@ -121,7 +121,7 @@ class Store:
         }
         with self.db.conn:
             self.db.execute("delete from judgments where cache_key = ?", [judgment.cache_key])
-            self.db["judgments"].insert(row, replace=True)
+            self.db.table("judgments").insert(row, replace=True)
 
     def judgments(
         self,
@@ -174,7 +174,7 @@ class Store:
     ) -> None:
         """Append one provider call attempt to the call log."""
         with self.db.conn:
-            self.db["calls"].insert(
+            self.db.table("calls").insert(
                 {
                     "cache_key": cache_key,
                     "model": model,
@@ -193,7 +193,7 @@ class Store:
         """Keep the validated case (idempotent)."""
         data = case.model_dump(mode="json")
         with self.db.conn:
-            self.db["cases"].upsert(
+            self.db.table("cases").upsert(
                 {
                     "id": case.id,
                     "kind": case.kind,
@@ -214,7 +214,7 @@ class Store:
     ) -> None:
         """Record the start of a batch."""
         with self.db.conn:
-            self.db["batches"].upsert(
+            self.db.table("batches").upsert(
                 {
                     "id": batch_id,
                     "created_at": _now(),
@@ -230,7 +230,7 @@ class Store:
     def finish_batch(self, batch_id: str, *, status: str, counts: Mapping[str, int]) -> None:
         """Record how a batch ended."""
         with self.db.conn:
-            self.db["batches"].update(
+            self.db.table("batches").update(
                 batch_id,
                 {"finished_at": _now(), "status": status, "counts": json.dumps(dict(counts))},
             )

@@ -62,7 +62,9 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
     }
 
 
-def logprobs_for(content: str, dist: dict[str, float], key: str = "verdict") -> list[dict[str, Any]]:
+def logprobs_for(
+    content: str, dist: dict[str, float], key: str = "verdict"
+) -> list[dict[str, Any]]:
     """OpenAI-format token logprobs for ``content`` with ``dist`` (label -> probability) as the
     candidates at the position where the value of ``key`` begins. Tokens are split so that the
     value starts a token, as real tokenizers do after ``": "``."""

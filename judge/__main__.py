@@ -1,0 +1,5 @@
+"""``python -m judge`` runs the CLI."""
+
+from judge.cli import main
+
+main()

@@ -1,0 +1,114 @@
+"""``judge demo``: the main job of the README, offline on the embedded model."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from judge.types import Judgment
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_GOLD = REPO / "gold" / "demo.jsonl"
+DEMO_RUBRIC = "agent-run-success"
+DEMO_MODEL = "local/qwen2.5-coder-1.5b"
+
+
+@click.command()
+@click.option("--gold", "gold_path", type=click.Path(dir_okay=False), default=str(DEMO_GOLD),
+              show_default=True, help="Gold set to judge.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="demo-out",
+              show_default=True, help="Where the store and the JSONL of judgments go.")
+@click.option("--model", default=DEMO_MODEL, show_default=True)
+@click.option("--rubric", "rubric_ref", default=DEMO_RUBRIC, show_default=True)
+@click.option("--limit", type=int, help="Judge only the first N cases.")
+def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None) -> None:
+    """Judge the project's demo gold set on the embedded model and print a table.
+
+    Offline, no API key. Judgments already in the store are reused, so a second run is instant.
+    """
+    from judge.cases import load_cases
+    from judge.commands.run import _run_with_progress, _write_jsonl
+    from judge.providers import ModelParams
+    from judge.rubrics import load_rubric
+    from judge.runner import Runner, plan
+    from judge.store import Store
+
+    started = time.perf_counter()
+    if model.startswith("local/"):
+        from judge.local import ensure_model
+
+        alias = model.removeprefix("local/")
+        if not alias.startswith("gguf:"):
+            click.echo(f"embedded model: {ensure_model(alias)}", err=True)
+    rubric = load_rubric(rubric_ref)
+    loaded = load_cases(Path(gold_path), limit=limit)
+    for error in loaded.errors:
+        click.echo(f"invalid record: {error}", err=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / "judge.db"
+    steps = plan(loaded.cases, rubric, [model], orders="both", samples=1)
+    click.echo(
+        f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "
+        "(about 20-60 s each on 2 cores; stored as they finish)",
+        err=True,
+    )
+    with Store(db) as store:
+        runner = Runner(store, rubric, ModelParams(), concurrency=1)
+        store.start_batch(runner.batch_id, rubric=rubric.ref, model=model, input=gold_path,
+                          params=ModelParams().cache_params())
+        summary = _run_with_progress(runner, steps, quiet=False)
+        store.finish_batch(runner.batch_id, status="done",
+                           counts=dict(summary.statuses) | {"cached": summary.cached})
+    judgments = sorted((o.judgment for o in summary.outcomes), key=lambda j: j.case_id)
+    _write_jsonl(out / "judgments.jsonl", judgments)
+    _print_table(judgments, loaded.gold)
+    click.echo(
+        f"\n{summary.called} judged now, {summary.cached} reused from the store; "
+        f"{time.perf_counter() - started:.0f}s in all.\n"
+        f"stored in {db} and {out / 'judgments.jsonl'}\n"
+        f"next: judge show --db {db}    |    "
+        f"judge calibrate --gold {gold_path} --db {db} --judge {model} --out card.yaml",
+    )
+
+
+def _print_table(judgments: list[Judgment], gold: dict[str, str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="judge demo: agent-run-success on the embedded judge")
+    for column in ("case", "gold", "verdict", "P(pass)", "cited evidence", "s", "agrees"):
+        table.add_column(column)
+    agree = decided = 0
+    for j in judgments:
+        v = j.verdict
+        truth = gold.get(j.case_id, "?")
+        label = v.label if v else j.status
+        p_pass = ""
+        if v and v.label_probs:
+            p_pass = f"{v.label_probs.get('pass', 0.0):.2f}"
+        ok = ""
+        if j.status == "ok" and truth in ("pass", "fail"):
+            decided += 1
+            agree += label == truth
+            ok = "yes" if label == truth else "NO"
+        cited = ",".join(v.cited) if v else ""
+        table.add_row(j.case_id.split("/")[-1], truth, label, p_pass, cited,
+                      f"{j.usage.latency_s:.0f}", ok)
+    console = Console()
+    console.print(table)
+    if decided:
+        # Wilson 95% interval: with a dozen cases the interval is wide, and we say so.
+        p, n, z = agree / decided, decided, 1.96
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        console.print(
+            f"agreement with gold: {agree}/{decided} = {p:.2f} "
+            f"(95% Wilson interval {centre - half:.2f}-{centre + half:.2f}); "
+            "a small model on a small set: calibrate before acting on these verdicts."
+        )

@@ -1,0 +1,247 @@
+"""Judge cases: evidence -> prompt -> provider -> verdict -> store, for every protocol step.
+
+Protocols decide which judgments a case needs (``plan``): one verdict; pairwise in both orders;
+n repeated samples; several models (a panel). Each planned judgment has a cache key; a stored
+final judgment with that key is reused, never paid for again. Each judgment is stored the moment
+it finishes, so an interrupted batch resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import judge
+from judge.errors import InfraError, JudgeError, ParseError
+from judge.evidence import DEFAULT_TOKEN_BUDGET, select_evidence
+from judge.providers import AttemptLog, CallResult, ModelParams, call_model
+from judge.rubrics import Rubric
+from judge.store import Store, cache_key, digest
+from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
+
+OrdersOption = Literal["one", "both"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One planned judgment: a case, a model, an answer order and a sample index."""
+
+    case: Case
+    model: str
+    order: Order | None = None
+    sample: int = 0
+
+
+def plan(
+    cases: Sequence[Case],
+    rubric: Rubric,
+    models: Sequence[str],
+    *,
+    orders: OrdersOption = "both",
+    samples: int = 1,
+) -> list[Step]:
+    """Every judgment the protocol needs, in a stable order (case, model, order, sample)."""
+    steps: list[Step] = []
+    for case in cases:
+        case_orders: list[Order | None]
+        if rubric.kind == "pairwise":
+            case_orders = ["AB", "BA"] if orders == "both" else ["AB"]
+        else:
+            case_orders = [None]
+        for model in models:
+            for order in case_orders:
+                for sample in range(samples):
+                    steps.append(Step(case=case, model=model, order=order, sample=sample))
+    return steps
+
+
+def params_for_sample(params: ModelParams, sample: int) -> ModelParams:
+    """Each repeated sample gets its own seed, so repetitions can differ."""
+    if sample == 0 or params.seed is None:
+        return params
+    return replace(params, seed=params.seed + sample)
+
+
+@dataclass
+class Outcome:
+    """A finished step: its judgment and whether the provider was called for it."""
+
+    step: Step
+    judgment: Judgment
+    cached: bool
+
+
+@dataclass
+class RunSummary:
+    """How a batch went."""
+
+    batch_id: str
+    statuses: Counter[str] = field(default_factory=Counter)
+    cached: int = 0
+    called: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    outcomes: list[Outcome] = field(default_factory=list)
+    #: Steps that could not even be attempted (e.g. a case the rubric cannot render).
+    errors: list[tuple[Step, JudgeError]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        """Judgments that ended without a verdict because of the provider or the parser."""
+        return self.statuses["parse_error"] + self.statuses["infra_error"]
+
+
+class Runner:
+    """Runs planned steps with bounded concurrency, storing each judgment as it finishes."""
+
+    def __init__(
+        self,
+        store: Store,
+        rubric: Rubric,
+        params: ModelParams,
+        *,
+        token_budget: int | None = None,
+        concurrency: int = 4,
+        on_done: Callable[[Outcome], None] | None = None,
+        batch_id: str | None = None,
+    ) -> None:
+        self.store = store
+        self.rubric = rubric
+        self.params = params
+        self.token_budget = token_budget or rubric.spec.token_budget or DEFAULT_TOKEN_BUDGET
+        self.concurrency = max(1, concurrency)
+        self.on_done = on_done
+        self.batch_id = batch_id or f"b-{uuid.uuid4().hex[:12]}"
+
+    async def judge_step(self, step: Step) -> Outcome:
+        """Judge one step, from the store when already paid for."""
+        rubric = self.rubric
+        evidence = select_evidence(
+            step.case, visible=rubric.spec.evidence_visible, token_budget=self.token_budget
+        )
+        messages = rubric.render(step.case, evidence, order=step.order)
+        params = params_for_sample(self.params, step.sample)
+        prompt_digest = digest(messages)
+        key = cache_key(
+            rubric_digest=rubric.digest,
+            evidence_digest=evidence.digest,
+            prompt_digest=prompt_digest,
+            model=step.model,
+            params=params.cache_params(),
+            order=step.order,
+            sample=step.sample,
+        )
+        hit = self.store.cached(key)
+        if hit is not None:
+            return Outcome(step, hit, cached=True)
+
+        shown = [item.id for item in evidence.items]
+        provenance = Provenance(
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_digest=rubric.digest,
+            model=step.model,
+            params=params.cache_params(),
+            prompt_digest=prompt_digest,
+            evidence_digest=evidence.digest,
+            selector_version=evidence.selector_version,
+            token_budget=evidence.token_budget,
+            order=step.order,
+            sample=step.sample,
+            evidence_ids=shown,
+            flagged_evidence=[item.id for item in evidence.items if item.flags],
+            judge_version=judge.__version__,
+        )
+        log = AttemptLog()
+        started = time.perf_counter()
+        result: CallResult | None = None
+        error: ParseError | InfraError | None = None
+        try:
+            result = await call_model(
+                step.model, messages, rubric.answer_model(), rubric.all_labels, params, log=log
+            )
+        except (ParseError, InfraError) as exc:
+            error = exc
+        elapsed = time.perf_counter() - started
+        for attempt, entry in enumerate(log.entries, start=1):
+            self.store.record_call(cache_key=key, model=step.model, attempt=attempt, **entry)
+        judgment = self._judgment(step, key, provenance, result, error, elapsed, shown)
+        self.store.put(judgment, batch_id=self.batch_id)
+        return Outcome(step, judgment, cached=False)
+
+    def _judgment(
+        self,
+        step: Step,
+        key: str,
+        provenance: Provenance,
+        result: CallResult | None,
+        error: ParseError | InfraError | None,
+        elapsed: float,
+        shown: list[str],
+    ) -> Judgment:
+        judgment_id = "j-" + key.removeprefix("sha256:")[:20]
+        if result is None:
+            assert error is not None
+            failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
+            usage = Usage(
+                prompt_tokens=int(error.usage.get("prompt_tokens", 0)),
+                completion_tokens=int(error.usage.get("completion_tokens", 0)),
+                latency_s=elapsed,
+                attempts=error.attempts,
+            )
+            return Judgment(
+                id=judgment_id, case_id=step.case.id, cache_key=key, status=failure,
+                error=str(error), provenance=provenance, usage=usage,
+                raw_output=error.last_output,
+            )
+        verdict = self.rubric.interpret(
+            result.answer, shown_ids=shown, order=step.order, label_probs=result.label_probs
+        )
+        status: Status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
+        usage = Usage(
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost_usd=result.cost_usd,
+            latency_s=elapsed,
+            attempts=result.attempts,
+        )
+        return Judgment(
+            id=judgment_id, case_id=step.case.id, cache_key=key, status=status,
+            verdict=verdict, provenance=provenance, usage=usage, raw_output=result.raw_output,
+        )
+
+    async def run(self, steps: Sequence[Step]) -> RunSummary:
+        """Judge every step; a failure of one never stops the others."""
+        summary = RunSummary(batch_id=self.batch_id)
+        semaphore = asyncio.Semaphore(self.concurrency)
+        started = time.perf_counter()
+
+        async def guarded(step: Step) -> None:
+            async with semaphore:
+                try:
+                    outcome = await self.judge_step(step)
+                except JudgeError as exc:
+                    summary.errors.append((step, exc))
+                    return
+            summary.outcomes.append(outcome)
+            summary.statuses[outcome.judgment.status] += 1
+            if outcome.cached:
+                summary.cached += 1
+            else:
+                summary.called += 1
+                summary.prompt_tokens += outcome.judgment.usage.prompt_tokens
+                summary.completion_tokens += outcome.judgment.usage.completion_tokens
+            if self.on_done is not None:
+                self.on_done(outcome)
+
+        for case in {step.case.id: step.case for step in steps}.values():
+            self.store.put_case(case)
+        await asyncio.gather(*(guarded(step) for step in steps))
+        summary.seconds = time.perf_counter() - started
+        return summary
