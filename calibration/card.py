@@ -91,6 +91,8 @@ class ConfidenceRef(_Strict):
     calibrator: str = "none"
     #: How the calibrator was fitted (the split kept apart from threshold picking).
     calibrator_fit: str | None = None
+    #: The fitted map, so that routing applies the same transform before the thresholds.
+    calibrator_params: dict[str, Any] | None = None
 
 
 class CalibrationSection(_Strict):

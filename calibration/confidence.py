@@ -206,6 +206,10 @@ class Calibrator(Protocol):
         """Map raw scores to calibrated probabilities."""
         ...
 
+    def params(self) -> dict[str, Any]:
+        """The fitted map as plain numbers (stored in the card so routing can apply it)."""
+        ...
+
 
 @dataclass
 class _Platt:
@@ -220,6 +224,9 @@ class _Platt:
         out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
         return out
 
+    def params(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "map": "1 / (1 + exp(-(a * logit(score) + b)))"}
+
 
 @dataclass
 class _Isotonic:
@@ -230,6 +237,13 @@ class _Isotonic:
         import numpy as np
 
         return np.asarray(self.model.predict(scores), dtype=float)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "x": [float(v) for v in self.model.X_thresholds_],
+            "y": [float(v) for v in self.model.y_thresholds_],
+            "map": "linear interpolation of (x, y), clipped at the ends",
+        }
 
 
 def _logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
