@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "compare": "calibration.commands:compare",
     "card": "calibration.commands:card",
     "gold": "calibration.commands:gold",
+    "import": "judge.commands.importer:import_cmd",
 }
 
 
@@ -61,6 +62,7 @@ _SUMMARIES = {
     "compare": "Compare judges on the same items: paired differences, McNemar, agreement.",
     "card": "Verify or show calibration cards.",
     "gold": "Validate and import gold sets.",
+    "import": "Validate agent traces (Claude Code, Codex, OTel, SWE-agent, ...) as Case JSONL.",
 }
 
 

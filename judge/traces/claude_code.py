@@ -1,0 +1,361 @@
+"""``claude-code``: Claude Code ``claude -p --output-format stream-json --verbose`` JSONL.
+
+One JSON event per line (as of Claude Code 1.x-2.x):
+
+* ``{"type": "system", "subtype": "init", "session_id", "model", "tools", "cwd",
+  "claude_code_version", ...}`` starts a session;
+* ``{"type": "assistant", "message": {"id", "model", "content": [blocks], "usage"},
+  "parent_tool_use_id", "session_id"}``: one line per content block in practice, blocks of
+  type ``text``, ``thinking``, ``tool_use`` (``id``, ``name``, ``input``);
+* ``{"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id",
+  "content", "is_error"}]}}``: tool results (or a plain user prompt, when the prompt is
+  replayed with ``--replay-user-messages``);
+* ``{"type": "result", "subtype": "success" | "error_max_turns" | "error_during_execution",
+  "is_error", "result", "total_cost_usd", "usage", "duration_ms", "num_turns"}`` ends it.
+
+Mapping: one Case per session (a new ``system/init`` or a new ``session_id`` starts the next
+one, so concatenated logs work). ``step`` is the index of the model response (``message.id``);
+a tool result shares the step of its call. Turns of a sub-agent (``parent_tool_use_id`` set)
+get the role ``subagent``. ``thinking`` blocks become ``note`` turns. The final answer is the
+``result`` text (marked on the last assistant message when it is the same text). A failed
+``result`` adds an ``error`` turn and sets ``meta.exit_status``. Cost, usage, duration and turn
+count go to ``meta``, never into the trace.
+
+Known gaps, stated rather than guessed:
+
+* ``claude -p "prompt"`` does not echo the prompt: unless user text messages are present
+  (``--input-format stream-json --replay-user-messages``), the task is empty and
+  ``meta.task_missing`` is true; whoever knows the task (a run set) must supply it.
+* There is no submitted diff in this format: ``diff`` is the output of the last ``git diff``
+  / ``git show`` the agent ran (``meta.diff_source`` names the turn), or None.
+* ``stream_event`` lines (``--include-partial-messages``) repeat what the complete messages
+  carry and are skipped with a note; other unknown event types and ``system`` subtypes other
+  than ``init`` are skipped with a note too. Unknown content block types are skipped with a note.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from judge.cases import iter_jsonl
+from judge.errors import InputError
+from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
+from judge.types import Case
+
+
+class _Text(Loose):
+    type: Literal["text"]
+    text: str
+
+
+class _Thinking(Loose):
+    type: Literal["thinking"]
+    thinking: str = ""
+
+
+class _ToolUse(Loose):
+    type: Literal["tool_use", "server_tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any] = {}
+
+
+class _ToolResult(Loose):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str | list[dict[str, Any]] | None = None
+    is_error: bool | None = None
+
+
+_BLOCKS: dict[str, type[Loose]] = {
+    "text": _Text,
+    "thinking": _Thinking,
+    "tool_use": _ToolUse,
+    "server_tool_use": _ToolUse,
+    "tool_result": _ToolResult,
+}
+
+
+class _Message(Loose):
+    id: str | None = None
+    model: str | None = None
+    content: str | list[Any]
+
+
+class _System(Loose):
+    type: Literal["system"]
+    subtype: str | None = None
+    session_id: str | None = None
+    model: str | None = None
+    tools: list[Any] | None = None
+    cwd: str | None = None
+    claude_code_version: str | None = None
+
+
+class _Assistant(Loose):
+    type: Literal["assistant"]
+    message: _Message
+    parent_tool_use_id: str | None = None
+    session_id: str | None = None
+
+
+class _User(Loose):
+    type: Literal["user"]
+    message: _Message
+    parent_tool_use_id: str | None = None
+    session_id: str | None = None
+
+
+class _Result(Loose):
+    type: Literal["result"]
+    subtype: str | None = None
+    is_error: bool = False
+    result: str | None = None
+    total_cost_usd: float | None = None
+    usage: dict[str, Any] | None = None
+    duration_ms: float | None = None
+    num_turns: int | None = None
+    session_id: str | None = None
+
+
+_EVENTS: dict[str, type[Loose]] = {
+    "system": _System,
+    "assistant": _Assistant,
+    "user": _User,
+    "result": _Result,
+}
+#: Event types that carry nothing the complete messages do not: skipped with a note.
+_SKIPPED = {"stream_event": "partial-message stream events repeat the complete messages"}
+
+
+@dataclass
+class _Session:
+    """What is known of one session while its lines are read."""
+
+    session_id: str | None
+    line: int
+    builder: TraceBuilder = field(default_factory=TraceBuilder)
+    model: str | None = None
+    task: str | None = None
+    step: int = 0
+    message_ids: dict[str, int] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    final_text: str | None = None
+    final_source: str | None = None
+    ended: bool = False
+
+    def step_of(self, message_id: str | None) -> int:
+        """The step of a model response: one per distinct message id."""
+        if message_id is None or message_id not in self.message_ids:
+            self.step += 1
+            if message_id is not None:
+                self.message_ids[message_id] = self.step
+            return self.step
+        return self.message_ids[message_id]
+
+
+def _result_text(content: str | list[dict[str, Any]] | None) -> str:
+    """The text of a tool result's content (a string or a list of text / image parts)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    parts = []
+    for part in content:
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            parts.append(part["text"])
+        else:
+            parts.append(f"[{to_text(part.get('type')) or 'part'}]")
+    return "\n".join(parts)
+
+
+@importer("claude-code")
+class ClaudeCodeImporter(BaseImporter):
+    """Claude Code stream-json output: one case per session."""
+
+    description = "Claude Code `claude -p --output-format stream-json --verbose` JSONL"
+
+    def sniff(self, path: Path) -> bool:
+        """The first line is a Claude Code event (system/init, assistant or user message)."""
+        first = first_json_object(path)
+        if first is None:
+            return False
+        if first.get("type") == "system" and "session_id" in first:
+            return True
+        return first.get("type") in ("assistant", "user") and isinstance(
+            first.get("message"), dict) and "session_id" in first
+
+    def load(self, path: Path) -> ImportResult:
+        """Every session of ``path`` as a case; an error for each bad line."""
+        reader = _Reader(str(path))
+        for number, obj in iter_jsonl(path):
+            if isinstance(obj, InputError):
+                reader.out.errors.append(obj)
+            else:
+                reader.line(number, obj)
+        reader.close()
+        for kind, (first, count) in reader.skipped.items():
+            reader.out.notes.append(f"{path}: skipped {count} {kind} (first on line {first})")
+        return reader.out
+
+
+class _Reader:
+    """Reads the lines of one file into sessions."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.out = ImportResult()
+        self.session: _Session | None = None
+        self.skipped: dict[str, tuple[int, int]] = {}
+        self.ids: Counter[str] = Counter()
+
+    def skip(self, what: str, number: int) -> None:
+        first, count = self.skipped.get(what, (number, 0))
+        self.skipped[what] = (first, count + 1)
+
+    def line(self, number: int, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            self.out.errors.append(InputError("required field is missing or not a string",
+                                              file=self.file, line=number, field="type"))
+            return
+        if kind in _SKIPPED:
+            self.skip(f"'{kind}' events ({_SKIPPED[kind]})", number)
+            return
+        model = _EVENTS.get(kind)
+        if model is None:
+            self.skip(f"events of unknown type '{kind}'", number)
+            return
+        event = validate(model, obj, self.out.errors, self.file, line=number)
+        if isinstance(event, _System):
+            self.system(event, number)
+        elif isinstance(event, _Assistant):
+            self.assistant(event, number)
+        elif isinstance(event, _User):
+            self.user(event, number)
+        elif isinstance(event, _Result):
+            self.result(event, number)
+
+    def current(self, session_id: str | None, number: int) -> _Session:
+        """The open session, or a new one when there is none or the session id changed."""
+        session = self.session
+        if session is None or session.ended or (
+            session_id is not None and session.session_id is not None
+            and session_id != session.session_id
+        ):
+            self.close()
+            session = self.session = _Session(session_id, number)
+        elif session.session_id is None:
+            session.session_id = session_id
+        return session
+
+    def system(self, event: _System, number: int) -> None:
+        if event.subtype != "init":
+            self.skip(f"system events of subtype '{event.subtype}'", number)
+            return
+        if self.session is not None and self.session.builder.turns:
+            self.close()
+        session = self.current(event.session_id, number)
+        session.model = event.model or session.model
+        tools = [t for t in event.tools or [] if isinstance(t, str)]
+        session.meta.update({k: v for k, v in {
+            "cwd": event.cwd, "claude_code_version": event.claude_code_version,
+            "tools": tools or None}.items() if v is not None})
+
+    def blocks(self, content: str | list[Any], number: int) -> list[tuple[int, Loose]]:
+        """The valid, known content blocks of a message (errors and notes for the others)."""
+        if isinstance(content, str):
+            return [(0, _Text(type="text", text=content))]
+        out: list[tuple[int, Loose]] = []
+        for index, raw in enumerate(content):
+            where = f"message.content[{index}]"
+            kind = raw.get("type") if isinstance(raw, dict) else None
+            if not isinstance(kind, str):
+                self.out.errors.append(InputError("a content block needs a string 'type'",
+                                                  file=self.file, line=number, field=where))
+                continue
+            model = _BLOCKS.get(kind)
+            if model is None:
+                self.skip(f"content blocks of type '{kind}'", number)
+                continue
+            block = validate(model, raw, self.out.errors, self.file, line=number, where=where)
+            if block is not None:
+                out.append((index, block))
+        return out
+
+    def assistant(self, event: _Assistant, number: int) -> None:
+        session = self.current(event.session_id, number)
+        session.model = session.model or event.message.model
+        step = session.step_of(event.message.id)
+        role = "subagent" if event.parent_tool_use_id else "assistant"
+        builder = session.builder
+        for index, block in self.blocks(event.message.content, number):
+            source = f"line {number} content[{index}]"
+            if isinstance(block, _Text):
+                builder.add(role, block.text, "message", source, step)
+            elif isinstance(block, _Thinking):
+                builder.add(role, block.thinking, "note", source, step)
+            elif isinstance(block, _ToolUse):
+                builder.call(block.id, block.name, block.input, source, step, role=role)
+
+    def user(self, event: _User, number: int) -> None:
+        session = self.current(event.session_id, number)
+        builder = session.builder
+        for index, block in self.blocks(event.message.content, number):
+            source = f"line {number} content[{index}]"
+            if isinstance(block, _ToolResult):
+                builder.result(block.tool_use_id, _result_text(block.content), source,
+                               is_error=bool(block.is_error))
+            elif isinstance(block, _Text):
+                if session.task is None and not event.parent_tool_use_id:
+                    session.task = block.text
+                builder.add("user", block.text, "message", source)
+
+    def result(self, event: _Result, number: int) -> None:
+        session = self.current(event.session_id, number)
+        meta = {"exit_status": event.subtype, "cost_usd": event.total_cost_usd,
+                "usage": event.usage, "duration_ms": event.duration_ms,
+                "num_turns": event.num_turns}
+        session.meta.update({k: v for k, v in meta.items() if v is not None})
+        if event.is_error:
+            text = f"run ended with {event.subtype or 'an error'}"
+            if event.result:
+                text += f": {event.result}"
+            session.builder.add("system", text, "error", f"line {number} result")
+        elif event.result:
+            session.final_text, session.final_source = event.result, f"line {number} result"
+        session.ended = True
+
+    def close(self) -> None:
+        """Turn the open session into a case."""
+        session, self.session = self.session, None
+        if session is None or (not session.builder.turns and not session.meta):
+            return
+        turns = session.builder.finish()
+        if session.final_text is not None:
+            final = [i for i, t in enumerate(turns) if t.kind == "final_answer"]
+            same = final and turns[final[0]].content.strip() == session.final_text.strip()
+            if not same:
+                for i in final:
+                    turns[i] = turns[i].model_copy(update={"kind": "message"})
+                session.builder.add("assistant", session.final_text, "final_answer",
+                                    session.final_source or "result")
+        meta = dict(session.meta, session_id=session.session_id, first_line=session.line)
+        printed = session.builder.printed_diff()
+        if printed:
+            meta["diff_source"] = printed[0]
+        if session.task is None:
+            meta["task_missing"] = True
+        base = session.session_id or f"{Path(self.file).stem}@line{session.line}"
+        self.ids[base] += 1
+        case_id = base if self.ids[base] == 1 else f"{base}#{self.ids[base]}"
+        self.out.cases.append(Case(
+            id=case_id, kind="agent_run", task=session.task or "",
+            diff=printed[1] if printed else None, trace=session.builder.turns,
+            agent_model=session.model,
+            slices={"agent": "claude-code", "exit_status": session.meta.get("exit_status")},
+            meta=meta,
+        ))
+
