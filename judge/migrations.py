@@ -106,6 +106,167 @@ def m004_batches(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m005_routing(db: sqlite_utils.Database) -> None:
+    """Calibration cards used for routing, and the routing decision of each (case, judge, card)."""
+    db.table("cards").create(
+        {
+            "digest": str,
+            "model": str,
+            "rubric_id": str,
+            "rubric_version": int,
+            "rubric_digest": str,
+            "selector_version": str,
+            "kind": str,
+            "created_at": str,
+            "expires_at": str,
+            "added_at": str,
+            "yaml": str,
+            # Set when audit labels push a band's live error bound above the card's alpha.
+            "stale": int,
+            "stale_reason": str,
+            "stale_at": str,
+        },
+        pk="digest",
+        not_null={"yaml", "model"},
+        defaults={"stale": 0},
+    )
+    db.table("routing_decisions").create(
+        {
+            "id": str,
+            "card_digest": str,
+            "case_id": str,
+            "model": str,
+            "rubric_id": str,
+            "rubric_version": int,
+            "kind": str,
+            "decision": str,  # auto_accept | auto_reject | auto_decide | review
+            "label": str,  # the label decided automatically; null for review
+            "reason": str,
+            "detail": str,
+            "band": str,
+            "score": float,
+            "raw_score": float,
+            "slice": str,
+            "n_judgments": int,
+            "judgment_ids": str,
+            "audit": int,
+            "routed_at": str,
+        },
+        pk="id",
+        not_null={"card_digest", "case_id", "model", "decision", "reason"},
+    )
+    db.table("routing_decisions").create_index(["card_digest", "decision"])
+    db.table("routing_decisions").create_index(["case_id"])
+
+
+@migration
+def m006_review(db: sqlite_utils.Database) -> None:
+    """The human review queue and the labels reviewers give."""
+    db.table("review_items").create(
+        {
+            "id": str,
+            "routing_id": str,
+            "card_digest": str,
+            "case_id": str,
+            "model": str,
+            "rubric_id": str,
+            "kind": str,  # binary | pairwise
+            "reason": str,
+            "detail": str,
+            "audit": int,
+            "band": str,
+            "auto_label": str,
+            "score": float,
+            "priority": float,
+            "required_labels": int,
+            "blind": int,
+            "status": str,  # open | adjudicate | done
+            "final_label": str,
+            "created_at": str,
+            "closed_at": str,
+        },
+        pk="id",
+        not_null={"case_id", "kind", "status", "required_labels"},
+    )
+    db.table("review_items").create_index(["status", "priority"])
+    db.table("review_labels").create(
+        {
+            "id": int,
+            "item_id": str,
+            "reviewer": str,
+            "role": str,  # reviewer | adjudicator
+            "label": str,
+            "note": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"item_id", "reviewer", "role", "label", "created_at"},
+    )
+    db.table("review_labels").create_index(["item_id", "reviewer"], unique=True)
+
+
+@migration
+def m007_access(db: sqlite_utils.Database) -> None:
+    """API keys (only a salted hash is kept) and review-page sessions (hashed tokens)."""
+    db.table("api_keys").create(
+        {
+            "id": str,
+            "name": str,
+            "role": str,  # reviewer | adjudicator
+            "salt": str,
+            "hash": str,
+            "created_at": str,
+            "revoked_at": str,
+            "last_used_at": str,
+        },
+        pk="id",
+        not_null={"name", "role", "salt", "hash", "created_at"},
+    )
+    db.table("api_keys").create_index(["name"], unique=True)
+    db.table("sessions").create(
+        {"token_hash": str, "key_id": str, "created_at": str, "expires_at": str},
+        pk="token_hash",
+        not_null={"key_id", "expires_at"},
+    )
+
+
+@migration
+def m008_jobs(db: sqlite_utils.Database) -> None:
+    """API jobs (a batch of cases to judge), their cases as submitted, and their judgments."""
+    db.table("jobs").create(
+        {
+            "id": str,
+            "key_id": str,
+            "idempotency_key": str,
+            "request_digest": str,
+            "rubric": str,
+            "models": str,
+            "params": str,
+            "status": str,  # queued | running | done | failed
+            "n_cases": int,
+            "n_steps": int,
+            "n_done": int,
+            "counts": str,
+            "error": str,
+            "created_at": str,
+            "started_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+        not_null={"status", "rubric", "models", "request_digest"},
+    )
+    # Null idempotency keys do not collide (SQLite treats NULLs as distinct in unique indexes).
+    db.table("jobs").create_index(["key_id", "idempotency_key"], unique=True)
+    db.table("job_cases").create(
+        {"job_id": str, "position": int, "case_id": str, "json": str},
+        pk=("job_id", "position"),
+    )
+    db.table("job_results").create(
+        {"job_id": str, "judgment_id": str}, pk=("job_id", "judgment_id")
+    )
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply every migration not yet applied, in order; return the names applied now."""
     if "_migrations" not in db.table_names():
