@@ -188,6 +188,10 @@ class GoldSet:
         """Item id -> gold label (what :func:`calibration.inputs.join_gold` needs)."""
         return {r.id: r.gold for r in self.records}
 
+    def by_id(self) -> Mapping[str, GoldRecord]:
+        """Item id -> record."""
+        return self._by_id
+
     def get(self, item_id: str) -> GoldRecord | None:
         """The record with this id, or None."""
         return self._by_id.get(item_id)

@@ -1,0 +1,195 @@
+"""Confidence intervals: Wilson, Clopper-Pearson, and the task-cluster bootstrap.
+
+The sampling unit is the task, not the row: both orders, repeated samples and several trials of
+one task are correlated, so the bootstrap resamples clusters (task ids) with replacement and
+gives each row its cluster's draw count as a weight. Everything is vectorised: the draws of a
+block of replicates form one (replicates x clusters) count matrix, and a statistic made of sums
+is one matrix product. Blocks keep memory bounded; the draws depend only on ``seed``, the
+number of clusters and ``n_boot``, so every statistic computed with one seed sees the same
+resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Upper bound on the entries of one block of bootstrap weights (float32: 4 bytes each).
+_BLOCK_CELLS = 4_000_000
+
+
+def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials (statsmodels); (0, 1) when n = 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1.0 - level, method="wilson")
+    return (max(0.0, float(lo)), min(1.0, float(hi)))
+
+
+def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
+    """One-sided Clopper-Pearson upper bound on a rate, holding with probability >= 1 - delta.
+
+    ``beta.ppf(1 - delta, k + 1, n - k)``; 1.0 when n = 0 or k = n (nothing is certified).
+    """
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    if n <= 0 or k >= n:
+        return 1.0
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    from scipy.stats import beta
+
+    return float(beta.ppf(1.0 - delta, k + 1, n - k))
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Two-sided exact (Clopper-Pearson) interval; (0, 1) when n = 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    from scipy.stats import beta
+
+    a = 1.0 - level
+    lo = 0.0 if k <= 0 else float(beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k >= n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    return (lo, hi)
+
+
+def weight_blocks(n_clusters: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """Bootstrap draw counts, block by block: arrays of shape (b, n_clusters), rows summing to
+    n_clusters, together n_boot rows. Deterministic in (n_clusters, n_boot, seed)."""
+    import numpy as np
+
+    if n_clusters <= 0 or n_boot <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    block = max(1, min(n_boot, _BLOCK_CELLS // n_clusters))
+    done = 0
+    while done < n_boot:
+        b = min(block, n_boot - done)
+        idx = rng.integers(0, n_clusters, size=(b, n_clusters), dtype=np.int32)
+        # float32 (exact for counts below 2**24), so that products with per-cluster sums run
+        # through BLAS at half the memory traffic; one bincount per replicate keeps the
+        # counting inside the cache (3x faster than one big bincount)
+        counts = np.empty((b, n_clusters), dtype=np.float32)
+        for i in range(b):
+            counts[i] = np.bincount(idx[i], minlength=n_clusters)
+        yield counts
+        done += b
+
+
+def cluster_sums(values: np.ndarray, cluster: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Per-cluster column sums of ``values`` (rows x k) -> (n_clusters x k)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        v = v[:, None]
+    out = np.zeros((n_clusters, v.shape[1]), dtype=np.float64)
+    for j in range(v.shape[1]):
+        out[:, j] = np.bincount(cluster, weights=v[:, j], minlength=n_clusters)
+    return out
+
+
+def compact_codes(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Renumber cluster codes 0..m-1 over the clusters present (a subset keeps stale codes;
+    resampling a cluster with no rows would dilute every statistic)."""
+    import numpy as np
+
+    if codes.size == 0:
+        return codes.astype(np.int64), 0
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    return inverse.astype(np.int64).reshape(-1), int(uniq.size)
+
+
+def bootstrap_sums(per_cluster: np.ndarray, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """Column sums of the per-cluster matrix under each resample: (n_boot x k)."""
+    import numpy as np
+
+    per_cluster = np.asarray(per_cluster, dtype=np.float64)
+    n_clusters = per_cluster.shape[0]
+    matrix = per_cluster.astype(np.float32)
+    parts = [w @ matrix for w in weight_blocks(n_clusters, n_boot, seed)]
+    if not parts:
+        return np.zeros((0, per_cluster.shape[1]))
+    return np.vstack(parts).astype(np.float64)
+
+
+def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of the finite replicates (None when there are none)."""
+    import numpy as np
+
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if r.size == 0:
+        return None
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(r, [a, 1.0 - a])
+    return (float(lo), float(hi))
+
+
+def ratio_interval(
+    num: np.ndarray,
+    den: np.ndarray,
+    cluster: np.ndarray,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """Cluster-bootstrap interval of sum(num) / sum(den) (a rate over rows or units)."""
+    import numpy as np
+
+    codes, n_clusters = compact_codes(np.asarray(cluster))
+    if n_clusters == 0:
+        return None
+    sums = bootstrap_sums(
+        cluster_sums(np.column_stack([num, den]), codes, n_clusters), n_boot, seed
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return percentile_interval(sums[:, 0] / sums[:, 1], level)
+
+
+def cluster_bootstrap(
+    clusters: np.ndarray | object,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """Generic task-cluster bootstrap interval of any weighted statistic.
+
+    ``clusters``: one cluster id per row (an array of codes or labels, or a RowArrays, whose
+    ``cluster`` column is used). ``statistic(w)`` receives row weights of shape (b, n_rows)
+    (each row weighted by how often its cluster was drawn) and returns b values, so it is
+    evaluated a block of replicates at a time. Returns the percentile interval.
+    """
+    import numpy as np
+
+    codes, n_clusters = compact_codes(_cluster_codes(clusters))
+    if n_clusters == 0:
+        return None
+    n_rows = codes.shape[0]
+    sub = max(1, _BLOCK_CELLS // max(n_rows, 1))
+    values: list[np.ndarray] = []
+    for w in weight_blocks(n_clusters, n_boot, seed):
+        for start in range(0, w.shape[0], sub):
+            row_w = w[start : start + sub][:, codes].astype(np.float64)
+            values.append(np.asarray(statistic(row_w), dtype=np.float64).reshape(-1))
+    return percentile_interval(np.concatenate(values), level)
+
+
+def _cluster_codes(clusters: np.ndarray | object) -> np.ndarray:
+    import numpy as np
+
+    arr = getattr(clusters, "cluster", clusters)
+    arr = np.asarray(arr)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    index: dict[object, int] = {}
+    return np.asarray([index.setdefault(v, len(index)) for v in arr.tolist()], dtype=np.int64)
