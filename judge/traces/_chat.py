@@ -72,6 +72,7 @@ class ChatConverter:
         self.task: str | None = None
         self.step = 0
         self.other_roles: set[str] = set()
+        self.function_call: str | None = None
 
     def add_all(self, messages: list[Any], prefix: str) -> None:
         """Add every message of ``messages``; ``prefix`` is their JSON path (``messages``)."""
@@ -103,7 +104,9 @@ class ChatConverter:
                 self.builder.call(call.id, call.function.name, call.function.arguments,
                                   f"{source}.tool_calls[{j}]", self.step)
             if message.function_call is not None:
-                self.builder.call(None, message.function_call.name,
+                # The legacy function_call has no id: its result is the next function message.
+                self.function_call = f"function_call-{self.step}"
+                self.builder.call(self.function_call, message.function_call.name,
                                   message.function_call.arguments, f"{source}.function_call",
                                   self.step)
         elif role in ("tool", "function"):
@@ -120,7 +123,10 @@ class ChatConverter:
 
     def tool_text(self, message: ChatMessage, text: str, source: str) -> None:
         """A tool's output: the result of the call named by ``tool_call_id``."""
-        self.builder.result(message.tool_call_id, text, source, tool=message.name)
+        call_id = message.tool_call_id
+        if call_id is None and message.role == "function":
+            call_id, self.function_call = self.function_call, None
+        self.builder.result(call_id, text, source, tool=message.name)
 
     def assistant_text(self, text: str, source: str) -> None:
         """An assistant's text: a message."""

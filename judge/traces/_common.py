@@ -95,21 +95,12 @@ def read_json(path: Path) -> Any | InputError:
 
 
 def looks_like_jsonl(path: Path) -> bool:
-    """True when the first two non-blank lines each parse as JSON objects."""
-    seen = 0
-    for line in read_head(path).splitlines()[:50]:
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            return False
-        if not isinstance(obj, dict):
-            return False
-        seen += 1
-        if seen == 2:
-            return True
-    return False
+    """True when the first non-blank line is a whole JSON object by itself.
+
+    A pretty-printed JSON document starts with a line that does not parse alone; a compact
+    one-line document reads the same either way. Later lines may be broken: they are errors.
+    """
+    return first_json_object(path) is not None
 
 
 # ---------------------------------------------------------------------------------------------

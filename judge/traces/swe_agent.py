@@ -59,7 +59,7 @@ class _MiniInfo(Loose):
 
 
 class _Mini(Loose):
-    info: _MiniInfo = _MiniInfo()
+    info: dict[str, Any] = {}
     messages: list[Any]
     trajectory_format: str | None = None
     instance_id: str | None = None
@@ -82,13 +82,16 @@ class _SweInfo(Loose):
 class _Swe(Loose):
     trajectory: list[Any]
     history: list[Any] = []
-    info: _SweInfo = _SweInfo()
+    info: dict[str, Any] = {}
     replay_config: str | dict[str, Any] | None = None
 
 
 def _task_of(text: str) -> str:
     """The issue inside an instance template, or the whole text."""
-    return inner_tag(text, _TASK_TAGS) or text
+    inner = inner_tag(text, _TASK_TAGS)
+    if inner is None:
+        return text
+    return re.sub(r"^Consider the following PR description:\s*", "", inner)
 
 
 class _MiniConverter(ChatConverter):
@@ -187,7 +190,8 @@ def _load_mini(out: ImportResult, path: Path, data: dict[str, Any]) -> None:
     builder = TraceBuilder()
     converter = _MiniConverter(builder, out.errors, file)
     converter.add_all(run.messages, "messages")
-    info = run.info
+    # A bad info block is reported, and the trace is still imported.
+    info = validate(_MiniInfo, run.info, out.errors, file, where="info") or _MiniInfo()
     submitted = "submit" in (info.exit_status or "").lower()
     builder.finish(last_assistant_is_final=submitted)
     model = _dig(info.config, "model", "model_name")
@@ -231,7 +235,7 @@ def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None
         converter.task = statement
     elif converter.task is not None:
         converter.task = _task_of(converter.task)
-    info = run.info
+    info = validate(_SweInfo, run.info, out.errors, file, where="info") or _SweInfo()
     submitted = "submit" in (info.exit_status or "").lower()
     builder.finish(last_assistant_is_final=submitted)
     model = _dig(config, "agent", "model", "name")
