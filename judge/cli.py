@@ -21,6 +21,10 @@ COMMANDS: dict[str, str] = {
     "card": "calibration.commands:card",
     "gold": "calibration.commands:gold",
     "import": "judge.commands.importer:import_cmd",
+    "score": "judge.commands.score:score",
+    "gate": "judge.commands.score:gate",
+    "export": "judge.commands.score:export",
+    "runset": "judge.commands.score:runset",
 }
 
 
@@ -63,6 +67,10 @@ _SUMMARIES = {
     "card": "Verify or show calibration cards.",
     "gold": "Validate and import gold sets.",
     "import": "Validate agent traces (Claude Code, Codex, OTel, SWE-agent, ...) as Case JSONL.",
+    "score": "Judge a run set (or read its gold labels) and write the pass@k / pass^k report.",
+    "gate": "Regression gate on a run-set report: ship, block or inconclusive.",
+    "export": "Export judgments as OpenTelemetry GenAI evaluation events (OTLP JSON).",
+    "runset": "Build a run-set JSONL from a gold-format file.",
 }
 
 
