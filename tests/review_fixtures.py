@@ -1,0 +1,233 @@
+"""Builders shared by the routing, review and API tests: cases, judgment records, cards.
+
+Judgment records here are data (as the store holds them), not a model: tests that need a judge
+to answer go through the loopback server.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from calibration.card import (
+    BandSection,
+    CalibrationSection,
+    Card,
+    ConfidenceRef,
+    GoldRef,
+    Guarantee,
+    JudgeSection,
+    PolicySection,
+    RubricRef,
+    SelectorRef,
+    SlicePolicy,
+    build_card,
+)
+from judge.evidence import SELECTOR_VERSION
+from judge.rubrics import load_rubric
+from judge.store import Store
+from judge.types import Case, Judgment, Provenance, TraceTurn, Verdict
+
+MODEL = "openai/loopback"
+T0 = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+@functools.cache
+def rubric_digest(ref: str = "agent-run-success@1") -> str:
+    """The digest of a rubric folder in this repository."""
+    return load_rubric(ref).digest
+
+
+def make_case(i: int | str, *, kind: str = "agent_run", **extra: Any) -> Case:
+    """A small agent run (or pairwise case) with a diff and a two-turn trace."""
+    cid = f"case-{i}"
+    if kind == "pairwise":
+        return Case(
+            id=cid,
+            kind="pairwise",
+            task=f"Answer question {i} briefly.",
+            candidates={"A": f"Answer A to {i}: short.", "B": f"Answer B to {i}: longer text."},
+            **extra,
+        )
+    return Case(
+        id=cid,
+        kind="agent_run",
+        task=f"Fix bug {i} in parser.py so that empty input returns [].",
+        diff="--- a/parser.py\n+++ b/parser.py\n@@ -1,2 +1,2 @@\n def parse(s):\n"
+        "-    return s.split()\n+    return s.split() if s else []\n",
+        trace=[
+            TraceTurn(id="m0", role="agent", content="Running the tests: pytest -q"),
+            TraceTurn(id="m1", role="observation", content="12 passed in 0.3s"),
+        ],
+        agent_model="vendor/agent-model-x",
+        **extra,
+    )
+
+
+def make_judgment(
+    case_id: str,
+    p_pos: float | None,
+    *,
+    label: str | None = None,
+    model: str = MODEL,
+    rubric: str = "agent-run-success",
+    version: int = 1,
+    digest: str | None = None,
+    selector: str = SELECTOR_VERSION,
+    order: str | None = None,
+    sample: int = 0,
+    status: str = "ok",
+    flagged: Sequence[str] = (),
+    cited: Sequence[str] = ("E1",),
+) -> Judgment:
+    """A stored-judgment record with P(positive label) ``p_pos`` (pass, or A for pairwise)."""
+    pairwise = rubric == "pairwise-preference"
+    verdict = None
+    error = None
+    if status in ("ok", "abstain"):
+        if pairwise:
+            probs = {"A": p_pos or 0.0, "B": 1.0 - (p_pos or 0.0), "tie": 0.0}
+            best = label or ("A" if (p_pos or 0) >= 0.5 else "B")
+        else:
+            probs = {"pass": p_pos or 0.0, "fail": 1.0 - (p_pos or 0.0)}
+            best = label or ("pass" if (p_pos or 0) >= 0.5 else "fail")
+        if status == "abstain":
+            best = "cannot_determine"
+        verdict = Verdict(
+            label=best,
+            label_probs=probs if p_pos is not None else None,
+            confidence=max(probs.values()) if p_pos is not None else None,
+            cited=list(cited),
+            rationale=f"rationale for {case_id}",
+        )
+    else:
+        error = f"{status}: simulated"
+    key = json.dumps([case_id, model, rubric, order, sample, digest])
+    jid = "j-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return Judgment(
+        id=jid,
+        case_id=case_id,
+        cache_key="sha256:" + jid,
+        status=status,  # type: ignore[arg-type]
+        verdict=verdict,
+        error=error,
+        provenance=Provenance(
+            rubric_id=rubric,
+            rubric_version=version,
+            rubric_digest=digest or rubric_digest(f"{rubric}@{version}"),
+            model=model,
+            prompt_digest="sha256:prompt-" + case_id,
+            evidence_digest="sha256:evidence-" + case_id,
+            selector_version=selector,
+            token_budget=4000,
+            order=order,  # type: ignore[arg-type]
+            sample=sample,
+            evidence_ids=["E1", "E2", "E3"],
+            flagged_evidence=list(flagged),
+            judge_version="0.1.0",
+        ),
+        raw_output="{}",
+        created_at=T0,
+    )
+
+
+def band(threshold: float | None, n: int = 60, errors: int = 0, alpha: float = 0.05) -> BandSection:
+    """A card band section (level 0.05, the delta/2 of delta 0.1)."""
+    return BandSection(
+        threshold=threshold,
+        n=n if threshold is not None else 0,
+        errors=errors,
+        upper_bound=None,
+        coverage=0.3,
+        alpha=alpha,
+        level=0.05,
+        reason=None if threshold is not None else "nothing certifies",
+    )
+
+
+def make_card(
+    *,
+    model: str = MODEL,
+    kind: str = "binary",
+    accept: float | None = 0.9,
+    reject: float | None = 0.1,
+    decide: float | None = None,
+    rubric: str = "agent-run-success",
+    digest: str | None = None,
+    selector: str = SELECTOR_VERSION,
+    calibrator: str = "none",
+    calibrator_params: dict[str, Any] | None = None,
+    per_slice: dict[str, tuple[float | None, float | None]] | None = None,
+    slice_key: str | None = None,
+    created_at: datetime | None = None,
+    valid_days: int = 3650,
+    source: str = "judge store",
+) -> Card:
+    """A sealed card binding the judge ``model`` with the given thresholds (bands n=60, k=0)."""
+    bands = (
+        {"decide": band(decide)}
+        if kind == "pairwise"
+        else {"accept": band(accept), "reject": band(reject)}
+    )
+    slices = {
+        value: SlicePolicy(
+            auto_accept_threshold=a,
+            auto_reject_threshold=r,
+            n=120,
+            coverage=0.5,
+            bands={"accept": band(a), "reject": band(r)},
+        )
+        for value, (a, r) in (per_slice or {}).items()
+    }
+    policy = PolicySection(
+        guarantee=Guarantee(
+            alpha_false_accept=0.05,
+            alpha_false_reject=0.05 if kind == "binary" else None,
+            delta=0.1,
+            method="ltt-fixed-sequence",
+            statement="test card",
+        ),
+        auto_accept_threshold=None if slices or kind == "pairwise" else accept,
+        auto_reject_threshold=None if slices or kind == "pairwise" else reject,
+        decide_threshold=decide if kind == "pairwise" else None,
+        human_review_band=[reject, accept],
+        human_review_rule="test",
+        coverage=0.6,
+        grid="items",
+        starts=[30],
+        bands={} if slices else bands,
+        slice_key=slice_key,
+        per_slice=slices,
+    )
+    ref = f"{rubric}@1"
+    return build_card(
+        judge=JudgeSection(
+            model=model,
+            source=source,
+            prompt_digest="sha256:p",
+            rubric=RubricRef(id=rubric, version=1, digest=digest or rubric_digest(ref)),
+            evidence_selector=SelectorRef(version=selector, token_budget=4000),
+        ),
+        calibration=CalibrationSection(
+            kind=kind,  # type: ignore[arg-type]
+            gold=GoldRef(name="test-gold", digest="sha256:gold", n=300, source="test"),
+            confidence=ConfidenceRef(
+                source="prob", calibrator=calibrator, calibrator_params=calibrator_params
+            ),
+        ),
+        policy=policy,
+        created_at=created_at or datetime.now(UTC) - timedelta(days=1),
+        valid_days=valid_days,
+    )
+
+
+def seed_store(store: Store, cases: Sequence[Case], judgments: Sequence[Judgment]) -> None:
+    """Put cases and judgment records into the store."""
+    for case in cases:
+        store.put_case(case)
+    for j in judgments:
+        store.put(j)

@@ -1,0 +1,283 @@
+"""Routing: gates, pooled scores, bands, card refusal, audit sampling, live bounds, the store."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from judge.errors import CardError, InputError
+from judge.routing import (
+    REASONS,
+    AuditLabel,
+    apply_card,
+    audit_sample,
+    calibrate_score,
+    live_bounds,
+    load_decisions,
+    refresh_audit,
+    route_judgments,
+)
+from judge.store import Store
+from judge.types import Judgment
+from tests.review_fixtures import (
+    MODEL,
+    make_card,
+    make_case,
+    make_judgment,
+    seed_store,
+)
+
+
+def _route(judgments: list[Judgment], **card_args: object) -> dict[str, tuple[str, str]]:
+    card = make_card(**card_args)  # type: ignore[arg-type]
+    return {d.case_id: (d.decision, d.reason) for d in route_judgments(card, judgments)}
+
+
+def test_bands_accept_reject_and_review_between() -> None:
+    js = [
+        make_judgment("hi", 0.95),
+        make_judgment("lo", 0.04),
+        make_judgment("mid", 0.6),
+        make_judgment("edge", 0.9),  # exactly at the accept threshold: accepted (>=)
+    ]
+    got = _route(js)
+    assert got == {
+        "hi": ("auto_accept", "in_accept_band"),
+        "lo": ("auto_reject", "in_reject_band"),
+        "mid": ("review", "outside_bands"),
+        "edge": ("auto_accept", "in_accept_band"),
+    }
+
+
+def test_no_certified_band_sends_everything_to_review() -> None:
+    got = _route([make_judgment("a", 0.99), make_judgment("b", 0.01)], accept=None, reject=None)
+    assert got == {"a": ("review", "no_certified_band"), "b": ("review", "no_certified_band")}
+
+
+def test_gates_each_name_their_reason_and_come_before_bands() -> None:
+    js = [
+        # flagged evidence beats a score deep inside the accept band
+        make_judgment("flag", 0.99, flagged=["E2"]),
+        make_judgment("parse", None, status="parse_error"),
+        make_judgment("infra", None, status="infra_error"),
+        make_judgment("abst", 0.5, status="abstain"),
+        # three samples: pass, pass, fail -> samples disagree
+        make_judgment("samp", 0.97, sample=0),
+        make_judgment("samp", 0.96, sample=1),
+        make_judgment("samp", 0.3, sample=2),
+        # one parse failure among good samples still goes to review
+        make_judgment("mixed", 0.99, sample=0),
+        make_judgment("mixed", None, sample=1, status="parse_error"),
+    ]
+    got = _route(js)
+    assert got == {
+        "flag": ("review", "flagged_evidence"),
+        "parse": ("review", "parse_error"),
+        "infra": ("review", "provider_failure"),
+        "abst": ("review", "abstained"),
+        "samp": ("review", "samples_disagreed"),
+        "mixed": ("review", "parse_error"),
+    }
+    assert set(REASONS) >= {r for _, r in got.values()}
+
+
+def test_pooled_score_is_the_mean_over_samples() -> None:
+    # (0.95 + 0.85 + 0.92) / 3 = 2.72 / 3 = 0.90667 >= 0.9: accepted, though one sample is 0.85.
+    js = [make_judgment("x", p, sample=i) for i, p in enumerate((0.95, 0.85, 0.92))]
+    (d,) = route_judgments(make_card(), js)
+    assert d.score == pytest.approx(2.72 / 3)
+    assert d.decision == "auto_accept" and d.label == "pass"
+    assert len(d.judgment_ids) == 3
+    # (0.95 + 0.80 + 0.92) / 3 = 0.89: below the threshold, all samples say pass: review.
+    js = [make_judgment("y", p, sample=i) for i, p in enumerate((0.95, 0.80, 0.92))]
+    (d,) = route_judgments(make_card(), js)
+    assert d.score == pytest.approx(0.89) and d.reason == "outside_bands"
+
+
+def test_pairwise_orders_disagree_and_decide_band() -> None:
+    kw = {"rubric": "pairwise-preference", "kind": "pairwise", "decide": 0.8}
+    pw = {"rubric": "pairwise-preference"}
+    js = [
+        # AB says A (P(A) .9), BA says B (P(A) .2): orders disagree
+        make_judgment("flip", 0.9, order="AB", **pw),  # type: ignore[arg-type]
+        make_judgment("flip", 0.2, order="BA", **pw),  # type: ignore[arg-type]
+        # both orders say A: mean P(A) = (0.9 + 0.8) / 2 = 0.85 >= 0.8: decided A
+        make_judgment("sure", 0.9, order="AB", **pw),  # type: ignore[arg-type]
+        make_judgment("sure", 0.8, order="BA", **pw),  # type: ignore[arg-type]
+        # both say B, P(A) (0.3 + 0.25) / 2 = 0.275, confidence 0.725 < 0.8: review
+        make_judgment("weak", 0.3, order="AB", **pw),  # type: ignore[arg-type]
+        make_judgment("weak", 0.25, order="BA", **pw),  # type: ignore[arg-type]
+    ]
+    decisions = {d.case_id: d for d in route_judgments(make_card(**kw), js)}  # type: ignore[arg-type]
+    assert (decisions["flip"].decision, decisions["flip"].reason) == ("review", "orders_disagreed")
+    assert decisions["sure"].decision == "auto_decide" and decisions["sure"].label == "A"
+    assert decisions["sure"].score == pytest.approx(0.85)
+    assert decisions["weak"].reason == "outside_bands"
+
+
+def test_calibrators_from_the_card() -> None:
+    from calibration.card import ConfidenceRef
+
+    # Platt a=2, b=0 at 0.75: logit = ln 3, z = 2 ln 3 -> odds 9 -> 9/10 = 0.9.
+    platt = ConfidenceRef(source="prob", calibrator="platt", calibrator_params={"a": 2, "b": 0})
+    assert calibrate_score(0.75, platt) == pytest.approx(0.9)
+    # Isotonic through (0.2, 0.1), (0.8, 0.9): at 0.65 -> 0.1 + 0.8 * 0.45 / 0.6 = 0.7; clipped.
+    iso = ConfidenceRef(
+        source="prob", calibrator="isotonic", calibrator_params={"x": [0.2, 0.8], "y": [0.1, 0.9]}
+    )
+    assert calibrate_score(0.65, iso) == pytest.approx(0.7)
+    assert calibrate_score(0.05, iso) == pytest.approx(0.1)
+    assert calibrate_score(0.99, iso) == pytest.approx(0.9)
+    # A 0.75 raw score is outside a 0.85 accept band, but inside it once calibrated (0.9).
+    card = make_card(accept=0.85, calibrator="platt", calibrator_params={"a": 2, "b": 0})
+    (d,) = route_judgments(card, [make_judgment("c", 0.75)])
+    assert d.raw_score == pytest.approx(0.75) and d.score == pytest.approx(0.9)
+    assert d.decision == "auto_accept"
+    with pytest.raises(CardError, match="calibrator 'magic'"):
+        calibrate_score(0.5, ConfidenceRef(source="prob", calibrator="magic"))
+
+
+def test_per_slice_thresholds() -> None:
+    card = make_card(per_slice={"django": (0.9, 0.1)}, slice_key="repo")
+    js = [make_judgment("case-1", 0.95), make_judgment("case-2", 0.95)]
+    cases = {
+        "case-1": make_case(1, slices={"repo": "django"}),
+        "case-2": make_case(2, slices={"repo": "flask"}),
+    }
+    got = {d.case_id: d for d in route_judgments(card, js, cases=cases)}
+    assert got["case-1"].decision == "auto_accept" and got["case-1"].slice == "django"
+    assert got["case-2"].reason == "no_certified_band"
+    assert "repo=flask" in got["case-2"].detail
+
+
+def test_card_for_another_judge_is_refused_with_what_is_there() -> None:
+    js = [make_judgment("a", 0.95, model="other/model")]
+    with pytest.raises(CardError) as err:
+        route_judgments(make_card(), js)
+    text = str(err.value)
+    assert MODEL in text and "other/model" in text
+
+
+@pytest.mark.parametrize(
+    ("card_args", "judgment_args", "needle"),
+    [
+        ({"digest": "sha256:old-rubric"}, {}, "rubric digest"),
+        ({"selector": "evidence-v0"}, {}, "evidence selector version"),
+        ({"created_at": datetime.now(UTC) - timedelta(days=100), "valid_days": 90}, {}, "expired"),
+        ({"source": "recorded verdicts", "selector": None}, {}, "binds no rubric"),
+    ],
+)
+def test_stale_or_mismatched_card_is_refused(
+    card_args: dict[str, object], judgment_args: dict[str, object], needle: str
+) -> None:
+    card = make_card(**card_args)  # type: ignore[arg-type]
+    js = [make_judgment("a", 0.95, **judgment_args)]  # type: ignore[arg-type]
+    with pytest.raises(CardError, match=needle):
+        route_judgments(card, js)
+
+
+def test_audit_sample_is_seeded_stable_and_near_the_fraction() -> None:
+    js = [make_judgment(f"c{i}", 0.99) for i in range(1000)]
+    decisions = route_judgments(make_card(), js)
+    a = audit_sample(decisions, 0.1, seed=7)
+    assert a == audit_sample(decisions, 0.1, seed=7)
+    assert a != audit_sample(decisions, 0.1, seed=8)
+    # Binomial(1000, 0.1): sd 9.5; 70..130 is more than 3 sd either side.
+    assert 70 <= len(a) <= 130
+    # An item audited among 1000 is audited among any subset (per-item, not per-batch).
+    half = [d for d in decisions if d.case_id < "c5"]
+    assert audit_sample(half, 0.1, seed=7) == {d.id for d in half} & a
+    assert audit_sample(decisions, 0.0) == set()
+    with pytest.raises(InputError):
+        audit_sample(decisions, 1.5)
+
+
+def test_live_bound_pools_card_and_audit_counts() -> None:
+    card = make_card()  # accept band: n 60, 0 errors, level 0.05, alpha 0.05
+    ok = [AuditLabel("accept", None, "pass", "pass")]
+    (acc, rej) = live_bounds(card, ok)
+    # 0 errors in 61: 1 - 0.05 ** (1/61) = 1 - exp(ln 0.05 / 61) = 0.04794 <= 0.05.
+    assert acc.band == "accept" and acc.audit_n == 1 and acc.audit_errors == 0
+    assert acc.upper_bound == pytest.approx(1 - 0.05 ** (1 / 61))
+    assert not acc.exceeds_alpha and rej.audit_n == 0
+    # 1 error in 61: beta.ppf(0.95, 2, 60) = 0.0757 > 0.05: the card is stale.
+    bad = [AuditLabel("accept", None, "pass", "fail")]
+    (acc, _) = live_bounds(card, bad)
+    assert acc.upper_bound == pytest.approx(0.0757, abs=5e-4) and acc.exceeds_alpha
+    # "cannot determine" is neither an error nor a success.
+    (acc, _) = live_bounds(card, [AuditLabel("accept", None, "pass", "cannot_determine")])
+    assert acc.audit_n == 0
+    assert math.isclose(acc.upper_bound, 1 - 0.05 ** (1 / 60))
+
+
+def _seeded(tmp_path: Path, n: int = 10) -> Store:
+    store = Store(tmp_path / "j.db")
+    cases = [make_case(i) for i in range(n)]
+    # Half sure passes, a few sure fails, the rest uncertain.
+    probs = [0.97, 0.96, 0.99, 0.95, 0.98, 0.03, 0.02, 0.5, 0.6, 0.4][:n]
+    seed_store(store, cases, [make_judgment(c.id, p) for c, p in zip(cases, probs, strict=True)])
+    return store
+
+
+def test_apply_card_stores_decisions_and_queues_review_and_audits(tmp_path: Path) -> None:
+    with _seeded(tmp_path) as store:
+        card = make_card()
+        run = apply_card(store, card, audit_fraction=0.5, seed=3)
+        assert len(run.decisions) == 10
+        reviews = [d for d in run.decisions if d.decision == "review"]
+        assert len(reviews) == 3  # 0.5, 0.6, 0.4
+        audited = [d for d in run.decisions if d.audit]
+        assert run.audited == len(audited) and all(d.decision != "review" for d in audited)
+        assert run.enqueued == 3 + len(audited)
+        stored = load_decisions(store, card=run.card_digest)
+        assert {d.id: d for d in stored} == {d.id: d for d in run.decisions}
+        # Routing again with the same card replaces decisions and queues nothing twice.
+        again = apply_card(store, card, audit_fraction=0.5, seed=3)
+        assert again.enqueued == 0
+        assert store.count("routing_decisions") == 10
+        assert store.count("review_items") == run.enqueued
+
+
+def test_audit_error_flags_the_card_stale_and_routing_is_refused(tmp_path: Path) -> None:
+    from judge.review import add_label, queue
+
+    with _seeded(tmp_path) as store:
+        card = make_card()
+        run = apply_card(store, card, audit_fraction=1.0)
+        audits = [i for i in queue(store) if i.audit and i.band == "accept"]
+        assert audits
+        # A correct audit label keeps the card (bound 0.0479 <= 0.05).
+        add_label(store, audits[0].id, reviewer="ann", role="reviewer", label="pass")
+        status = refresh_audit(store, run.card_digest)
+        assert not status.stale
+        # A wrong auto-accept found by audit: bound on 1 error in 62 > 0.05 -> stale.
+        add_label(store, audits[1].id, reviewer="ann", role="reviewer", label="fail")
+        status = refresh_audit(store, run.card_digest)
+        assert status.stale and "accept band" in (status.stale_reason or "")
+        with pytest.raises(CardError, match="flagged stale by audit"):
+            apply_card(store, card)
+
+
+def test_apply_card_without_judgments_of_that_judge(tmp_path: Path) -> None:
+    with _seeded(tmp_path) as store, pytest.raises(CardError, match="no stored judgments"):
+        apply_card(store, make_card(model="someone/else"))
+
+
+def test_migrations_create_the_routing_review_access_and_job_columns(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db") as store:
+        cols = {t: set(store.db.table(t).columns_dict) for t in store.db.table_names()}
+    assert {"digest", "model", "rubric_digest", "selector_version", "yaml", "stale"} <= cols[
+        "cards"
+    ]
+    assert {"card_digest", "case_id", "decision", "reason", "score", "audit"} <= cols[
+        "routing_decisions"
+    ]
+    assert {"status", "priority", "required_labels", "blind", "final_label"} <= cols["review_items"]
+    assert {"item_id", "reviewer", "role", "label", "note", "created_at"} <= cols["review_labels"]
+    assert {"name", "salt", "hash", "role", "revoked_at"} <= cols["api_keys"]
+    assert "secret" not in " ".join(cols["api_keys"])
+    assert {"idempotency_key", "request_digest", "status", "n_done"} <= cols["jobs"]
+    assert {"job_id", "position", "json"} <= cols["job_cases"]
