@@ -499,6 +499,12 @@ class BandPolicy:
                     f"{name}: {rel[name]} {b.threshold:.6g}: {b.n} of {b.n_total} items "
                     f"({b.coverage:.1%}), {b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
                     f"<= alpha {b.alpha} at level {b.level:g}"
+                    + (
+                        f" ({b.level / len(b.starts):.4g} per sequence, {len(b.starts)} "
+                        f"starting points at {', '.join(map(str, b.starts))} items)"
+                        if len(b.starts) > 1
+                        else ""
+                    )
                 )
         return out
 

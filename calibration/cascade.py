@@ -136,8 +136,8 @@ class CascadeResult:
         for i, s in enumerate(self.stages, 1):
             cost = f", cost/item {s.cost_per_item:g}" if s.cost_per_item is not None else ""
             lines.append(
-                f"  stage {i} {s.judge}: reached {s.n_reached}, decided {s.n_decided}, "
-                f"errors {s.errors}{cost}"
+                f"  stage {i} {s.judge}: calibrated on {s.n_calibration}; over all gold: reached "
+                f"{s.n_reached}, decided {s.n_decided}, errors {s.errors}{cost}"
             )
             lines += ["    " + t for t in s.policy._band_lines()]
         agreement = self.agreement

@@ -84,7 +84,10 @@ def test_second_stage_decides_what_the_first_left() -> None:
     assert result.route({"cheap": 0.6, "costly": 0.995}) == ("costly", "decide")
     assert result.route({"cheap": None, "costly": 0.995}) == ("costly", "decide")
     assert result.route({"cheap": 0.6, "costly": 0.6}) == (None, "review")
-    assert "stage 2 costly: reached 40, decided 40" in result.summary()
+    assert (
+        "stage 2 costly: calibrated on 40; over all gold: reached 40, decided 40"
+        in result.summary()
+    )
 
 
 def test_split_mode_uses_disjoint_label_free_parts() -> None:
