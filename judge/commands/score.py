@@ -1,0 +1,346 @@
+"""``judge score``, ``judge gate``, ``judge export`` and ``judge runset``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from calibration.card import Card
+    from judge.report import ReportContext
+    from judge.rubrics import Rubric
+    from judge.runsets import Run
+    from judge.scoring import ScoredRun
+
+#: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
+#: 3 some runs could not be scored by the judge (unscored runs are in the report).
+EXIT_INVALID_INPUT = 1
+EXIT_UNSCORED = 3
+#: ``judge gate``: 0 ship; 3 block; 4 inconclusive (2 stays "error", as for every command).
+GATE_EXIT = {"ship": 0, "block": 3, "inconclusive": 4}
+DEFAULT_OUT_DIR = "report"
+
+
+def _gate_options(fn: Any) -> Any:
+    for option in reversed([
+        click.option("--tolerance", type=float, default=0.05, show_default=True,
+                     help="Rubric dimensions that move more than this are listed."),
+        click.option("--min-tasks", type=int, default=10, show_default=True,
+                     help="Fewer shared tasks than this: inconclusive."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+@click.command()
+@click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
+@click.option("--rubric", "rubric_ref", help="Rubric id or id@version (not with --gold-labels).")
+@click.option("--model", "models", multiple=True,
+              help="Judge model (litellm id); repeat for a panel.")
+@click.option("--card", "card_path", type=click.Path(dir_okay=False),
+              help="Calibration card of the judge: route verdicts and report its error rates.")
+@click.option("--gold-labels", is_flag=True,
+              help="Score from each run's official/gold label instead of a judge.")
+@click.option("--correct-for-judge", is_flag=True,
+              help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).")
+@click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
+              help="Where report.json, report.md and report.html go.")
+@click.option("--db", default="judge.db", show_default=True, help="SQLite store (the cache).")
+@click.option("--k", "ks", type=int, multiple=True,
+              help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.")
+@click.option("--title", default="Run-set report", show_default=True)
+@click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--skip-invalid", is_flag=True,
+              help="Score the valid runs even when some records are invalid.")
+@click.option("--baseline", help="Also run the regression gate: baseline treatment.")
+@click.option("--candidate", help="Gate: candidate treatment.")
+@click.option("--margin", type=float, help="Gate: non-inferiority margin on pass@1.")
+@_gate_options
+@click.option("--api-base", help="Send judge calls to this OpenAI-compatible base URL.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-tokens", type=int, default=384, show_default=True)
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
+@click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
+          card_path: str | None, gold_labels: bool, correct_for_judge: bool, out_dir: str,
+          db: str, ks: tuple[int, ...], title: str, n_boot: int, seed: int, skip_invalid: bool,
+          baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
+          min_tasks: int, api_base: str | None, temperature: float, max_tokens: int,
+          concurrency: int, token_budget: int | None, no_charts: bool, quiet: bool) -> None:
+    """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
+
+    Each completed run is judged by the --model judges of another model family than its agent
+    (through the store: nothing is paid for twice), or scored from its gold label with
+    --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
+    invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
+    """
+    from judge.report import build_report
+    from judge.report_render import markdown_table, write_report
+    from judge.runsets import load_runs
+
+    if any(k < 1 for k in ks):
+        raise click.BadParameter("k must be >= 1", param_hint="--k")
+    gate_args = (baseline, candidate, margin)
+    if any(a is not None for a in gate_args) and not all(a is not None for a in gate_args):
+        raise click.UsageError("the gate needs --baseline, --candidate and --margin together")
+    loaded = load_runs(runs_file)
+    for error in loaded.errors:
+        click.echo(f"invalid record: {error}", err=True)
+    if loaded.errors and not (skip_invalid and loaded.runs):
+        raise click.ClickException(
+            f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
+            "--skip-invalid to score the others (the report then leaves those runs out)")
+    if gold_labels:
+        if models or card_path or rubric_ref or correct_for_judge:
+            raise click.UsageError("--gold-labels scores without a judge: drop --model, "
+                                   "--rubric, --card and --correct-for-judge")
+        scored, ctx = _score_gold(loaded.runs, runs_file)
+    else:
+        if not models or not rubric_ref:
+            raise click.UsageError("give --rubric and --model (or --gold-labels)")
+        if correct_for_judge and not card_path:
+            raise click.UsageError("--correct-for-judge needs the judge's --card")
+        from judge.providers import ModelParams
+
+        params = ModelParams(temperature=temperature, max_tokens=max_tokens, api_base=api_base)
+        scored, ctx = _score_judged(
+            loaded.runs, runs_file, rubric_ref, list(models), card_path, params, db=db,
+            token_budget=token_budget, concurrency=concurrency, quiet=quiet)
+    ctx.title, ctx.ks, ctx.n_boot, ctx.seed = title, list(ks) or None, n_boot, seed
+    ctx.correct_for_judge = correct_for_judge
+    if loaded.errors:
+        ctx.notes.append(f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
+                         "(--skip-invalid): those runs are not in this report.")
+    report = build_report(scored, ctx)
+    if baseline is not None and candidate is not None and margin is not None:
+        from judge.gate import gate_from_report
+
+        report["gate"] = gate_from_report(report, baseline=baseline, candidate=candidate,
+                                          margin=margin, tolerance=tolerance,
+                                          min_tasks=min_tasks)
+    paths = write_report(report, out_dir, charts=not no_charts)
+    from judge.report_render import Table
+
+    h = report["headline"]
+    click.echo(markdown_table(Table(h["columns"], h["rows"])))
+    click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
+    if report.get("gate"):
+        click.echo(f"gate: {report['gate']['decision']}: {report['gate']['reason']}", err=True)
+    if loaded.errors:
+        sys.exit(EXIT_INVALID_INPUT)
+    if report["unscored"]:
+        click.echo(f"{len(report['unscored'])} run(s) got no verdict (see the report)", err=True)
+        sys.exit(EXIT_UNSCORED)
+
+
+def _score_gold(runs: list[Run], runs_file: str) -> tuple[list[ScoredRun], ReportContext]:
+    from judge.report import ReportContext
+    from judge.scoring import score_from_gold
+
+    return score_from_gold(runs, runs_file), ReportContext(runset=runs_file, mode="gold")
+
+
+def _rubric_info(rubric: Rubric) -> dict[str, Any]:
+    return {
+        "ref": rubric.ref, "id": rubric.id, "version": rubric.version, "kind": rubric.kind,
+        "digest": rubric.digest,
+        "criteria": [{"id": c.id, "hard_gate": c.hard_gate, "weight": c.weight}
+                     for c in rubric.spec.criteria] if rubric.kind == "multi-criterion" else [],
+    }
+
+
+def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Card:
+    from calibration.card import load_card, verify_card
+    from judge.errors import CardError
+    from judge.evidence import SELECTOR_VERSION
+
+    card = load_card(card_path)
+    if card.judge.model not in models:
+        raise CardError(f"{card_path}: the card is for {card.judge.model!r}, which is not among "
+                        f"the judges ({', '.join(models)}); add it with --model")
+    verify_card(card, judge_model=card.judge.model, rubric_digest=rubric.digest,
+                selector_version=SELECTOR_VERSION)
+    return card
+
+
+def _score_judged(
+    runs: list[Run], runs_file: str, rubric_ref: str, models: list[str],
+    card_path: str | None, params: Any, *, db: str, token_budget: int | None,
+    concurrency: int, quiet: bool,
+) -> tuple[list[ScoredRun], ReportContext]:
+    from judge.commands.run import _run_with_progress
+    from judge.report import ReportContext
+    from judge.rubrics import load_rubric
+    from judge.runner import Runner
+    from judge.scoring import eligibility, judge_runs
+    from judge.store import Store
+
+    rubric = load_rubric(rubric_ref)
+    if rubric.kind == "pairwise":
+        raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with a "
+                               "binary or multi-criterion rubric")
+    eligibility(runs, models)  # refuse a same-family judge before anything is paid for
+    card = _load_verified_card(card_path, models, rubric) if card_path else None
+    with Store(db) as store:
+        runner = Runner(store, rubric, params, token_budget=token_budget,
+                        concurrency=concurrency)
+        store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
+                          input=runs_file, params=params.cache_params())
+        judged = judge_runs(runs, runner, models,
+                            lambda r, steps: _run_with_progress(r, steps, quiet=quiet),
+                            card=card)
+        s = judged.summary
+        store.finish_batch(runner.batch_id, status="done",
+                           counts=dict(s.statuses) | {"cached": s.cached})
+    notes = []
+    if card is not None:
+        notes.append(f"Routing: the card's decisions are stored in {db}; verdicts in the review "
+                     "band (and a seeded 5% audit of automatic ones) are queued for people in "
+                     "its review queue.")
+    ctx = ReportContext(
+        runset=runs_file, mode="judge", rubric=_rubric_info(rubric),
+        judges=judged.eligibility.summary(models), card=card,
+        judging={"models": models, "batch_id": s.batch_id, "judgments": len(s.outcomes),
+                 "called": s.called, "cached": s.cached, "statuses": dict(s.statuses),
+                 "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
+                 "seconds": round(s.seconds, 2), "db": db},
+        notes=notes,
+    )
+    return judged.runs, ctx
+
+
+@click.command()
+@click.option("--report", "report_path", default=f"{DEFAULT_OUT_DIR}/report.json",
+              show_default=True, type=click.Path(dir_okay=False),
+              help="The report.json written by `judge score`.")
+@click.option("--baseline", required=True, help="Baseline treatment.")
+@click.option("--candidate", required=True, help="Candidate treatment.")
+@click.option("--margin", type=float, required=True,
+              help="Non-inferiority margin on macro pass@1 (e.g. 0.05).")
+@_gate_options
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Write the gate JSON here (default: gate.json beside the report).")
+@click.option("--no-rewrite", is_flag=True,
+              help="Do not add the gate to report.json/.md/.html.")
+def gate(report_path: str, baseline: str, candidate: str, margin: float, tolerance: float,
+         min_tasks: int, out: str | None, no_rewrite: bool) -> None:
+    """Regression gate: may CANDIDATE replace BASELINE? Hard gates first, then paired
+    non-inferiority of pass@1 within --margin, then rubric dimensions.
+
+    Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
+    """
+    from judge.errors import InputError
+    from judge.gate import gate_from_report
+    from judge.report_render import write_report
+
+    path = Path(report_path)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the report: {exc}", file=str(path),
+                         hint="write it with `judge score ... --out-dir DIR`") from exc
+    result = gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
+                              tolerance=tolerance, min_tasks=min_tasks)
+    target = Path(out) if out else path.parent / "gate.json"
+    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    if not no_rewrite:
+        report["gate"] = result
+        write_report(report, path.parent)
+    click.echo(f"{result['decision'].upper()}: {result['reason']}")
+    click.echo(f"  hard gates: {result['hard_gates']['summary']}")
+    ni = result["non_inferiority"]
+    ci = ni["ci95"]
+    interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "none"
+    diff = f"{ni['diff']:+.3f}" if ni["diff"] is not None else "none"
+    click.echo(f"  {ni['metric']}: difference {diff}, 95% CI {interval}, "
+               f"{ni['n_shared']} shared tasks")
+    for warning in result["warnings"]:
+        click.echo(f"  warning: {warning}")
+    for item in result["cannot_support"]:
+        click.echo(f"  cannot support: {item}")
+    click.echo(f"gate JSON: {target}", err=True)
+    sys.exit(GATE_EXIT[result["decision"]])
+
+
+#: Export formats by name (a registry; one for now).
+EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events as OTLP JSON"}
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel",
+              show_default=True)
+@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output JSON file ('-' for stdout).")
+@click.option("--signal", type=click.Choice(["logs", "spans"]), default="logs",
+              show_default=True,
+              help="logs: OTLP log records (the semconv's events); spans: span events, for "
+              "trace-only backends.")
+@click.option("--rubric", "rubric_id", help="Only judgments of this rubric id.")
+@click.option("--model", help="Only judgments of this judge model.")
+@click.option("--batch", "batch_id", help="Only judgments of this batch.")
+def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, model: str | None,
+           batch_id: str | None) -> None:
+    """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
+    from judge.otel_export import SEMCONV_VERSION, export_store
+    from judge.store import Store
+
+    if not Path(db).exists():
+        raise click.ClickException(f"{db}: no such store (judge something first)")
+    with Store(db) as store:
+        doc, counts = export_store(store, signal=signal,  # type: ignore[arg-type]
+                                   rubric_id=rubric_id, model=model, batch_id=batch_id)
+    text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    if out == "-":
+        click.echo(text, nl=False)
+    else:
+        Path(out).write_text(text, encoding="utf-8")
+    click.echo(f"{counts['judgments']} judgments -> {counts['events']} {fmt} events "
+               f"(semconv {SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
+               f"run's trace, {counts['unlinked']} without a trace", err=True)
+
+
+@click.command()
+@click.argument("gold_file", metavar="GOLD.jsonl", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Run-set JSONL.")
+@click.option("--task-key", default="slices.task_id", show_default=True,
+              help="Dotted key of the task id in each record.")
+@click.option("--repetition-key", default="slices.trial", show_default=True,
+              help="Dotted key of the repetition number.")
+@click.option("--treatment", help="One treatment name for every run.")
+@click.option("--treatment-key", default="slices.agent_model", show_default=True,
+              help="Dotted key of the treatment, when --treatment is not given.")
+@click.option("--benchmark", default="default", show_default=True)
+def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatment: str | None,
+           treatment_key: str, benchmark: str) -> None:
+    """Build a run set from a gold-format JSONL file (cases inline, gold as 'official')."""
+    from judge.cases import iter_jsonl
+    from judge.errors import InputError
+    from judge.runsets import load_runs, runset_from_gold, write_runs
+
+    path = Path(gold_file)
+    if not path.is_file():
+        raise InputError("no such file", file=gold_file)
+    records = []
+    for line, obj in iter_jsonl(path):
+        if isinstance(obj, InputError):
+            raise obj
+        records.append((line, obj))
+    runs = runset_from_gold(records, task_key=task_key, repetition_key=repetition_key,
+                            treatment_key=treatment_key, treatment=treatment,
+                            benchmark=benchmark, file=gold_file)
+    write_runs(runs, out)
+    check = load_runs(out)
+    for error in check.errors:
+        click.echo(f"invalid run: {error}", err=True)
+    tasks = {(r.record.benchmark, r.record.task_id) for r in check.runs}
+    click.echo(f"{len(check.runs)} runs of {len(tasks)} tasks written to {out}", err=True)
+    if check.errors:
+        sys.exit(EXIT_INVALID_INPUT)

@@ -1,0 +1,336 @@
+"""Score the runs of a run set: judge each completed run (or read its gold label), apply the
+declared rules for runs that did not complete, and route verdicts with a calibration card.
+
+The result is one :class:`ScoredRun` per run; :mod:`judge.report` turns them into figures.
+
+Declared rules (shown in every report, see :data:`RULES`):
+
+- ``infra_error`` runs are excluded from the analysis set: the agent never had a fair attempt.
+  Their cost still counts in cost per run and per success.
+- ``timeout`` runs count as failures and are not judged: the agent used up its budget.
+- A completed run without a verdict (the judge abstained, failed to answer, or a panel tied) is
+  **unscored**: listed and counted, left out of the rates, never turned into pass or fail.
+- A judge never grades runs of its own model family (:mod:`judge.families`): a single judge of
+  the same family as any run is refused; a panel uses, for each run, only the members of other
+  families. A run whose agent family is unknown is judged, and counted as such.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from judge.errors import InputError, JudgeError
+from judge.families import model_family
+from judge.runsets import Run
+from judge.types import Judgment
+
+if TYPE_CHECKING:
+    from calibration.card import Card
+    from judge.runner import Runner, RunSummary, Step
+
+RULES: Mapping[str, str] = {
+    "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
+    "never had a fair attempt); their cost still counts in cost per run and per success.",
+    "timeout": "Runs with status timeout count as failures and are not judged (the agent used "
+    "up its budget).",
+    "unscored": "Completed runs without a verdict (judge abstained, parse or provider failure, "
+    "panel tie) are unscored: listed and counted, left out of every rate.",
+    "self_family": "A judge never grades runs of its own model family; a panel uses, per run, "
+    "only members of other families.",
+}
+
+#: Routing outcomes of one run's verdict.
+ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule", "none")
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """One run with its outcome and everything the report needs about it."""
+
+    run_id: str
+    task_id: str
+    treatment: str
+    benchmark: str
+    repetition: int
+    agent_model: str | None
+    status: str
+    #: "pass" / "fail" when scored; None when excluded or unscored.
+    outcome: str | None
+    #: Where the outcome came from: "judge:<model>", "panel:<m1>,<m2>", "gold", "rule:timeout".
+    source: str
+    #: True when the run is in the analysis set (not excluded by a rule).
+    analysed: bool = True
+    reason: str | None = None
+    criteria: dict[str, str] = field(default_factory=dict)
+    failed_hard_gates: list[str] = field(default_factory=list)
+    route: str = "none"
+    route_reason: str | None = None
+    #: P(pass) of the card's judge for this run, when it returned probabilities.
+    p_pass: float | None = None
+    official: str | None = None
+    cost_usd: float | None = None
+    tokens: int | None = None
+    duration_s: float | None = None
+    judge_cost_usd: float | None = None
+    judge_tokens: int = 0
+    judgment_ids: list[str] = field(default_factory=list)
+
+    @property
+    def scored(self) -> bool:
+        """In the analysis set and with an outcome."""
+        return self.analysed and self.outcome in ("pass", "fail")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the report keeps every run, so the gate can recompute from it)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoredRun:
+        """Inverse of :meth:`to_dict`; unknown keys are an error."""
+        return cls(**dict(data))
+
+
+def _base(run: Run) -> dict[str, Any]:
+    r = run.record
+    return {
+        "run_id": r.run_id, "task_id": r.task_id, "treatment": r.treatment,
+        "benchmark": r.benchmark, "repetition": r.repetition, "agent_model": run.agent_model,
+        "status": r.status, "official": run.official, "cost_usd": r.cost_usd,
+        "tokens": r.tokens, "duration_s": r.duration_s,
+    }
+
+
+def _by_rule(run: Run) -> ScoredRun | None:
+    """The run's fate when a declared rule decides it (not completed), else None."""
+    if run.record.status == "infra_error":
+        return ScoredRun(**_base(run), outcome=None, source="rule:infra_error", analysed=False,
+                         reason=RULES["infra_error"], route="rule")
+    if run.record.status == "timeout":
+        return ScoredRun(**_base(run), outcome="fail", source="rule:timeout",
+                         reason=RULES["timeout"], route="rule")
+    return None
+
+
+# --- gold labels ---------------------------------------------------------------------------------
+
+
+def score_from_gold(runs: Sequence[Run], file: str = "<run set>") -> list[ScoredRun]:
+    """Score every run from its official (gold) label instead of a judge.
+
+    Raises an InputError naming the first completed runs that have no label.
+    """
+    missing = [r for r in runs if r.record.status == "completed" and r.official is None]
+    if missing:
+        lines = ", ".join(str(r.line) for r in missing[:10])
+        raise InputError(f"{len(missing)} completed run(s) have no gold label (lines {lines})",
+                         file=file, line=missing[0].line, field="official",
+                         hint="give 'official' (pass or fail) or score with a judge (--model)")
+    out = []
+    for run in runs:
+        ruled = _by_rule(run)
+        out.append(ruled or ScoredRun(**_base(run), outcome=run.official, source="gold",
+                                      route="gold"))
+    return out
+
+
+# --- self-family exclusion -----------------------------------------------------------------------
+
+
+@dataclass
+class Eligibility:
+    """Which judges may grade which runs."""
+
+    by_run: dict[str, list[str]]
+    #: run id -> the models left out for it (same family as the agent).
+    excluded: dict[str, list[str]]
+    unknown_family_runs: list[str]
+
+    def summary(self, models: Sequence[str]) -> dict[str, Any]:
+        """For the report: families and how many runs each judge was kept off."""
+        off: Counter[str] = Counter(m for ms in self.excluded.values() for m in ms)
+        return {
+            "judges": [{"model": m, "family": model_family(m), "runs_excluded": off[m]}
+                       for m in models],
+            "runs_with_unknown_agent_family": len(self.unknown_family_runs),
+            "rule": RULES["self_family"],
+        }
+
+
+def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
+    """Per run, the judges of another family. A single judge of the same family as any run,
+    or a run no panel member may grade, is refused with an InputError naming the runs."""
+    by_run: dict[str, list[str]] = {}
+    excluded: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    for run in runs:
+        if run.record.status != "completed":
+            continue
+        family = model_family(run.agent_model)
+        if family is None:
+            unknown.append(run.run_id)
+        same = [m for m in models if family is not None and model_family(m) == family]
+        by_run[run.run_id] = [m for m in models if m not in same]
+        if same:
+            excluded[run.run_id] = same
+    blocked = [r for r in runs if r.run_id in by_run and not by_run[r.run_id]]
+    if blocked:
+        first = blocked[0]
+        fam = model_family(first.agent_model)
+        if len(models) == 1:
+            message = (f"judge {models[0]} is of the {fam} family, like the agent of "
+                       f"{len(blocked)} run(s) (first: {first.run_id}, agent "
+                       f"{first.agent_model}): a judge never grades runs of its own family")
+        else:
+            message = (f"no panel member may grade {len(blocked)} run(s) (first: "
+                       f"{first.run_id}, agent {first.agent_model}, family {fam}): every "
+                       "judge is of the agent's family")
+        raise InputError(message, line=first.line, field="agent_model",
+                         hint="use a judge of another family (e.g. add one with --model)")
+    return Eligibility(by_run, excluded, unknown)
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+Execute = Callable[["Runner", "list[Step]"], "RunSummary"]
+
+
+@dataclass
+class JudgedRuns:
+    """Scored runs and what judging them took."""
+
+    runs: list[ScoredRun]
+    summary: RunSummary
+    eligibility: Eligibility
+
+
+def judge_runs(
+    runs: Sequence[Run],
+    runner: Runner,
+    models: Sequence[str],
+    execute: Execute,
+    *,
+    card: Card | None = None,
+    audit_fraction: float = 0.05,
+) -> JudgedRuns:
+    """Judge every completed run with the eligible models (through the runner's cache), then
+    decide each run's outcome and route the card's judge's verdicts with ``card`` (when given;
+    see :func:`route_with_card`)."""
+    from judge.runner import Step
+
+    allowed = eligibility(runs, models)
+    steps = [
+        Step(case=run.case, model=model)
+        for run in runs
+        if run.record.status == "completed" and run.case is not None
+        for model in allowed.by_run[run.run_id]
+    ]
+    summary = execute(runner, steps)
+    if summary.errors:
+        step, error = summary.errors[0]
+        raise JudgeError(f"{len(summary.errors)} run(s) could not be judged (first: "
+                         f"{step.case.id}: {error})")
+    judged: dict[str, dict[str, Judgment]] = {}
+    for outcome in summary.outcomes:
+        judged.setdefault(outcome.step.case.id, {})[outcome.step.model] = outcome.judgment
+    routes: dict[str, Route] = {}
+    if card is not None:
+        routes = route_with_card(runner, card, [o.judgment for o in summary.outcomes],
+                                 audit_fraction=audit_fraction)
+    out = []
+    for run in runs:
+        ruled = _by_rule(run)
+        if ruled is not None:
+            out.append(ruled)
+            continue
+        if card is None:
+            route = Route("uncalibrated", "no calibration card: the verdict is the judge's alone",
+                          None)
+        else:
+            route = routes.get(run.run_id) or Route(
+                "review", f"the card's judge {card.judge.model} did not judge this run", None)
+        out.append(_from_judgments(run, judged.get(run.run_id, {}), route))
+    return JudgedRuns(out, summary, allowed)
+
+
+def _majority(labels: Sequence[str]) -> str | None:
+    """The label most voted; None on a tie or no votes."""
+    counts = Counter(labels).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def _from_judgments(run: Run, judgments: Mapping[str, Judgment], route: Route) -> ScoredRun:
+    models = sorted(judgments)
+    votes = [j.verdict.label for j in judgments.values()
+             if j.status == "ok" and j.verdict is not None and j.verdict.label in ("pass", "fail")]
+    outcome = _majority(votes)
+    reason = None
+    if outcome is None:
+        statuses = ", ".join(f"{m}: {judgments[m].status}" for m in models) or "no judgment"
+        reason = "panel tie" if len(votes) > 1 else f"no verdict ({statuses})"
+    criteria = _criteria(judgments.values())
+    costs = [j.usage.cost_usd for j in judgments.values() if j.usage.cost_usd is not None]
+    source = ("judge:" if len(models) == 1 else "panel:") + ",".join(models)
+    return ScoredRun(
+        **_base(run), outcome=outcome, source=source, reason=reason, criteria=criteria,
+        failed_hard_gates=sorted(_hard_gates(judgments.values(), criteria)),
+        route=route.route, route_reason=route.reason, p_pass=route.p_pass,
+        judge_cost_usd=sum(costs) if costs else None,
+        judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens
+                         for j in judgments.values()),
+        judgment_ids=[judgments[m].id for m in models],
+    )
+
+
+def _criteria(judgments: Any) -> dict[str, str]:
+    """Criterion id -> the majority label over the judges that answered it."""
+    labels: dict[str, list[str]] = {}
+    for j in judgments:
+        if j.status == "ok" and j.verdict is not None:
+            for c in j.verdict.criteria:
+                labels.setdefault(c.id, []).append(c.label)
+    out = {}
+    for cid, ls in labels.items():
+        label = _majority(ls)
+        if label is not None:
+            out[cid] = label
+    return out
+
+
+def _hard_gates(judgments: Any, criteria: Mapping[str, str]) -> set[str]:
+    gates: set[str] = set()
+    for j in judgments:
+        if j.status == "ok" and j.verdict is not None:
+            gates.update(g for g in j.verdict.failed_hard_gates if criteria.get(g) == "fail")
+    return gates
+
+
+# --- routing with a card -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the card decided one run's verdict."""
+
+    route: str
+    reason: str | None
+    p_pass: float | None
+
+
+def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
+                    *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
+    """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
+    stored, review items and a seeded audit share queued for people); case id -> Route."""
+    from judge.routing import apply_card
+
+    mine = [j for j in judgments if j.provenance.model == card.judge.model]
+    if not mine:
+        return {}
+    run = apply_card(runner.store, card, judgments=mine, audit_fraction=audit_fraction,
+                     seed=seed)
+    return {d.case_id: Route(d.decision, f"{d.reason}: {d.detail}", d.score)
+            for d in run.decisions}
