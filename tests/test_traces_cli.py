@@ -89,3 +89,12 @@ def test_unknown_format_is_refused_with_the_known_ones() -> None:
 def test_no_file_is_a_usage_error(args: list[str]) -> None:
     code, _, stderr, _ = _run(*args)
     assert code == 2 and "at least one FILE" in stderr
+
+
+def test_text_utf8_cannot_encode_is_written_escaped(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text('[{"role": "user", "content": "caf\u00e9 \\ud800 ok"}]')
+    out = tmp_path / "cases.jsonl"
+    code, _, stderr, _ = _run("--format", "openai-chat", str(source), "--out", str(out))
+    assert code == 0, stderr
+    assert load_cases(out).cases[0].task == "caf\u00e9 \ud800 ok"

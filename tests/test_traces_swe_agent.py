@@ -67,3 +67,19 @@ def test_truncated_and_malformed_trajectories() -> None:
     assert [e.field for e in steps.errors] == ["replay_config", "trajectory[1].observation"]
     [case] = steps.cases
     assert case.agent_model is None and len(case.trace) == 6
+
+
+def test_an_empty_trajectory_falls_back_to_the_history(tmp_path: Path) -> None:
+    import json
+
+    data = json.loads((DATA / "textkit-12.traj").read_text())
+    data["trajectory"] = []
+    path = tmp_path / "hist.traj"
+    path.write_text(json.dumps(data))
+    [case] = import_file(path, "swe-agent").cases
+    assert all("Demonstration task" not in t.content for t in case.trace)
+    assert case.trace[0].source == "history[0]" and case.trace[1].source == "history[2]"
+    kinds = [t.kind for t in case.trace]
+    assert kinds.count("test_run") == 2 and kinds[-2:] == ["final_answer", "tool_result"]
+    # tool_call_ids links each observation to its call: same step.
+    assert case.trace[-1].step == case.trace[-2].step == 5

@@ -59,7 +59,7 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
             record = case.model_dump(mode="json")
             if case.id in result.gold:
                 record["gold"] = result.gold[case.id]
-            records.append(json.dumps(record, ensure_ascii=False))
+            records.append(_dumps(record))
         errors = len(result.errors) + duplicates
         failed = failed or errors > 0
         turns = sum(len(c.trace) for c in result.cases)
@@ -74,6 +74,17 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
         _write(out, records)
     if failed:
         sys.exit(EXIT_INVALID_INPUT)
+
+
+def _dumps(record: dict[str, object]) -> str:
+    """One JSONL line, readable UTF-8 when it can be: JSON input may hold lone surrogates
+    (``"\\ud800"``), which UTF-8 cannot encode, so such a record is written ASCII-escaped."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return line
 
 
 def _write(out: str, records: list[str]) -> None:

@@ -38,6 +38,8 @@ class ChatMessage(Loose):
     tool_calls: list[ChatToolCall] | None = None
     function_call: ChatFunction | None = None
     tool_call_id: str | None = None
+    #: SWE-agent's history names the calls a tool message answers in a list.
+    tool_call_ids: list[str] | None = None
     name: str | None = None
 
 
@@ -124,6 +126,8 @@ class ChatConverter:
     def tool_text(self, message: ChatMessage, text: str, source: str) -> None:
         """A tool's output: the result of the call named by ``tool_call_id``."""
         call_id = message.tool_call_id
+        if call_id is None and message.tool_call_ids:
+            call_id = message.tool_call_ids[0]
         if call_id is None and message.role == "function":
             call_id, self.function_call = self.function_call, None
         self.builder.result(call_id, text, source, tool=message.name)

@@ -229,7 +229,9 @@ def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None
                          f"trajectory[{index}]", index + 1, content=text)
             builder.result(call_id, step.observation, f"trajectory[{index}].observation")
     else:
-        converter.add_all(run.history, "history")
+        for index, raw in enumerate(run.history):
+            if not (isinstance(raw, dict) and raw.get("is_demo")):
+                converter.add(raw, f"history[{index}]")
     statement = _dig(config, "problem_statement", "text")
     if isinstance(statement, str) and statement:
         converter.task = statement
