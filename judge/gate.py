@@ -161,8 +161,8 @@ def evaluate_gate(
         "level": level,
         "hard_gates": gates,
         "non_inferiority": {
-            "metric": d["metric"], "n_shared": d["n_shared"], "baseline": d["baseline"],
-            "candidate": d["candidate"], "diff": d["diff"], "ci95": d["ci95"],
+            "metric": d["metric"], "n_shared": d["n_shared"], "baseline": d["baseline_rate"],
+            "candidate": d["candidate_rate"], "diff": d["diff"], "ci95": d["ci95"],
             "decision": ni_decision, "summary": ni_summary,
             "method": f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
             f"two-sided {level:.0%} interval of the mean per-task difference",

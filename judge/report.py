@@ -113,9 +113,11 @@ def task_counts(runs: Sequence[ScoredRun], multi_benchmark: bool) -> list[TaskCo
 
 
 def default_ks(runs: Sequence[ScoredRun], multi_benchmark: bool) -> list[int]:
-    """1 .. the most scored runs any task has (at most MAX_DEFAULT_K)."""
-    counts = task_counts(runs, multi_benchmark)
-    top = max((t.n for t in counts), default=1)
+    """1 .. the most scored runs any task has in one treatment (at most MAX_DEFAULT_K)."""
+    top = 1
+    for treatment in _ordered(r.treatment for r in runs):
+        group = [r for r in runs if r.treatment == treatment]
+        top = max([top, *(t.n for t in task_counts(group, multi_benchmark))])
     return list(range(1, min(top, MAX_DEFAULT_K) + 1))
 
 
@@ -390,8 +392,8 @@ def paired_difference(
         "n_shared": len(shared),
         "only_baseline": len(set(a) - set(b)),
         "only_candidate": len(set(b) - set(a)),
-        "baseline": sum(a[t] for t in shared) / len(shared) if shared else None,
-        "candidate": sum(b[t] for t in shared) / len(shared) if shared else None,
+        "baseline_rate": sum(a[t] for t in shared) / len(shared) if shared else None,
+        "candidate_rate": sum(b[t] for t in shared) / len(shared) if shared else None,
         "diff": sum(values) / len(values) if values else None,
         "ci95": _list(mean_interval(values, n_boot=n_boot, seed=seed, level=level)),
         "per_task": diffs,
@@ -616,7 +618,8 @@ def _fmt_rate(fig: Mapping[str, Any] | None, with_ci: bool) -> str:
     if with_ci and ci:
         text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
     if fig.get("n_omitted"):
-        text += f" ({fig['n_omitted']} tasks omitted)"
+        omitted = fig["n_omitted"]
+        text += f" ({omitted} task{'s' if omitted > 1 else ''} omitted)"
     return text
 
 

@@ -188,14 +188,15 @@ def _paired(report: Mapping[str, Any]) -> Section | None:
     if not report["paired"]:
         return None
     rows = [[p["baseline"], p["candidate"], p["metric"], str(p["n_shared"]),
-             f"{p['only_baseline']} / {p['only_candidate']}", _num(p["diff"]), _ci(p["ci95"])]
+             f"{p['only_baseline']} / {p['only_candidate']}", _num(p["baseline_rate"]),
+             _num(p["candidate_rate"]), _num(p["diff"]), _ci(p["ci95"])]
             for p in report["paired"]]
     return Section(
         "Paired differences on shared tasks (candidate minus baseline)",
         ["Per-task differences of the metric, averaged over the tasks both treatments ran; the "
          "interval resamples tasks (pairs stay together)."],
         [Table(["baseline", "candidate", "metric", "shared tasks", "only in one (b / c)",
-                "difference", "95% CI"], rows)],
+                "baseline rate", "candidate rate", "difference", "95% CI"], rows)],
         ["paired"],
     )
 
