@@ -25,6 +25,10 @@ COMMANDS: dict[str, str] = {
     "gate": "judge.commands.score:gate",
     "export": "judge.commands.score:export",
     "runset": "judge.commands.score:runset",
+    "route": "judge.commands.route:route",
+    "serve": "judge.commands.serve:serve",
+    "keys": "judge.commands.keys:keys",
+    "review": "judge.commands.review:review",
 }
 
 
@@ -71,6 +75,10 @@ _SUMMARIES = {
     "gate": "Regression gate on a run-set report: ship, block or inconclusive.",
     "export": "Export judgments as OpenTelemetry GenAI evaluation events (OTLP JSON).",
     "runset": "Build a run-set JSONL from a gold-format file.",
+    "route": "Apply a calibration card to stored judgments: auto-accept, auto-reject or review.",
+    "serve": "Serve the HTTP API and the review page (uvicorn).",
+    "keys": "Create, list and revoke API keys (stored hashed).",
+    "review": "Review queue, labels, agreement, card audits and gold export.",
 }
 
 

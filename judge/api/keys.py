@@ -1,0 +1,165 @@
+"""API keys and review-page sessions. Only salted hashes are stored; a key is shown once.
+
+A key reads ``jk_<id>_<secret>``: the id finds the row, the secret is checked against
+HMAC-SHA256(salt, secret) in constant time. A key carries a reviewer name (its ``name``) and a
+role (``reviewer`` or ``adjudicator``), so labels given through it are attributed. Page sessions
+are random tokens kept as SHA-256 hashes, tied to a key and expiring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from judge.errors import InputError
+from judge.review import ROLES, Role
+
+if TYPE_CHECKING:
+    from judge.store import Store
+
+_KEY = re.compile(r"^jk_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's id, name (the reviewer name) and role."""
+
+    key_id: str
+    name: str
+    role: Role
+
+
+def _hash(salt: str, secret: str) -> str:
+    return hmac.new(bytes.fromhex(salt), secret.encode(), hashlib.sha256).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Principal, str]:
+    """Create a key; return its principal and the plaintext key (never stored, shown once)."""
+    if not _NAME.match(name):
+        raise InputError(
+            f"key name {name!r} is not allowed",
+            field="name",
+            hint="1-64 characters: letters, digits, and _ . @ - (not first)",
+        )
+    if role not in ROLES:
+        raise InputError(f"unknown role {role!r}", field="role", hint=f"use one of {ROLES}")
+    if list(store.db.query("select 1 from api_keys where name = ?", [name])):
+        raise InputError(
+            f"a key named {name!r} exists already",
+            field="name",
+            hint="pick another name, or revoke the old key first (`judge keys revoke NAME`)",
+        )
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    with store.db.conn:
+        store.db.table("api_keys").insert(
+            {
+                "id": key_id,
+                "name": name,
+                "role": role,
+                "salt": salt,
+                "hash": _hash(salt, secret),
+                "created_at": _now().isoformat(),
+            }
+        )
+    return Principal(key_id, name, role), f"jk_{key_id}_{secret}"
+
+
+def verify_key(store: Store, key: str | None) -> Principal | None:
+    """The principal of a valid, unrevoked key; None for anything else."""
+    if not key:
+        return None
+    match = _KEY.match(key.strip())
+    if match is None:
+        return None
+    key_id, secret = match.groups()
+    rows = list(
+        store.db.query(
+            "select name, role, salt, hash from api_keys where id = ? and revoked_at is null",
+            [key_id],
+        )
+    )
+    if not rows:
+        return None
+    row = rows[0]
+    if not hmac.compare_digest(_hash(row["salt"], secret), row["hash"]):
+        return None
+    return Principal(key_id, row["name"], row["role"])
+
+
+def list_keys(store: Store) -> list[dict[str, Any]]:
+    """Every key's id, name, role and dates (never the hash)."""
+    sql = "select id, name, role, created_at, revoked_at from api_keys order by created_at"
+    return list(store.db.query(sql))
+
+
+def revoke_key(store: Store, name_or_id: str) -> bool:
+    """Revoke a key by name or id (its sessions end too); False when there is no such key."""
+    rows = list(
+        store.db.query(
+            "select id from api_keys where (name = ? or id = ?) and revoked_at is null",
+            [name_or_id, name_or_id],
+        )
+    )
+    if not rows:
+        return False
+    key_id = rows[0]["id"]
+    with store.db.conn:
+        store.db.execute(
+            "update api_keys set revoked_at = ? where id = ?", [_now().isoformat(), key_id]
+        )
+        store.db.execute("delete from sessions where key_id = ?", [key_id])
+    return True
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_session(store: Store, principal: Principal, hours: float = 12.0) -> str:
+    """A new page-session token for this key (only its hash is stored)."""
+    token = secrets.token_urlsafe(32)
+    now = _now()
+    with store.db.conn:
+        store.db.table("sessions").insert(
+            {
+                "token_hash": _token_hash(token),
+                "key_id": principal.key_id,
+                "created_at": now.isoformat(),
+                "expires_at": (now + timedelta(hours=hours)).isoformat(),
+            }
+        )
+    return token
+
+
+def verify_session(store: Store, token: str | None) -> Principal | None:
+    """The principal of a live session token (its key unrevoked); None otherwise."""
+    if not token or len(token) > 200:
+        return None
+    sql = (
+        "select k.id, k.name, k.role, s.expires_at from sessions s join api_keys k "
+        "on k.id = s.key_id where s.token_hash = ? and k.revoked_at is null"
+    )
+    rows = list(store.db.query(sql, [_token_hash(token)]))
+    if not rows or datetime.fromisoformat(rows[0]["expires_at"]) <= _now():
+        return None
+    row = rows[0]
+    return Principal(row["id"], row["name"], row["role"])
+
+
+def end_session(store: Store, token: str | None) -> None:
+    """Forget a session token."""
+    if token:
+        with store.db.conn:
+            store.db.execute("delete from sessions where token_hash = ?", [_token_hash(token)])

@@ -1,0 +1,225 @@
+"""The review web page: server-rendered HTML (Jinja2) with a little inline JS for shortcuts.
+
+Routes: ``/login`` (open: a form that turns an API key into a session cookie), ``/review`` (the
+queue), ``/review/items/{id}`` (one item, with its label form), ``/review/next`` (the next item
+of my queue), ``/logout``. Every route but ``/login`` sits behind the access middleware.
+Labels given on the page are in the shown frame; the server maps them to canonical labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from judge.api.keys import Principal, create_session, end_session, verify_key
+from judge.api.security import SESSION_COOKIE, session_token
+from judge.errors import JudgeError
+from judge.store import Store
+
+#: Keyboard shortcut of each label (shown on the buttons).
+SHORTCUTS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t", "cannot_determine": "c"}
+LABEL_TEXT = {
+    "pass": "Pass",
+    "fail": "Fail",
+    "A": "A is better",
+    "B": "B is better",
+    "tie": "Tie",
+    "cannot_determine": "Cannot determine",
+}
+
+
+def _environment() -> Any:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("judge.api", "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(shortcuts=SHORTCUTS, label_text=LABEL_TEXT)
+    return env
+
+
+def _safe_next(target: str | None) -> str:
+    # Only local paths: never redirect a reviewer to another site after login.
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/review"
+    return target
+
+
+async def _form(request: Request) -> dict[str, str]:
+    raw = (await request.body()).decode("utf-8", "replace")
+    return {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+
+
+def page_router() -> APIRouter:
+    """The HTML routes (not in the OpenAPI schema: they are pages, not API)."""
+    router = APIRouter(include_in_schema=False)
+    env = _environment()
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
+
+    def with_store(request: Request, fn: Callable[[Store], Any]) -> Any:
+        with Store(request.app.state.config.db) as store:
+            return fn(store)
+
+    def caller(request: Request) -> Principal:
+        found = getattr(request.state, "principal", None)
+        if not isinstance(found, Principal):  # the middleware guarantees it; never guess
+            raise JudgeError("no authenticated reviewer")
+        return found
+
+    @router.get("/login")
+    def login_form(next: str = "/review") -> HTMLResponse:
+        return render("login.html", next=_safe_next(next), error=None, who=None)
+
+    @router.post("/login")
+    async def login(request: Request) -> Response:
+        form = await _form(request)
+        target = _safe_next(form.get("next"))
+        key = form.get("key", "").strip()
+        hours = request.app.state.config.session_hours
+
+        def open_session(store: Store) -> str | None:
+            who = verify_key(store, key)
+            return create_session(store, who, hours) if who else None
+
+        token = await run_in_threadpool(with_store, request, open_session)
+        if token is None:
+            return render(
+                "login.html", status=401, next=target, error="That key is not valid.", who=None
+            )
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=int(hours * 3600),
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return response
+
+    @router.post("/logout")
+    async def logout(request: Request) -> Response:
+        token = session_token({"cookie": request.headers.get("cookie", "")})
+        await run_in_threadpool(with_store, request, lambda st: end_session(st, token))
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    @router.get("/")
+    def home() -> Response:
+        return RedirectResponse("/review", status_code=303)
+
+    @router.get("/review")
+    def queue_page(request: Request, msg: str | None = None) -> HTMLResponse:
+        from judge.review import agreement, queue
+        from judge.routing import card_rows
+
+        who = caller(request)
+        blind_all = request.app.state.config.blind
+
+        def load(store: Store) -> dict[str, Any]:
+            mine = queue(store, reviewer=who.name, role=who.role, limit=200)
+            counts = {
+                r["status"]: r["n"]
+                for r in store.db.query(
+                    "select status, count(*) as n from review_items group by status"
+                )
+            }
+            return {
+                "items": mine,
+                "counts": counts,
+                "pairs": agreement(store),
+                "cards": card_rows(store),
+            }
+
+        data = with_store(request, load)
+        return render("queue.html", who=who, blind_all=blind_all, msg=msg, **data)
+
+    @router.get("/review/next")
+    def next_item(request: Request) -> Response:
+        from judge.review import queue
+
+        who = caller(request)
+        first = with_store(request, lambda st: queue(st, reviewer=who.name, role=who.role, limit=1))
+        if not first:
+            return RedirectResponse(
+                "/review?msg=" + quote("Queue empty: nothing left for you."), 303
+            )
+        return RedirectResponse(f"/review/items/{quote(first[0].id)}", status_code=303)
+
+    def item_page(request: Request, item_id: str, error: str | None, status: int) -> HTMLResponse:
+        from judge.review import item_view, labels, queue
+
+        who = caller(request)
+        blind_all = request.app.state.config.blind
+
+        def load(store: Store) -> tuple[Any, int, bool]:
+            view = item_view(store, item_id, force_blind=blind_all, viewer_role=who.role)
+            left = len(queue(store, reviewer=who.name, role=who.role, limit=1000))
+            mine = any(x.reviewer == who.name for x in labels(store, item_id=item_id))
+            return view, left, mine
+
+        view, left, mine = with_store(request, load)
+        can_label = _can_label(view, who) and not mine
+        return render(
+            "item.html",
+            status=status,
+            who=who,
+            view=view,
+            left=left,
+            error=error,
+            can_label=can_label,
+            mine=mine,
+        )
+
+    @router.get("/review/items/{item_id}")
+    def item(request: Request, item_id: str) -> HTMLResponse:
+        return item_page(request, item_id, None, 200)
+
+    @router.post("/review/items/{item_id}/label")
+    async def label(request: Request, item_id: str) -> Response:
+        from judge.review import add_label, get_item, to_canonical
+
+        who = caller(request)
+        form = await _form(request)
+        shown = form.get("label", "")
+        note = form.get("note", "")[:4000]
+
+        def save(store: Store) -> None:
+            item = get_item(store, item_id)
+            add_label(
+                store,
+                item_id,
+                reviewer=who.name,
+                role=who.role,
+                label=to_canonical(item, shown),
+                note=note,
+            )
+
+        try:
+            await run_in_threadpool(with_store, request, save)
+        except JudgeError as err:
+            return await run_in_threadpool(item_page, request, item_id, str(err), 409)
+        return RedirectResponse("/review/next", status_code=303)
+
+    return router
+
+
+def _can_label(view: Any, who: Principal) -> bool:
+    if view.item.status == "done":
+        return False
+    if view.item.status == "adjudicate":
+        return bool(who.role == "adjudicator")
+    return True

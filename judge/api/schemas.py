@@ -1,0 +1,230 @@
+"""Request and response bodies of the HTTP API (pydantic, ``extra="forbid"``).
+
+Shared by the server (``judge.api.app``) and the client (``judge.client``), so both validate the
+same shapes. Pure pydantic: importing this module loads no web framework.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.review import ItemView, PairAgreement, ReviewItem, ReviewLabel
+from judge.routing import AuditStatus, RoutingDecision
+from judge.types import Case, Judgment
+
+__all__ = [
+    "AgreementResponse",
+    "AuditStatus",
+    "CardDetail",
+    "CardInfo",
+    "CardUpload",
+    "ErrorBody",
+    "ErrorResponse",
+    "ItemView",
+    "Job",
+    "JobList",
+    "JobRequest",
+    "JobResults",
+    "JudgeRequest",
+    "JudgeResponse",
+    "LabelList",
+    "LabelRequest",
+    "LabelResponse",
+    "PairAgreement",
+    "QueueResponse",
+    "ReviewItem",
+    "ReviewLabel",
+    "RouteRequest",
+    "RouteResponse",
+    "RoutingList",
+    "WhoAmI",
+]
+
+JobStatus = Literal["queued", "running", "done", "failed"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(_Body):
+    """What went wrong: a stable code and a message that says what to do."""
+
+    code: str
+    message: str
+    #: Field-level problems of an invalid request, when there are several.
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorResponse(_Body):
+    """Every error response has this shape."""
+
+    error: ErrorBody
+
+
+class WhoAmI(_Body):
+    """The caller's key: its name (the reviewer name on labels) and role."""
+
+    name: str
+    role: str
+
+
+class JudgeOptions(_Body):
+    """How to judge: rubric, judge models (enabled on the server), protocol and sampling."""
+
+    rubric: str = Field(default="agent-run-success", max_length=200, description="id or id@version")
+    models: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=8,
+        description="Judge models (a panel when several); default: the server's first model.",
+    )
+    orders: Literal["one", "both"] = "both"
+    samples: int = Field(default=1, ge=1, le=10)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=384, ge=16, le=4096)
+
+
+class JudgeRequest(JudgeOptions):
+    """Judge one case now (synchronously); optionally route the result with a stored card."""
+
+    case: Case
+    card: str | None = Field(default=None, max_length=80, description="A stored card digest.")
+
+
+class JudgeResponse(_Body):
+    """The judgments of one case, and its routing decision when a card was given."""
+
+    judgments: list[Judgment]
+    routing: list[RoutingDecision] = Field(default_factory=list)
+    #: Steps that could not be attempted (e.g. a case the rubric cannot render).
+    errors: list[str] = Field(default_factory=list)
+
+
+class JobRequest(JudgeOptions):
+    """A batch of cases to judge in the background."""
+
+    cases: list[Case] = Field(min_length=1, max_length=10_000)
+
+
+class Job(_Body):
+    """A batch job's state. Judgments are stored as they finish; a job resumes where it stopped."""
+
+    id: str
+    status: JobStatus
+    rubric: str
+    models: list[str]
+    n_cases: int
+    n_steps: int | None
+    n_done: int
+    counts: dict[str, int]
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class JobList(_Body):
+    """Jobs, newest first."""
+
+    jobs: list[Job]
+
+
+class JobResults(_Body):
+    """A page of a job's judgments."""
+
+    job_id: str
+    status: JobStatus
+    total: int
+    offset: int
+    judgments: list[Judgment]
+
+
+class CardUpload(_Body):
+    """A calibration card as written by ``judge calibrate`` (YAML text)."""
+
+    yaml: str = Field(min_length=1)
+
+
+class CardInfo(_Body):
+    """A stored card's bindings and state."""
+
+    digest: str
+    model: str
+    rubric_id: str | None
+    rubric_version: int | None
+    kind: str
+    created_at: datetime
+    expires_at: datetime
+    stale: bool
+    stale_reason: str | None
+
+
+class CardDetail(CardInfo):
+    """A stored card with its YAML."""
+
+    yaml: str
+
+
+class RouteRequest(_Body):
+    """Apply a stored card to the store's judgments (or one job's)."""
+
+    card: str = Field(max_length=80, description="The card digest (sha256:... or its hex).")
+    job_id: str | None = Field(default=None, max_length=80)
+    audit_fraction: float = Field(default=0.05, ge=0.0, le=1.0)
+    double_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    seed: int = Field(default=0, ge=0, le=2**31)
+    blind: bool = False
+
+
+class RouteResponse(_Body):
+    """What routing decided: counts by decision and reason, and each decision."""
+
+    card_digest: str
+    counts: dict[str, int]
+    reasons: dict[str, int]
+    enqueued: int
+    audited: int
+    decisions: list[RoutingDecision]
+
+
+class RoutingList(_Body):
+    """Stored routing decisions."""
+
+    decisions: list[RoutingDecision]
+
+
+class QueueResponse(_Body):
+    """Review items awaiting a label, in priority order."""
+
+    items: list[ReviewItem]
+
+
+class LabelRequest(_Body):
+    """A reviewer's label in the canonical frame (pass / fail / cannot_determine, or A / B /
+    tie / cannot_determine for pairwise items) with an optional note."""
+
+    label: str = Field(min_length=1, max_length=32)
+    note: str = Field(default="", max_length=4000)
+
+
+class LabelResponse(_Body):
+    """The item's state after the label, and the card's audit state when it was an audit."""
+
+    item: ReviewItem
+    audit: AuditStatus | None = None
+
+
+class LabelList(_Body):
+    """Labels given."""
+
+    labels: list[ReviewLabel]
+
+
+class AgreementResponse(_Body):
+    """Inter-reviewer agreement per reviewer pair."""
+
+    pairs: list[PairAgreement]

@@ -1,0 +1,235 @@
+"""The access gate in front of every route: API key or session, per-key rate limit, body size.
+
+A pure ASGI middleware, so that no route can forget it: a route added later is protected
+without doing anything. Order: authenticate (401, or a redirect to the login form for review
+pages), then rate-limit per key (429 with Retry-After), then limit the request body (413). Only
+the login form itself is open. Every refusal is JSON ``{"error": {"code", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from judge.api.keys import Principal, verify_key, verify_session
+from judge.store import Store
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SESSION_COOKIE = "judge_session"
+#: Paths open without a key: the login form (it is how a browser gets a session).
+OPEN_PATHS = frozenset({"/login"})
+#: Paths served to browsers: an unauthenticated request is sent to the login form.
+PAGE_PREFIXES = ("/review", "/logout")
+
+
+@dataclass
+class TokenBucket:
+    """``rate`` tokens per second up to ``burst``; one token per request."""
+
+    rate: float
+    burst: int
+    tokens: float = field(init=False)
+    stamp: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = float(self.burst)
+        self.stamp = time.monotonic()
+
+    def take(self, now: float) -> float:
+        """Take a token: 0.0 when allowed, else the seconds until one is available."""
+        self.tokens = min(float(self.burst), self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+
+class RateLimiter:
+    """One token bucket per API key (in this process)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key_id: str) -> float:
+        """0.0 when the request may go on, else the seconds to wait."""
+        if self.rate <= 0:
+            return 0.0
+        with self._lock:
+            bucket = self._buckets.get(key_id)
+            if bucket is None:
+                bucket = self._buckets[key_id] = TokenBucket(self.rate, self.burst)
+            return bucket.take(time.monotonic())
+
+
+class TooLarge(Exception):
+    """The request body is over the limit."""
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def presented_key(headers: dict[str, str]) -> str | None:
+    """The API key in ``Authorization: Bearer`` or ``X-API-Key``, if any."""
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    return headers.get("x-api-key")
+
+
+def session_token(headers: dict[str, str]) -> str | None:
+    """The review-page session cookie, if any."""
+    raw = headers.get("cookie")
+    if not raw:
+        return None
+    cookie: SimpleCookie = SimpleCookie()
+    try:
+        cookie.load(raw)
+    except Exception:  # noqa: BLE001 - http.cookies raises CookieError or others on junk
+        return None
+    morsel = cookie.get(SESSION_COOKIE)
+    return morsel.value if morsel else None
+
+
+async def send_json(
+    send: Send, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> None:
+    """Send a JSON error response."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _redirect(send: Send, location: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [(b"location", location.encode()), (b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+class AccessMiddleware:
+    """Authenticate, rate-limit and size-limit every HTTP request."""
+
+    def __init__(
+        self, app: ASGIApp, *, db: Path, limiter: RateLimiter, max_body_bytes: int
+    ) -> None:
+        self.app = app
+        self.db = db
+        self.limiter = limiter
+        self.max_body = max_body_bytes
+
+    def _authenticate(self, headers: dict[str, str], page: bool) -> Principal | None:
+        with Store(self.db) as store:
+            key = presented_key(headers)
+            if key is not None:
+                return verify_key(store, key)
+            # The session cookie opens the review pages only: the JSON API needs a key in a
+            # header, so a cross-site form can never act through a reviewer's browser.
+            return verify_session(store, session_token(headers)) if page else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from starlette.concurrency import run_in_threadpool
+
+        path: str = scope["path"]
+        headers = _headers(scope)
+        if path not in OPEN_PATHS:
+            page = path == "/" or path.startswith(PAGE_PREFIXES)
+            principal = await run_in_threadpool(self._authenticate, headers, page)
+            if principal is None:
+                if page and scope["method"] == "GET":
+                    await _redirect(send, "/login?next=" + quote(path, safe="/"))
+                    return
+                missing = presented_key(headers) is None and not session_token(headers)
+                await send_json(
+                    send,
+                    401,
+                    "unauthorized" if missing else "invalid_key",
+                    "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key'"
+                    if missing
+                    else "the API key is not valid (unknown, revoked or mistyped)",
+                    {"www-authenticate": "Bearer"},
+                )
+                return
+            scope.setdefault("state", {})["principal"] = principal
+            wait = self.limiter.check(principal.key_id)
+            if wait > 0:
+                await send_json(
+                    send,
+                    429,
+                    "rate_limited",
+                    f"too many requests for key {principal.name!r}; retry after {wait:.2f}s",
+                    {"retry-after": str(max(1, math.ceil(wait)))},
+                )
+                return
+        await self._limited(scope, receive, send, headers)
+
+    async def _limited(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        limit = self.max_body
+        too_big = (
+            f"the request body is over the limit of {limit} bytes; split the batch into "
+            "smaller jobs"
+        )
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                await send_json(send, 400, "bad_request", "invalid Content-Length header")
+                return
+            if int(length) > limit:
+                await send_json(send, 413, "payload_too_large", too_big)
+                return
+            await self.app(scope, receive, send)
+            return
+        # No length given (chunked): read the body up to the limit, then replay it.
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await send_json(send, 413, "payload_too_large", too_big)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

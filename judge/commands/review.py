@@ -1,0 +1,137 @@
+"""``judge review``: the review queue from the command line, agreement, audits, gold export."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group()
+def review() -> None:
+    """Review queue, labels, inter-reviewer agreement, card audits and gold export."""
+
+
+@review.command("queue")
+@click.option("--db", default="judge.db", show_default=True)
+@click.option("--reviewer", help="Only the items this reviewer may label now.")
+@click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
+@click.option("--limit", type=int, default=50, show_default=True)
+def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
+    """List items awaiting a label, in priority order."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from judge.review import queue
+    from judge.store import Store
+
+    with Store(db) as store:
+        found = queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
+    table = Table()
+    for column in ("item", "case", "kind", "why", "priority", "labels", "status"):
+        table.add_column(column, overflow="fold")
+    for item in found:
+        why = "audit" if item.audit else item.reason
+        table.add_row(
+            item.id,
+            item.case_id,
+            item.kind,
+            why,
+            f"{item.priority:.2f}",
+            f"{item.n_labels}/{item.required_labels}",
+            item.status,
+        )
+    Console().print(table)
+    click.echo(f"{len(found)} item(s)", err=True)
+
+
+@review.command("label")
+@click.argument("item_id")
+@click.option(
+    "--label",
+    "label_",
+    required=True,
+    help="pass, fail or cannot_determine (A, B, tie or cannot_determine for pairwise).",
+)
+@click.option("--reviewer", required=True, help="Your reviewer name.")
+@click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
+@click.option("--note", default="")
+@click.option("--db", default="judge.db", show_default=True)
+def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
+    """Label one item (canonical frame)."""
+    from judge.review import add_label
+    from judge.store import Store
+
+    with Store(db) as store:
+        item = add_label(
+            store,
+            item_id,
+            reviewer=reviewer,
+            role=role,  # type: ignore[arg-type]
+            label=label_,
+            note=note,
+        )
+    final = f" -> {item.final_label}" if item.final_label else ""
+    click.echo(f"{item.id}: {item.status}{final}")
+
+
+@review.command("agreement")
+@click.option("--db", default="judge.db", show_default=True)
+def agreement_cmd(db: str) -> None:
+    """Raw agreement and Cohen's kappa per reviewer pair."""
+    from judge.review import agreement
+    from judge.store import Store
+
+    with Store(db) as store:
+        pairs = agreement(store)
+    if not pairs:
+        click.echo("no item has labels from two reviewers yet")
+    for p in pairs:
+        kappa = f"{p.kappa:.3f}" if p.kappa is not None else "undefined"
+        click.echo(
+            f"{p.reviewer_a} / {p.reviewer_b} ({p.kind}): {p.n} items, raw "
+            f"{p.raw:.3f}, kappa {kappa}"
+        )
+
+
+@review.command("audit")
+@click.option("--db", default="judge.db", show_default=True)
+@click.option("--card", "digest", help="One card's digest (default: every stored card).")
+def audit_cmd(db: str, digest: str | None) -> None:
+    """Each card's live band error bounds from audit labels; stale cards are flagged."""
+    from judge.routing import card_rows, refresh_audit
+    from judge.store import Store
+
+    with Store(db) as store:
+        digests = [digest] if digest else [r["digest"] for r in card_rows(store)]
+        for d in digests:
+            status = refresh_audit(store, d)
+            state = f"STALE: {status.stale_reason}" if status.stale else "in force"
+            click.echo(f"card {status.card_digest[:19]}: {state}")
+            for b in status.bands:
+                where = f" slice {b.slice}" if b.slice else ""
+                click.echo(
+                    f"  {b.band}{where}: card {b.card_errors}/{b.card_n} + audit "
+                    f"{b.audit_errors}/{b.audit_n} errors -> bound {b.upper_bound:.4f} "
+                    f"(alpha {b.alpha:g}, level {b.level:g})"
+                )
+
+
+@review.command("export-gold")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
+@click.option(
+    "--license",
+    "license_",
+    default="unspecified",
+    show_default=True,
+    help="Licence of the exported records.",
+)
+@click.option("--db", default="judge.db", show_default=True)
+def export_gold_cmd(out: str, license_: str, db: str) -> None:
+    """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`)."""
+    from judge.review import export_gold
+    from judge.store import Store
+
+    with Store(db) as store:
+        result = export_gold(store, out, license=license_)
+    for item_id, why in result.skipped:
+        click.echo(f"skipped {item_id}: {why}", err=True)
+    click.echo(f"{result.n} gold record(s) -> {result.path} ({result.digest})")

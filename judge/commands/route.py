@@ -1,0 +1,124 @@
+"""``judge route``: apply a calibration card to stored judgments."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from judge.routing import RoutingDecision
+
+
+@click.command()
+@click.option(
+    "--card",
+    "card_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Calibration card (YAML) written by `judge calibrate`.",
+)
+@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@click.option(
+    "--audit-fraction",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Share of automatic decisions also sent to review (seeded, per item).",
+)
+@click.option(
+    "--double-fraction",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of review items that need two independent labels.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--blind", is_flag=True, help="Queue items for blind review.")
+@click.option(
+    "--limit",
+    type=int,
+    default=40,
+    show_default=True,
+    help="Decisions listed (0: none; all are stored).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
+)
+def route(
+    card_path: str,
+    db: str,
+    audit_fraction: float,
+    double_fraction: float,
+    seed: int,
+    blind: bool,
+    limit: int,
+    fmt: str,
+) -> None:
+    """Route stored judgments with a card: auto-accept, auto-reject or human review, with reasons.
+
+    A card whose judge model, rubric digest or evidence-selector version differ from the
+    judgments', that has expired, or that audits flagged stale, is refused.
+    """
+    from pathlib import Path
+
+    from calibration.card import load_card
+    from judge.routing import apply_card
+    from judge.store import Store
+
+    if not Path(db).exists():
+        raise click.ClickException(f"{db}: no such store (judge cases with `judge run` first)")
+    card = load_card(card_path)
+    with Store(db) as store:
+        run = apply_card(
+            store,
+            card,
+            audit_fraction=audit_fraction,
+            seed=seed,
+            double_fraction=double_fraction,
+            blind=blind,
+        )
+    if fmt == "jsonl":
+        for d in run.decisions:
+            click.echo(d.model_dump_json())
+    elif limit:
+        _table(run.decisions[:limit])
+    j = card.judge
+    by_decision: dict[str, Counter[str]] = defaultdict(Counter)
+    for (decision, reason), n in run.counts.items():
+        by_decision[decision][reason] += n
+    click.echo(
+        f"card {run.card_digest[:19]} ({j.model}, {j.rubric.id}@{j.rubric.version}): "
+        f"{len(run.decisions)} case(s) routed",
+        err=True,
+    )
+    for decision in ("auto_accept", "auto_reject", "auto_decide", "review"):
+        reasons = by_decision.get(decision)
+        if reasons:
+            detail = ", ".join(f"{r} {n}" for r, n in reasons.most_common())
+            click.echo(f"  {decision:12} {sum(reasons.values()):5}  {detail}", err=True)
+    click.echo(
+        f"audit: {run.audited} automatic decision(s) sampled (fraction {audit_fraction:g}); "
+        f"review queue: {run.enqueued} new item(s)",
+        err=True,
+    )
+    click.echo(
+        f"stored in {db}; label with `judge serve --db {db}` (page /review) or "
+        f"`judge review queue --db {db}`",
+        err=True,
+    )
+
+
+def _table(decisions: list[RoutingDecision]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for column in ("case", "decision", "label", "score", "reason", "detail"):
+        table.add_column(column, overflow="fold")
+    for d in decisions:
+        score = f"{d.score:.3f}" if d.score is not None else ""
+        decision = d.decision + (" +audit" if d.audit else "")
+        table.add_row(d.case_id[-40:], decision, d.label or "", score, d.reason, d.detail)
+    Console().print(table)

@@ -1,0 +1,93 @@
+"""``judge serve``: the HTTP API and the review page together (uvicorn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+
+
+@click.command()
+@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8321, show_default=True)
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    default=[DEFAULT_MODEL],
+    show_default=True,
+    help="Judge models callers may use (repeat; the first is the default).",
+)
+@click.option("--api-base", help="Send model calls to this OpenAI-compatible base URL.")
+@click.option(
+    "--max-body-mb",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="Largest request body accepted (413 above).",
+)
+@click.option(
+    "--rate",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Requests per second per key (token bucket); 0 disables the limit.",
+)
+@click.option("--burst", type=int, default=60, show_default=True, help="Token bucket size.")
+@click.option("--blind", is_flag=True, help="Blind review for every item.")
+@click.option("--workers", type=int, default=1, show_default=True, help="Job worker threads.")
+@click.option(
+    "--concurrency", type=int, default=4, show_default=True, help="Model calls in flight per job."
+)
+@click.option(
+    "--audit-fraction",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Audit share when POST /v1/judge routes with a card.",
+)
+@click.option("--log-level", default="info", show_default=True)
+def serve(
+    db: str,
+    host: str,
+    port: int,
+    models: tuple[str, ...],
+    api_base: str | None,
+    max_body_mb: float,
+    rate: float,
+    burst: int,
+    blind: bool,
+    workers: int,
+    concurrency: int,
+    audit_fraction: float,
+    log_level: str,
+) -> None:
+    """Serve the JSON API (/v1, schema at /openapi.json) and the review page (/review).
+
+    Every route needs an API key (`judge keys create --name NAME`): send it as
+    'Authorization: Bearer KEY' or 'X-API-Key: KEY'; the page asks for it once at /login.
+    """
+    import uvicorn
+
+    from judge.api.app import ServiceConfig, create_app
+
+    if burst < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--burst")
+    config = ServiceConfig(
+        db=Path(db),
+        models=tuple(models),
+        api_base=api_base,
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        rate_per_s=rate,
+        burst=burst,
+        blind=blind,
+        job_workers=workers,
+        concurrency=concurrency,
+        audit_fraction=audit_fraction,
+    )
+    app = create_app(config)
+    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), store {db}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
