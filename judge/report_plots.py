@@ -60,8 +60,7 @@ def task_matrix_svg(report: Mapping[str, Any]) -> str:
                 grid[i, j] = cell["c"] / cell["n"]
     height = min(12.0, 1.0 + 0.18 * len(m["rows"]))
     fig, ax = plt.subplots(figsize=(1.6 + 0.9 * len(m["treatments"]), height))
-    cmap = plt.get_cmap("RdYlGn").copy()
-    cmap.set_bad("#e0e0e0")
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#e0e0e0")
     image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(m["treatments"])), m["treatments"], rotation=30, ha="right")
     labels = [r["task"] for r in m["rows"]]
