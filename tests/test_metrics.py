@@ -511,3 +511,33 @@ def test_judgebench_claude3_haiku_pairs() -> None:
     assert (flip["k"], flip["n"]) == (122, 257)
     assert s["status"]["parse_error"] == 13
     assert s["position"]["p_prefer_longer"]["n"] > 0  # lengths came from the gold set
+
+
+def test_linearised_auroc_interval_matches_the_exact_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import calibration.metrics as metrics_module
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for t in range(600):
+        for k in range(3):  # three correlated runs per task
+            y = bool(rng.random() < 0.4)
+            p = float(np.clip(rng.normal(0.62 if y else 0.42, 0.2), 0, 1))
+            rows.append(
+                VerdictRow(
+                    f"r{t}-{k}",
+                    "j",
+                    "pass" if p > 0.5 else "fail",
+                    gold="pass" if y else "fail",
+                    prob=round(p, 2),
+                    task_id=f"t{t}",
+                )
+            )
+    exact = probabilistic_metrics(rows, "binary", n_boot=2000, seed=1)
+    monkeypatch.setattr(metrics_module, "_EXACT_AUROC_CELLS", 0)  # force the linearised path
+    linear = probabilistic_metrics(rows, "binary", n_boot=2000, seed=1)
+    assert exact is not None and linear is not None
+    e, lin = exact["auroc"], linear["auroc"]
+    assert (e.method, lin.method) == ("cluster_bootstrap", "cluster_bootstrap_linearised")
+    assert e.value == lin.value
+    assert e.ci is not None and lin.ci is not None
+    assert lin.ci == pytest.approx(e.ci, abs=0.005)
