@@ -9,8 +9,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from calibration.card import (
@@ -231,3 +237,98 @@ def seed_store(store: Store, cases: Sequence[Case], judgments: Sequence[Judgment
         store.put_case(case)
     for j in judgments:
         store.put(j)
+
+
+# --- A real service on 127.0.0.1 -----------------------------------------------------------
+
+
+def verdict_for(p_pass: float) -> Any:
+    """A loopback reply: verdict pass/fail by ``p_pass``, with token probabilities."""
+    from judge.testing.loopback import Reply, logprobs_for
+
+    label = "pass" if p_pass >= 0.5 else "fail"
+    text = json.dumps(
+        {"verdict": label, "evidence": ["E1", "E2"], "rationale": f"P(pass) set to {p_pass}."}
+    )
+    rest = 0.02
+    dist = {
+        "pass": p_pass * (1 - rest),
+        "fail": (1 - p_pass) * (1 - rest),
+        "cannot_determine": rest,
+    }
+    return Reply(content=text, logprobs=logprobs_for(text, dist))
+
+
+def responder(request: dict[str, Any]) -> Any:
+    """Answer with the P(pass) written in the task as ``[p=0.93]`` (0.5 when absent)."""
+    import re
+
+    text = json.dumps(request.get("messages", []))
+    found = re.search(r"\[p=([01](?:\.\d+)?)\]", text)
+    return verdict_for(float(found.group(1)) if found else 0.5)
+
+
+def scripted_case(i: int, p_pass: float, **extra: Any) -> Case:
+    """An agent-run case whose loopback verdict has P(pass) = ``p_pass``."""
+    case = make_case(i, **extra)
+    return case.model_copy(update={"task": f"{case.task} [p={p_pass}]"})
+
+
+@dataclass
+class RunningService:
+    """A judge service running in a thread: its URL, app, keys by name, and store path."""
+
+    url: str
+    app: Any
+    db: Path
+    keys: dict[str, str]
+    server: Any
+
+
+def free_socket() -> socket.socket:
+    """A listening-ready TCP socket bound to a free port on 127.0.0.1."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@contextmanager
+def running_service(
+    db: Path,
+    *,
+    keys: Sequence[tuple[str, str]] = (
+        ("ann", "reviewer"),
+        ("bob", "reviewer"),
+        ("cat", "adjudicator"),
+    ),
+    **config: Any,
+) -> Iterator[RunningService]:
+    """Start ``create_app`` under uvicorn on a free 127.0.0.1 port, in a thread; stop it after."""
+    import uvicorn
+
+    from judge.api.app import ServiceConfig, create_app
+    from judge.api.keys import create_key
+
+    made: dict[str, str] = {}
+    with Store(db) as store:
+        for name, role in keys:
+            made[name] = create_key(store, name, role)[1]
+    app = create_app(ServiceConfig(db=db, **config))
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the judge service did not start")
+        time.sleep(0.02)
+    try:
+        yield RunningService(f"http://127.0.0.1:{port}", app, db, made, server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        app.state.jobs.stop()
+        sock.close()
