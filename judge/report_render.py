@@ -302,8 +302,9 @@ def _corrected(report: Mapping[str, Any]) -> Section | None:
             if fig:
                 rows.append([t, name, _num(fig["observed"]), _num(fig["value"]),
                              _ci(fig["ci95"])])
-        method, assumption = c["method"], c["assumption"]
-        sec.paragraphs = [f"{method}.", f"Assumption: {assumption}."] + sec.paragraphs
+        method = [f"{c['method']}.", f"Assumption: {c['assumption']}."]
+        if method[0] not in sec.paragraphs:
+            sec.paragraphs = method + sec.paragraphs
     if rows:
         sec.tables.append(Table(["treatment", "rate", "as judged", "corrected", "95% CI"], rows))
     return sec
@@ -316,7 +317,8 @@ def _gate(report: Mapping[str, Any]) -> Section | None:
     ni = gate["non_inferiority"]
     paras = [
         f"Decision: **{gate['decision'].upper()}** ({gate['candidate']} against "
-        f"{gate['baseline']}, margin {gate['margin']}). {gate['reason']}",
+        f"{gate['baseline']}, margin {gate['margin']}). "
+        f"{gate['reason'][:1].upper()}{gate['reason'][1:]}.",
         f"Hard gates: {gate['hard_gates']['summary']}",
         f"Non-inferiority on {ni['metric']}: difference {_num(ni.get('diff'))} "
         f"{_ci(ni.get('ci95'))} over {ni['n_shared']} shared tasks; {ni['summary']}",

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from judge.errors import InputError, JudgeError
+from judge.errors import InputError
 from judge.families import model_family
 from judge.runsets import Run
 from judge.types import Judgment
@@ -42,8 +42,9 @@ RULES: Mapping[str, str] = {
     "only members of other families.",
 }
 
-#: Routing outcomes of one run's verdict.
-ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule", "none")
+#: How a run's outcome was decided: by the card (judge.routing's decisions auto_accept,
+#: auto_reject, review), by an uncalibrated judge, by a gold label, or by a declared rule.
+ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule")
 
 
 @dataclass(frozen=True)
@@ -228,10 +229,9 @@ def judge_runs(
         for model in allowed.by_run[run.run_id]
     ]
     summary = execute(runner, steps)
-    if summary.errors:
-        step, error = summary.errors[0]
-        raise JudgeError(f"{len(summary.errors)} run(s) could not be judged (first: "
-                         f"{step.case.id}: {error})")
+    # Steps that could not even be attempted (e.g. a case the rubric cannot render) leave
+    # their runs without a verdict: unscored, with the reason.
+    not_judged = {step.case.id: f"{step.model}: {error}" for step, error in summary.errors}
     judged: dict[str, dict[str, Judgment]] = {}
     for outcome in summary.outcomes:
         judged.setdefault(outcome.step.case.id, {})[outcome.step.model] = outcome.judgment
@@ -251,7 +251,10 @@ def judge_runs(
         else:
             route = routes.get(run.run_id) or Route(
                 "review", f"the card's judge {card.judge.model} did not judge this run", None)
-        out.append(_from_judgments(run, judged.get(run.run_id, {}), route))
+        scored = _from_judgments(run, judged.get(run.run_id, {}), route)
+        if scored.outcome is None and run.run_id in not_judged:
+            scored = replace(scored, reason=f"not judged ({not_judged[run.run_id]})")
+        out.append(scored)
     return JudgedRuns(out, summary, allowed)
 
 
