@@ -24,8 +24,14 @@ characters per token, which over-counts slightly for English prose and is close 
 logs with the Qwen2.5 tokenizer; no tokenizer download is needed and the count is stable.
 
 :data:`DEFAULT_TOKEN_BUDGET` is 1,400 evidence tokens. The embedded 1.5B judge reads prompts at
-about 55 tokens/s on 2 cores; 1,400 evidence tokens plus ~400 of rubric and wrappers is ~33 s
-per judgment, so the 14-case demo finishes in about 8-10 minutes (the brief allows 15).
+about 55 tokens/s on 2 idle cores. A full-budget prompt is ~1,400 evidence + ~150 wrapper +
+~600 rubric tokens, about 40 s (less when the rubric's system prefix is reused from the KV
+cache), plus ~10 s to generate a short answer: under a minute per judgment. The demo's 14 runs
+need 560-980 evidence tokens each (two measured prompts: 1,543 and 1,910 Qwen tokens), about
+14 x 45 s = 11 minutes on idle cores; on a loaded machine it is several times slower. On the
+SWE-bench dev set the budget cuts the mean evidence from ~8,700 to ~1,250 estimated tokens; on
+tau-bench from ~4,200 to ~1,190. On those two demo prompts the estimate was 1,912 and 1,723
+tokens: it errs on the side of over-counting.
 Each item also costs :data:`ITEM_OVERHEAD_TOKENS` for its ``<evidence ...>`` wrapper, which is
 counted against the budget (``total_tokens`` reports the items' text only).
 """
