@@ -195,7 +195,7 @@ _TEST_OUTPUT = re.compile(
 _ERROR_OUTPUT = re.compile(
     r"Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): |^Error: |"
     r"<returncode>[1-9]\d{0,3}</returncode>|\bexit (?:code|status):? [1-9]|"
-    r"command not found|No such file or directory|^fatal: |^error: |\"error\"\s*:",
+    r"command not found|No such file or directory|^fatal: |^error: |\"error\"\s*:\s*\"",
     re.MULTILINE,
 )
 # The start of a shell here-document: its body is file content, not a command.

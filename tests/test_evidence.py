@@ -128,9 +128,11 @@ def test_tool_results_with_test_output_or_errors() -> None:
     trace = [
         turn(0, "tool:run", "collected 3 items\n\ntests/test_a.py ..F"),
         turn(1, "tool:book", "Error: payment amount does not add up"),
-        turn(2, "tool:book", '{"reservation_id": "HAT1"}'),
+        turn(2, "tool:book", '{"reservation_id": "HAT1", "error": null}'),
+        turn(3, "tool:pay", '{"error": "card declined"}'),
     ]
-    assert [t.kind for t in classify_turns(trace)] == ["test_run", "error", "tool_result"]
+    kinds = [t.kind for t in classify_turns(trace)]
+    assert kinds == ["test_run", "error", "tool_result", "error"]
 
 
 # --- selection -------------------------------------------------------------------------------
