@@ -202,8 +202,8 @@ def _score_judged(
     notes = []
     if card is not None:
         notes.append(f"Routing: the card's decisions are stored in {db}; verdicts in the review "
-                     "band (and a seeded 5% audit of automatic ones) are queued for people in "
-                     "its review queue.")
+                     "band (and a seeded 5% audit of automatic ones) are queued for people "
+                     "(`judge review`).")
     ctx = ReportContext(
         runset=runs_file, mode="judge", rubric=_rubric_info(rubric),
         judges=judged.eligibility.summary(models), card=card,
