@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -162,6 +162,7 @@ Offset = Annotated[int, Query(ge=0, le=10_000_000)]
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": s.ErrorResponse, "description": text}
     for code, text in (
+        (400, "Malformed request (body not decodable)"),
         (401, "Missing or invalid API key"),
         (413, "Request body too large"),
         (422, "Invalid request"),
@@ -510,15 +511,21 @@ def _api_router() -> APIRouter:
 
     @router.get(
         "/review/gold",
-        response_class=PlainTextResponse,
         tags=["review"],
-        responses={200: {"content": {"application/x-ndjson": {}}}, **_with(409)},
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                "description": "Gold JSONL, one record per line",
+            },
+            **_with(409),
+        },
     )
     def review_gold(
         caller: Caller,
         store: Db,
         license: Annotated[str, Query(min_length=1, max_length=200)] = "unspecified",
-    ) -> PlainTextResponse:
+    ) -> Response:
         """Finished review items as gold JSONL with lineage (``calibration.gold`` format)."""
         from calibration.gold import dumps_record
         from judge.review import gold_records
@@ -527,7 +534,7 @@ def _api_router() -> APIRouter:
         if not records:
             raise ConflictError("no finished review items with a gold label to export yet")
         text = "".join(dumps_record(r) + "\n" for r in records)
-        return PlainTextResponse(
+        return Response(
             text,
             media_type="application/x-ndjson",
             headers={"X-Gold-Records": str(len(records)), "X-Gold-Skipped": str(len(skipped))},

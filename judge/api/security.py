@@ -86,12 +86,16 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
 
-def presented_key(headers: dict[str, str]) -> str | None:
-    """The API key in ``Authorization: Bearer`` or ``X-API-Key``, if any."""
-    auth = headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        return auth[7:].strip()
-    return headers.get("x-api-key")
+def presented_keys(headers: dict[str, str]) -> list[str] | None:
+    """Every credential presented in headers (``Authorization`` of any scheme counts, as ""
+    when it is not ``Bearer``); None when the request presents none."""
+    found = []
+    auth = headers.get("authorization")
+    if auth is not None:
+        found.append(auth[7:].strip() if auth[:7].lower() == "bearer " else "")
+    if "x-api-key" in headers:
+        found.append(headers["x-api-key"])
+    return found or None
 
 
 def session_token(headers: dict[str, str]) -> str | None:
@@ -143,9 +147,12 @@ class AccessMiddleware:
 
     def _authenticate(self, headers: dict[str, str], page: bool) -> Principal | None:
         with Store(self.db) as store:
-            key = presented_key(headers)
-            if key is not None:
-                return verify_key(store, key)
+            keys = presented_keys(headers)
+            if keys is not None:
+                # Every credential presented must be valid and name the same key: an invalid
+                # or conflicting one is refused rather than ignored in favour of another.
+                found = {verify_key(store, key) for key in keys}
+                return found.pop() if len(found) == 1 else None
             # The session cookie opens the review pages only: the JSON API needs a key in a
             # header, so a cross-site form can never act through a reviewer's browser.
             return verify_session(store, session_token(headers)) if page else None
@@ -165,7 +172,7 @@ class AccessMiddleware:
                 if page and scope["method"] == "GET":
                     await _redirect(send, "/login?next=" + quote(path, safe="/"))
                     return
-                missing = presented_key(headers) is None and not session_token(headers)
+                missing = presented_keys(headers) is None and not session_token(headers)
                 await send_json(
                     send,
                     401,
