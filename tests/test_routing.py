@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -281,3 +282,65 @@ def test_migrations_create_the_routing_review_access_and_job_columns(tmp_path: P
     assert "secret" not in " ".join(cols["api_keys"])
     assert {"idempotency_key", "request_digest", "status", "n_done"} <= cols["jobs"]
     assert {"job_id", "position", "json"} <= cols["job_cases"]
+
+
+def test_route_and_review_commands(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from calibration.card import write_card
+    from calibration.gold import load_gold
+    from judge.cli import cli
+
+    db = str(tmp_path / "j.db")
+    _seeded(tmp_path).close()
+    card = tmp_path / "card.yaml"
+    write_card(make_card(), card)
+    runner = CliRunner()
+    got = runner.invoke(cli, ["route", "--card", str(card), "--db", db, "--audit-fraction", "0"])
+    assert got.exit_code == 0, got.output
+    assert "10 case(s) routed" in got.output
+    assert "auto_accept      5  in_accept_band 5" in got.output
+    assert "review           3  outside_bands 3" in got.output
+    queue = runner.invoke(cli, ["review", "queue", "--db", db])
+    ids = re.findall(r"q-[0-9a-f]{20}", queue.output)
+    assert len(ids) == 3
+    for item_id in ids:
+        done = runner.invoke(
+            cli, ["review", "label", item_id, "--label", "fail", "--reviewer", "ann", "--db", db]
+        )
+        assert done.exit_code == 0 and "done -> fail" in done.output
+    out = tmp_path / "g.jsonl"
+    exported = runner.invoke(cli, ["review", "export-gold", "--db", db, "--out", str(out)])
+    assert exported.exit_code == 0 and "3 gold record(s)" in exported.output
+    assert set(load_gold(out).labels().values()) == {"fail"}
+    # A card for another judge is refused with the reason, and nothing is routed.
+    other = tmp_path / "other.yaml"
+    write_card(make_card(model="someone/else"), other)
+    refused = runner.invoke(cli, ["route", "--card", str(other), "--db", db])
+    assert refused.exit_code != 0
+    assert isinstance(refused.exception, CardError)
+    assert "someone/else" in str(refused.exception)
+
+
+def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from judge.api.keys import verify_key
+    from judge.cli import cli
+
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    made = runner.invoke(cli, ["keys", "create", "--name", "ann", "--db", db])
+    assert made.exit_code == 0
+    key = made.stdout.strip().splitlines()[0]
+    assert key.startswith("jk_")
+    again = runner.invoke(cli, ["keys", "create", "--name", "ann", "--db", db])
+    assert again.exit_code != 0
+    listed = runner.invoke(cli, ["keys", "list", "--db", db])
+    assert "ann" in listed.output and key not in listed.output
+    with Store(db) as store:
+        assert verify_key(store, key) is not None
+        assert verify_key(store, key[:-1] + ("A" if key[-1] != "A" else "B")) is None
+    assert runner.invoke(cli, ["keys", "revoke", "ann", "--db", db]).exit_code == 0
+    with Store(db) as store:
+        assert verify_key(store, key) is None

@@ -39,7 +39,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
             f"{item.n_labels}/{item.required_labels}",
             item.status,
         )
-    Console().print(table)
+    Console(width=max(Console().width, 120)).print(table)
     click.echo(f"{len(found)} item(s)", err=True)
 
 

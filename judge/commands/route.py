@@ -121,4 +121,6 @@ def _table(decisions: list[RoutingDecision]) -> None:
         score = f"{d.score:.3f}" if d.score is not None else ""
         decision = d.decision + (" +audit" if d.audit else "")
         table.add_row(d.case_id[-40:], decision, d.label or "", score, d.reason, d.detail)
-    Console().print(table)
+    console = Console()
+    # Piped output defaults to 80 columns, which folds every row; give the table room.
+    Console(width=max(console.width, 140)).print(table)
