@@ -277,6 +277,26 @@ def _write_lock(store: Store) -> Iterator[sqlite3.Connection]:
             conn.rollback()
 
 
+def blinded(item: ReviewItem) -> ReviewItem:
+    """The item as a blind reviewer may see it: no judge model, score, reason or audit flag
+    (each hints at what the judge said), no card."""
+    return item.model_copy(
+        update={
+            "model": None,
+            "card_digest": None,
+            "routing_id": None,
+            "reason": "hidden",
+            "detail": None,
+            "audit": False,
+            "band": None,
+            "auto_label": None,
+            "score": None,
+            "priority": 0.0,
+            "blind": True,
+        }
+    )
+
+
 def display_swapped(item_id: str) -> bool:
     """Whether a pairwise item's candidates are shown in the order B, A (fixed per item)."""
     return seeded_unit(0, "display:" + item_id) < 0.5
@@ -597,7 +617,7 @@ def item_view(
         else []
     )
     return ItemView(
-        item=item,
+        item=blinded(item) if blind else item,
         blind=blind,
         task=redact(case.task)[0],
         diff=diff_lines(redact(case.diff)[0]) if case.diff else None,

@@ -342,11 +342,18 @@ def test_routing_review_labels_agreement_and_gold_over_http(
     assert f"card:{card.card_digest}" in lineage.derived_from
 
 
-def test_card_for_another_judge_is_refused_over_http(service: RunningService) -> None:
+def test_card_for_another_judge_is_refused_over_http(
+    service: RunningService, loopback: LoopbackServer
+) -> None:
     with _client(service) as api:
         api.wait(api.submit_job([scripted_case(1, 0.9)]).id, timeout=60)
         other = make_card(model="someone/else")
         api.upload_card(other.to_yaml())
+        # Refused before the judge is paid for: no model call.
+        with pytest.raises(APIError) as err:
+            api.judge(scripted_case(2, 0.9), card=other.card_digest)
+        assert err.value.status == 409 and "someone/else" in err.value.message
+        assert len(loopback.requests) == 1
         with pytest.raises(APIError) as err:
             api.route(other.card_digest)
         assert err.value.status == 409 and err.value.code == "card_refused"

@@ -130,6 +130,8 @@ def test_blind_view_hides_verdicts_models_and_reasons(tmp_path: Path) -> None:
     assert not any(e.cited for e in blind.evidence)
     dumped = blind.model_dump_json()
     assert "vendor/agent-model-x" not in dumped and "rationale for" not in dumped
+    assert "openai/loopback" not in dumped and "outside" not in dumped
+    assert blind.item.score is None and blind.item.reason == "hidden" and not blind.item.audit
     assert open_view.blind  # the item itself is blind: forcing off is not possible
 
 

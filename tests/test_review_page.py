@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from calibration.gold import load_gold
@@ -153,6 +154,10 @@ def test_blind_pairwise_page_hides_verdicts_and_maps_shown_labels(
         apply_card(store, card, audit_fraction=0.0, blind=True)
         first = queue(store)[0]
     with running_service(db) as svc:
+        # The API hides the same things from a blind reviewer.
+        api_queue = httpx.get(svc.url + "/v1/review/queue", headers={"X-API-Key": svc.keys["ann"]})
+        assert api_queue.status_code == 200 and MODEL not in api_queue.text
+        assert all(i["reason"] == "hidden" for i in api_queue.json()["items"])
         page = browser.new_page()  # type: ignore[attr-defined]
         _login(page, svc)
         assert "hidden (blind)" in page.inner_text("#queue")

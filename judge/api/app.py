@@ -207,6 +207,20 @@ def _card_row(store: Store, digest: str) -> dict[str, Any]:
     return rows[0]
 
 
+def _check_card_before_judging(card: Any, models: list[str], rubric: Any) -> None:
+    """Refuse a card that could not route this request's judgments, before paying for them."""
+    from calibration.card import verify_card
+    from judge.evidence import SELECTOR_VERSION
+
+    model = card.judge.model if card.judge.model in models else models[0]
+    try:
+        verify_card(
+            card, judge_model=model, rubric_digest=rubric.digest, selector_version=SELECTOR_VERSION
+        )
+    except CardError as err:
+        raise CardError(f"card {card.card_digest[:19]} cannot route this request: {err}") from err
+
+
 def _api_router() -> APIRouter:
     router = APIRouter(prefix="/v1", responses=_ERRORS)
 
@@ -237,6 +251,7 @@ def _api_router() -> APIRouter:
             card = get_card(store, body.card)
             if card is None:
                 raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
+            _check_card_before_judging(card, models, rubric)
         temperature = body.temperature
         if temperature is None:
             temperature = 0.7 if body.samples > 1 else 0.0
@@ -449,14 +464,20 @@ def _api_router() -> APIRouter:
 
     @router.get("/review/queue", response_model=s.QueueResponse, tags=["review"])
     def review_queue(
-        caller: Caller, store: Db, mine: bool = True, limit: Limit = 50, offset: Offset = 0
+        caller: Caller,
+        store: Db,
+        config: Config,
+        mine: bool = True,
+        limit: Limit = 50,
+        offset: Offset = 0,
     ) -> s.QueueResponse:
         """Items awaiting a label in priority order (``mine``: those this key may label now)."""
-        from judge.review import queue
+        from judge.review import blinded, queue
 
         who = caller.name if mine else None
         found = queue(store, reviewer=who, role=caller.role, limit=limit, offset=offset)
-        return s.QueueResponse(items=found)
+        shown = [blinded(i) if (i.blind or config.blind) else i for i in found]
+        return s.QueueResponse(items=shown)
 
     @router.get(
         "/review/items/{item_id}", response_model=s.ItemView, tags=["review"], responses=_with(404)
