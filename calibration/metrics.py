@@ -164,7 +164,7 @@ class _Context:
         k = int((hit.astype(bool) & counted).sum())
         per = self.sums(np.column_stack([hit & counted, counted]).astype(np.float64), cl)
         handle = self.add(per, _ratio)
-        n_cl = int(np.unique(cl[counted]).size)
+        n_cl = int(np.count_nonzero(np.bincount(cl[counted], minlength=self.n_clusters)))
         return _Pending(k / n if n else None, n, k, handle, True, n_cl == n, n_cl)
 
     def ratio(
@@ -193,21 +193,30 @@ class _Context:
         """Draw the resamples once and evaluate every registered statistic on them."""
         import numpy as np
 
-        from calibration.intervals import weight_blocks
+        from calibration.intervals import single_thread_blas, weight_blocks
 
         if (not self._stats and not self._block_stats) or self.n_boot <= 0:
             return
         if self.n_clusters == 0:
             return
-        matrix = np.hstack(self._columns).astype(np.float32) if self._columns else None
+        matrix = None
+        if self._columns:
+            # float32, column-major: what the weights' product wants (see blas_matrix)
+            matrix = np.empty((self.n_clusters, self._width), dtype=np.float32, order="F")
+            at = 0
+            for part in self._columns:
+                matrix[:, at : at + part.shape[1]] = part
+                at += part.shape[1]
         sums: list[np.ndarray] = []
         blocks: dict[int, list[np.ndarray]] = {h: [] for h in self._block_stats}
-        for w in weight_blocks(self.n_clusters, self.n_boot, self.seed):
-            if matrix is not None:
-                sums.append(w @ matrix)
-            for h, (fn, step) in self._block_stats.items():
-                for start in range(0, w.shape[0], step):
-                    blocks[h].append(np.asarray(fn(w[start : start + step]), dtype=np.float64))
+        with single_thread_blas():
+            for w in weight_blocks(self.n_clusters, self.n_boot, self.seed):
+                if matrix is not None:
+                    sums.append(w @ matrix)
+                for h, (fn, step) in self._block_stats.items():
+                    for start in range(0, w.shape[0], step):
+                        part = fn(w[start : start + step])
+                        blocks[h].append(np.asarray(part, dtype=np.float64))
         with np.errstate(invalid="ignore", divide="ignore"):
             if matrix is not None:
                 reps = np.vstack(sums).astype(np.float64)
@@ -847,12 +856,16 @@ def _probabilistic(ctx: _Context, kind: Kind) -> dict[str, Any] | None:
     n = int(m.sum())
     b = _bins(p, N_BINS)
     # Per-cluster sums: count, then sum p and sum y per bin (ECE), then squared error (Brier).
-    cols = np.zeros((n, 1 + 2 * N_BINS + 1))
-    cols[:, 0] = 1.0
-    cols[np.arange(n), 1 + b] = p
-    cols[np.arange(n), 1 + N_BINS + b] = y
-    cols[:, -1] = (p - y) ** 2
-    per = ctx.sums(cols, cl)
+    n_cl = ctx.n_clusters
+    cell = cl * N_BINS + b
+    per = np.column_stack(
+        [
+            np.bincount(cl, minlength=n_cl).astype(np.float64),
+            np.bincount(cell, weights=p, minlength=n_cl * N_BINS).reshape(n_cl, N_BINS),
+            np.bincount(cell, weights=y, minlength=n_cl * N_BINS).reshape(n_cl, N_BINS),
+            np.bincount(cl, weights=(p - y) ** 2, minlength=n_cl),
+        ]
+    )
 
     def ece_fn(s: np.ndarray) -> np.ndarray:
         return np.abs(s[:, 1 : 1 + N_BINS] - s[:, 1 + N_BINS : 1 + 2 * N_BINS]).sum(1) / s[:, 0]

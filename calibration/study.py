@@ -25,7 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from calibration.inputs import RowArrays, to_arrays
-from calibration.intervals import compact_codes, weight_blocks, wilson
+from calibration.intervals import (
+    blas_matrix,
+    compact_codes,
+    single_thread_blas,
+    weight_blocks,
+    wilson,
+)
 from calibration.records import VerdictRow
 
 if TYPE_CHECKING:
@@ -307,8 +313,9 @@ def compare(
 
     reps = np.zeros((0, n_j))
     if n_boot > 0 and n_cl > 0:
-        both = np.hstack([c_mat, n_mat]).astype(np.float32)
-        parts = [w @ both for w in weight_blocks(n_cl, n_boot, seed)]
+        both = blas_matrix(np.hstack([c_mat, n_mat]))
+        with single_thread_blas():
+            parts = [w @ both for w in weight_blocks(n_cl, n_boot, seed)]
         sums = np.vstack(parts).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             reps = sums[:, :n_j] / sums[:, n_j:]
