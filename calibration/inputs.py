@@ -541,6 +541,7 @@ def to_arrays(rows: Sequence[VerdictRow] | RowArrays) -> RowArrays:
 
     if isinstance(rows, RowArrays):
         return rows
+
     def column(name: str) -> list[Any]:
         # map(attrgetter) walks a million rows about twice as fast as a comprehension
         return list(map(attrgetter(name), rows))
@@ -581,9 +582,7 @@ def _codes(table: Mapping[Any, int], values: list[Any], what: str) -> np.ndarray
         return np.asarray(list(map(table.__getitem__, values)), dtype=np.int8)
     except (KeyError, TypeError) as err:
         known = ", ".join(str(k) for k in table if k is not None)
-        raise InputError(
-            f"unknown {what} label {err.args[0]!r}", hint=f"known: {known}"
-        ) from err
+        raise InputError(f"unknown {what} label {err.args[0]!r}", hint=f"known: {known}") from err
 
 
 def _lengths(slices: list[Mapping[str, Any]], key: str) -> np.ndarray:
