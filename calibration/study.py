@@ -136,6 +136,7 @@ class Study:
             diff = "" if d is None else f"{_pct(d.diff, signed=True)} {_ci(d.ci95, signed=True)}"
             p = "" if d is None or d.mcnemar_p is None else f"{d.mcnemar_p:.3g}"
             cost = "" if s.cost_per_correct is None else f"${s.cost_per_correct:.4g}"
+            rank95 = "" if s.rank95 is None else f"{s.rank95[0]}-{s.rank95[1]}"
             cells = [
                 str(s.rank),
                 html.escape(s.judge),
@@ -143,6 +144,7 @@ class Study:
                 _ci(s.ci95),
                 _ci(s.wilson95),
                 str(s.n),
+                rank95,
                 diff,
                 p,
                 cost,
@@ -150,7 +152,8 @@ class Study:
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         head = (
             "<tr><th>rank</th><th>judge</th><th>accuracy</th><th>95% CI (task bootstrap)</th>"
-            "<th>Wilson 95%</th><th>n</th><th>diff vs best [95% CI]</th><th>McNemar p</th>"
+            "<th>Wilson 95%</th><th>n</th><th>rank 95%</th><th>diff vs best [95% CI]</th>"
+            "<th>McNemar p</th>"
             "<th>cost per correct</th></tr>"
         )
         caption = html.escape(self.to_table().split("\n", 1)[0])
