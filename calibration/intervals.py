@@ -190,10 +190,11 @@ def cluster_bootstrap(
 ) -> tuple[float, float] | None:
     """Generic task-cluster bootstrap interval of any weighted statistic.
 
-    ``clusters``: one cluster id per row (an array of codes or labels, or a RowArrays, whose
-    ``cluster`` column is used). ``statistic(w)`` receives row weights of shape (b, n_rows)
-    (each row weighted by how often its cluster was drawn) and returns b values, so it is
-    evaluated a block of replicates at a time. Returns the percentile interval.
+    ``clusters``: one cluster id per row (an array of codes or labels), or the rows themselves
+    (a list of VerdictRow or a RowArrays: their task clusters are used). ``statistic(w)``
+    receives row weights of shape (b, n_rows) (each row weighted by how often its cluster was
+    drawn) and returns b values, so it is evaluated a block of replicates at a time. Returns
+    the percentile interval.
     """
     import numpy as np
 
@@ -213,7 +214,9 @@ def cluster_bootstrap(
 def _cluster_codes(clusters: np.ndarray | object) -> np.ndarray:
     import numpy as np
 
-    arr = getattr(clusters, "cluster", clusters)
+    arr = getattr(clusters, "cluster", clusters)  # a RowArrays
+    if isinstance(arr, list | tuple) and arr and hasattr(arr[0], "cluster"):
+        arr = [r.cluster for r in arr]  # VerdictRow values
     arr = np.asarray(arr)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64, copy=False)

@@ -157,3 +157,20 @@ def test_cluster_bootstrap_accepts_labels_and_covers_the_mean() -> None:
     assert ci[0] >= 0.0 and ci[1] <= 1.0
     assert cluster_bootstrap(np.array([], dtype=np.int64), mean) is None
     assert not math.isnan(ci[0])
+
+
+def test_cluster_bootstrap_takes_rows() -> None:
+    from calibration.inputs import to_arrays
+    from calibration.records import VerdictRow
+
+    rows = [VerdictRow(f"i{i}", "j", "pass", task_id=f"t{i // 2}") for i in range(8)]
+    x = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+
+    def mean(w: np.ndarray) -> np.ndarray:
+        return (w * x).sum(axis=1) / w.sum(axis=1)
+
+    from_rows = cluster_bootstrap(rows, mean, 300, seed=2)
+    from_arrays = cluster_bootstrap(to_arrays(rows), mean, 300, seed=2)
+    from_labels = cluster_bootstrap([r.cluster for r in rows], mean, 300, seed=2)
+    assert from_rows is not None
+    assert from_rows == from_arrays == from_labels
