@@ -69,6 +69,12 @@ def _load_source(
     return _Source(inputs.load_judgments_jsonl(path, rubric=rubric), "judgments", path)
 
 
+def _text_digest(text: str) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _provenance(source: _Source, judge: str) -> list[dict[str, Any]]:
     """Distinct provenance bindings of one judge's judgments (JSONL or store)."""
     import sqlite3
@@ -82,9 +88,10 @@ def _provenance(source: _Source, judge: str) -> list[dict[str, Any]]:
             conn.close()
     else:
         texts = [t for t in source.path.read_text(encoding="utf-8").splitlines() if t.strip()]
+    # The per-judgment prompt_digest covers the rendered case, so it differs on every item; the
+    # judge's prompt is bound through the rubric digest (rubric.yaml + its prompt template).
     keys = (
         "model",
-        "prompt_digest",
         "rubric_id",
         "rubric_version",
         "rubric_digest",
@@ -120,6 +127,7 @@ def _judge_section(source: _Source, judge: str) -> tuple[JudgeSection, list[str]
     notes: list[str] = []
     visible: list[str] = []
     blinded: list[str] = []
+    prompt_digest: str | None = None
     try:
         from judge.rubrics import load_rubric
 
@@ -127,6 +135,7 @@ def _judge_section(source: _Source, judge: str) -> tuple[JudgeSection, list[str]
         if rubric.digest == b["rubric_digest"]:
             visible = list(rubric.spec.evidence_visible)
             blinded = list(rubric.spec.blinded_fields)
+            prompt_digest = _text_digest(rubric.system_prompt)
         else:
             notes.append(
                 "the rubric folder's digest differs from the judgments'; card binds the latter"
@@ -138,7 +147,7 @@ def _judge_section(source: _Source, judge: str) -> tuple[JudgeSection, list[str]
     section = JudgeSection(
         model=judge,
         source=source.kind,
-        prompt_digest=b["prompt_digest"],
+        prompt_digest=prompt_digest,
         rubric=RubricRef(id=b["rubric_id"], version=b["rubric_version"], digest=b["rubric_digest"]),
         evidence_selector=SelectorRef(
             version=b["selector_version"], token_budget=b["token_budget"]

@@ -222,7 +222,8 @@ def test_calibrate_from_judgments_binds_rubric_and_selector(tmp_path: Path) -> N
             verdict=Verdict(label=gold, label_probs={"pass": p, "fail": 1 - p}),
             provenance=Provenance(
                 rubric_id=rubric.id, rubric_version=rubric.version, rubric_digest=rubric.digest,
-                model="prov/m-1", prompt_digest="sha256:p", evidence_digest="sha256:e",
+                # Each rendered prompt holds its case, so every judgment has its own digest.
+                model="prov/m-1", prompt_digest=f"sha256:p{i}", evidence_digest="sha256:e",
                 selector_version="sel-7", token_budget=4000, judge_version="0.1",
             ),
         )  # fmt: skip
@@ -246,6 +247,10 @@ def test_calibrate_from_judgments_binds_rubric_and_selector(tmp_path: Path) -> N
         "digest": rubric.digest,
     }
     assert card["judge"]["evidence_selector"] == {"version": "sel-7", "token_budget": 4000}
+    import hashlib
+
+    system = hashlib.sha256(rubric.system_prompt.encode()).hexdigest()
+    assert card["judge"]["prompt_digest"] == "sha256:" + system
     assert card["judge"]["evidence_visible"] == list(rubric.spec.evidence_visible)
     assert card["calibration"]["gold"]["name"] and card["calibration"]["gold"]["n"] == 80
     # 60 clean accepts: U(0, 60) at 0.1 = 1 - 0.1^(1/60) = 0.0377; 20 clean rejects are < 30.
