@@ -797,3 +797,13 @@ def compare(
             json.dumps(study.to_dict(), indent=1, default=str), encoding="utf-8"
         )
         click.echo(f"json: {json_out}")
+
+
+def _gold_export() -> click.Command:
+    # The review queue's export, under the name people look for: `judge gold export`.
+    from judge.commands.review import export_gold_cmd
+
+    return export_gold_cmd
+
+
+gold.add_command(_gold_export(), "export")
