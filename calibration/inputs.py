@@ -231,6 +231,12 @@ def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
     return num / den if den > 0 else None
 
 
+#: A prompt variant is one more repetition of the same judge: row ``sample`` = sample +
+#: VARIANT_STRIDE * variant, so both orders of one variant still pair up, and repetition
+#: stability spans samples and variants.
+VARIANT_STRIDE = 1000
+
+
 def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
     """One stored judgment -> VerdictRow (judge = provenance.model unless ``name`` is given).
 
@@ -262,7 +268,7 @@ def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
         label,
         status,
         prov.order,
-        prov.sample,
+        prov.sample + VARIANT_STRIDE * prov.variant,
         shown,
         prob,
         None,

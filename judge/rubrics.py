@@ -109,6 +109,9 @@ class RubricSpec(BaseModel):
     criteria: list[CriterionSpec] = Field(default_factory=list)
     prompt: str = Field(default="prompt.md", pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
     token_budget: int | None = Field(default=None, ge=200)
+    #: Prompt variants ("simulated annotators"): each is a closing instruction given to the
+    #: template as ``variant``; a case is judged once per variant and the probabilities averaged.
+    variants: list[str] = Field(default_factory=list)
 
     @field_validator("labels")
     @classmethod
@@ -419,17 +422,27 @@ class Rubric:
             self._cache["system"] = _render(system, self._rubric_context(), self.ref, "system")
         return str(self._cache["system"])
 
+    @property
+    def n_variants(self) -> int:
+        """How many prompt variants a case is judged with (1 when the rubric declares none)."""
+        return max(1, len(self.spec.variants))
+
     def render(
-        self, case: Case, evidence: EvidenceSet, order: Order | None = None
+        self, case: Case, evidence: EvidenceSet, order: Order | None = None, variant: int = 0
     ) -> list[dict[str, str]]:
         """The chat messages for judging ``case`` on ``evidence``.
 
         Only the evidence reaches the template (never the case's id, slices, meta or agent
         model). For pairwise rubrics, ``order="BA"`` shows canonical B as "Response A".
+        ``variant`` picks one of the rubric's prompt variants.
         """
+        if not 0 <= variant < self.n_variants:
+            raise RubricError(f"rubric {self.ref} has {self.n_variants} prompt variant(s); "
+                              f"variant {variant} does not exist")
         _, user = _split_template(self.template, str(self.path / self.spec.prompt))
         context = self._rubric_context()
         context.update(self._case_context(case, evidence, order))
+        context["variant"] = self.spec.variants[variant] if self.spec.variants else ""
         return [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": _render(user, context, self.ref, "user")},

@@ -35,6 +35,7 @@ class Step:
     model: str
     order: Order | None = None
     sample: int = 0
+    variant: int = 0
 
 
 def plan(
@@ -44,8 +45,14 @@ def plan(
     *,
     orders: OrdersOption = "both",
     samples: int = 1,
+    variants: int | None = None,
 ) -> list[Step]:
-    """Every judgment the protocol needs, in a stable order (case, model, order, sample)."""
+    """Every judgment the protocol needs, in a stable order (case, model, order, sample,
+    variant). ``variants`` caps the rubric's prompt variants (default: all of them). The
+    variants of one case come one after another, so a local model reuses the case's prompt
+    prefix between them."""
+    n_variants = rubric.n_variants if variants is None else max(1, min(variants,
+                                                                       rubric.n_variants))
     steps: list[Step] = []
     for case in cases:
         case_orders: list[Order | None]
@@ -56,7 +63,9 @@ def plan(
         for model in models:
             for order in case_orders:
                 for sample in range(samples):
-                    steps.append(Step(case=case, model=model, order=order, sample=sample))
+                    for variant in range(n_variants):
+                        steps.append(Step(case=case, model=model, order=order, sample=sample,
+                                          variant=variant))
     return steps
 
 
@@ -125,7 +134,7 @@ class Runner:
         evidence = select_evidence(
             step.case, visible=rubric.spec.evidence_visible, token_budget=self.token_budget
         )
-        messages = rubric.render(step.case, evidence, order=step.order)
+        messages = rubric.render(step.case, evidence, order=step.order, variant=step.variant)
         params = params_for_sample(self.params, step.sample)
         prompt_digest = digest(messages)
         key = cache_key(
@@ -136,6 +145,7 @@ class Runner:
             params=params.cache_params(),
             order=step.order,
             sample=step.sample,
+            variant=step.variant,
         )
         hit = self.store.cached(key)
         if hit is not None:
@@ -154,6 +164,7 @@ class Runner:
             token_budget=evidence.token_budget,
             order=step.order,
             sample=step.sample,
+            variant=step.variant,
             evidence_ids=shown,
             flagged_evidence=[item.id for item in evidence.items if item.flags],
             judge_version=judge.__version__,

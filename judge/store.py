@@ -40,6 +40,7 @@ def cache_key(
     params: Mapping[str, Any],
     order: str | None,
     sample: int,
+    variant: int = 0,
 ) -> str:
     """The identity of one paid-for judgment."""
     return digest(
@@ -51,6 +52,7 @@ def cache_key(
             "params": dict(params),
             "order": order,
             "sample": sample,
+            "variant": variant,
         }
     )
 

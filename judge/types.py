@@ -151,6 +151,8 @@ class Provenance(Strict):
     token_budget: int
     order: Order | None = None
     sample: int = 0
+    #: Which of the rubric's prompt variants was used (0 when it has none).
+    variant: int = 0
     evidence_ids: list[str] = Field(default_factory=list)
     flagged_evidence: list[str] = Field(default_factory=list)
     judge_version: str

@@ -32,6 +32,8 @@ EXIT_FAILED_JUDGMENTS = 3
               help="Pairwise rubrics: judge in both answer orders.")
 @click.option("--samples", type=int, default=1, show_default=True,
               help="Repeated samples per case and order.")
+@click.option("--variants", type=int,
+              help="Use the first N of the rubric's prompt variants (default: all).")
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--temperature", type=float,
@@ -48,6 +50,7 @@ def run(
     limit: int | None,
     orders: str,
     samples: int,
+    variants: int | None,
     concurrency: int,
     token_budget: int | None,
     temperature: float | None,
@@ -77,7 +80,7 @@ def run(
         temperature = 0.7 if samples > 1 else 0.0
     params = ModelParams(temperature=temperature, max_tokens=max_tokens, api_base=api_base)
     steps = plan(loaded.cases, rubric, list(models), orders=orders,  # type: ignore[arg-type]
-                 samples=samples)
+                 samples=samples, variants=variants)
     with Store(db) as store:
         runner = Runner(store, rubric, params, token_budget=token_budget, concurrency=concurrency)
         store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
