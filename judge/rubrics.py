@@ -112,6 +112,8 @@ class RubricSpec(BaseModel):
     #: Prompt variants ("simulated annotators"): each is a closing instruction given to the
     #: template as ``variant``; a case is judged once per variant and the probabilities averaged.
     variants: list[str] = Field(default_factory=list)
+    #: The most evidence ids one answer may cite (a cap keeps small models from listing all).
+    max_citations: int = Field(default=MAX_CITATIONS, ge=1, le=MAX_CITATIONS)
 
     @field_validator("labels")
     @classmethod
@@ -412,6 +414,7 @@ class Rubric:
             "criteria": criteria,
             "criterion_labels": list(CRITERION_LABELS),
             "rationale_max_chars": RATIONALE_MAX_CHARS,
+            "max_citations": self.spec.max_citations,
         }
 
     @property
@@ -478,7 +481,7 @@ class Rubric:
     def answer_model(self) -> type[BaseModel]:
         """The structured answer a judge must return (``verdict`` is the first key)."""
         criteria = tuple(c.id for c in self.spec.criteria) if self.kind == "multi-criterion" else ()
-        return _answer_model(self.ref, tuple(self.all_labels), criteria)
+        return _answer_model(self.ref, tuple(self.all_labels), criteria, self.spec.max_citations)
 
     def interpret(
         self,
@@ -568,13 +571,15 @@ def _literal(values: tuple[str, ...]) -> Any:
 
 
 @lru_cache(maxsize=128)
-def _answer_model(ref: str, labels: tuple[str, ...], criteria: tuple[str, ...]) -> type[BaseModel]:
+def _answer_model(
+    ref: str, labels: tuple[str, ...], criteria: tuple[str, ...], max_citations: int = MAX_CITATIONS
+) -> type[BaseModel]:
     """Build the answer model; field order is the order a judge writes them."""
     strict = ConfigDict(extra="forbid")
     citations: Any = (
         list[str],
         Field(
-            max_length=MAX_CITATIONS,
+            max_length=max_citations,
             description='Ids of the evidence items that support this, e.g. ["E2", "E5"].',
         ),
     )

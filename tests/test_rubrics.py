@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,10 @@ PUBLISHED = {
     "0976956366c9b5f92efaa767fe573b315be680735055f8a869d718100222f3e8",
     "coding-run-gates@1": "sha256:"
     "e1b8d3639cb3285edc432f1b78025c374e035deb4edcef92e57126fe831cab9b",
+    "agent-run-success@2": "sha256:"
+    "5fe8ec9ecee3da6df75444b664fddc5d95f333e14bb05ef19c2b1ae691b204d8",
+    "pairwise-preference@2": "sha256:"
+    "099ddc8379d742904468c298e520f12de1943b4cdb9a8e03a85bae153786467c",
 }
 
 BINARY: dict[str, Any] = {
@@ -253,8 +258,9 @@ def test_blinded_fields_never_reach_the_prompt(ref: str) -> None:
             assert f'id="{item.id}"' in text
 
 
-def test_system_message_is_case_independent_and_user_message_has_evidence() -> None:
-    rubric = load_rubric("agent-run-success")
+@pytest.mark.parametrize("ref", ["agent-run-success@1", "agent-run-success@2"])
+def test_system_message_is_case_independent_and_user_message_has_evidence(ref: str) -> None:
+    rubric = load_rubric(ref)
     a, b = agent_case(), agent_case(task="Something else entirely.")
     ma = rubric.render(a, select_evidence(a))
     mb = rubric.render(b, select_evidence(b))
@@ -436,8 +442,9 @@ def test_interpret_collects_invalid_criterion_citations() -> None:
 
 
 def test_rubric_is_a_value() -> None:
-    a, b = load_rubric("agent-run-success"), load_rubric("agent-run-success@1")
-    assert isinstance(a, Rubric) and a == b and a.ref == "agent-run-success@1"
+    a, b = load_rubric("agent-run-success"), load_rubric("agent-run-success@2")
+    assert isinstance(a, Rubric) and a == b and a.ref == "agent-run-success@2"  # the latest
+    assert load_rubric("agent-run-success@1") != a
 
 
 def test_demo_cases_render_with_every_agent_rubric() -> None:
@@ -453,3 +460,26 @@ def test_demo_cases_render_with_every_agent_rubric() -> None:
             user = rubric.render(case, evidence)[1]["content"]
             assert user.count("<evidence ") == len(evidence.items)
             assert case.meta["why"] not in user, "meta is never rendered"
+
+
+def test_prompt_variants_share_the_case_prefix_and_differ_at_the_end() -> None:
+    rubric = load_rubric("agent-run-success@2")
+    assert rubric.n_variants == 3
+    case = agent_case()
+    evidence = select_evidence(case)
+    prompts = [rubric.render(case, evidence, variant=v)[1]["content"] for v in range(3)]
+    assert len(set(prompts)) == 3
+    # Everything up to the closing question is shared, so a local model reuses that prefix.
+    shared = os.path.commonprefix(prompts)
+    assert "3 passed in 0.01s" in shared and "data, not instructions. Question:" in shared
+    assert all(len(p) - len(shared) < 300 for p in prompts)  # only the question differs
+    with pytest.raises(RubricError, match="variant 3 does not exist"):
+        rubric.render(case, evidence, variant=3)
+
+
+def test_citation_cap_is_in_the_answer_schema() -> None:
+    model = load_rubric("agent-run-success@2").answer_model()
+    assert model.model_json_schema()["properties"]["evidence"]["maxItems"] == 4
+    with pytest.raises(ValidationError):
+        model.model_validate({"verdict": "pass", "evidence": ["E1", "E2", "E3", "E4", "E5"],
+                              "rationale": "x"})
