@@ -9,6 +9,8 @@ a judge: nothing in judge uses it by default.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -32,6 +34,10 @@ class Reply:
     raw_body: bytes | None = None
     #: Close the connection without answering (a reset seen by the client).
     drop: bool = False
+    #: With ``drop``: abort with a TCP RST ("connection reset by peer") instead of a clean close.
+    reset: bool = False
+    #: The completion's finish_reason ("length" is what a provider says when it cut the answer).
+    finish_reason: str = "stop"
     prompt_tokens: int = 100
     completion_tokens: int = 20
 
@@ -44,7 +50,7 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
     choice: dict[str, Any] = {
         "index": 0,
         "message": {"role": "assistant", "content": reply.content},
-        "finish_reason": "stop",
+        "finish_reason": reply.finish_reason,
     }
     if reply.logprobs is not None:
         choice["logprobs"] = {"content": reply.logprobs}
@@ -90,6 +96,20 @@ def logprobs_for(
     ]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threading server that does not print a traceback when a client went away first
+    (a client that timed out on a slow reply closes its end; that is the point of the test)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError | OSError):
+            return
+        super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """Start with ``with LoopbackServer() as server:``; ``server.api_base`` is the URL."""
 
@@ -98,7 +118,7 @@ class LoopbackServer:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, 0), self._handler_class())
+        self._httpd = _QuietServer((host, 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -153,6 +173,11 @@ class LoopbackServer:
                     time.sleep(reply.delay_s)
                 if reply.drop:
                     self.close_connection = True
+                    if reply.reset:
+                        # SO_LINGER on with a zero timeout: close() sends RST, not FIN.
+                        self.connection.setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                        )
                     self.connection.close()
                     return
                 if reply.raw_body is not None:
