@@ -236,6 +236,12 @@ def _usage_of(completion: Any) -> tuple[int, int]:
 def _cost_of(completion: Any, model: str) -> float | None:
     if model.startswith("local/"):
         return 0.0
+    # litellm priced the response already while building it (the same completion_cost);
+    # pricing it a second time cost about 1 ms of CPU per call.
+    hidden = getattr(completion, "_hidden_params", None)
+    known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
+    if isinstance(known, int | float) and not isinstance(known, bool):
+        return float(known)
     litellm = _prepare_litellm()
     try:
         return float(litellm.completion_cost(completion_response=completion))
