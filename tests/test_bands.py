@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -312,11 +311,9 @@ def test_guarantee_holds_over_1000_gold_draws(
     grid: str, starts: tuple[int, ...], curve: str
 ) -> None:
     draws, level = 1000, 0.05
-    t0 = time.perf_counter()
     rate = _simulate(grid, starts, curve, draws, seed=11)
     # Violations ~ Binomial(1000, p <= 0.05): allow three standard errors of simulation noise.
     assert rate <= level + 3 * math.sqrt(level * (1 - level) / draws)
-    assert time.perf_counter() - t0 < 20
 
 
 def test_simulation_can_fail_an_uncertified_rule() -> None:

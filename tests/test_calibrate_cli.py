@@ -343,13 +343,10 @@ def test_compare_ranks_judges_and_writes_html(tmp_path: Path) -> None:
 
 
 @pytest.mark.shared
-def test_compare_llmbar_ranks_65_judges_within_a_minute() -> None:
-    import time
-
+def test_compare_llmbar_ranks_65_judges() -> None:
+    # Its speed (issue: under a minute) is measured in bench/, not asserted here.
     src = shared_path("judgments/llmbar_evaluators.jsonl")
-    t0 = time.perf_counter()
     code, out, exc = _run(["compare", "--recorded", str(src)])
     assert code == 0, (out, exc)
     ranked = [line for line in out.splitlines() if re.match(r"\| \d+ \|", line)]
     assert len(ranked) == 65
-    assert time.perf_counter() - t0 < 60

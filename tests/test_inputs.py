@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -386,27 +385,3 @@ def test_llmbar_recorded_ids_match_the_gold_sets() -> None:
         labels.update(load_gold(shared_path(f"gold/{name}.jsonl")).labels())
     joined = join_gold(rows, labels)  # raises if any recorded gold disagrees
     assert (joined.n_missing, joined.n_unjudged) == (0, 0)
-
-
-@pytest.mark.shared
-def test_load_is_close_to_json_parsing() -> None:
-    path = shared_path("judgments/llmbar_evaluators.jsonl")
-    text = path.read_text(encoding="utf-8")
-
-    def parse_only() -> None:
-        [json.loads(line) for line in text.split("\n") if line]
-
-    def load_and_arrays() -> None:
-        to_arrays(load_recorded(path))
-
-    def best(fn: Any) -> float:
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    parse, load = best(parse_only), best(load_and_arrays)
-    # the whole conversion (checks, rows, columnar view) within 3x of merely parsing JSON
-    assert load < 3 * parse, (load, parse)
