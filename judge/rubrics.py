@@ -326,11 +326,18 @@ def _split_template(template: str, where: str) -> tuple[str, str]:
     return parts[0].strip(), parts[1].strip()
 
 
+@lru_cache(maxsize=64)
+def _compile(source: str) -> Any:
+    """The compiled template of ``source``: compiling took ~2 ms, rendering ~0.2 ms, and every
+    judgment of a rubric renders the same source. (Errors are raised, never cached.)"""
+    return _environment().from_string(source)
+
+
 def _render(source: str, context: Mapping[str, Any], rubric_ref: str, part: str) -> str:
     from jinja2 import TemplateError, UndefinedError
 
     try:
-        return str(_environment().from_string(source).render(**context)).strip()
+        return str(_compile(source).render(**context)).strip()
     except UndefinedError as exc:
         raise RubricError(
             f"rubric {rubric_ref}: the {part} part of the prompt uses an undefined variable: "
