@@ -230,18 +230,23 @@ class _Platt:
 
 @dataclass
 class _Isotonic:
-    model: Any
+    #: The fitted step points; between them the map interpolates linearly, beyond them it is
+    #: flat (what sklearn's IsotonicRegression(out_of_bounds="clip").predict computes).
+    x: list[float]
+    y: list[float]
     name: str = "isotonic"
 
     def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
         import numpy as np
 
-        return np.asarray(self.model.predict(scores), dtype=float)
+        if not self.x:
+            return np.asarray(scores, dtype=float)
+        return np.interp(np.asarray(scores, dtype=float), self.x, self.y)
 
     def params(self) -> dict[str, Any]:
         return {
-            "x": [float(v) for v in self.model.X_thresholds_],
-            "y": [float(v) for v in self.model.y_thresholds_],
+            "x": list(self.x),
+            "y": list(self.y),
             "map": "linear interpolation of (x, y), clipped at the ends",
         }
 
@@ -269,11 +274,25 @@ def _fit_isotonic(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> C
 
     model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
     model.fit(scores, positive.astype(float))
-    return _Isotonic(model=model)
+    return _Isotonic(x=[float(v) for v in model.X_thresholds_],
+                     y=[float(v) for v in model.y_thresholds_])
 
 
 #: Calibration methods by name (a registry, not a chain of ifs).
 CALIBRATORS = {"platt": _fit_platt, "isotonic": _fit_isotonic}
+
+
+#: Rebuild a fitted calibrator from the parameters a card stores (its ``params()``).
+CALIBRATOR_FROM_PARAMS: dict[str, Any] = {
+    "platt": lambda p: _Platt(a=float(p["a"]), b=float(p["b"])),
+    "isotonic": lambda p: _Isotonic(x=[float(v) for v in p["x"]], y=[float(v) for v in p["y"]]),
+}
+
+
+def calibrator_from_params(method: str, params: Mapping[str, Any]) -> Calibrator:
+    """The calibrator a card describes (KeyError for an unknown method or missing field)."""
+    built: Calibrator = CALIBRATOR_FROM_PARAMS[method](params)
+    return built
 
 
 def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,50 +215,23 @@ GATES: tuple[tuple[str, Gate], ...] = (
 # --- Calibrators stored in cards -------------------------------------------------------------
 
 
-def _platt(score: float, params: Mapping[str, Any]) -> float:
-    # Same map as calibration.confidence._Platt: sigmoid(a * logit(score) + b), logit clipped.
-    q = min(max(score, 1e-9), 1.0 - 1e-9)
-    z = float(params["a"]) * math.log(q / (1.0 - q)) + float(params["b"])
-    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
-
-
-def _isotonic(score: float, params: Mapping[str, Any]) -> float:
-    # Same map as sklearn's IsotonicRegression(out_of_bounds="clip").predict: linear
-    # interpolation between the fitted thresholds, flat beyond the ends.
-    import bisect
-
-    xs = [float(v) for v in params["x"]]
-    ys = [float(v) for v in params["y"]]
-    if not xs:
-        return score
-    if score <= xs[0]:
-        return ys[0]
-    if score >= xs[-1]:
-        return ys[-1]
-    i = bisect.bisect_right(xs, score)
-    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
-    return y0 if x1 == x0 else y0 + (y1 - y0) * (score - x0) / (x1 - x0)
-
-
-#: Calibrators a card may name, by name (calibration.confidence.CALIBRATORS fits them).
-CARD_CALIBRATORS: Mapping[str, Callable[[float, Mapping[str, Any]], float]] = MappingProxyType(
-    {"platt": _platt, "isotonic": _isotonic}
-)
-
-
 def calibrate_score(score: float, ref: ConfidenceRef) -> float:
     """Map a raw pooled score through the card's calibrator (identity when there is none)."""
     if ref.calibrator == "none":
         return score
-    apply = CARD_CALIBRATORS.get(ref.calibrator)
-    if apply is None or ref.calibrator_params is None:
+    import numpy as np
+
+    from calibration.confidence import CALIBRATOR_FROM_PARAMS, calibrator_from_params
+
+    if ref.calibrator not in CALIBRATOR_FROM_PARAMS or ref.calibrator_params is None:
         raise CardError(
             f"the card's calibrator {ref.calibrator!r} cannot be applied here "
-            f"(known: {', '.join(sorted(CARD_CALIBRATORS))}; parameters "
+            f"(known: {', '.join(sorted(CALIBRATOR_FROM_PARAMS))}; parameters "
             f"{'missing' if ref.calibrator_params is None else 'present'}); recalibrate"
         )
     try:
-        value = apply(score, ref.calibrator_params)
+        calibrator = calibrator_from_params(ref.calibrator, ref.calibrator_params)
+        value = float(calibrator.transform(np.asarray([score], dtype=float))[0])
     except (KeyError, TypeError, ValueError) as err:
         raise CardError(
             f"the card's {ref.calibrator} parameters are malformed ({err!r}); recalibrate"
