@@ -107,6 +107,19 @@ def _client(model_prefix: str) -> Any:
     return instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
 
 
+@cache
+def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
+    """instructor's wrapper class around ``answer_model``, built once per answer model.
+
+    instructor wraps a plain model on every call (a new pydantic class each time, about 1 ms
+    of CPU); given the wrapped class it uses it as it is.
+    """
+    import instructor
+
+    wrapped: type[BaseModel] = instructor.openai_schema(answer_model)
+    return wrapped
+
+
 def _wants_logprobs(model: str, params: ModelParams) -> bool:
     if params.logprobs is not None:
         return params.logprobs
@@ -281,7 +294,7 @@ async def call_model(
     kwargs: dict[str, Any] = {
         "model": model,
         "messages": messages,
-        "response_model": answer_model,
+        "response_model": _response_schema(answer_model),
         "max_retries": params.max_reasks,  # instructor: re-asks after the first try
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,
