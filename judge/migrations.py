@@ -267,18 +267,38 @@ def m008_jobs(db: sqlite_utils.Database) -> None:
     )
 
 
-def migrate(db: sqlite_utils.Database) -> list[str]:
-    """Apply every migration not yet applied, in order; return the names applied now."""
+def _applied(db: sqlite_utils.Database) -> set[str]:
     if "_migrations" not in db.table_names():
-        db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
-    done = {row["name"] for row in db.table("_migrations").rows}
-    applied: list[str] = []
-    for name, fn in MIGRATIONS:
-        if name in done:
-            continue
-        with db.conn:
+        return set()
+    return {row["name"] for row in db.table("_migrations").rows}
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply every migration not yet applied, in order; return the names applied now.
+
+    Several processes may open a new database at once (two ``judge run`` on one file): the
+    pending migrations are applied under SQLite's write lock (``BEGIN IMMEDIATE``, which waits
+    for the busy timeout) and re-read once the lock is held, so each runs exactly once and a
+    process never sees half a schema.
+    """
+    if all(name in _applied(db) for name, _ in MIGRATIONS):
+        return []
+    db.conn.commit()  # no implicit transaction may be open before BEGIN
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        done = _applied(db)
+        if "_migrations" not in db.table_names():
+            db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
+        applied: list[str] = []
+        for name, fn in MIGRATIONS:
+            if name in done:
+                continue
             fn(db)
             stamp = datetime.now(UTC).isoformat()
             db.table("_migrations").insert({"name": name, "applied_at": stamp})
-        applied.append(name)
+            applied.append(name)
+        db.execute("COMMIT")
+    except BaseException:
+        db.rollback()
+        raise
     return applied

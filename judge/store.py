@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +59,21 @@ def cache_key(
     )
 
 
+def _enable_wal(db: sqlite_utils.Database, wait_s: float = 30.0) -> None:
+    """Switch ``db`` to WAL. When several processes open the same new file at once, SQLite
+    refuses the journal-mode change with "database is locked" at once, without waiting for the
+    busy timeout; so retry until ``wait_s`` has passed (tests/test_crash.py)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            db.enable_wal()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -69,7 +86,7 @@ class Store:
         self.db = sqlite_utils.Database(self.path)
         # Several processes may write one file: wait for the lock rather than fail.
         self.db.execute("PRAGMA busy_timeout = 30000")
-        self.db.enable_wal()
+        _enable_wal(self.db)
         self.db.execute("PRAGMA synchronous = NORMAL")
         migrate(self.db)
 
