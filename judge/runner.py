@@ -96,9 +96,12 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
-    outcomes: list[Outcome] = field(default_factory=list)
+    # Left out of the repr: asyncio.run formats the repr of its main task's result (Python
+    # 3.11, runners.py checking the SIGINT handler) twice, and with every case and judgment
+    # in it that took about a second per thousand SWE-bench judgments.
+    outcomes: list[Outcome] = field(default_factory=list, repr=False)
     #: Steps that could not even be attempted (e.g. a case the rubric cannot render).
-    errors: list[tuple[Step, JudgeError]] = field(default_factory=list)
+    errors: list[tuple[Step, JudgeError]] = field(default_factory=list, repr=False)
 
     @property
     def failed(self) -> int:
