@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,24 @@ def _enable_wal(db: sqlite_utils.Database, wait_s: float = 30.0) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+@lru_cache(maxsize=32)
+def _insert_sql(table: str, columns: tuple[str, ...], conflict: str = "") -> str:
+    """``INSERT [OR REPLACE] INTO table (columns) VALUES (?, ...) [conflict clause]``.
+
+    The hot writes (a judgment, a call, a case per judgment) use plain SQL: sqlite-utils'
+    insert and upsert inspect the table's schema on every call (about 8 statements each).
+    """
+    quoted = ", ".join(f'"{c}"' for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    verb = "INSERT OR REPLACE" if conflict == "replace" else "INSERT"
+    sql = f'{verb} INTO "{table}" ({quoted}) VALUES ({marks})'
+    if conflict.startswith("upsert:"):
+        key = conflict.removeprefix("upsert:")
+        updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != key)
+        sql += f' ON CONFLICT("{key}") DO UPDATE SET {updates}'
+    return sql
 
 
 def _now() -> str:
@@ -138,9 +157,10 @@ class Store:
             "created_at": judgment.created_at.isoformat(),
             "json": judgment.model_dump_json(),
         }
-        with self.db.conn:
-            self.db.execute("delete from judgments where cache_key = ?", [judgment.cache_key])
-            self.db.table("judgments").insert(row, replace=True)
+        conn = self.db.conn
+        with conn:
+            conn.execute("delete from judgments where cache_key = ?", [judgment.cache_key])
+            conn.execute(_insert_sql("judgments", tuple(row), "replace"), list(row.values()))
 
     def judgments(
         self,
@@ -192,36 +212,33 @@ class Store:
         latency_s: float = 0.0,
     ) -> None:
         """Append one provider call attempt to the call log."""
+        row = {
+            "cache_key": cache_key,
+            "model": model,
+            "attempt": attempt,
+            "outcome": outcome,
+            "error": error,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "cost_usd": cost_usd,
+            "latency_s": latency_s,
+            "created_at": _now(),
+        }
         with self.db.conn:
-            self.db.table("calls").insert(
-                {
-                    "cache_key": cache_key,
-                    "model": model,
-                    "attempt": attempt,
-                    "outcome": outcome,
-                    "error": error,
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "cost_usd": cost_usd,
-                    "latency_s": latency_s,
-                    "created_at": _now(),
-                }
-            )
+            self.db.conn.execute(_insert_sql("calls", tuple(row)), list(row.values()))
 
     def put_case(self, case: Case) -> None:
         """Keep the validated case (idempotent)."""
         data = case.model_dump(mode="json")
+        row = {
+            "id": case.id,
+            "kind": case.kind,
+            "digest": digest(data),
+            "json": json.dumps(data, ensure_ascii=False),
+            "created_at": _now(),
+        }
         with self.db.conn:
-            self.db.table("cases").upsert(
-                {
-                    "id": case.id,
-                    "kind": case.kind,
-                    "digest": digest(data),
-                    "json": json.dumps(data, ensure_ascii=False),
-                    "created_at": _now(),
-                },
-                pk="id",
-            )
+            self.db.conn.execute(_insert_sql("cases", tuple(row), "upsert:id"), list(row.values()))
 
     def get_case(self, case_id: str) -> Case | None:
         """The stored case with this id, if any."""
