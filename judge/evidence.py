@@ -17,7 +17,8 @@ The pipeline, in order:
    turns before earlier ones. A turn that repeats the diff (agents often print ``git diff``
    last) is cut down to a pointer to the diff. Long items are clipped head+tail with a visible
    ``[... N characters elided ...]`` marker.
-4. **Flag** each item through :func:`flag_item` (a registry, empty for now).
+4. **Flag** each item through :func:`flag_item` (a registry: :mod:`judge.injection` flags text
+   aimed at the judge; the flags are shown in the item's ``flags`` attribute).
 
 Token counts are estimated, never tokenised: :func:`estimate_tokens` is ``ceil(len / 3.5)``
 characters per token, which over-counts slightly for English prose and is close for code and
@@ -49,11 +50,13 @@ from types import MappingProxyType
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import InputError
+from judge.injection import flag_injection
 from judge.redact import redact
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
-SELECTOR_VERSION: str = "evidence-v1"
+#: v2: items flagged by judge.injection (shown as ``flags="..."``; unflagged items unchanged).
+SELECTOR_VERSION: str = "evidence-v2"
 DEFAULT_TOKEN_BUDGET: int = 1400
 CHARS_PER_TOKEN: float = 3.5
 #: Tokens of the ``<evidence id=".." kind=".." source="..">`` wrapper around each item.
@@ -131,10 +134,10 @@ def items_digest(items: Sequence[EvidenceItem]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Flagging: a hook for prompt-injection detection (a later issue). Each flagger returns reasons.
+# Flagging: each flagger returns reasons (e.g. "injection:role-play").
 
 Flagger = Callable[[EvidenceItem], list[str]]
-FLAGGERS: Mapping[str, Flagger] = MappingProxyType({})
+FLAGGERS: Mapping[str, Flagger] = MappingProxyType({"injection": flag_injection})
 
 
 def flag_item(item: EvidenceItem, flaggers: Mapping[str, Flagger] = FLAGGERS) -> list[str]:
