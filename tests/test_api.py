@@ -37,6 +37,9 @@ WRONG_KEYS = [
     "jk_000000000000_short",
 ]
 
+#: The cards of these tests are made for v1 of the rubric (one prompt, one call per case).
+RUBRIC = "agent-run-success@1"
+
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -192,17 +195,17 @@ def test_judge_one_case_and_route_it(service: RunningService, loopback: Loopback
     with _client(service) as api:
         info = api.upload_card(card.to_yaml())
         assert info.digest == card.card_digest and not info.stale
-        got = api.judge(scripted_case(1, 0.97), card=card.card_digest)
+        got = api.judge(scripted_case(1, 0.97), card=card.card_digest, rubric=RUBRIC)
         (j,) = got.judgments
         assert j.status == "ok" and j.verdict is not None and j.verdict.label == "pass"
         assert j.verdict.label_probs is not None
         assert got.routing[0].decision == "auto_accept"
         assert len(loopback.requests) == 1
-        uncertain = api.judge(scripted_case(2, 0.6), card=card.card_digest)
+        uncertain = api.judge(scripted_case(2, 0.6), card=card.card_digest, rubric=RUBRIC)
         assert uncertain.routing[0].decision == "review"
         assert [i.case_id for i in api.review_queue()] == ["case-2"]
         with pytest.raises(APIError) as err:
-            api.judge(scripted_case(3, 0.9), models=["gpt-who"])
+            api.judge(scripted_case(3, 0.9), models=["gpt-who"], rubric=RUBRIC)
         assert err.value.status == 422 and "not enabled" in err.value.message
         with pytest.raises(APIError) as err:
             api.judge(scripted_case(3, 0.9), rubric="no-such-rubric")
@@ -214,14 +217,15 @@ def test_job_idempotency_results_and_resume(
 ) -> None:
     cases = [scripted_case(i, p) for i, p in enumerate([0.97, 0.95, 0.03, 0.6, 0.5])]
     with _client(service) as api, httpx.Client(base_url=service.url) as http:
-        job = api.submit_job(cases, idempotency_key="batch-1")
+        job = api.submit_job(cases, idempotency_key="batch-1", rubric=RUBRIC)
         assert job.status in ("queued", "running") and job.n_cases == 5
-        body = {"cases": [c.model_dump(mode="json") for c in cases]}
+        body = {"cases": [c.model_dump(mode="json") for c in cases], "rubric": RUBRIC}
         headers = {"X-API-Key": service.keys["ann"], "Idempotency-Key": "batch-1"}
         replay = http.post("/v1/jobs", json=body, headers=headers)
         assert replay.status_code == 200 and replay.json()["id"] == job.id
         assert replay.headers["idempotent-replayed"] == "true"
-        changed = http.post("/v1/jobs", json={"cases": body["cases"][:2]}, headers=headers)
+        changed = http.post("/v1/jobs", json={"cases": body["cases"][:2], "rubric": RUBRIC},
+                            headers=headers)
         assert changed.status_code == 409 and changed.json()["error"]["code"] == "conflict"
         done = api.wait(job.id, timeout=120)
         assert done.status == "done" and done.n_done == 5 and done.counts["ok"] == 5
@@ -235,7 +239,7 @@ def test_job_idempotency_results_and_resume(
         assert len(loopback.requests) == 5
         # The idempotency key is scoped to the API key: bob gets his own job.
     with _client(service, "bob") as bob:
-        other = bob.submit_job(cases, idempotency_key="batch-1")
+        other = bob.submit_job(cases, idempotency_key="batch-1", rubric=RUBRIC)
         assert other.id != job.id
         bob.wait(other.id, timeout=60)
     assert len(loopback.requests) == 5  # bob's job was served from the store too
@@ -262,14 +266,14 @@ def test_unfinished_job_resumes_at_start_without_paying_twice(
     with Store(db) as store:
         job, created = create_job(
             store,
-            JobRequest(cases=cases, models=[MODEL]),
+            JobRequest(cases=cases, models=[MODEL], rubric=RUBRIC),
             [MODEL],
             key_id="k",
             idempotency_key=None,
         )
         assert created
         # The service died after judging two of the four cases.
-        rubric = load_rubric("agent-run-success")
+        rubric = load_rubric(RUBRIC)
         params = ModelParams(api_base=loopback.api_base)
         runner = Runner(store, rubric, params, batch_id=job.id)
         asyncio.run(runner.run(plan(cases[:2], rubric, [MODEL])))
@@ -296,7 +300,7 @@ def test_routing_review_labels_agreement_and_gold_over_http(
     cases = [scripted_case(i, p) for i, p in enumerate(probs)]
     card = make_card()
     with _client(service) as ann, _client(service, "bob") as bob, _client(service, "cat") as cat:
-        job = ann.wait(ann.submit_job(cases).id, timeout=120)
+        job = ann.wait(ann.submit_job(cases, rubric=RUBRIC).id, timeout=120)
         assert job.status == "done"
         ann.upload_card(card.to_yaml())
         routed = ann.route(card.card_digest, job_id=job.id, audit_fraction=0.0, double_fraction=1.0)
@@ -346,12 +350,12 @@ def test_card_for_another_judge_is_refused_over_http(
     service: RunningService, loopback: LoopbackServer
 ) -> None:
     with _client(service) as api:
-        api.wait(api.submit_job([scripted_case(1, 0.9)]).id, timeout=60)
+        api.wait(api.submit_job([scripted_case(1, 0.9)], rubric=RUBRIC).id, timeout=60)
         other = make_card(model="someone/else")
         api.upload_card(other.to_yaml())
         # Refused before the judge is paid for: no model call.
         with pytest.raises(APIError) as err:
-            api.judge(scripted_case(2, 0.9), card=other.card_digest)
+            api.judge(scripted_case(2, 0.9), card=other.card_digest, rubric=RUBRIC)
         assert err.value.status == 409 and "someone/else" in err.value.message
         assert len(loopback.requests) == 1
         with pytest.raises(APIError) as err:

@@ -48,6 +48,9 @@ pytestmark = [
     ),
 ]
 
+#: The cards of these tests are made for v1 of the rubric (one prompt, one call per case).
+RUBRIC = "agent-run-success@1"
+
 
 @pytest.fixture
 def browser() -> Iterator[object]:
@@ -69,7 +72,9 @@ def routed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningS
         running_service(tmp_path / "page.db", models=(MODEL,), api_base=loopback.api_base) as svc,
         JudgeClient(svc.url, svc.keys["ann"]) as api,
     ):
-        job = api.wait(api.submit_job([scripted_case(i, p) for i, p in enumerate(probs)]).id)
+        job = api.wait(api.submit_job(
+            [scripted_case(i, p) for i, p in enumerate(probs)], rubric=RUBRIC
+        ).id)
         assert job.status == "done"
         card = make_card()
         api.upload_card(card.to_yaml())

@@ -59,7 +59,7 @@ def test_run_stores_full_provenance_and_second_run_makes_no_call(
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1), _case(2), _case(3)])
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:
-        args = ["run", "--rubric", "agent-run-success", "--model", "openai/loopback",
+        args = ["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
                 "--api-base", server.api_base, "--db", str(db), "--quiet",
                 "--out", str(tmp_path / "out.jsonl"), str(cases)]
         first = _run(args)
@@ -96,7 +96,7 @@ def test_invalid_records_are_named_and_valid_ones_still_judged(tmp_path: Path, e
     cases = _write_cases(tmp_path / "cases.jsonl",
                          [_case(1), "{broken", {**_case(2), "kind": "essay"}, _case(3)])
     with LoopbackServer(_responder) as server:
-        result = _run(["run", "--rubric", "agent-run-success", "--model", "openai/loopback",
+        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
                        "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
                        "--quiet", str(cases)])
     assert result.exit_code == 1
@@ -116,7 +116,7 @@ def test_failures_are_stored_as_failures_never_as_verdicts(tmp_path: Path, env: 
         return Reply(status=500, content="upstream down")
 
     with LoopbackServer(responder) as server:
-        result = _run(["run", "--rubric", "agent-run-success", "--model", "openai/loopback",
+        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
                        "--api-base", server.api_base, "--db", str(db), "--quiet", str(cases)])
     assert result.exit_code == 3
     with Store(db) as store:
@@ -131,7 +131,7 @@ def test_abstain_is_its_own_status(tmp_path: Path, env: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     abstain = '{"verdict": "cannot_determine", "evidence": [], "rationale": "No test output."}'
     with LoopbackServer(lambda r: Reply(content=abstain)) as server:
-        result = _run(["run", "--rubric", "agent-run-success", "--model", "openai/loopback",
+        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
                        "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
                        "--quiet", str(cases)])
     assert result.exit_code == 0
@@ -147,7 +147,7 @@ def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, en
     # The judge always prefers the first shown answer: canonical A in order AB, B in order BA.
     first = '{"verdict": "A", "evidence": [], "rationale": "First is better."}'
     with LoopbackServer(lambda r: Reply(content=first)) as server:
-        result = _run(["run", "--rubric", "pairwise-preference", "--model", "openai/loopback",
+        result = _run(["run", "--rubric", "pairwise-preference@1", "--model", "openai/loopback",
                        "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
                        "--quiet", str(cases)])
     assert result.exit_code == 0, result.output
@@ -164,7 +164,7 @@ def test_judge_run_as_a_real_process(tmp_path: Path) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     with LoopbackServer(_responder) as server:
         proc = subprocess.run(
-            [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success",
+            [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1",
              "--model", "openai/loopback", "--api-base", server.api_base,
              "--db", str(tmp_path / "j.db"), str(cases)],
             capture_output=True, text=True, timeout=120,
@@ -172,3 +172,23 @@ def test_judge_run_as_a_real_process(tmp_path: Path) -> None:
         )
     assert proc.returncode == 0, proc.stderr
     assert "1 judgments: ok 1" in proc.stderr
+
+
+def test_prompt_variants_are_judged_and_stored_apart(tmp_path: Path, env: None) -> None:
+    cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
+    db = tmp_path / "j.db"
+    with LoopbackServer(_responder) as server:
+        result = _run(["run", "--rubric", "agent-run-success@2", "--model", "openai/loopback",
+                       "--api-base", server.api_base, "--db", str(db), "--quiet", str(cases)])
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 3  # one call per prompt variant
+        again = _run(["run", "--rubric", "agent-run-success@2", "--model", "openai/loopback",
+                      "--api-base", server.api_base, "--db", str(db), "--quiet",
+                      "--variants", "2", str(cases)])
+        assert again.exit_code == 0 and len(server.requests) == 3  # both already stored
+    with Store(db) as store:
+        judgments = list(store.judgments())
+    assert sorted(j.provenance.variant for j in judgments) == [0, 1, 2]
+    assert len({j.cache_key for j in judgments}) == 3
+    prompts = [r["messages"][1]["content"] for r in server.requests]
+    assert len(set(prompts)) == 3

@@ -120,16 +120,27 @@ def _run_with_progress(runner: Runner, steps: list[Step], *, quiet: bool) -> Run
         TextColumn("{task.fields[last]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        disable=quiet,
+        disable=quiet or not sys.stderr.isatty(),
         transient=False,
     )
     task = progress.add_task("judging", total=len(steps), last="")
 
+    # Without a terminal (CI logs, nohup) a live bar draws nothing until the end: print one
+    # line per finished judgment instead, so long runs still show progress.
+    plain = not quiet and not progress.console.is_terminal
+    finished = 0
+
     def done(outcome: Outcome) -> None:
+        nonlocal finished
+        finished += 1
         j = outcome.judgment
         label = j.verdict.label if j.verdict else j.status
         tag = "cached" if outcome.cached else f"{j.usage.latency_s:.1f}s"
-        progress.update(task, advance=1, last=f"{j.case_id[-40:]}: {label} ({tag})")
+        last = f"{j.case_id[-40:]}: {label} ({tag})"
+        if plain:
+            print(f"[{finished}/{len(steps)}] {last}", file=sys.stderr, flush=True)
+        else:
+            progress.update(task, advance=1, last=last)
 
     runner.on_done = done
     with progress:
