@@ -55,7 +55,8 @@ from judge.redact import redact
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
-#: v2: items flagged by judge.injection (shown as ``flags="..."``; unflagged items unchanged).
+#: v2: items flagged by judge.injection (shown as ``flags="..."``); redaction of secrets under
+#: lower-case keys (``password: "x"``) and of URL passwords with an empty user.
 SELECTOR_VERSION: str = "evidence-v2"
 DEFAULT_TOKEN_BUDGET: int = 1400
 CHARS_PER_TOKEN: float = 3.5

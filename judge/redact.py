@@ -193,7 +193,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "url-password",
         re.compile(
-            r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@?#\[\]]{1,256}:)"
+            # The user may be empty: redis://:password@host.
+            r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@?#\[\]]{0,256}:)"
             r"(?P<secret>[^\s:/@?#\[\]]{1,256})(?P<after>@)"
         ),
         _keep_prefix("url-password", skip_placeholders=True),
@@ -215,6 +216,23 @@ PATTERNS: tuple[SecretPattern, ...] = (
         _keep_prefix("env-secret", skip_placeholders=True),
         ("secret", "token", "passw", "passphrase", "api_key", "apikey", "access_key",
          "private_key", "credentials", "auth"),
+    ),
+    # The same in lower or mixed case (YAML, JSON, INI, Python literals: ``password: "x"``,
+    # ``"api_key": "x"``, ``db_password = 'x'``): a quoted value anywhere, or a bare value that
+    # ends the line and is not a type name (``password: str`` is an annotation).
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>(?<![A-Za-z0-9_])[\"']?(?i:[a-z0-9_]{0,40}?(?:password|passwd|passphrase|"
+            r"secret|token|api_key|apikey|access_key|secret_key|private_key|client_secret))"
+            r"[\"']?[ \t]{0,5}[:=][ \t]{0,5})"
+            r"(?P<secret>\"[^\"\n\\]{1,1000}\"|'[^'\n\\]{1,1000}'"
+            r"|(?!(?i:str|bytes|int|bool|string|text|any|secretstr|optional)\b)"
+            r"[^\s\"'#()\[\]{},;=]{1,1000}(?=[ \t]*(?:#[^\n]*)?\r?$))"
+        ),
+        _keep_prefix("config-secret", skip_placeholders=True),
+        ("passw", "passphrase", "secret", "token", "api_key", "apikey", "access_key",
+         "private_key"),
     ),
 )
 

@@ -93,6 +93,43 @@ def test_pem_inside_json_string_is_redacted() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Found by the secrets corpus (tests/test_secrets.py): an empty URL user, and secrets
+        # under lower-case keys in YAML, JSON and code.
+        ("CACHE_URL = 'redis://:r3d1sPa55@cache:6379/0'",
+         "CACHE_URL = 'redis://:[REDACTED:url-password]@cache:6379/0'"),
+        ('      password: "Pr0d-Yaml!"', "      password: [REDACTED:config-secret]"),
+        ("db_password: hunter2hunter2", "db_password: [REDACTED:config-secret]"),
+        ('{"user": "app", "password": "s3cr3t"}, next',
+         '{"user": "app", "password": [REDACTED:config-secret]}, next'),
+        ("create_user(username='u', password='pw-123')",
+         "create_user(username='u', password=[REDACTED:config-secret])"),
+        ("client_secret = 'c-81f.9x'", "client_secret = [REDACTED:config-secret]"),
+    ],
+)
+def test_lower_case_config_secrets_and_empty_url_user(text: str, expected: str) -> None:
+    assert redact(text) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: str",  # an annotation, not a value
+        "    token: Optional[str] = None",
+        'if password == "x":',
+        "password = get_password()",
+        'api_key = f"{prefix}-{suffix}"',
+        '"max_tokens": 384',
+        '"token_type": "bearer"',
+        "secret_key: ${SECRET_KEY}",
+    ],
+)
+def test_lower_case_keys_without_a_literal_are_left_alone(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # git object ids in a diff header and full SHAs are evidence, not secrets
@@ -158,6 +195,7 @@ def test_custom_pattern_list() -> None:
         "sk-" + "a" * 19 + " ",  # just short of a key, again and again
         "eyJ" + "a" * 50 + ".",  # JWT-like heads without the rest
         "SECRET_TOKEN=" + "x" * 50 + "(\n",  # env lines that fail at the end
+        'db_password: "' + "x" * 50 + "\n",  # quoted config values never closed
         "A" * 1000,  # one huge token
     ],
 )
