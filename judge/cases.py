@@ -7,6 +7,7 @@ the field, and every valid record is still returned.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,11 @@ from judge.types import Case
 
 #: Fields of the gold-set format that are labels or provenance, not part of what is judged.
 GOLD_ONLY_FIELDS = ("source", "license", "gold", "gold_source", "lineage")
+#: Records nested deeper than this are refused: no case needs it, and storing or sending one
+#: would fail later, in the middle of a batch (tests/test_bad_input.py).
+MAX_DEPTH = 100
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -55,11 +61,40 @@ def validation_error(exc: ValidationError, file: str, line: int) -> InputError:
     return InputError(message, file=file, line=line, field=loc)
 
 
+def bad_value(obj: Any) -> tuple[str | None, str] | None:
+    """(field path, problem) for the first value, in document order, that cannot be stored or
+    sent: a string with a NUL or a lone UTF-16 surrogate (JSON allows ``"\\ud800"``; UTF-8
+    does not), or nesting deeper than :data:`MAX_DEPTH`. None when every value is fine."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            head = ".".join(path.split(".")[:4])  # the field, not a hundred list indexes
+            return head + "...", f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(value, str):
+            if "\x00" in value:
+                return path or None, "contains a NUL character"
+            if _SURROGATE.search(value):
+                return path or None, "contains a lone UTF-16 surrogate (not valid Unicode)"
+        elif isinstance(value, dict):
+            items = [(str(k), v) for k, v in value.items()]
+            for key, _ in items:
+                if "\x00" in key or _SURROGATE.search(key):
+                    return path or None, f"has an invalid key {key!r}"
+            stack.extend((v, f"{path}.{k}" if path else k, depth + 1) for k, v in reversed(items))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}.{i}" if path else str(i), depth + 1)
+                         for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
     """(line number, object or InputError) for every non-blank line of a JSONL file."""
     name = str(path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]  # files saved "UTF-8 with BOM" are still UTF-8
             if not raw.strip():
                 continue
             try:
@@ -84,6 +119,10 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
                 yield number, InputError("each line must be a JSON object", file=name,
                                          line=number)
                 continue
+            problem = bad_value(obj)
+            if problem is not None:
+                yield number, InputError(problem[1], file=name, line=number, field=problem[0])
+                continue
             yield number, obj
 
 
@@ -94,7 +133,9 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
         raise InputError("no such file", file=str(path))
     out = LoadedCases()
     seen: dict[str, int] = {}
+    records = 0
     for number, obj in iter_jsonl(path):
+        records += 1
         if limit is not None and len(out.cases) >= limit:
             break
         if isinstance(obj, InputError):
@@ -113,4 +154,7 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
         out.cases.append(case)
         if gold is not None:
             out.gold[case.id] = gold
+    if records == 0:
+        out.errors.append(InputError("no records: the file is empty or has only blank lines",
+                                     file=str(path), hint="one JSON object per line"))
     return out

@@ -97,4 +97,8 @@ def test_text_utf8_cannot_encode_is_written_escaped(tmp_path: Path) -> None:
     out = tmp_path / "cases.jsonl"
     code, _, stderr, _ = _run("--format", "openai-chat", str(source), "--out", str(out))
     assert code == 0, stderr
-    assert load_cases(out).cases[0].task == "caf\u00e9 \ud800 ok"
+    assert "\\ud800" in out.read_text("utf-8")  # written escaped: the JSONL stays valid UTF-8
+    # ...but a lone surrogate cannot be judged (not valid Unicode): load_cases names the field.
+    loaded = load_cases(out)
+    assert loaded.cases == [] and loaded.errors[0].field == "task"
+    assert "surrogate" in str(loaded.errors[0])
