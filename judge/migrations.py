@@ -267,6 +267,18 @@ def m008_jobs(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m009_step_keys(db: sqlite_utils.Database) -> None:
+    """Which cache key a planned step's inputs led to, so that re-running a finished batch
+    finds its judgments without selecting evidence and rendering prompts again."""
+    db.table("step_keys").create(
+        {"step_key": str, "cache_key": str, "created_at": str},
+        pk="step_key",
+        not_null={"cache_key"},
+    )
+    db.table("step_keys").create_index(["cache_key"])
+
+
 def _applied(db: sqlite_utils.Database) -> set[str]:
     if "_migrations" not in db.table_names():
         return set()

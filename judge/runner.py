@@ -4,21 +4,32 @@ Protocols decide which judgments a case needs (``plan``): one verdict; pairwise 
 n repeated samples; several models (a panel). Each planned judgment has a cache key; a stored
 final judgment with that key is reused, never paid for again. Each judgment is stored the moment
 it finishes, so an interrupted batch resumes where it stopped.
+
+The cache key covers the rendered prompt, so finding it means selecting evidence and rendering,
+which costs milliseconds per case. A step key (:meth:`Runner.step_key`: the case as given, the
+rubric, the budget, the model and its parameters, and the source of the judge package that turns
+them into a prompt) remembers which cache key those inputs led to, so re-running a finished batch
+skips that work. Any change of the inputs or of the code misses it and takes the full path.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import hashlib
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import metadata
+from pathlib import Path
 from typing import Literal
 
 import judge
 from judge.errors import InfraError, JudgeError, ParseError
-from judge.evidence import DEFAULT_TOKEN_BUDGET, select_evidence
+from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
 from judge.store import Store, cache_key, digest
@@ -67,6 +78,45 @@ def plan(
                         steps.append(Step(case=case, model=model, order=order, sample=sample,
                                           variant=variant))
     return steps
+
+
+@cache
+def code_digest() -> str:
+    """Digest of the code that turns a case into a prompt and a call: the source of
+    judge.runner and of every judge module it imports, directly or not (imports inside
+    functions included), with the judge and Jinja versions. Computed once per process."""
+    root = Path(judge.__file__).resolve().parent
+    h = hashlib.sha256(f"{judge.__version__}|jinja2 {metadata.version('jinja2')}".encode())
+    for name, path in sorted(_judge_imports(root, "judge.runner").items()):
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def _judge_imports(root: Path, start: str) -> dict[str, Path]:
+    """``start`` and every module of the judge package it imports, transitively: name -> file.
+    A name imported from a module (``from judge.x import f``) is tried as a submodule and
+    skipped when it is not one."""
+    found: dict[str, Path] = {}
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        relative = Path(*name.split(".")[1:])
+        path = root / relative / "__init__.py" if (root / relative).is_dir() else (
+            root / relative.with_suffix(".py"))
+        if not path.is_file():
+            continue
+        found[name] = path
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == "judge" or node.module.startswith("judge.")
+            ):
+                todo.append(node.module)
+                todo.extend(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                todo.extend(a.name for a in node.names if a.name.startswith("judge."))
+    return found
 
 
 def params_for_sample(params: ModelParams, sample: int) -> ModelParams:
@@ -130,9 +180,40 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.on_done = on_done
         self.batch_id = batch_id or f"b-{uuid.uuid4().hex[:12]}"
+        #: Ids of the cases this runner has stored in this run (each is stored once, before
+        #: its first judgment that is not found by its step key).
+        self._stored_cases: set[str] = set()
+
+    def step_key(self, step: Step) -> str:
+        """The identity of everything that decides a step's prompt and call, computed without
+        selecting evidence: the case as given, rubric digest, evidence budget, model, the
+        parameters in the cache key, order, sample, variant and :func:`code_digest`."""
+        case_json = step.case.model_dump_json().encode("utf-8")
+        return digest(
+            {
+                "code": code_digest(),
+                "selector": SELECTOR_VERSION,
+                "case": hashlib.sha256(case_json).hexdigest(),
+                "rubric": self.rubric.digest,
+                "token_budget": self.token_budget,
+                "model": step.model,
+                "params": params_for_sample(self.params, step.sample).cache_params(),
+                "order": step.order,
+                "sample": step.sample,
+                "variant": step.variant,
+            }
+        )
 
     async def judge_step(self, step: Step) -> Outcome:
         """Judge one step, from the store when already paid for."""
+        step_key = self.step_key(step)
+        known = self.store.cached_step(step_key)
+        if known is not None:
+            # Its case was stored by the run that made this judgment (same id, same content).
+            return Outcome(step, known, cached=True)
+        if step.case.id not in self._stored_cases:
+            self.store.put_case(step.case)
+            self._stored_cases.add(step.case.id)
         rubric = self.rubric
         evidence = select_evidence(
             step.case, visible=rubric.spec.evidence_visible, token_budget=self.token_budget
@@ -152,6 +233,7 @@ class Runner:
         )
         hit = self.store.cached(key)
         if hit is not None:
+            self.store.remember_step(step_key, key)
             return Outcome(step, hit, cached=True)
 
         shown = [item.id for item in evidence.items]
@@ -187,6 +269,7 @@ class Runner:
             self.store.record_call(cache_key=key, model=step.model, attempt=attempt, **entry)
         judgment = self._judgment(step, key, provenance, result, error, elapsed, shown)
         self.store.put(judgment, batch_id=self.batch_id)
+        self.store.remember_step(step_key, key)
         return Outcome(step, judgment, cached=False)
 
     def _judgment(
@@ -254,8 +337,7 @@ class Runner:
             if self.on_done is not None:
                 self.on_done(outcome)
 
-        for case in {step.case.id: step.case for step in steps}.values():
-            self.store.put_case(case)
+        self._stored_cases = set()
         await asyncio.gather(*(guarded(step) for step in steps))
         summary.seconds = time.perf_counter() - started
         return summary

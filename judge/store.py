@@ -129,6 +129,25 @@ class Store:
             return None
         return Judgment.model_validate_json(rows[0]["json"])
 
+    def cached_step(self, step_key: str) -> Judgment | None:
+        """The final judgment a planned step's inputs led to before (see Runner.step_key)."""
+        row = self.db.conn.execute(
+            "select j.status, j.json from step_keys s join judgments j"
+            " on j.cache_key = s.cache_key where s.step_key = ?",
+            [step_key],
+        ).fetchone()
+        if row is None or row[0] not in CACHED_STATUSES:
+            return None
+        return Judgment.model_validate_json(row[1])
+
+    def remember_step(self, step_key: str, key: str) -> None:
+        """Record that the inputs ``step_key`` give the judgment with cache key ``key``."""
+        row = {"step_key": step_key, "cache_key": key, "created_at": _now()}
+        with self.db.conn:
+            self.db.conn.execute(
+                _insert_sql("step_keys", tuple(row), "replace"), list(row.values())
+            )
+
     def put(self, judgment: Judgment, *, batch_id: str | None = None) -> None:
         """Insert or replace the judgment for its cache key, in one transaction."""
         v = judgment.verdict

@@ -34,6 +34,8 @@ def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Pat
             "evidence_digest", "selector_version", "prompt_tokens", "cost_usd", "latency_s",
             "json"} <= columns
     assert {"cache_key", "attempt", "outcome", "error"} <= set(db["calls"].columns_dict)
+    assert set(db["step_keys"].columns_dict) == {"step_key", "cache_key", "created_at"}
+    assert db["step_keys"].pks == ["step_key"]
     assert db.execute("PRAGMA journal_mode").fetchone()[0] in ("delete", "wal")
 
 
@@ -86,3 +88,17 @@ def test_two_processes_writing_one_database_lose_nothing(tmp_path: Path) -> None
     with Store(path) as store:
         assert store.count() == 400
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_step_keys_lead_to_final_judgments_only(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        for status in ("ok", "parse_error", "infra_error"):
+            store.put(_judgment(f"sha256:{status}", status))
+            store.remember_step(f"step-{status}", f"sha256:{status}")
+        assert store.cached_step("step-ok").status == "ok"  # type: ignore[union-attr]
+        assert store.cached_step("step-parse_error") is not None
+        assert store.cached_step("step-infra_error") is None  # worth retrying
+        assert store.cached_step("step-unknown") is None
+        # A step key remembered again points at the newer judgment.
+        store.remember_step("step-ok", "sha256:parse_error")
+        assert store.cached_step("step-ok").status == "parse_error"  # type: ignore[union-attr]
