@@ -273,7 +273,13 @@ def load_rubric_dir(folder: Path) -> Rubric:
         raise RubricError(
             f"{file}: field 'prompt': cannot read {prompt_file}: {exc.strerror}"
         ) from exc
-    template = prompt_bytes.decode("utf-8")
+    try:
+        template = prompt_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RubricError(
+            f"{prompt_file}: not valid UTF-8 ({exc.reason} at byte {exc.start}); save the "
+            "prompt template as UTF-8"
+        ) from exc
     digest = "sha256:" + hashlib.sha256(spec_bytes + b"\0" + prompt_bytes).hexdigest()
     rubric = Rubric(spec=spec, template=template, digest=digest, path=folder)
     rubric.system_prompt  # noqa: B018 - render once now so template errors surface at load
