@@ -436,3 +436,36 @@ def test_judge_serve_command_starts_the_service(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_bodies_json_allows_but_judge_cannot_store_are_422_not_500(
+    service: RunningService,
+) -> None:
+    """A lone surrogate or a NUL in a string, nesting deeper than 100 levels, bytes that are not
+    UTF-8, a body that is not JSON: refused naming the field, never an internal error."""
+    headers = {"X-API-Key": service.keys["ann"], "content-type": "application/json"}
+    case = '{"id": "c1", "kind": "agent_run", "task": %s%s}'
+    bodies = {
+        "surrogate": ("/v1/judge", '{"case": ' + case % ('"x \\ud800 y"', "") + "}"),
+        "nul": ("/v1/judge", '{"case": ' + case % ('"x \\u0000 y"', "") + "}"),
+        "deep": ("/v1/jobs", '{"cases": [' + case % ('"t"', ', "meta": {"x": '
+                                                      + "[" * 500 + "]" * 500 + "}") + "]}"),
+        "parser-limit": ("/v1/judge", '{"case": ' + "[" * 5000 + "]" * 5000 + "}"),
+        "not-utf8": ("/v1/judge", '{"case": {"id": "c1", "task": "\xff"}}'),
+        "not-json": ("/v1/jobs", '{"cases": '),
+    }
+    with httpx.Client(base_url=service.url) as http:
+        for name, (path, body) in bodies.items():
+            raw = body.encode("utf-8", "surrogatepass")
+            if name == "not-utf8":
+                raw = body.encode("latin-1")
+            r = http.post(path, content=raw, headers=headers)
+            assert r.status_code in (400, 422), (name, r.status_code, r.text)
+            assert r.json()["error"]["code"] in ("bad_request", "invalid_request"), name
+        r = http.post("/v1/judge", content=bodies["surrogate"][1].encode("utf-8", "surrogatepass"),
+                      headers=headers)
+        assert "task: contains a lone UTF-16 surrogate" in r.json()["error"]["message"]
+        r = http.post("/v1/jobs", content=bodies["deep"][1].encode(), headers=headers)
+        assert "0.meta.x.0.0...: nested deeper than 100 levels" in r.json()["error"]["message"]
+    with Store(service.db) as store:
+        assert store.count() == 0  # nothing was judged or stored

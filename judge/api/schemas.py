@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judge.cases import bad_value
 from judge.review import ItemView, PairAgreement, ReviewItem, ReviewLabel
 from judge.routing import AuditStatus, RoutingDecision
 from judge.types import Case, Judgment
@@ -72,6 +73,16 @@ class WhoAmI(_Body):
     role: str
 
 
+def _check_storable(value: Any, prefix: str = "") -> Any:
+    """Refuse what JSON allows but cannot be stored or sent (a lone surrogate, a NUL, nesting
+    deeper than judge.cases.MAX_DEPTH): a 422 naming the field, not a 500 mid-judgment."""
+    problem = bad_value(value)
+    if problem is not None:
+        field, message = problem
+        raise ValueError(f"{prefix}{field or '(case)'}: {message}")
+    return value
+
+
 class JudgeOptions(_Body):
     """How to judge: rubric, judge models (enabled on the server), protocol and sampling."""
 
@@ -94,6 +105,11 @@ class JudgeRequest(JudgeOptions):
     case: Case
     card: str | None = Field(default=None, max_length=80, description="A stored card digest.")
 
+    @field_validator("case", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return _check_storable(value)
+
 
 class JudgeResponse(_Body):
     """The judgments of one case, and its routing decision when a card was given."""
@@ -108,6 +124,14 @@ class JobRequest(JudgeOptions):
     """A batch of cases to judge in the background."""
 
     cases: list[Case] = Field(min_length=1, max_length=10_000)
+
+    @field_validator("cases", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                _check_storable(item, f"{index}.")
+        return value
 
 
 class Job(_Body):
