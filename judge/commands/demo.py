@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,37 +77,54 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
 
 
 def _print_table(judgments: list[Judgment], gold: dict[str, str]) -> None:
+    """One row per case: the protocol's verdict pools every prompt variant (and order)."""
+    from collections import defaultdict
+
     from rich.console import Console
     from rich.table import Table
 
+    from calibration.inputs import judgment_to_row
+    from calibration.intervals import wilson
+
+    by_case: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        by_case[j.case_id].append(j)
     table = Table(title="judge demo: agent-run-success on the embedded judge")
-    for column in ("case", "gold", "verdict", "P(pass)", "cited evidence", "s", "agrees"):
+    for column in ("case", "gold", "verdict", "P(pass)", "pass votes", "cited", "s",
+                   "agrees"):
         table.add_column(column)
     agree = decided = 0
-    for j in judgments:
-        v = j.verdict
-        truth = gold.get(j.case_id, "?")
-        label = v.label if v else j.status
-        p_pass = ""
-        if v and v.label_probs:
-            p_pass = f"{v.label_probs.get('pass', 0.0):.2f}"
+    for case_id, group in by_case.items():
+        rows = [judgment_to_row(j) for j in group]
+        probs = [r.prob for r in rows if r.status == "ok" and r.prob is not None]
+        truth = gold.get(case_id, "?")
+        if probs:
+            p_pass = sum(probs) / len(probs)
+            label = "pass" if p_pass >= 0.5 else "fail"
+        else:
+            p_pass, label = None, "/".join(sorted({j.status for j in group}))
         ok = ""
-        if j.status == "ok" and truth in ("pass", "fail"):
+        if p_pass is not None and truth in ("pass", "fail"):
             decided += 1
             agree += label == truth
             ok = "yes" if label == truth else "NO"
-        cited = ",".join(v.cited) if v else ""
-        table.add_row(j.case_id.split("/")[-1], truth, label, p_pass, cited,
-                      f"{j.usage.latency_s:.0f}", ok)
+        first = min(group, key=lambda j: j.provenance.variant)
+        table.add_row(
+            case_id.split("/")[-1],
+            truth,
+            label,
+            f"{p_pass:.2f}" if p_pass is not None else "",
+            f"{sum(1 for j in group if j.verdict and j.verdict.label == 'pass')}/{len(group)}",
+            ",".join(first.verdict.cited) if first.verdict else "",
+            f"{sum(j.usage.latency_s for j in group):.0f}",
+            ok,
+        )
     console = Console()
     console.print(table)
     if decided:
-        # Wilson 95% interval: with a dozen cases the interval is wide, and we say so.
-        p, n, z = agree / decided, decided, 1.96
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        lo, hi = wilson(agree, decided)
         console.print(
-            f"agreement with gold: {agree}/{decided} = {p:.2f} "
-            f"(95% Wilson interval {centre - half:.2f}-{centre + half:.2f}); "
-            "a small model on a small set: calibrate before acting on these verdicts."
+            f"agreement with gold: {agree}/{decided} cases = {agree / decided:.2f} "
+            f"(95% Wilson interval {lo:.2f}-{hi:.2f}); a small model on a small set: "
+            "calibrate before acting on these verdicts."
         )
