@@ -230,6 +230,7 @@ class Runner:
             order=step.order,
             sample=step.sample,
             variant=step.variant,
+            selector_version=evidence.selector_version,
         )
         hit = self.store.cached(key)
         if hit is not None:

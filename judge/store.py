@@ -44,8 +44,14 @@ def cache_key(
     order: str | None,
     sample: int,
     variant: int = 0,
+    selector_version: str = "",
 ) -> str:
-    """The identity of one paid-for judgment."""
+    """The identity of one paid-for judgment.
+
+    The selector version is part of it although the prompt digest already covers what the
+    model saw: a card binds one selector version, so judgments made under another are not
+    reused for it (a selector change is rare; a store whose cached judgments carry an old
+    version could never be calibrated as one judge)."""
     return digest(
         {
             "rubric": rubric_digest,
@@ -56,6 +62,7 @@ def cache_key(
             "order": order,
             "sample": sample,
             "variant": variant,
+            "selector": selector_version,
         }
     )
 

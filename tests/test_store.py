@@ -65,7 +65,8 @@ def test_cache_key_changes_with_every_part() -> None:
     key = cache_key(**base)  # type: ignore[arg-type]
     for part, other in (("rubric_digest", "r2"), ("evidence_digest", "e2"), ("model", "m2"),
                         ("params", {"temperature": 1}), ("order", "AB"), ("sample", 1),
-                        ("prompt_digest", "p2")):
+                        ("prompt_digest", "p2"), ("variant", 1),
+                        ("selector_version", "evidence-v9")):
         assert cache_key(**(base | {part: other})) != key  # type: ignore[arg-type]
     assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
 
