@@ -101,8 +101,8 @@ def kill_and_resume(tmp: Path, n: int, kills: int, seed: int) -> list[str]:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(30)
             check = _integrity(db)
-            stored = len(_stored(db))
-            print(f"  killed at {stored}/{n} stored ({len(server.requests)} requests so far); "
+            n_stored = len(_stored(db))
+            print(f"  killed at {n_stored}/{n} stored ({len(server.requests)} requests so far); "
                   f"integrity_check {check}")
             if check != "ok":
                 failures.append(f"integrity_check after a kill: {check}")
