@@ -151,7 +151,7 @@ def _recorded_row(d: Any, file: str, line: int) -> VerdictRow:
 
 
 @contextmanager
-def _no_gc() -> Iterator[None]:
+def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many long-lived rows.
 
     Every row is kept, so the collector's repeated full passes over a growing heap find
@@ -188,7 +188,7 @@ def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow
     # Lines are parsed as they are read (never the whole text in memory at once).
     number = 0
     try:
-        with handle, _no_gc():
+        with handle, paused_gc():
             for number, line in enumerate(handle, start=1):
                 if line.isspace():
                     continue
