@@ -101,9 +101,9 @@ def test_pem_inside_json_string_is_redacted() -> None:
          "CACHE_URL = 'redis://:[REDACTED:url-password]@cache:6379/0'"),
         ('      password: "Pr0d-Yaml!"', "      password: [REDACTED:config-secret]"),
         ("db_password: hunter2hunter2", "db_password: [REDACTED:config-secret]"),
-        ('{"user": "app", "password": "s3cr3t"}, next',
+        ('{"user": "app", "password": "s3cr3t-99"}, next',
          '{"user": "app", "password": [REDACTED:config-secret]}, next'),
-        ("create_user(username='u', password='pw-123')",
+        ("create_user(username='u', password='pw-12345')",
          "create_user(username='u', password=[REDACTED:config-secret])"),
         ("client_secret = 'c-81f.9x'", "client_secret = [REDACTED:config-secret]"),
     ],
@@ -123,6 +123,7 @@ def test_lower_case_config_secrets_and_empty_url_user(text: str, expected: str) 
         '"max_tokens": 384',
         '"token_type": "bearer"',
         "secret_key: ${SECRET_KEY}",
+        "assert load({'token': None}, {'APP_TOKEN': 'abc'})['token'] == 'abc'",  # test data
     ],
 )
 def test_lower_case_keys_without_a_literal_are_left_alone(text: str) -> None:
