@@ -31,6 +31,10 @@ class _Source:
     #: "recorded verdicts", "judgments" or "judge store"
     kind: str
     path: Path
+    #: Only judgments made with this evidence selector version (None: all).
+    selector: str | None = None
+    #: Only judgments of this rubric, ID or ID@VERSION (None: all).
+    rubric: str | None = None
 
 
 def _is_recorded(path: Path) -> bool:
@@ -47,7 +51,11 @@ def _is_recorded(path: Path) -> bool:
 
 
 def _load_source(
-    db: str | None, judgments: str | None, recorded: str | None, rubric: str | None
+    db: str | None,
+    judgments: str | None,
+    recorded: str | None,
+    rubric: str | None,
+    selector: str | None = None,
 ) -> _Source:
     from calibration import inputs
     from calibration.card import RECORDED_SOURCE
@@ -60,13 +68,15 @@ def _load_source(
             hint="--judgments also reads the recorded-verdicts format",
         )
     if db:
-        return _Source(inputs.load_judgments_db(db, rubric=rubric), "judge store", Path(db))
+        rows = inputs.load_judgments_db(db, rubric=rubric, selector=selector)
+        return _Source(rows, "judge store", Path(db), selector, rubric)
     path = Path(recorded or judgments or "")
     if not path.is_file():
         raise InputError("no such file", file=str(path))
     if recorded or _is_recorded(path):
         return _Source(inputs.load_recorded(path), RECORDED_SOURCE, path)
-    return _Source(inputs.load_judgments_jsonl(path, rubric=rubric), "judgments", path)
+    rows = inputs.load_judgments_jsonl(path, rubric=rubric, selector=selector)
+    return _Source(rows, "judgments", path, selector, rubric)
 
 
 def _text_digest(text: str) -> str:
@@ -101,6 +111,13 @@ def _provenance(source: _Source, judge: str) -> list[dict[str, Any]]:
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for text in texts:
         prov = json.loads(text).get("provenance", {})
+        if source.selector is not None and prov.get("selector_version") != source.selector:
+            continue
+        if source.rubric is not None:
+            rid, _, version = source.rubric.partition("@")
+            other_version = bool(version) and str(prov.get("rubric_version")) != version
+            if prov.get("rubric_id") != rid or other_version:
+                continue
         if prov.get("model") == judge:
             binding = {k: prov.get(k) for k in keys}
             seen.setdefault(tuple(binding.values()), binding)
@@ -121,7 +138,8 @@ def _judge_section(source: _Source, judge: str) -> tuple[JudgeSection, list[str]
             "these judgments; a card binds exactly one",
             file=str(source.path),
             field="provenance",
-            hint="filter with --rubric ID@VERSION, or calibrate each binding separately",
+            hint="filter with --rubric ID@VERSION and --selector VERSION, or calibrate each "
+            "binding separately",
         )
     b = bindings[0]
     notes: list[str] = []
@@ -289,6 +307,7 @@ def _parse_costs(costs: Sequence[str]) -> dict[str, float]:
     help="Judge (model) name; repeat for --cascade (cheapest first) or --panel.",
 )
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
+@click.option("--selector", help="Only judgments made with this evidence selector version.")
 @click.option(
     "--kind",
     type=click.Choice(["binary", "pairwise"]),
@@ -396,6 +415,7 @@ def calibrate(
     recorded: str | None,
     judges: tuple[str, ...],
     rubric: str | None,
+    selector: str | None,
     kind: str | None,
     alpha_accept: float,
     alpha_reject: float | None,
@@ -434,7 +454,7 @@ def calibrate(
 
     g = Grid.parse(grid)
     start_list = list(starts) or [30]
-    source = _load_source(db, judgments, recorded, rubric)
+    source = _load_source(db, judgments, recorded, rubric, selector)
     rows, gold_ref = _gold(source.rows, gold_path, source)
     rubric_kind = _infer_kind(rows, kind)
     names = _pick_judges(rows, judges)

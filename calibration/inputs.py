@@ -278,9 +278,13 @@ def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
     )
 
 
-def _keep(j: Judgment, judge: str | None, rubric: str | None) -> bool:
+def _keep(
+    j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None
+) -> bool:
     prov = j.provenance
     if judge is not None and prov.model != judge:
+        return False
+    if selector is not None and prov.selector_version != selector:
         return False
     if rubric is None:
         return True
@@ -307,6 +311,7 @@ def load_judgments_jsonl(
     *,
     rubric: str | None = None,
     name: str | None = None,
+    selector: str | None = None,
 ) -> list[VerdictRow]:
     """Load a JSONL of ``Judgment.model_dump_json()`` lines.
 
@@ -326,7 +331,7 @@ def load_judgments_jsonl(
             j = Judgment.model_validate_json(line)
         except ValidationError as err:
             raise _judgment_error(err, file, number) from err
-        if _keep(j, judge, rubric):
+        if _keep(j, judge, rubric, selector):
             rows.append(judgment_to_row(j, name))
     return rows
 
@@ -337,6 +342,7 @@ def load_judgments_db(
     rubric: str | None = None,
     *,
     name: str | None = None,
+    selector: str | None = None,
 ) -> list[VerdictRow]:
     """Load judgments from the judge store (read-only; only the ``json`` column is read).
 
@@ -369,7 +375,7 @@ def load_judgments_db(
                 j = Judgment.model_validate_json(text)
             except ValidationError as err:
                 raise _judgment_error(err, f"{file} (judgments rowid)", rowid) from err
-            if _keep(j, judge, rubric):
+            if _keep(j, judge, rubric, selector):
                 rows.append(judgment_to_row(j, name))
     finally:
         conn.close()

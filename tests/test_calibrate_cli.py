@@ -350,3 +350,43 @@ def test_compare_llmbar_ranks_65_judges() -> None:
     assert code == 0, (out, exc)
     ranked = [line for line in out.splitlines() if re.match(r"\| \d+ \|", line)]
     assert len(ranked) == 65
+
+
+def test_store_with_two_selector_versions_is_calibrated_one_binding_at_a_time(
+    tmp_path: Path,
+) -> None:
+    from judge.rubrics import load_rubric
+    from judge.types import Judgment, Provenance, Verdict
+
+    rubric = load_rubric("agent-run-success@1")
+    gold_lines, judgment_lines = [], []
+    for i in range(40):
+        gold = "pass" if i < 30 else "fail"
+        gold_lines.append(json.dumps({"id": f"c{i}", "source": "t", "license": "MIT",
+                                      "kind": "agent_run", "task": "t", "gold": gold,
+                                      "gold_source": "harness"}))
+        # The first 10 cases were judged again after a selector change: two bindings.
+        for selector in ("sel-1", "sel-2") if i < 10 else ("sel-1",):
+            j = Judgment(
+                id=f"j{i}{selector}", case_id=f"c{i}", cache_key=f"k{i}{selector}", status="ok",
+                verdict=Verdict(label=gold, label_probs={"pass": 0.9 if i < 30 else 0.1,
+                                                         "fail": 0.1 if i < 30 else 0.9}),
+                provenance=Provenance(
+                    rubric_id=rubric.id, rubric_version=rubric.version,
+                    rubric_digest=rubric.digest, model="m", prompt_digest=f"sha256:p{i}",
+                    evidence_digest="sha256:e", selector_version=selector, token_budget=900,
+                    judge_version="0.1"),
+            )
+            judgment_lines.append(j.model_dump_json())
+    gold_path, jpath = tmp_path / "g.jsonl", tmp_path / "j.jsonl"
+    gold_path.write_text("\n".join(gold_lines) + "\n")
+    jpath.write_text("\n".join(judgment_lines) + "\n")
+    base = ["calibrate", "--gold", str(gold_path), "--judgments", str(jpath), "--judge", "m",
+            "--n-boot", "20", "--out", str(tmp_path / "c.yaml")]
+    _, _, exc = _run(base)
+    assert isinstance(exc, InputError) and "2 different" in str(exc) and "--selector" in str(exc)
+    code, out, exc = _run([*base, "--selector", "sel-1"])
+    assert code == 0, (out, exc)
+    card = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    assert card["judge"]["evidence_selector"]["version"] == "sel-1"
+    assert card["calibration"]["gold"]["n"] == 40
