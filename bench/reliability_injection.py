@@ -2,7 +2,11 @@
 false-flag rate on benign look-alikes, per split (held-out: written before the detector; dev:
 used while building it), with Wilson 95% intervals and every miss and false flag listed.
 
-    .venv/bin/python bench/reliability_injection.py [--quiet]
+    .venv/bin/python bench/reliability_injection.py [--quiet] [--shared]
+
+--shared also runs the detector over the evidence of every case in ../shared/gold (real agent
+runs and LLM-judge benchmarks, none planted): flagged items there are false flags or injections
+that were already in the data.
 
 The embedded-model measurement (how often an injection changes the verdict, with and without
 the defences) is bench/reliability_injection_model.py.
@@ -88,6 +92,7 @@ def main() -> int:
     """Print the figures per split and overall."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quiet", action="store_true", help="Figures only, no lists.")
+    parser.add_argument("--shared", action="store_true", help="Also scan ../shared/gold.")
     args = parser.parse_args()
     records = load_corpus()
     by_id = {r["id"]: r for r in records}
@@ -102,7 +107,35 @@ def main() -> int:
         for rid in result.false_flagged:
             print(f"    false flag  {rid} ({by_id[rid]['where']}): {detect(by_id[rid]['text'])}"
                   f" {by_id[rid]['text'][:70]!r}")
+    if args.shared:
+        scan_shared(quiet=args.quiet)
     return 0
+
+
+SHARED_GOLD = Path(__file__).resolve().parents[2] / "shared" / "gold"
+
+
+def scan_shared(*, quiet: bool) -> None:
+    """Flag rate on the evidence (as selected for a judge) of every case in ../shared/gold."""
+    from judge.cases import load_cases
+    from judge.evidence import select_evidence
+
+    for path in sorted(SHARED_GOLD.glob("*.jsonl")):
+        loaded = load_cases(path)
+        items = 0
+        flagged: list[tuple[str, str, list[str]]] = []
+        for case in loaded.cases:
+            visible = ("task", "candidates") if case.kind == "pairwise" else ("task", "diff",
+                                                                              "trace")
+            for item in select_evidence(case, visible=visible).items:
+                items += 1
+                if item.flags:
+                    flagged.append((case.id, item.id, item.flags))
+        print(f"{path.name:32} {len(loaded.cases):4} cases {items:5} items: "
+              f"{len(flagged)} flagged ({len(flagged) / max(1, items):.2%})")
+        if not quiet:
+            for case_id, item_id, flags in flagged:
+                print(f"    {case_id} {item_id} {flags}")
 
 
 if __name__ == "__main__":
