@@ -58,6 +58,34 @@ def _timed(label: str, fn: Any) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": cpu}
 
 
+def _store_costs(db: Path, cases: list[Any], summary: Any, runner: Any) -> dict[str, float]:
+    """CPU ms per judgment of the step key and of the store writes, replayed on a fresh store
+    with the judgments the pipeline made."""
+    from judge.runner import plan
+    from judge.store import Store
+
+    judgments = [o.judgment for o in summary.outcomes]
+    steps = plan(cases, runner.rubric, [MODEL], variants=1)
+    n = max(len(judgments), 1)
+    out: dict[str, float] = {}
+    started = time.process_time()
+    keys = [runner.step_key(step) for step in steps]
+    out["step key"] = 1000 * (time.process_time() - started) / n
+    with Store(db) as store:
+        started = time.process_time()
+        for case in cases:
+            store.put_case(case)
+        for key, j in zip(keys, judgments, strict=False):
+            store.cached_step(key)
+            store.cached(j.cache_key)
+            store.record_call(cache_key=j.cache_key, model=MODEL, attempt=1, outcome="ok",
+                              prompt_tokens=100, completion_tokens=20, latency_s=0.05)
+            store.put(j, batch_id="b")
+            store.remember_step(key, j.cache_key)
+        out["store"] = 1000 * (time.process_time() - started) / n
+    return out
+
+
 def main() -> None:
     """Run both loops and print the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -82,12 +110,13 @@ def main() -> None:
     budget = rubric.spec.token_budget or 1400
 
     started = time.process_time()
-    prompts = [
-        rubric.render(c, select_evidence(c, visible=rubric.spec.evidence_visible,
-                                         token_budget=budget))
-        for c in cases
-    ]
-    prep_cpu = time.process_time() - started
+    evidence = [select_evidence(c, visible=rubric.spec.evidence_visible, token_budget=budget)
+                for c in cases]
+    select_cpu = time.process_time() - started
+    started = time.process_time()
+    prompts = [rubric.render(c, e) for c, e in zip(cases, evidence, strict=True)]
+    render_cpu = time.process_time() - started
+    del evidence
 
     with remote_loopback(args.latency) as server, tempfile.TemporaryDirectory() as tmp:
         params = ModelParams(api_base=server.api_base, api_key="sk-loopback")
@@ -115,6 +144,7 @@ def main() -> None:
         summary = result["summary"]
         stored = store.count()
         store.close()
+        stages = _store_costs(Path(tmp) / "stages.db", cases, summary, runner)
 
     bare_tput = n / bare["wall_s"]
     pipe_tput = n / pipe["wall_s"]
@@ -130,7 +160,8 @@ def main() -> None:
         "pipeline": {**pipe, "throughput": pipe_tput,
                      "cpu_ms_per_judgment": 1000 * pipe["cpu_s"] / n, "calls": pipe_calls,
                      "statuses": dict(summary.statuses), "errors": len(summary.errors)},
-        "evidence_and_render_cpu_ms": 1000 * prep_cpu / n,
+        "stage_cpu_ms": {"evidence selection": 1000 * select_cpu / n,
+                         "rendering": 1000 * render_cpu / n, **stages},
         "ratio": pipe_tput / bare_tput,
         "load": load_text(),
         "stored_judgments": stored,
@@ -142,8 +173,17 @@ def main() -> None:
     print(f"pipeline (Runner) : {pipe['wall_s']:6.2f} s  {pipe_tput:6.1f}/s  "
           f"CPU {figures['pipeline']['cpu_ms_per_judgment']:.2f} ms/judgment  "
           f"({pipe_calls} calls, {dict(summary.statuses)}, {len(summary.errors)} not judged)")
-    print(f"  of which evidence selection + rendering alone: "
-          f"{figures['evidence_and_render_cpu_ms']:.2f} ms/judgment")
+    known = sum(figures["stage_cpu_ms"].values())
+    rest = figures["pipeline"]["cpu_ms_per_judgment"] - figures["bare"]["cpu_ms_per_call"] - known
+    print("  pipeline CPU beyond the bare call, by stage (each timed alone on the same cases): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in figures["stage_cpu_ms"].items())
+          + f"; the rest (instructor, answer parsing, label probabilities, Judgment and"
+          f" Provenance, asyncio) {rest:.2f} ms")
+    figures["stage_cpu_ms"]["rest"] = rest
+    cpu_bound = 1000 / figures["bare"]["cpu_ms_per_call"]
+    print(f"one core's worth of the bare loop's CPU per call allows {cpu_bound:.0f} calls/s "
+          f"({'below' if cpu_bound < ideal else 'above'} the {ideal:.0f}/s the latency allows: "
+          f"{'CPU-bound' if cpu_bound < ideal else 'latency-bound'})")
     print(f"ratio pipeline/bare throughput: {figures['ratio']:.3f} (target >= 0.90: "
           f"{'met' if figures['ratio'] >= 0.90 else 'NOT met'})")
     write_json(args.json, figures)
