@@ -1,4 +1,4 @@
-"""The SQLite store of cases, judgments and provider calls (sqlite-utils, WAL).
+"""The SQLite store of cases, judgments and provider calls (sqlite3 and sqlite-utils, WAL).
 
 A judgment is written the moment it is finished, so a batch that dies loses nothing it had done.
 Its cache key identifies what was paid for: the same key is never sent to a provider twice
@@ -15,12 +15,13 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
-from judge.migrations import migrate
+from judge.migrations import MIGRATIONS, migrate
 from judge.types import Case, Judgment
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 DEFAULT_DB = "judge.db"
 
@@ -67,19 +68,30 @@ def cache_key(
     )
 
 
-def _enable_wal(db: sqlite_utils.Database, wait_s: float = 30.0) -> None:
-    """Switch ``db`` to WAL. When several processes open the same new file at once, SQLite
-    refuses the journal-mode change with "database is locked" at once, without waiting for the
-    busy timeout; so retry until ``wait_s`` has passed (tests/test_crash.py)."""
+def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch the database to WAL. When several processes open the same new file at once,
+    SQLite refuses the journal-mode change with "database is locked" at once, without waiting
+    for the busy timeout; so retry until ``wait_s`` has passed (tests/test_crash.py)."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            db.enable_wal()
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=wal")
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+def _pending_migrations(conn: sqlite3.Connection) -> bool:
+    """Whether a registered migration has not run on this database yet."""
+    if conn.execute(
+        "select 1 from sqlite_master where type = 'table' and name = '_migrations'"
+    ).fetchone() is None:
+        return True
+    done = {row[0] for row in conn.execute("select name from _migrations")}
+    return any(name not in done for name, _ in MIGRATIONS)
 
 
 @lru_cache(maxsize=32)
@@ -109,16 +121,32 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB) -> None:
         self.path = Path(path)
-        self.db = sqlite_utils.Database(self.path)
+        # Plain sqlite3 for the store's own reads and writes. sqlite-utils (which imports pandas
+        # and numpy when they are installed: 0.6 s of every command's start) is loaded only
+        # to migrate or when a caller uses ``db``. The connection is set up as
+        # sqlite_utils.Database(path) sets up its own.
+        self.conn = sqlite3.connect(str(self.path))
+        self.conn.execute("PRAGMA recursive_triggers=on;")
+        self._db: sqlite_utils.Database | None = None
         # Several processes may write one file: wait for the lock rather than fail.
-        self.db.execute("PRAGMA busy_timeout = 30000")
-        _enable_wal(self.db)
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        migrate(self.db)
+        self.conn.execute("PRAGMA busy_timeout = 30000")
+        _enable_wal(self.conn)
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        if _pending_migrations(self.conn):
+            migrate(self.db)
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The same connection through sqlite-utils, for callers that query with it."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
 
     def close(self) -> None:
         """Close the connection."""
-        self.db.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -129,16 +157,16 @@ class Store:
     # --- judgments -------------------------------------------------------------------------
     def cached(self, key: str) -> Judgment | None:
         """The stored judgment for ``key`` if it is final (not a provider failure)."""
-        rows = list(
-            self.db.query("select status, json from judgments where cache_key = ?", [key])
-        )
-        if not rows or rows[0]["status"] not in CACHED_STATUSES:
+        row = self.conn.execute(
+            "select status, json from judgments where cache_key = ?", [key]
+        ).fetchone()
+        if row is None or row[0] not in CACHED_STATUSES:
             return None
-        return Judgment.model_validate_json(rows[0]["json"])
+        return Judgment.model_validate_json(row[1])
 
     def cached_step(self, step_key: str) -> Judgment | None:
         """The final judgment a planned step's inputs led to before (see Runner.step_key)."""
-        row = self.db.conn.execute(
+        row = self.conn.execute(
             "select j.status, j.json from step_keys s join judgments j"
             " on j.cache_key = s.cache_key where s.step_key = ?",
             [step_key],
@@ -150,10 +178,8 @@ class Store:
     def remember_step(self, step_key: str, key: str) -> None:
         """Record that the inputs ``step_key`` give the judgment with cache key ``key``."""
         row = {"step_key": step_key, "cache_key": key, "created_at": _now()}
-        with self.db.conn:
-            self.db.conn.execute(
-                _insert_sql("step_keys", tuple(row), "replace"), list(row.values())
-            )
+        with self.conn:
+            self.conn.execute(_insert_sql("step_keys", tuple(row), "replace"), list(row.values()))
 
     def put(self, judgment: Judgment, *, batch_id: str | None = None) -> None:
         """Insert or replace the judgment for its cache key, in one transaction."""
@@ -183,7 +209,7 @@ class Store:
             "created_at": judgment.created_at.isoformat(),
             "json": judgment.model_dump_json(),
         }
-        conn = self.db.conn
+        conn = self.conn
         with conn:
             conn.execute("delete from judgments where cache_key = ?", [judgment.cache_key])
             conn.execute(_insert_sql("judgments", tuple(row), "replace"), list(row.values()))
@@ -216,12 +242,13 @@ class Store:
         sql += " order by created_at, rowid"
         if limit is not None:
             sql += f" limit {int(limit)}"
-        for row in self.db.query(sql, args):
-            yield Judgment.model_validate_json(row["json"])
+        for (text,) in self.conn.execute(sql, args):
+            yield Judgment.model_validate_json(text)
 
     def count(self, table: str = "judgments") -> int:
         """Number of rows in ``table``."""
-        return self.db[table].count
+        quoted = table.replace('"', '""')
+        return int(self.conn.execute(f'select count(*) from "{quoted}"').fetchone()[0])
 
     # --- calls, cases, batches -------------------------------------------------------------
     def record_call(
@@ -250,8 +277,8 @@ class Store:
             "latency_s": latency_s,
             "created_at": _now(),
         }
-        with self.db.conn:
-            self.db.conn.execute(_insert_sql("calls", tuple(row)), list(row.values()))
+        with self.conn:
+            self.conn.execute(_insert_sql("calls", tuple(row)), list(row.values()))
 
     def put_case(self, case: Case) -> None:
         """Keep the validated case (idempotent)."""
@@ -263,36 +290,38 @@ class Store:
             "json": json.dumps(data, ensure_ascii=False),
             "created_at": _now(),
         }
-        with self.db.conn:
-            self.db.conn.execute(_insert_sql("cases", tuple(row), "upsert:id"), list(row.values()))
+        with self.conn:
+            self.conn.execute(_insert_sql("cases", tuple(row), "upsert:id"), list(row.values()))
 
     def get_case(self, case_id: str) -> Case | None:
         """The stored case with this id, if any."""
-        rows = list(self.db.query("select json from cases where id = ?", [case_id]))
-        return Case.model_validate_json(rows[0]["json"]) if rows else None
+        row = self.conn.execute("select json from cases where id = ?", [case_id]).fetchone()
+        return Case.model_validate_json(row[0]) if row else None
 
     def start_batch(
         self, batch_id: str, *, rubric: str, model: str, input: str, params: Mapping[str, Any]
     ) -> None:
         """Record the start of a batch."""
-        with self.db.conn:
-            self.db.table("batches").upsert(
-                {
-                    "id": batch_id,
-                    "created_at": _now(),
-                    "rubric": rubric,
-                    "model": model,
-                    "input": input,
-                    "params": json.dumps(dict(params), sort_keys=True, default=str),
-                    "status": "running",
-                },
-                pk="id",
-            )
+        row = {
+            "id": batch_id,
+            "created_at": _now(),
+            "rubric": rubric,
+            "model": model,
+            "input": input,
+            "params": json.dumps(dict(params), sort_keys=True, default=str),
+            "status": "running",
+        }
+        with self.conn:
+            self.conn.execute(_insert_sql("batches", tuple(row), "upsert:id"), list(row.values()))
 
     def finish_batch(self, batch_id: str, *, status: str, counts: Mapping[str, int]) -> None:
         """Record how a batch ended."""
-        with self.db.conn:
-            self.db.table("batches").update(
-                batch_id,
-                {"finished_at": _now(), "status": status, "counts": json.dumps(dict(counts))},
+        with self.conn:
+            done = self.conn.execute(
+                "update batches set finished_at = ?, status = ?, counts = ? where id = ?",
+                [_now(), status, json.dumps(dict(counts)), batch_id],
             )
+        if done.rowcount == 0:
+            from sqlite_utils.db import NotFoundError
+
+            raise NotFoundError(batch_id)  # what sqlite-utils' update() raised
