@@ -59,8 +59,8 @@ def main() -> None:
             labelled += 1
             print(f"labelled {case_id}: {label or 'cannot determine'} ({left - 1} left)")
             page.goto(args.url + "/review")
-        print(f"{labelled} items labelled; queue empty: "
-              f"{'Queue empty' in page.inner_text('main')}")
+        print(f"{labelled} items labelled; queue rows left: "
+              f"{page.locator('#queue tbody tr').count()}")
         browser.close()
     sys.exit(0 if labelled else 1)
 

@@ -34,7 +34,9 @@ EXIT_FAILED_JUDGMENTS = 3
               help="Repeated samples per case and order.")
 @click.option("--variants", type=int,
               help="Use the first N of the rubric's prompt variants (default: all).")
-@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--concurrency", type=int,
+              help="Judgments in flight (default 4; 1 for the embedded model, which runs one "
+                   "call at a time, so that each judgment's latency is its own).")
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--temperature", type=float,
               help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
@@ -51,7 +53,7 @@ def run(
     orders: str,
     samples: int,
     variants: int | None,
-    concurrency: int,
+    concurrency: int | None,
     token_budget: int | None,
     temperature: float | None,
     max_tokens: int,
@@ -82,6 +84,8 @@ def run(
     steps = plan(loaded.cases, rubric, list(models), orders=orders,  # type: ignore[arg-type]
                  samples=samples, variants=variants)
     with Store(db) as store:
+        if concurrency is None:
+            concurrency = 1 if all(m.startswith("local/") for m in models) else 4
         runner = Runner(store, rubric, params, token_budget=token_budget, concurrency=concurrency)
         store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
                           input=str(input_file), params=params.cache_params())
