@@ -125,7 +125,10 @@ class Store:
         # and numpy when they are installed: 0.6 s of every command's start) is loaded only
         # to migrate or when a caller uses ``db``. The connection is set up as
         # sqlite_utils.Database(path) sets up its own.
-        self.conn = sqlite3.connect(str(self.path))
+        # check_same_thread=False: the API opens a store per request in a FastAPI dependency,
+        # whose setup and the endpoint may run on different threadpool threads; one request
+        # uses its connection sequentially, and SQLite itself is built thread-safe.
+        self.conn = sqlite3.connect(str(self.path), check_same_thread=False)
         self.conn.execute("PRAGMA recursive_triggers=on;")
         self._db: sqlite_utils.Database | None = None
         # Several processes may write one file: wait for the lock rather than fail.
