@@ -35,15 +35,14 @@ Known gaps, stated rather than guessed:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judge.cases import iter_jsonl
 from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult, importer
 from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
+from judge.traces._stream import StreamReader
 from judge.types import Case
 
 
@@ -189,31 +188,15 @@ class ClaudeCodeImporter(BaseImporter):
 
     def load(self, path: Path) -> ImportResult:
         """Every session of ``path`` as a case; an error for each bad line."""
-        reader = _Reader(str(path))
-        for number, obj in iter_jsonl(path):
-            if isinstance(obj, InputError):
-                reader.out.errors.append(obj)
-            else:
-                reader.line(number, obj)
-        reader.close()
-        for kind, (first, count) in reader.skipped.items():
-            reader.out.notes.append(f"{path}: skipped {count} {kind} (first on line {first})")
-        return reader.out
+        return _Reader.read(path)
 
 
-class _Reader:
+class _Reader(StreamReader):
     """Reads the lines of one file into sessions."""
 
     def __init__(self, file: str) -> None:
-        self.file = file
-        self.out = ImportResult()
+        super().__init__(file)
         self.session: _Session | None = None
-        self.skipped: dict[str, tuple[int, int]] = {}
-        self.ids: Counter[str] = Counter()
-
-    def skip(self, what: str, number: int) -> None:
-        first, count = self.skipped.get(what, (number, 0))
-        self.skipped[what] = (first, count + 1)
 
     def line(self, number: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
@@ -349,8 +332,7 @@ class _Reader:
         if session.task is None:
             meta["task_missing"] = True
         base = session.session_id or f"{Path(self.file).stem}@line{session.line}"
-        self.ids[base] += 1
-        case_id = base if self.ids[base] == 1 else f"{base}#{self.ids[base]}"
+        case_id = self.unique_id(base)
         self.out.cases.append(Case(
             id=case_id, kind="agent_run", task=session.task or "",
             diff=printed[1] if printed else None, trace=session.builder.turns,

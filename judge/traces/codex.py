@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judge.cases import iter_jsonl
 from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult, importer
 from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
+from judge.traces._stream import StreamReader
 from judge.types import Case
 
 
@@ -188,31 +188,15 @@ class CodexImporter(BaseImporter):
 
     def load(self, path: Path) -> ImportResult:
         """Every thread of ``path`` as a case; an error for each bad line."""
-        reader = _Reader(str(path))
-        for number, obj in iter_jsonl(path):
-            if isinstance(obj, InputError):
-                reader.out.errors.append(obj)
-            else:
-                reader.line(number, obj)
-        reader.close()
-        for what, (first, count) in reader.skipped.items():
-            reader.out.notes.append(f"{path}: skipped {count} {what} (first on line {first})")
-        return reader.out
+        return _Reader.read(path)
 
 
-class _Reader:
+class _Reader(StreamReader):
     """Reads the lines of one file into threads."""
 
     def __init__(self, file: str) -> None:
-        self.file = file
-        self.out = ImportResult()
+        super().__init__(file)
         self.thread: _Thread | None = None
-        self.skipped: dict[str, tuple[int, int]] = {}
-        self.ids: Counter[str] = Counter()
-
-    def skip(self, what: str, number: int) -> None:
-        first, count = self.skipped.get(what, (number, 0))
-        self.skipped[what] = (first, count + 1)
 
     def current(self, number: int) -> _Thread:
         if self.thread is None:
@@ -313,8 +297,7 @@ class _Reader:
         if printed:
             meta["diff_source"] = printed[0]
         base = thread.thread_id or f"{Path(self.file).stem}@line{thread.line}"
-        self.ids[base] += 1
-        case_id = base if self.ids[base] == 1 else f"{base}#{self.ids[base]}"
+        case_id = self.unique_id(base)
         self.out.cases.append(Case(
             id=case_id, kind="agent_run", task="", diff=printed[1] if printed else None,
             trace=builder.turns, agent_model=None,
