@@ -78,8 +78,9 @@ def main() -> None:
             if done.returncode != 0:
                 sys.exit(f"{label} run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
             said = " ".join((done.stdout + done.stderr).split())
+            start = said.find(f"{args.n} judgments")
             runs.append(Run(label, wall, server.requests - requests, _calls(db) - calls,
-                            said[: said.find(";", said.find("from the store")) + 1]))
+                            said[start: said.find("stored in", start)].strip()))
     first, second = runs
     ratio = second.wall_s / first.wall_s
     figures = {"n": args.n, "concurrency": args.concurrency, "latency_s": args.latency,
