@@ -630,17 +630,11 @@ def load_decisions(
     offset: int = 0,
 ) -> list[RoutingDecision]:
     """Stored routing decisions, filtered, in routing order."""
-    where, args = [], []
-    if card is not None:
-        where.append("card_digest = ?")
-        args.append(card if card.startswith("sha256:") else "sha256:" + card)
-    for column, value in (("decision", decision), ("case_id", case_id)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    sql = "select * from routing_decisions"
-    if where:
-        sql += " where " + " and ".join(where)
+    from judge.store import where_equal
+
+    digest = None if card is None else card if card.startswith("sha256:") else "sha256:" + card
+    where, args = where_equal({"card_digest": digest, "decision": decision, "case_id": case_id})
+    sql = "select * from routing_decisions" + where
     sql += " order by routed_at, rowid"
     if limit is not None:
         sql += f" limit {int(limit)} offset {int(offset)}"

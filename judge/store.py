@@ -112,6 +112,14 @@ def _insert_sql(table: str, columns: tuple[str, ...], conflict: str = "") -> str
     return sql
 
 
+def where_equal(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """A `` where a = ? and b = ?`` clause (empty when no filter is set) and its arguments,
+    for the filters whose value is not None. Column names come from code, never from input."""
+    set_ = {column: value for column, value in filters.items() if value is not None}
+    clause = " and ".join(f'"{column}" = ?' for column in set_)
+    return (f" where {clause}" if clause else ""), list(set_.values())
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -228,20 +236,9 @@ class Store:
         limit: int | None = None,
     ) -> Iterator[Judgment]:
         """Stored judgments, oldest first, filtered by the given fields."""
-        where, args = [], []
-        for column, value in (
-            ("rubric_id", rubric_id),
-            ("model", model),
-            ("case_id", case_id),
-            ("status", status),
-            ("batch_id", batch_id),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        sql = "select json from judgments"
-        if where:
-            sql += " where " + " and ".join(where)
+        where, args = where_equal({"rubric_id": rubric_id, "model": model, "case_id": case_id,
+                                   "status": status, "batch_id": batch_id})
+        sql = "select json from judgments" + where
         sql += " order by created_at, rowid"
         if limit is not None:
             sql += f" limit {int(limit)}"
