@@ -180,7 +180,7 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
     first_logits = [_logit(ab) for ab, _, _ in pairs] + [_logit(1 - ba) for _, ba, _ in pairs]
     bias = statistics.fmean(first_logits)
 
-    def flips(shift: float) -> tuple[float, float, float]:
+    def flips(shift: float, pairs: list[tuple[float, float, str]]) -> tuple[float, float, float]:
         n_flip = n_first = correct = 0
         for ab, ba, g in pairs:
             a_ab = _logit(ab) - shift > 0  # A chosen in order AB (A shown first)
@@ -191,9 +191,29 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
         n = len(pairs)
         return n_flip / n, n_first / (2 * n), correct / (2 * n)
 
-    raw, corrected = flips(0.0), flips(bias)
+    raw, corrected = flips(0.0, pairs), flips(bias, pairs)
+    # The protocol's per-order verdict: P(A) averaged over the prompt variants of one order
+    # (the sample stride of calibration.inputs: variant = sample // 1000), then the same flips.
+    by_order: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for item_id, group in by_item.items():
+        for r in group:
+            if r.status == "ok" and r.prob is not None and r.order in ("AB", "BA"):
+                by_order[(item_id, r.order)].append(r.prob)
+    averaged = [
+        (statistics.fmean(by_order[(i, "AB")]), statistics.fmean(by_order[(i, "BA")]), gold[i])
+        for i in by_item if by_order.get((i, "AB")) and by_order.get((i, "BA"))
+    ]
+    proto_bias = statistics.fmean(
+        [_logit(ab) for ab, _, _ in averaged] + [_logit(1 - ba) for _, ba, _ in averaged]
+    ) if averaged else 0.0
+    proto_raw, proto_corrected = flips(0.0, averaged), flips(proto_bias, averaged)
     return {
         "n_pairs": len(pairs),
+        "n_items_both_orders": len(averaged),
+        "protocol_order_flip_rate": proto_raw[0],
+        "protocol_order_flip_rate_corrected": proto_corrected[0],
+        "protocol_per_order_accuracy_corrected": proto_corrected[2],
+        "protocol_first_position_logit_bias": proto_bias,
         "order_flip_rate": raw[0], "p_prefer_first": raw[1], "per_order_accuracy": raw[2],
         "first_position_logit_bias": bias,
         "order_flip_rate_corrected": corrected[0], "p_prefer_first_corrected": corrected[1],
