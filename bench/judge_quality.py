@@ -223,10 +223,12 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
 
 def main() -> None:
     """Judge and score; print the figures and append them to --results."""
+    from judge.defaults import DEFAULT_MODEL
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", required=True)
     parser.add_argument("--rubric", required=True)
-    parser.add_argument("--model", default="local/qwen2.5-coder-1.5b")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--db", required=True)
     parser.add_argument("--n", type=int, help="label-stratified subset size")
     parser.add_argument("--seed", type=int, default=0)

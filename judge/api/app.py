@@ -27,13 +27,13 @@ from judge.api import schemas as s
 from judge.api.jobs import JobManager, JudgeSettings, create_job, get_job, list_jobs
 from judge.api.keys import Principal
 from judge.api.security import AccessMiddleware, RateLimiter
+from judge.defaults import DEFAULT_MODEL
 from judge.errors import CardError, InputError, JudgeError, RubricError
 from judge.review import ConflictError, NotFoundError
 from judge.store import Store
 
 log = logging.getLogger("judge.api")
 
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 MB = 1024 * 1024
 
 

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
+from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS
+
 if TYPE_CHECKING:
     from judge.types import Judgment
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_GOLD = REPO / "gold" / "demo.jsonl"
-DEMO_RUBRIC = "agent-run-success"
-DEMO_MODEL = "local/qwen2.5-coder-1.5b"
+DEMO_RUBRIC = DEFAULT_PROTOCOLS["agent_run"].rubric
+DEMO_MODEL = DEFAULT_MODEL
 
 
 @click.command()

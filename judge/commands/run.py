@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from judge.defaults import DEFAULT_MODEL
+
 if TYPE_CHECKING:
     from judge.runner import Runner, RunSummary, Step
     from judge.types import Judgment
 
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 
 #: Exit codes: 0 every record judged; 1 some input records were invalid (the rest were judged);
 #: 3 some judgments ended in a provider or parse failure (no verdict for them).

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+from judge.defaults import DEFAULT_MODEL
 
 
 @click.command()

@@ -1,0 +1,37 @@
+"""The default judge configuration: the offline model and the protocol measured for it.
+
+`judge run`, `judge serve`, `judge demo` and the benchmarks start from these values. The
+protocol is the one JUDGE_QUALITY.md chose on the dev gold sets; the rubric versions are pinned
+here (not "latest") so that a new rubric version never changes the default judge silently.
+Kept free of heavy imports: the CLI reads it at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The embedded judge (judge/local.py): Qwen2.5-Coder-1.5B-Instruct Q4_K_M through litellm.
+DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How one kind of case is judged by default.
+
+    ``variants``: how many of the rubric's prompt variants to average (None: all of them);
+    ``orders``: pairwise answer orders ("both": each pair in AB and BA, probabilities averaged).
+    """
+
+    rubric: str
+    orders: str = "both"
+    samples: int = 1
+    variants: int | None = None
+    temperature: float = 0.0
+    max_tokens: int = 384
+
+
+#: Case kind -> the default protocol (JUDGE_QUALITY.md, "Protocol shipped as the default").
+DEFAULT_PROTOCOLS: dict[str, Protocol] = {
+    "agent_run": Protocol(rubric="agent-run-success@2"),
+    "pairwise": Protocol(rubric="pairwise-preference@2", orders="both"),
+}
