@@ -5,7 +5,8 @@ way the card was calibrated (``calibration.confidence.score_items``: mean P(pass
 vote share), mapped through the card's calibrator, and compared with the card's certified
 thresholds. Before any band is consulted, a sequence of gates sends an item to review for a named
 reason: flagged evidence (never decided automatically), parse or provider failures, abstentions,
-answer orders that disagree, repeated samples that disagree.
+answer orders that disagree, repeated samples that disagree, prompt variants that
+disagree.
 
 A card is refused, with a message naming every mismatch, when its judge model, rubric digest or
 evidence-selector version differ from the judgments', when it has expired (``verify_card``), or
@@ -56,6 +57,7 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "abstained": "the judge said the evidence shown cannot decide",
         "orders_disagreed": "the two answer orders gave different verdicts",
         "samples_disagreed": "repeated samples gave different verdicts",
+        "variants_disagreed": "the rubric's prompt variants gave different verdicts",
         "unscored": "no verdict with a probability or a usable label",
     }
 )
@@ -185,18 +187,38 @@ def _orders_disagree(g: Group) -> str | None:
     return "orders gave " + ", ".join(f"{o}: {v}" for o, v in verdicts.items())
 
 
+def _tally(labels: Sequence[str]) -> str:
+    return ", ".join(f"{label} x{n}" for label, n in sorted(Counter(labels).items()))
+
+
 def _samples_disagree(g: Group) -> str | None:
-    by_order: dict[str | None, list[str]] = defaultdict(list)
-    for r in g.rows:
+    """Repeated samples of one prompt variant in one order gave different verdicts."""
+    by_key: dict[tuple[str | None, int], list[str]] = defaultdict(list)
+    for x, r in zip(g.judgments, g.rows, strict=True):
         if r.verdict is not None:
-            by_order[r.order].append(r.verdict)
-    for order, labels in by_order.items():
+            by_key[(r.order, x.provenance.variant)].append(r.verdict)
+    for (order, variant), labels in sorted(by_key.items(), key=lambda kv: (kv[0][0] or "",
+                                                                         kv[0][1])):
         if len(set(labels)) > 1:
             where = f" in order {order}" if order else ""
-            counts = Counter(labels)
-            return f"samples{where} gave " + ", ".join(
-                f"{label} x{n}" for label, n in sorted(counts.items())
-            )
+            which = f" of prompt variant {variant}" if variant else ""
+            return f"samples{which}{where} gave " + _tally(labels)
+    return None
+
+
+def _variants_disagree(g: Group) -> str | None:
+    """The rubric's prompt variants ("simulated annotators") gave different majority verdicts
+    in one order: the pooled score averages them, but a split among them is a doubt a person
+    should settle."""
+    by_order: dict[str | None, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for x, r in zip(g.judgments, g.rows, strict=True):
+        if r.verdict is not None:
+            by_order[r.order][x.provenance.variant].append(r.verdict)
+    for order, variants in sorted(by_order.items(), key=lambda kv: kv[0] or ""):
+        majorities = [_majority(labels) for _, labels in sorted(variants.items())]
+        if len(set(majorities)) > 1:
+            where = f" in order {order}" if order else ""
+            return f"prompt variants{where} gave " + _tally(majorities)
     return None
 
 
@@ -209,6 +231,7 @@ GATES: tuple[tuple[str, Gate], ...] = (
     ("abstained", _abstained),
     ("orders_disagreed", _orders_disagree),
     ("samples_disagreed", _samples_disagree),
+    ("variants_disagreed", _variants_disagree),
 )
 
 

@@ -86,6 +86,7 @@ def make_judgment(
     selector: str = SELECTOR_VERSION,
     order: str | None = None,
     sample: int = 0,
+    variant: int = 0,
     status: str = "ok",
     flagged: Sequence[str] = (),
     cited: Sequence[str] = ("E1",),
@@ -112,7 +113,9 @@ def make_judgment(
         )
     else:
         error = f"{status}: simulated"
-    key = json.dumps([case_id, model, rubric, order, sample, digest])
+    # variant 0 keeps the ids the other tests were written against
+    parts: list[object] = [case_id, model, rubric, order, sample, digest]
+    key = json.dumps(parts + [variant] if variant else parts)
     jid = "j-" + hashlib.sha256(key.encode()).hexdigest()[:16]
     return Judgment(
         id=jid,
@@ -132,6 +135,7 @@ def make_judgment(
             token_budget=4000,
             order=order,  # type: ignore[arg-type]
             sample=sample,
+            variant=variant,
             evidence_ids=["E1", "E2", "E3"],
             flagged_evidence=list(flagged),
             judge_version="0.1.0",

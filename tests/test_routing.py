@@ -85,6 +85,30 @@ def test_gates_each_name_their_reason_and_come_before_bands() -> None:
     assert set(REASONS) >= {r for _, r in got.values()}
 
 
+def test_prompt_variants_that_disagree_are_named_apart_from_samples() -> None:
+    js = [
+        # three prompt variants, one sample each: pass, pass, fail -> variants disagree
+        make_judgment("var", 0.97, variant=0),
+        make_judgment("var", 0.96, variant=1),
+        make_judgment("var", 0.3, variant=2),
+        # two samples of variant 1 disagree while variant 0 is steady: samples disagree
+        make_judgment("samp", 0.97, variant=0),
+        make_judgment("samp", 0.96, variant=1, sample=0),
+        make_judgment("samp", 0.3, variant=1, sample=1),
+        # every variant says pass: the pooled score decides ((0.97 + 0.95 + 0.93) / 3 = 0.95)
+        make_judgment("agree", 0.97, variant=0),
+        make_judgment("agree", 0.95, variant=1),
+        make_judgment("agree", 0.93, variant=2),
+    ]
+    got = {d.case_id: d for d in route_judgments(make_card(), js)}
+    assert (got["var"].decision, got["var"].reason) == ("review", "variants_disagreed")
+    assert got["var"].detail == "prompt variants gave fail x1, pass x2"
+    assert (got["samp"].decision, got["samp"].reason) == ("review", "samples_disagreed")
+    assert got["samp"].detail == "samples of prompt variant 1 gave fail x1, pass x1"
+    assert got["agree"].decision == "auto_accept"
+    assert got["agree"].score == pytest.approx(0.95)
+
+
 def test_pooled_score_is_the_mean_over_samples() -> None:
     # (0.95 + 0.85 + 0.92) / 3 = 2.72 / 3 = 0.90667 >= 0.9: accepted, though one sample is 0.85.
     js = [make_judgment("x", p, sample=i) for i, p in enumerate((0.95, 0.85, 0.92))]
