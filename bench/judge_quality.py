@@ -143,6 +143,12 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
     if len(variants) > 1:
         result["per_variant"] = {v: _strip(figures(lambda r, v=v: r.sample // 1000 == v))
                                  for v in variants}
+        # What fewer variants would give (the time/quality trade of the protocol): the mean over
+        # the first k variants only.
+        result["first_k_variants"] = {
+            k: _strip(figures(lambda r, k=k: r.sample // 1000 < k))
+            for k in range(1, len(variants) + 1)
+        }
     if kind == "pairwise":
         result["position"] = _position(by_item, gold)
         result["per_order"] = {
