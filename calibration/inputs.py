@@ -213,10 +213,13 @@ def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow
 def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
     """P(positive label) from a verdict's label distribution, abstention mass removed.
 
-    Binary rubrics: P(pass) / (P(pass) + P(fail)). Pairwise: P(A) / (P(A) + P(B) + P(tie)),
-    i.e. the probability of A among the rubric's own labels (a tie is not half an A). The
-    abstain label (``cannot_determine``) is left out of both, because an abstaining judge says
-    nothing about which label is right. None when no rubric label has probability mass.
+    Binary rubrics: P(pass) / (P(pass) + P(fail)). Pairwise: (P(A) + P(tie) / 2) /
+    (P(A) + P(B) + P(tie)): a tie is indifference, so its mass is split evenly and 0.5 stays
+    the point where neither answer is preferred. (Counting tie mass as "not A" made every
+    tie-leaning verdict look like a preference for B: on 19 LLMBar pairs judged by the
+    embedded model, AUROC 0.65 against 0.83 with the split; JUDGE_QUALITY.md.) The abstain
+    label (``cannot_determine``) is left out of both, because an abstaining judge says nothing
+    about which label is right. None when no rubric label has probability mass.
     """
     if not label_probs:
         return None
@@ -224,8 +227,9 @@ def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
         num = label_probs.get("pass", 0.0)
         den = num + label_probs.get("fail", 0.0)
     elif "A" in label_probs or "B" in label_probs:
-        num = label_probs.get("A", 0.0)
-        den = num + label_probs.get("B", 0.0) + label_probs.get("tie", 0.0)
+        tie = label_probs.get("tie", 0.0)
+        num = label_probs.get("A", 0.0) + tie / 2.0
+        den = label_probs.get("A", 0.0) + label_probs.get("B", 0.0) + tie
     else:
         return None
     return num / den if den > 0 else None

@@ -126,10 +126,14 @@ def test_load_recorded_bad_utf8_and_missing_file(tmp_path: Path) -> None:
 def test_positive_prob() -> None:
     # binary: P(pass)/(P(pass)+P(fail)) = .6/.8, abstain mass dropped
     assert positive_prob({"pass": 0.6, "fail": 0.2, "cannot_determine": 0.2}) == pytest.approx(0.75)
-    # pairwise: P(A)/(P(A)+P(B)+P(tie)) = .4/.8
+    # pairwise: (P(A) + P(tie)/2) / (P(A)+P(B)+P(tie)) = (.4 + .05) / .8 = .5625
     assert positive_prob({"A": 0.4, "B": 0.3, "tie": 0.1, "cannot_determine": 0.2}) == (
-        pytest.approx(0.5)
+        pytest.approx(0.5625)
     )
+    # a judge leaning to "tie" is indifferent, not a B-preferring judge: (.2 + .3) / 1 = .5
+    assert positive_prob({"A": 0.2, "B": 0.2, "tie": 0.6}) == pytest.approx(0.5)
+    # B preferred over A with much tie mass stays below 0.5: (.1 + .25) / 1 = .35
+    assert positive_prob({"A": 0.1, "B": 0.4, "tie": 0.5}) == pytest.approx(0.35)
     assert positive_prob({"A": 0.0, "B": 0.0}) is None
     assert positive_prob({"cannot_determine": 1.0}) is None
     assert positive_prob(None) is None
