@@ -216,8 +216,9 @@ def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
     Binary rubrics: P(pass) / (P(pass) + P(fail)). Pairwise: (P(A) + P(tie) / 2) /
     (P(A) + P(B) + P(tie)): a tie is indifference, so its mass is split evenly and 0.5 stays
     the point where neither answer is preferred. (Counting tie mass as "not A" made every
-    tie-leaning verdict look like a preference for B: on 19 LLMBar pairs judged by the
-    embedded model, AUROC 0.65 against 0.83 with the split; JUDGE_QUALITY.md.) The abstain
+    tie-leaning verdict look like a preference for B: on 30 LLMBar pairs judged by the
+    embedded model, AUROC 0.56 and accuracy 0.50 against 0.68 and 0.63 with the split;
+    JUDGE_QUALITY.md.) The abstain
     label (``cannot_determine``) is left out of both, because an abstaining judge says nothing
     about which label is right. None when no rubric label has probability mass.
     """
