@@ -38,6 +38,8 @@ PUBLISHED = {
     "5fe8ec9ecee3da6df75444b664fddc5d95f333e14bb05ef19c2b1ae691b204d8",
     "pairwise-preference@2": "sha256:"
     "099ddc8379d742904468c298e520f12de1943b4cdb9a8e03a85bae153786467c",
+    "code-change-success@1": "sha256:"
+    "e3e69e837d1cf99089ef866323d33eba15c9888cd8703d66403a2e6bd473bb2b",
 }
 
 BINARY: dict[str, Any] = {
