@@ -156,7 +156,10 @@ def test_retry_after_is_honoured() -> None:
 
 
 def test_campaign_of_200_judgments_with_30_percent_faults(tmp_path: Path) -> None:
-    report = run_campaign(str(tmp_path / "faults.db"), n=200, fault_rate=0.3, seed=0)
+    # timeout 8 s: a valid reply must never time out on a busy machine (3 s did once, with a
+    # model job and another test run sharing the 2 cores); hangs then cost 16 s of a slot.
+    report = run_campaign(str(tmp_path / "faults.db"), n=200, fault_rate=0.3, seed=0,
+                          timeout_s=8.0)
     assert report.violations == [], report.summary()
     assert report.stored == report.planned == report.distinct_cases == 200
     injected = report.requests - report.faults["none"]
