@@ -217,8 +217,9 @@ def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
     (P(A) + P(B) + P(tie)): a tie is indifference, so its mass is split evenly and 0.5 stays
     the point where neither answer is preferred. (Counting tie mass as "not A" made every
     tie-leaning verdict look like a preference for B: on 30 LLMBar pairs judged by the
-    embedded model, AUROC 0.56 and accuracy 0.50 against 0.68 and 0.63 with the split;
-    JUDGE_QUALITY.md.) The abstain
+    embedded model under pairwise-preference@2, AUROC 0.56 and accuracy 0.50 against 0.68 and
+    0.63 with the split; under @1 the split ranked worse, 0.58 against 0.67, at equal accuracy:
+    it is kept for its decision rule, JUDGE_QUALITY.md.) The abstain
     label (``cannot_determine``) is left out of both, because an abstaining judge says nothing
     about which label is right. None when no rubric label has probability mass.
     """
