@@ -6,6 +6,7 @@ Each migration is a numbered function registered in order; a database records wh
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -281,10 +282,20 @@ def m009_step_keys(db: sqlite_utils.Database) -> None:
     db.table("step_keys").create_index(["cache_key"])
 
 
-def _applied(db: sqlite_utils.Database) -> set[str]:
-    if "_migrations" not in db.table_names():
+def applied_names(conn: sqlite3.Connection) -> set[str]:
+    """Names of the migrations already run on this database (plain sqlite3: the store checks
+    this at every open without loading sqlite-utils)."""
+    if conn.execute(
+        "select 1 from sqlite_master where type = 'table' and name = '_migrations'"
+    ).fetchone() is None:
         return set()
-    return {row["name"] for row in db.table("_migrations").rows}
+    return {row[0] for row in conn.execute("select name from _migrations")}
+
+
+def pending(conn: sqlite3.Connection) -> bool:
+    """Whether a registered migration has not run on this database yet."""
+    done = applied_names(conn)
+    return any(name not in done for name, _ in MIGRATIONS)
 
 
 def migrate(db: sqlite_utils.Database) -> list[str]:
@@ -295,12 +306,12 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
     for the busy timeout) and re-read once the lock is held, so each runs exactly once and a
     process never sees half a schema.
     """
-    if all(name in _applied(db) for name, _ in MIGRATIONS):
+    if not pending(db.conn):
         return []
     db.conn.commit()  # no implicit transaction may be open before BEGIN
     db.execute("BEGIN IMMEDIATE")
     try:
-        done = _applied(db)
+        done = applied_names(db.conn)
         if "_migrations" not in db.table_names():
             db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
         applied: list[str] = []

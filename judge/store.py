@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.migrations import MIGRATIONS, migrate
+from judge.migrations import migrate, pending
 from judge.types import Case, Judgment
 
 if TYPE_CHECKING:
@@ -84,16 +84,6 @@ def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             time.sleep(0.02)
 
 
-def _pending_migrations(conn: sqlite3.Connection) -> bool:
-    """Whether a registered migration has not run on this database yet."""
-    if conn.execute(
-        "select 1 from sqlite_master where type = 'table' and name = '_migrations'"
-    ).fetchone() is None:
-        return True
-    done = {row[0] for row in conn.execute("select name from _migrations")}
-    return any(name not in done for name, _ in MIGRATIONS)
-
-
 @lru_cache(maxsize=32)
 def _insert_sql(table: str, columns: tuple[str, ...], conflict: str = "") -> str:
     """``INSERT [OR REPLACE] INTO table (columns) VALUES (?, ...) [conflict clause]``.
@@ -143,7 +133,7 @@ class Store:
         self.conn.execute("PRAGMA busy_timeout = 30000")
         _enable_wal(self.conn)
         self.conn.execute("PRAGMA synchronous = NORMAL")
-        if _pending_migrations(self.conn):
+        if pending(self.conn):
             migrate(self.db)
 
     @property
