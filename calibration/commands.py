@@ -108,17 +108,14 @@ def _provenance(source: _Source, judge: str) -> list[dict[str, Any]]:
         "selector_version",
         "token_budget",
     )
+    from calibration.inputs import provenance_matches
+
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for text in texts:
         prov = json.loads(text).get("provenance", {})
-        if source.selector is not None and prov.get("selector_version") != source.selector:
-            continue
-        if source.rubric is not None:
-            rid, _, version = source.rubric.partition("@")
-            other_version = bool(version) and str(prov.get("rubric_version")) != version
-            if prov.get("rubric_id") != rid or other_version:
-                continue
-        if prov.get("model") == judge:
+        if provenance_matches(prov.get("model"), prov.get("rubric_id"),
+                              prov.get("rubric_version"), prov.get("selector_version"),
+                              judge=judge, rubric=source.rubric, selector=source.selector):
             binding = {k: prov.get(k) for k in keys}
             seen.setdefault(tuple(binding.values()), binding)
     return list(seen.values())

@@ -284,18 +284,35 @@ def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
     )
 
 
-def _keep(
-    j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None
+def provenance_matches(
+    model: Any,
+    rubric_id: Any,
+    rubric_version: Any,
+    selector_version: Any,
+    *,
+    judge: str | None = None,
+    rubric: str | None = None,
+    selector: str | None = None,
 ) -> bool:
-    prov = j.provenance
-    if judge is not None and prov.model != judge:
+    """Whether a judgment's provenance passes the filters: judge model, rubric ID or
+    ID@VERSION, evidence selector version (each None: no filter)."""
+    if judge is not None and model != judge:
         return False
-    if selector is not None and prov.selector_version != selector:
+    if selector is not None and selector_version != selector:
         return False
     if rubric is None:
         return True
     rid, _, version = rubric.partition("@")
-    return prov.rubric_id == rid and (not version or str(prov.rubric_version) == version)
+    return rubric_id == rid and (not version or str(rubric_version) == version)
+
+
+def _keep(
+    j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None
+) -> bool:
+    prov = j.provenance
+    return provenance_matches(prov.model, prov.rubric_id, prov.rubric_version,
+                              prov.selector_version, judge=judge, rubric=rubric,
+                              selector=selector)
 
 
 def _judgment_error(err: Exception, file: str, line: int) -> InputError:
