@@ -103,7 +103,7 @@ def _band(item_scores: list[tuple[str, float, str]], kind: str, alpha: float) ->
 def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str],
             kind: str) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
-    from calibration.inputs import load_judgments_db
+    from calibration.inputs import VARIANT_STRIDE, load_judgments_db
 
     rows = [r for r in load_judgments_db(args.db, args.model, rubric=args.rubric)
             if r.item_id in gold]
@@ -139,14 +139,15 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
 
     overall = figures(lambda r: True)
     result: dict[str, Any] = {"statuses": dict(status), "all": _strip(overall)}
-    variants = sorted({r.sample // 1000 for r in rows})
+    variants = sorted({r.sample // VARIANT_STRIDE for r in rows})
     if len(variants) > 1:
-        result["per_variant"] = {v: _strip(figures(lambda r, v=v: r.sample // 1000 == v))
-                                 for v in variants}
+        result["per_variant"] = {
+            v: _strip(figures(lambda r, v=v: r.sample // VARIANT_STRIDE == v)) for v in variants
+        }
         # What fewer variants would give (the time/quality trade of the protocol): the mean over
         # the first k variants only.
         result["first_k_variants"] = {
-            k: _strip(figures(lambda r, k=k: r.sample // 1000 < k))
+            k: _strip(figures(lambda r, k=k: r.sample // VARIANT_STRIDE < k))
             for k in range(1, len(variants) + 1)
         }
     if kind == "pairwise":
@@ -168,6 +169,13 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def _first_position_bias(pairs: list[tuple[float, float, str]]) -> float:
+    """The mean logit of preferring the answer shown first, over (P(A) in AB, P(A) in BA)
+    pairs: AB shows A first (P(A)); BA shows B first (1 - P(A))."""
+    return statistics.fmean([_logit(ab) for ab, _, _ in pairs]
+                            + [_logit(1 - ba) for _, ba, _ in pairs])
+
+
 def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, Any]:
     """Order flips of the per-order argmax verdicts (A vs B on P(A)), before and after a
     label-free correction: subtract the batch's mean logit of preferring the first shown."""
@@ -182,9 +190,7 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
                 pairs.append((by_key[(sample, "AB")], by_key[(sample, "BA")], gold[item_id]))
     if not pairs:
         return {}
-    # P(first shown) in each order: AB shows A first (P(A)); BA shows B first (1 - P(A)).
-    first_logits = [_logit(ab) for ab, _, _ in pairs] + [_logit(1 - ba) for _, ba, _ in pairs]
-    bias = statistics.fmean(first_logits)
+    bias = _first_position_bias(pairs)
 
     def flips(shift: float, pairs: list[tuple[float, float, str]]) -> tuple[float, float, float]:
         n_flip = n_first = correct = 0
@@ -198,8 +204,8 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
         return n_flip / n, n_first / (2 * n), correct / (2 * n)
 
     raw, corrected = flips(0.0, pairs), flips(bias, pairs)
-    # The protocol's per-order verdict: P(A) averaged over the prompt variants of one order
-    # (the sample stride of calibration.inputs: variant = sample // 1000), then the same flips.
+    # The protocol's per-order verdict: P(A) averaged over the prompt variants of one order,
+    # then the same flips (every item with a pair above has both orders here).
     by_order: dict[tuple[str, str], list[float]] = defaultdict(list)
     for item_id, group in by_item.items():
         for r in group:
@@ -209,9 +215,7 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
         (statistics.fmean(by_order[(i, "AB")]), statistics.fmean(by_order[(i, "BA")]), gold[i])
         for i in by_item if by_order.get((i, "AB")) and by_order.get((i, "BA"))
     ]
-    proto_bias = statistics.fmean(
-        [_logit(ab) for ab, _, _ in averaged] + [_logit(1 - ba) for _, ba, _ in averaged]
-    ) if averaged else 0.0
+    proto_bias = _first_position_bias(averaged)
     proto_raw, proto_corrected = flips(0.0, averaged), flips(proto_bias, averaged)
     return {
         "n_pairs": len(pairs),
