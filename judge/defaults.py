@@ -9,6 +9,7 @@ Kept free of heavy imports: the CLI reads it at start-up.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 #: The embedded judge (judge/local.py): Qwen2.5-Coder-1.5B-Instruct Q4_K_M through litellm.
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
@@ -23,7 +24,7 @@ class Protocol:
     """
 
     rubric: str
-    orders: str = "both"
+    orders: Literal["one", "both"] = "both"
     samples: int = 1
     variants: int | None = None
     temperature: float = 0.0

@@ -53,16 +53,19 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "judge.db"
-    steps = plan(loaded.cases, rubric, [model], orders="both", samples=1)
+    protocol = DEFAULT_PROTOCOLS["agent_run"]
+    steps = plan(loaded.cases, rubric, [model], orders=protocol.orders,
+                 samples=protocol.samples, variants=protocol.variants)
+    params = ModelParams(temperature=protocol.temperature, max_tokens=protocol.max_tokens)
     click.echo(
         f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "
         "(about 20-60 s each on 2 cores; stored as they finish)",
         err=True,
     )
     with Store(db) as store:
-        runner = Runner(store, rubric, ModelParams(), concurrency=1)
+        runner = Runner(store, rubric, params, concurrency=1)
         store.start_batch(runner.batch_id, rubric=rubric.ref, model=model, input=gold_path,
-                          params=ModelParams().cache_params())
+                          params=params.cache_params())
         summary = _run_with_progress(runner, steps, quiet=False)
         store.finish_batch(runner.batch_id, status="done",
                            counts=dict(summary.statuses) | {"cached": summary.cached})
