@@ -25,7 +25,9 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+Kind = Literal["binary", "pairwise"]
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,7 +83,7 @@ def _auroc(scores: list[float], outcome: list[int], clusters: list[str]) -> dict
     return {"value": value, "ci95": ci}
 
 
-def _band(item_scores: list[tuple[str, float, str]], kind: str, alpha: float) -> dict[str, Any]:
+def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -> dict[str, Any]:
     from calibration.bands import certify
     from calibration.confidence import ItemScore, ScoreSet
 
@@ -92,7 +94,7 @@ def _band(item_scores: list[tuple[str, float, str]], kind: str, alpha: float) ->
     )
     policy = certify(ScoreSet(kind=kind, judge="quality", items=items), alpha_accept=alpha,
                      alpha_reject=alpha if kind == "binary" else None, delta=0.1)
-    bands = {
+    bands: dict[str, Any] = {
         name: {"threshold": band.threshold, "coverage": band.coverage, "n": band.n,
                "errors": band.errors, "upper_bound": band.upper_bound}
         for name, band in policy.bands.items()
@@ -101,7 +103,7 @@ def _band(item_scores: list[tuple[str, float, str]], kind: str, alpha: float) ->
 
 
 def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str],
-            kind: str) -> dict[str, Any]:
+            kind: Kind) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
     from calibration.inputs import VARIANT_STRIDE, load_judgments_db
 
@@ -111,7 +113,7 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
     by_item: dict[str, list[Any]] = defaultdict(list)
     for r in rows:
         by_item[r.item_id].append(r)
-    status = defaultdict(int)
+    status: dict[str, int] = defaultdict(int)
     for r in rows:
         status[r.status] += 1
 
@@ -233,7 +235,7 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
 
 def main() -> None:
     """Judge and score; print the figures and append them to --results."""
-    from judge.defaults import DEFAULT_MODEL
+    from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", required=True)
@@ -245,7 +247,7 @@ def main() -> None:
     parser.add_argument("--orders", choices=["one", "both"], default="both")
     parser.add_argument("--variants", type=int)
     parser.add_argument("--token-budget", type=int)
-    parser.add_argument("--max-tokens", type=int, default=384)
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "quality.jsonl"))
     parser.add_argument("--analyse-only", action="store_true")
     parser.add_argument("--quiet", action="store_true")
@@ -257,7 +259,7 @@ def main() -> None:
     chosen = stratified(list(gold_set.records), args.n, args.seed)
     gold = {r.id: r.gold for r in chosen}
     clusters = {r.id: str((r.slices or {}).get("task_id", r.id)) for r in chosen}
-    kind = "pairwise" if chosen and chosen[0].kind == "pairwise" else "binary"
+    kind: Kind = "pairwise" if chosen and chosen[0].kind == "pairwise" else "binary"
     seconds = None
     if not args.analyse_only:
         Path(args.db).parent.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ def main() -> None:
             label = gold.get(case_id)
             before = page.url
             page.keyboard.press(KEYS.get(label or "", "c"))
-            page.wait_for_url(lambda url, before=before: url != before)
+            page.wait_for_url(lambda url: url != before)  # noqa: B023 (used at once)
             labelled += 1
             print(f"labelled {case_id}: {label or 'cannot determine'} ({left - 1} left)")
             page.goto(args.url + "/review")

@@ -11,8 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+#: Model names under this prefix run in-process on the embedded runtime (judge/local.py).
+LOCAL_PREFIX = "local/"
+
 #: The embedded judge (judge/local.py): Qwen2.5-Coder-1.5B-Instruct Q4_K_M through litellm.
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+DEFAULT_MODEL = LOCAL_PREFIX + "qwen2.5-coder-1.5b"
+
+#: Completion-token cap of a judge call (the verdict JSON with its reason and citations).
+DEFAULT_MAX_TOKENS = 384
+
+
+def is_local(model: str) -> bool:
+    """True for a model served by the embedded runtime (no API key, no cost, one call at a time)."""
+    return model.startswith(LOCAL_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -28,7 +39,7 @@ class Protocol:
     samples: int = 1
     variants: int | None = None
     temperature: float = 0.0
-    max_tokens: int = 384
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 #: Case kind -> the default protocol (JUDGE_QUALITY.md, "Protocol shipped as the default").

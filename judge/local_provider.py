@@ -47,6 +47,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.errors import JudgeError
 from judge.local import PROVIDER, ResolvedModel, cached_sha256, known_models, resolve_model
 
@@ -58,7 +59,6 @@ log = logging.getLogger(__name__)
 
 #: The JSON property whose value is the verdict label (the same key judge.providers reads).
 VERDICT_KEY = "verdict"
-DEFAULT_MAX_TOKENS = 384
 DEFAULT_N_CTX = 4096
 DEFAULT_TEMPERATURE = 0.0
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from judge.defaults import DEFAULT_MAX_TOKENS, is_local
 from judge.errors import InfraError, ParseError
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
@@ -33,7 +34,7 @@ class ModelParams:
     """How to call a model. Everything that changes the answer is part of the cache key."""
 
     temperature: float = 0.0
-    max_tokens: int = 384
+    max_tokens: int = DEFAULT_MAX_TOKENS
     seed: int | None = 0
     #: Ask for token log-probabilities (the source of the judge's confidence). None: ask when
     #: the model is known to return them (the embedded model always does).
@@ -123,7 +124,7 @@ def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
 def _wants_logprobs(model: str, params: ModelParams) -> bool:
     if params.logprobs is not None:
         return params.logprobs
-    return model.startswith("local/")
+    return is_local(model)
 
 
 # --- label probabilities -------------------------------------------------------------------
@@ -247,7 +248,7 @@ def _usage_of(completion: Any) -> tuple[int, int]:
 
 
 def _cost_of(completion: Any, model: str) -> float | None:
-    if model.startswith("local/"):
+    if is_local(model):
         return 0.0
     # litellm priced the response already while building it (the same completion_cost);
     # pricing it a second time cost about 1 ms of CPU per call.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS
+from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_PROTOCOLS, is_local
 from judge.rubrics import load_rubric
 
 #: Case kind of the default protocols -> the rubric kind it needs.
@@ -24,9 +24,30 @@ def test_the_commands_default_to_the_configured_model() -> None:
     from judge.commands.run import run
     from judge.commands.serve import serve
 
-    assert DEFAULT_MODEL.startswith("local/")
+    assert is_local(DEFAULT_MODEL)
     assert DEMO_MODEL == DEFAULT_MODEL
     assert DEFAULT_PROTOCOLS["agent_run"].rubric == DEMO_RUBRIC
     for command in (run, serve):
         (option,) = [p for p in command.params if p.name == "models"]
         assert option.default == [DEFAULT_MODEL]
+
+
+def test_is_local_tells_the_embedded_runtime_from_hosted_providers() -> None:
+    assert is_local("local/qwen2.5-coder-1.5b")
+    assert is_local("local/gguf:/models/x.gguf")
+    assert not is_local("openai/gpt-4o-mini")
+    assert not is_local("ollama/local/x")  # a hosted provider whose model id says "local"
+
+
+def test_the_commands_share_one_max_tokens_default() -> None:
+    from judge.api.schemas import JobRequest
+    from judge.commands.run import run
+    from judge.commands.score import score
+    from judge.providers import ModelParams
+
+    for command in (run, score):
+        (option,) = [p for p in command.params if p.name == "max_tokens"]
+        assert option.default == DEFAULT_MAX_TOKENS
+    assert ModelParams().max_tokens == DEFAULT_MAX_TOKENS
+    assert JobRequest.model_fields["max_tokens"].default == DEFAULT_MAX_TOKENS
+    assert all(p.max_tokens == DEFAULT_MAX_TOKENS for p in DEFAULT_PROTOCOLS.values())

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.api.schemas import Job, JobRequest
+from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.errors import InputError, JudgeError
 from judge.review import ConflictError, NotFoundError
 from judge.store import Store, digest
@@ -203,7 +204,7 @@ def run_job(db: Path, job_id: str, settings: JudgeSettings) -> Job:
                 temperature = 0.7 if samples > 1 else 0.0
             model_params = ModelParams(
                 temperature=temperature,
-                max_tokens=int(params.get("max_tokens", 384)),
+                max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)),
                 api_base=settings.api_base,
             )
             steps = plan(

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judge.cases import bad_value
+from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.review import ItemView, PairAgreement, ReviewItem, ReviewLabel
 from judge.routing import AuditStatus, RoutingDecision
 from judge.types import Case, Judgment
@@ -96,7 +97,7 @@ class JudgeOptions(_Body):
     orders: Literal["one", "both"] = "both"
     samples: int = Field(default=1, ge=1, le=10)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=384, ge=16, le=4096)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=16, le=4096)
 
 
 class JudgeRequest(JudgeOptions):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS
+from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, is_local
 
 if TYPE_CHECKING:
     from judge.types import Judgment
@@ -40,7 +40,7 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
     from judge.store import Store
 
     started = time.perf_counter()
-    if model.startswith("local/"):
+    if is_local(model):
         from judge.local import ensure_model
 
         alias = model.removeprefix("local/")

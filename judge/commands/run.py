@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judge.defaults import DEFAULT_MODEL
+from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, is_local
 
 if TYPE_CHECKING:
     from judge.runner import Runner, RunSummary, Step
@@ -41,7 +41,7 @@ EXIT_FAILED_JUDGMENTS = 3
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--temperature", type=float,
               help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
-@click.option("--max-tokens", type=int, default=384, show_default=True)
+@click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(
@@ -86,7 +86,7 @@ def run(
                  samples=samples, variants=variants)
     with Store(db) as store:
         if concurrency is None:
-            concurrency = 1 if all(m.startswith("local/") for m in models) else 4
+            concurrency = 1 if all(is_local(m) for m in models) else 4
         runner = Runner(store, rubric, params, token_budget=token_budget, concurrency=concurrency)
         store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
                           input=str(input_file), params=params.cache_params())

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from judge.defaults import DEFAULT_MAX_TOKENS
+
 if TYPE_CHECKING:
     from calibration.card import Card
     from judge.report import ReportContext
@@ -63,7 +65,7 @@ def _gate_options(fn: Any) -> Any:
 @_gate_options
 @click.option("--api-base", help="Send judge calls to this OpenAI-compatible base URL.")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=int, default=384, show_default=True)
+@click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
