@@ -40,6 +40,8 @@ PUBLISHED = {
     "099ddc8379d742904468c298e520f12de1943b4cdb9a8e03a85bae153786467c",
     "code-change-success@1": "sha256:"
     "e3e69e837d1cf99089ef866323d33eba15c9888cd8703d66403a2e6bd473bb2b",
+    "support-run-success@1": "sha256:"
+    "16e79bc5efd77c889d07d3cc6770fdf28f5f0f15204222205039ade2df8e3cde",
 }
 
 BINARY: dict[str, Any] = {
