@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -613,6 +614,13 @@ def card() -> None:
 @click.option(
     "--recorded", is_flag=True, help="The judge uses no rubric or selector (recorded verdicts)."
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Check validity at this moment (UTC) instead of now, e.g. a shipped card at its "
+    "creation date, or whether a card is still valid on a planned run date.",
+)
 def verify(
     path: str,
     model: str | None,
@@ -620,6 +628,7 @@ def verify(
     selector: str | None,
     gold_path: str | None,
     recorded: bool,
+    as_of: datetime | None,
 ) -> None:
     """Refuse a malformed, edited, expired or mismatched card (exit status 2)."""
     from calibration.card import load_card, verify_card
@@ -644,6 +653,7 @@ def verify(
         rubric_digest=rubric_digest,
         selector_version=selector_version,
         gold_digest=gold_digest,
+        now=as_of.replace(tzinfo=UTC) if as_of else None,
     )
     checked = [
         name
@@ -657,6 +667,7 @@ def verify(
     ]
     click.echo(
         f"ok: {path} is intact and valid until {c.expires_at.isoformat()}"
+        + (f" (checked as of {as_of.date().isoformat()})" if as_of else "")
         + (f"; matches the given {', '.join(checked)}" if checked else "")
     )
 

@@ -179,6 +179,14 @@ def test_card_verify_and_show(tmp_path: Path) -> None:
     assert isinstance(exc, CardError) and "rubric digest is sha256:abc" in str(exc)
     code, out, _ = _run(["card", "show", str(card_path)])
     assert code == 0 and "judge     judge-x  [recorded verdicts]" in out and "coverage" in out
+    # --as-of: valid on its creation day, expired the day it expires.
+    card_dict = yaml.safe_load(card_path.read_text())
+    created, expires = str(card_dict["created_at"])[:10], str(card_dict["expires_at"])[:10]
+    code, out, _ = _run(["card", "verify", str(card_path), "--recorded", "--as-of", created])
+    assert code == 0 and f"(checked as of {created})" in out
+    _, _, exc = _run(["card", "verify", str(card_path), "--recorded", "--as-of",
+                      expires + "T23:59:59"])
+    assert isinstance(exc, CardError) and "the card expired at" in str(exc)
     # A hand edit is caught by the digest.
     text = card_path.read_text().replace(
         "auto_accept_threshold: 0.97", "auto_accept_threshold: 0.6"
