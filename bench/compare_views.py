@@ -1,0 +1,149 @@
+"""Compare judge protocols ("views") on the same gold items, from exported judgments; no model call.
+
+    python bench/compare_views.py --gold ../shared/gold/swebench_verified_dev.jsonl \
+        bench/results/quality/swe.judgments.jsonl bench/results/quality/swe-diff.judgments.jsonl
+
+Each FILE (optionally FILE:RUBRIC_ID to keep one rubric of a mixed export) is one view. A view's
+item score is the mean positive probability of its `ok` judgments of that item (every prompt
+variant, sample and order: the bench's protocol score). Only items every view scored are
+compared. Printed: per view, AUROC with a task-cluster bootstrap interval and accuracy at 0.5;
+the AUROC of the views' mean score (a panel of rubrics on one model); and for each pair of
+views the paired difference of AUROC, bootstrapped over task clusters with the same draws for
+both, with the share of draws in which the second view does not beat the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
+    """Item id -> mean positive probability of the file's ok judgments (of ``rubric`` if given)."""
+    from calibration.inputs import positive_prob
+
+    per: dict[str, list[float]] = defaultdict(list)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                j = json.loads(line)
+                if rubric and j["provenance"]["rubric_id"] != rubric:
+                    continue
+                if j["status"] != "ok":
+                    continue
+                p = positive_prob(j["verdict"]["label_probs"])
+            except (KeyError, TypeError, json.JSONDecodeError) as err:
+                raise SystemExit(f"{path}:{n}: not an exported judgment ({err!r})") from err
+            if p is not None:
+                per[j["case_id"]].append(p)
+    return {item: statistics.fmean(ps) for item, ps in per.items()}
+
+
+def paired_auroc_difference(
+    a: list[float], b: list[float], outcome: list[int], clusters: list[str],
+    n_boot: int = 2000, seed: int = 0,
+) -> dict[str, Any]:
+    """AUROC(b) - AUROC(a) on the same items, with a cluster-bootstrap 95% interval."""
+    import numpy as np
+
+    from calibration.metrics import auroc
+
+    rng = np.random.default_rng(seed)
+    ids = sorted(set(clusters))
+    members = {c: [i for i, k in enumerate(clusters) if k == c] for c in ids}
+    diffs = []
+    for _ in range(n_boot):
+        rows = [i for c in rng.choice(ids, size=len(ids), replace=True) for i in members[c]]
+        y = [outcome[i] for i in rows]
+        if len(set(y)) < 2:
+            continue
+        diffs.append(auroc([b[i] for i in rows], y) - auroc([a[i] for i in rows], y))
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    return {
+        "difference": auroc(b, outcome) - auroc(a, outcome),
+        "ci95": [float(lo), float(hi)],
+        "share_not_better": float(np.mean(np.asarray(diffs) <= 0)),
+        "n_boot": len(diffs),
+    }
+
+
+def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
+            clusters: dict[str, str], positive: str) -> dict[str, Any]:
+    """Figures for each view, for their mean, and paired differences."""
+    import numpy as np
+
+    from calibration.metrics import auroc, auroc_interval
+
+    items = sorted(set.intersection(*(set(s) for s in views.values())) & set(gold))
+    outcome = [int(gold[i] == positive) for i in items]
+    cl = [clusters[i] for i in items]
+
+    def figures(scores: list[float]) -> dict[str, Any]:
+        right = [(s >= 0.5) == bool(y) for s, y in zip(scores, outcome, strict=True)]
+        ci = auroc_interval(np.asarray(scores, float), np.asarray(outcome, int), np.asarray(cl),
+                            n_boot=1000, seed=0)
+        return {"auroc": {"value": auroc(scores, outcome), "ci95": ci},
+                "accuracy": sum(right) / len(right)}
+
+    per_view = {name: [s[i] for i in items] for name, s in views.items()}
+    result: dict[str, Any] = {"n": len(items), "n_positive": sum(outcome),
+                              "views": {k: figures(v) for k, v in per_view.items()}}
+    if len(views) > 1:
+        mean = [statistics.fmean(col) for col in zip(*per_view.values(), strict=True)]
+        result["mean_of_views"] = figures(mean)
+        result["paired"] = {
+            f"{x} -> {y}": paired_auroc_difference(per_view[x], per_view[y], outcome, cl)
+            for x, y in combinations(per_view, 2)
+        }
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gold", required=True)
+    parser.add_argument("views", nargs="+", metavar="FILE[:RUBRIC_ID]")
+    args = parser.parse_args()
+
+    from calibration.gold import load_gold
+
+    records = load_gold(args.gold).records
+    gold = {r.id: r.gold for r in records}
+    clusters = {r.id: str((r.slices or {}).get("task_id", r.id)) for r in records}
+    positive = "A" if records and records[0].kind == "pairwise" else "pass"
+    views = {}
+    for spec in args.views:
+        path, _, rubric = spec.partition(":")
+        views[Path(path).name.removesuffix(".judgments.jsonl") + (f":{rubric}" if rubric else "")] \
+            = view_scores(path, rubric or None)
+    result = compare(views, gold, clusters, positive)
+
+    def line(name: str, f: dict[str, Any]) -> str:
+        a = f["auroc"]
+        ci = a["ci95"] or (float("nan"), float("nan"))
+        return (f"{name:28s} AUROC {a['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]  "
+                f"accuracy@0.5 {f['accuracy']:.2f}")
+
+    print(f"{result['n']} items scored by every view ({result['n_positive']} {positive})")
+    for name, f in result["views"].items():
+        print(line(name, f))
+    if "mean_of_views" in result:
+        print(line("mean of the views", result["mean_of_views"]))
+        for pair, d in result["paired"].items():
+            print(f"{pair}: AUROC difference {d['difference']:+.2f} "
+                  f"[{d['ci95'][0]:+.2f}, {d['ci95'][1]:+.2f}]; not better in "
+                  f"{d['share_not_better']:.0%} of {d['n_boot']} draws")
+
+
+if __name__ == "__main__":
+    main()
