@@ -50,14 +50,21 @@ def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
     return {item: statistics.fmean(ps) for item, ps in per.items()}
 
 
+def _auroc(scores: list[float], outcome: list[int]) -> float:
+    from calibration.metrics import auroc
+
+    value = auroc(scores, outcome)
+    if value is None:
+        raise ValueError("AUROC needs items of both classes")
+    return value
+
+
 def paired_auroc_difference(
     a: list[float], b: list[float], outcome: list[int], clusters: list[str],
     n_boot: int = 2000, seed: int = 0,
 ) -> dict[str, Any]:
     """AUROC(b) - AUROC(a) on the same items, with a cluster-bootstrap 95% interval."""
     import numpy as np
-
-    from calibration.metrics import auroc
 
     rng = np.random.default_rng(seed)
     ids = sorted(set(clusters))
@@ -68,10 +75,10 @@ def paired_auroc_difference(
         y = [outcome[i] for i in rows]
         if len(set(y)) < 2:
             continue
-        diffs.append(auroc([b[i] for i in rows], y) - auroc([a[i] for i in rows], y))
+        diffs.append(_auroc([b[i] for i in rows], y) - _auroc([a[i] for i in rows], y))
     lo, hi = np.percentile(diffs, [2.5, 97.5])
     return {
-        "difference": auroc(b, outcome) - auroc(a, outcome),
+        "difference": _auroc(b, outcome) - _auroc(a, outcome),
         "ci95": [float(lo), float(hi)],
         "share_not_better": float(np.mean(np.asarray(diffs) <= 0)),
         "n_boot": len(diffs),
