@@ -11,7 +11,8 @@ order-flip rate, P(prefer first shown) and the flip rate after a label-free posi
 Also the certified accept band (LTT, Clopper-Pearson) at alpha 0.10 and 0.15, delta 0.1.
 
 --n takes a label-stratified subset (n/2 per class, chosen by a seeded hash of the ids, so a
-larger --n extends a smaller one); say so when reporting figures measured on it.
+larger --n extends a smaller one); say so when reporting figures measured on it. --exclude-n M
+leaves out the --n M subset: the held-out rest, on which a choice made on the first M is checked.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ def stratified(records: list[Any], n: int | None, seed: int) -> list[Any]:
     per = n // max(1, len(by_label))
     chosen = [r for group in by_label.values() for r in group[:per]]
     return sorted(chosen, key=lambda r: _rank(r.id, seed))
+
+
+def choose(records: list[Any], n: int | None, seed: int, exclude_n: int | None = None) -> list[Any]:
+    """The --n subset, less the --exclude-n subset (the held-out rest) when given."""
+    chosen = stratified(records, n, seed)
+    if exclude_n is None:
+        return chosen
+    seen = {r.id for r in stratified(records, exclude_n, seed)}
+    return [r for r in chosen if r.id not in seen]
 
 
 def judge_all(args: argparse.Namespace, cases: list[Any]) -> float:
@@ -249,6 +259,9 @@ def main() -> None:
     parser.add_argument("--token-budget", type=int)
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "quality.jsonl"))
+    parser.add_argument("--exclude-n", type=int, metavar="M",
+                        help="leave out the items of the --n M subset (score a held-out part, "
+                        "e.g. to confirm a choice made on the first M items)")
     parser.add_argument("--analyse-only", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
@@ -256,7 +269,7 @@ def main() -> None:
     from calibration.gold import load_gold
 
     gold_set = load_gold(args.gold)
-    chosen = stratified(list(gold_set.records), args.n, args.seed)
+    chosen = choose(list(gold_set.records), args.n, args.seed, exclude_n=args.exclude_n)
     gold = {r.id: r.gold for r in chosen}
     clusters = {r.id: str((r.slices or {}).get("task_id", r.id)) for r in chosen}
     kind: Kind = "pairwise" if chosen and chosen[0].kind == "pairwise" else "binary"
@@ -266,6 +279,7 @@ def main() -> None:
         seconds = judge_all(args, [r.to_case() for r in chosen])
     result = {
         "gold": Path(args.gold).name, "n_items": len(chosen), "subset": args.n,
+        "excluded_subset": args.exclude_n,
         "rubric": args.rubric, "model": args.model, "variants": args.variants,
         "orders": args.orders, "token_budget": args.token_budget,
         "seconds_per_call": seconds, **analyse(args, gold, clusters, kind),

@@ -68,3 +68,16 @@ def test_protocol_figures_average_the_variants_of_one_order_first() -> None:
     assert out["protocol_per_order_accuracy_corrected"] == 1.0
     # Per variant: x keeps A in both variants; y flips in both ((0.6, 0.1) and (0.7, 0.3)).
     assert out["order_flip_rate"] == 0.5
+
+
+def test_a_larger_subset_extends_a_smaller_one_and_exclude_n_leaves_it_out() -> None:
+    jq = _bench()
+    records = [SimpleNamespace(id=f"r{i}", gold="pass" if i % 3 else "fail") for i in range(30)]
+    small = jq.stratified(records, 6, seed=0)
+    large = jq.stratified(records, 12, seed=0)
+    assert [r.gold for r in small].count("pass") == 3 and len(small) == 6
+    assert {r.id for r in small} < {r.id for r in large}
+    rest = jq.choose(records, 12, seed=0, exclude_n=6)
+    assert {r.id for r in rest} == {r.id for r in large} - {r.id for r in small}
+    held_out = jq.choose(records, None, seed=0, exclude_n=6)
+    assert len(held_out) == 24 and not {r.id for r in held_out} & {r.id for r in small}
