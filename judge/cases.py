@@ -24,6 +24,10 @@ GOLD_ONLY_FIELDS = ("source", "license", "gold", "gold_source", "lineage")
 #: would fail later, in the middle of a batch (tests/test_bad_input.py).
 MAX_DEPTH = 100
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: In JSON text, the only ways to spell a NUL or a surrogate once the text is valid UTF-8 with
+#: no raw NUL: a \u0000 escape, or a \uD800-\uDFFF escape (pairs included: a false alarm is
+#: only a slower check).
+_ESCAPED_BAD = re.compile(r"\\u0000|\\u[dD][89a-fA-F]")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -61,16 +65,33 @@ def validation_error(exc: ValidationError, file: str, line: int) -> InputError:
     return InputError(message, file=file, line=line, field=loc)
 
 
-def bad_value(obj: Any) -> tuple[str | None, str] | None:
+def bad_value(obj: Any, *, check_strings: bool = True) -> tuple[str | None, str] | None:
     """(field path, problem) for the first value, in document order, that cannot be stored or
     sent: a string with a NUL or a lone UTF-16 surrogate (JSON allows ``"\\ud800"``; UTF-8
-    does not), or nesting deeper than :data:`MAX_DEPTH`. None when every value is fine."""
+    does not), or nesting deeper than :data:`MAX_DEPTH`. None when every value is fine.
+
+    ``check_strings=False`` checks the nesting only: for an object parsed from JSON text that
+    ``_ESCAPED_BAD`` found clean, no string or key can hold a NUL or a surrogate.
+    """
     stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
     while stack:
         value, path, depth = stack.pop()
         if depth > MAX_DEPTH:
             head = ".".join(path.split(".")[:4])  # the field, not a hundred list indexes
             return head + "...", f"nested deeper than {MAX_DEPTH} levels"
+        if not check_strings:
+            # Containers only; a non-empty one at the limit has values nested too deep.
+            if value and depth == MAX_DEPTH and isinstance(value, dict | list):
+                head = ".".join(path.split(".")[:4])
+                return head + "...", f"nested deeper than {MAX_DEPTH} levels"
+            if isinstance(value, dict):
+                stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1)
+                             for k, v in reversed(value.items()) if isinstance(v, dict | list))
+            elif isinstance(value, list):
+                stack.extend((v, f"{path}.{i}" if path else str(i), depth + 1)
+                             for i, v in reversed(list(enumerate(value)))
+                             if isinstance(v, dict | list))
+            continue
         if isinstance(value, str):
             if "\x00" in value:
                 return path or None, "contains a NUL character"
@@ -119,7 +140,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
                 yield number, InputError("each line must be a JSON object", file=name,
                                          line=number)
                 continue
-            problem = bad_value(obj)
+            problem = bad_value(obj, check_strings=_ESCAPED_BAD.search(text) is not None)
             if problem is not None:
                 yield number, InputError(problem[1], file=name, line=number, field=problem[0])
                 continue

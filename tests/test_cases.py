@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.cases import load_cases
+from judge.cases import MAX_DEPTH, bad_value, load_cases
 from judge.errors import InputError
 from tests.conftest import shared_path
 
@@ -55,6 +55,40 @@ def test_each_bad_record_is_named_and_the_rest_are_kept(tmp_path: Path) -> None:
     assert ":8: each line must be a JSON object" in messages[6]
     assert ":9 field 'id': duplicate id (first on line 1)" in messages[7]
     assert all(isinstance(e, InputError) and e.file for e in loaded.errors)
+
+
+def _nest(depth: int, leaf: object) -> object:
+    """``leaf`` inside ``depth`` levels of alternating lists and dicts."""
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+@pytest.mark.parametrize("leaf", ["text", 3, None, [], {}, ["x"], {"a": 1}])
+def test_the_nesting_only_check_agrees_with_the_full_check(depth: int, leaf: object) -> None:
+    # What iter_jsonl skips when the text has no \u0000 or surrogate escape: the depth
+    # verdict and the field named must be the same as the full walk's.
+    doc = {"id": "x", "meta": {"pad": ["a", {"b": "c"}], "deep": _nest(depth, leaf)}}
+    assert bad_value(doc, check_strings=False) == bad_value(doc)
+
+
+@pytest.mark.parametrize(("escape", "problem"), [
+    ("\\u0000", "contains a NUL character"),
+    ("\\ud800", "contains a lone UTF-16 surrogate"),
+    ("\\uDC00", "contains a lone UTF-16 surrogate"),  # a low surrogate, upper-case hex
+])
+def test_escaped_nul_and_surrogates_are_found_through_the_text_precheck(
+    tmp_path: Path, escape: str, problem: str
+) -> None:
+    good = json.dumps(GOOD)
+    bad = good.replace('"Fix the bug"', f'"Fix {escape} the bug"')
+    pair = json.dumps(dict(GOOD, id="r2")).replace('"Fix the bug"', '"Fix \\ud83d\\ude00"')
+    loaded = load_cases(_write(tmp_path, [bad, pair]))
+    assert len(loaded.errors) == 1 and problem in str(loaded.errors[0])
+    assert "field 'task'" in str(loaded.errors[0])
+    assert [c.task for c in loaded.cases] == ["Fix \U0001f600"]  # a valid pair is kept
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
