@@ -122,6 +122,30 @@ def _provenance(source: _Source, judge: str) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def _cascade_judge_section(
+    source: _Source, names: Sequence[str], model: str
+) -> tuple[JudgeSection, list[str]]:
+    """A cascade card's bindings: every stage must share one rubric, prompt and selector (the
+    card binds one; routing checks each stage's judgments against it)."""
+    from judge.errors import InputError
+
+    sections = [_judge_section(source, name) for name in names]
+    bound = {name: sec.model_dump(exclude={"model"}) for name, (sec, _) in zip(names, sections,
+                                                                                 strict=True)}
+    first = bound[names[0]]
+    differ = [name for name in names[1:] if bound[name] != first]
+    if differ:
+        raise InputError(
+            f"the cascade's judges do not share one rubric, prompt and evidence selector "
+            f"({', '.join(differ)} differ from {names[0]}); a cascade card binds one",
+            file=str(source.path),
+            field="provenance",
+            hint="filter with --rubric ID@VERSION and --selector VERSION",
+        )
+    section, notes = sections[0]
+    return section.model_copy(update={"model": model}), notes
+
+
 def _judge_section(source: _Source, judge: str) -> tuple[JudgeSection, list[str]]:
     """The card's judge bindings, and notes for the summary."""
     from calibration.card import JudgeSection, RubricRef, SelectorRef
@@ -480,10 +504,12 @@ def calibrate(
         model = names[0] if len(names) == 1 else "cascade(" + " > ".join(names) + ")"
 
     notes: list[str] = []
-    if source.kind == "recorded verdicts" or cascade or panel:
+    if source.kind == "recorded verdicts" or panel:
         from calibration.card import JudgeSection
 
         judge_section = JudgeSection(model=model, source=source.kind)
+    elif cascade:
+        judge_section, notes = _cascade_judge_section(source, names, model)
     else:
         judge_section, notes = _judge_section(source, names[0])
 

@@ -8,6 +8,11 @@ reason: flagged evidence (never decided automatically), parse or provider failur
 answer orders that disagree, repeated samples that disagree, prompt variants that
 disagree.
 
+A cascade card (Trust or Escalate: judges cheapest first, each with its own certified bands)
+routes each case stage by stage: a stage decides inside its bands, otherwise the case goes to
+the next stage, and to a person after the last (``route_cascade``); its decisions name the
+stage in ``slice``, and audits bound each stage's bands.
+
 A card is refused, with a message naming every mismatch, when its judge model, rubric digest or
 evidence-selector version differ from the judgments', when it has expired (``verify_card``), or
 when audit labels have flagged it stale.
@@ -59,6 +64,7 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "samples_disagreed": "repeated samples gave different verdicts",
         "variants_disagreed": "the rubric's prompt variants gave different verdicts",
         "unscored": "no verdict with a probability or a usable label",
+        "stage_missing": "a cascade stage this case reached has not judged it yet",
     }
 )
 
@@ -270,6 +276,19 @@ def card_digest(card: Card) -> str:
     return card.card_digest or card.computed_digest()
 
 
+def card_models(card: Card) -> list[str]:
+    """The judge models whose judgments a card routes: its cascade's stages, cheapest first,
+    or its one judge."""
+    if card.policy.cascade:
+        return [stage.model for stage in card.policy.cascade]
+    return [card.judge.model]
+
+
+def stage_label(k: int, model: str) -> str:
+    """How a cascade decision names the stage that made it (in RoutingDecision.slice)."""
+    return f"stage {k}: {model}"
+
+
 def select_for_card(
     card: Card, judgments: Iterable[Judgment], *, now: datetime | None = None
 ) -> list[Judgment]:
@@ -283,11 +302,6 @@ def select_for_card(
 
     j = card.judge
     short = card_digest(card)[:19]
-    if card.policy.cascade:
-        raise CardError(
-            f"card {short} is a cascade card ({j.model}); routing applies single-judge or panel "
-            "cards only: route each stage with its own card"
-        )
     if j.rubric.digest is None or j.evidence_selector.version is None:
         raise CardError(
             f"card {short} was calibrated on {j.source} of {j.model!r} and binds no rubric "
@@ -295,10 +309,11 @@ def select_for_card(
             "calibrate on them with `judge calibrate --db DB --gold GOLD.jsonl`"
         )
     every = list(judgments)
+    models = card_models(card)
     mine = [
         x
         for x in every
-        if x.provenance.model == j.model
+        if x.provenance.model in models
         and x.provenance.rubric_id == j.rubric.id
         and x.provenance.rubric_version == j.rubric.version
     ]
@@ -412,7 +427,6 @@ def route_group(
     group: Group, card: Card, *, case: Case | None = None, now: datetime | None = None
 ) -> RoutingDecision:
     """The decision for one (case, judge) group under ``card`` (no store involved)."""
-    from calibration.confidence import score_items
 
     digest = card_digest(card)
     base: dict[str, Any] = {
@@ -426,17 +440,11 @@ def route_group(
         "judgment_ids": [x.id for x in group.judgments],
         "routed_at": now or datetime.now(UTC),
     }
-    scores = score_items(group.rows, kind=group.kind)
-    raw = scores.items[0].score if scores.items else None
-    score = calibrate_score(raw, card.calibration.confidence) if raw is not None else None
+    raw, score, gated = _score_and_gates(group, card)
     base |= {"raw_score": raw, "score": score}
-    for reason, gate in GATES:
-        detail = gate(group)
-        if detail is not None:
-            return RoutingDecision(decision="review", reason=reason, detail=detail, **base)
-    if score is None:
-        detail = "no ok judgment with a probability or a known label"
-        return RoutingDecision(decision="review", reason="unscored", detail=detail, **base)
+    if gated is not None:
+        return RoutingDecision(decision="review", reason=gated[0], detail=gated[1], **base)
+    assert score is not None
     thresholds = _thresholds(card.policy, case)
     decision, label, reason, detail, band = _band(group.kind, score, thresholds)
     return RoutingDecision(
@@ -448,6 +456,89 @@ def route_group(
         slice=thresholds.slice,
         **base,
     )
+
+
+def _score_and_gates(
+    group: Group, card: Card
+) -> tuple[float | None, float | None, tuple[str, str] | None]:
+    """(raw pooled score, score after the card's calibrator, (reason, detail) of the first gate
+    that sends the group to review, or None)."""
+    from calibration.confidence import score_items
+
+    scores = score_items(group.rows, kind=group.kind)
+    raw = scores.items[0].score if scores.items else None
+    score = calibrate_score(raw, card.calibration.confidence) if raw is not None else None
+    for reason, gate in GATES:
+        detail = gate(group)
+        if detail is not None:
+            return raw, score, (reason, detail)
+    if score is None:
+        return raw, score, ("unscored", "no ok judgment with a probability or a known label")
+    return raw, score, None
+
+
+def route_cascade(
+    case_id: str,
+    groups: Mapping[str, Group],
+    card: Card,
+    *,
+    now: datetime | None = None,
+) -> RoutingDecision:
+    """The decision for one case under a cascade card (Trust or Escalate), cheapest stage first.
+
+    Each stage's pooled score is compared with that stage's certified thresholds: inside a band
+    the stage decides; outside, the case escalates to the next stage; after the last, a person
+    reviews it. A gate (flagged evidence, a failed or abstaining judgment, disagreeing orders,
+    samples or variants) sends the case to review at the stage where it fires rather than
+    escalating it: the later stages were certified on the cases the earlier ones passed on for
+    their scores, not on these. A stage the case reaches that has not judged it stops routing
+    (`stage_missing`): judge the case with that model and route again.
+    """
+    stages = card.policy.cascade or []
+    digest = card_digest(card)
+    path: list[str] = []
+    consulted: list[Judgment] = []
+
+    def decision(group: Group | None, model: str, **fields: Any) -> RoutingDecision:
+        first = (group or next(iter(groups.values()))).judgments[0].provenance
+        note = "; ".join(path)
+        fields["detail"] = f"{note}; {fields['detail']}" if note else fields["detail"]
+        return RoutingDecision(
+            id=_decision_id(digest, case_id, card.judge.model),
+            card_digest=digest,
+            case_id=case_id,
+            model=model,
+            rubric_id=first.rubric_id,
+            rubric_version=first.rubric_version,
+            kind=card.calibration.kind,
+            judgment_ids=[x.id for x in consulted],
+            routed_at=now or datetime.now(UTC),
+            **fields,
+        )
+
+    for k, stage in enumerate(stages, start=1):
+        where = stage_label(k, stage.model)
+        group = groups.get(stage.model)
+        if group is None:
+            detail = (f"{where} has not judged this case: judge it with --model {stage.model} "
+                      "and route again")
+            return decision(None, stage.model, decision="review", reason="stage_missing",
+                            detail=detail, slice=where)
+        consulted.extend(group.judgments)
+        raw, score, gated = _score_and_gates(group, card)
+        scores = {"raw_score": raw, "score": score, "slice": where}
+        if gated is not None:
+            return decision(group, stage.model, decision="review", reason=gated[0],
+                            detail=f"{where}: {gated[1]}", **scores)
+        assert score is not None
+        thresholds = _Thresholds(stage.auto_accept_threshold, stage.auto_reject_threshold,
+                                 stage.decide_threshold, None)
+        verdict, label, reason, detail, band = _band(group.kind, score, thresholds)
+        if verdict != "review" or k == len(stages):
+            return decision(group, stage.model, decision=verdict, label=label, reason=reason,
+                            detail=f"{where}: {detail}", band=band, **scores)
+        path.append(f"{where}: {detail}, escalated")
+    raise CardError(f"card {digest[:19]} has an empty cascade")
 
 
 def route_judgments(
@@ -462,6 +553,12 @@ def route_judgments(
     kind: Kind = card.calibration.kind
     moment = now or datetime.now(UTC)
     groups = _groups(mine, kind)
+    if card.policy.cascade:
+        by_case: dict[str, dict[str, Group]] = defaultdict(dict)
+        for g in groups:
+            by_case[g.case_id][g.model] = g
+        return [route_cascade(case_id, by_model, card, now=moment)
+                for case_id, by_model in by_case.items()]
     cases = cases or {}
     return [route_group(g, card, case=cases.get(g.case_id), now=moment) for g in groups]
 
@@ -515,7 +612,11 @@ def live_bounds(card: Card, audits: Iterable[AuditLabel]) -> list[BandAudit]:
 
     policy = card.policy
     bands: dict[tuple[str | None, str], Any] = {}
-    if policy.per_slice:
+    if policy.cascade:
+        for k, stage in enumerate(policy.cascade, start=1):
+            for name, b in stage.bands.items():
+                bands[(stage_label(k, stage.model), name)] = b
+    elif policy.per_slice:
         for slice_value, part in policy.per_slice.items():
             for name, b in part.bands.items():
                 bands[(slice_value, name)] = b
@@ -526,7 +627,7 @@ def live_bounds(card: Card, audits: Iterable[AuditLabel]) -> list[BandAudit]:
     for a in audits:
         if a.human_label == ABSTAIN_LABEL:
             continue
-        key = (a.slice if policy.per_slice else None, a.band)
+        key = (a.slice if policy.per_slice or policy.cascade else None, a.band)
         counts[key][0] += 1
         counts[key][1] += int(_is_error(a.band, a.auto_label, a.human_label))
     out = []
@@ -703,11 +804,13 @@ def apply_card(
         )
     if judgments is None:
         j = card.judge
-        judgments = list(store.judgments(model=j.model, rubric_id=j.rubric.id))
+        models = card_models(card)
+        judgments = [x for m in models for x in store.judgments(model=m, rubric_id=j.rubric.id)]
         if not judgments:
             raise CardError(
-                f"no stored judgments by {j.model!r} with rubric {j.rubric.id} in {store.path}; "
-                "judge the cases with that judge first (`judge run`)"
+                f"no stored judgments by {' or '.join(repr(m) for m in models)} with rubric "
+                f"{j.rubric.id} in {store.path}; judge the cases with that judge first "
+                "(`judge run`)"
             )
     case_ids = {x.case_id for x in judgments}
     cases = {cid: c for cid in case_ids if (c := store.get_case(cid)) is not None}

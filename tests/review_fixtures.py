@@ -31,6 +31,7 @@ from calibration.card import (
     RubricRef,
     SelectorRef,
     SlicePolicy,
+    StagePolicy,
     build_card,
 )
 from judge.evidence import SELECTOR_VERSION
@@ -233,6 +234,34 @@ def make_card(
         created_at=created_at or datetime.now(UTC) - timedelta(days=1),
         valid_days=valid_days,
     )
+
+
+def make_cascade_card(
+    stages: Sequence[tuple[str, float | None, float | None]], **card_args: Any
+) -> Card:
+    """A sealed cascade card: (model, accept, reject) per stage, cheapest first (bands n=60,
+    k=0), on the rubric and selector of ``make_card``."""
+    base = make_card(accept=None, reject=None, **card_args)
+    cascade = [
+        StagePolicy(
+            model=model,
+            auto_accept_threshold=a,
+            auto_reject_threshold=r,
+            n=100,
+            coverage=0.5,
+            bands={"accept": band(a), "reject": band(r)},
+            n_calibration=100,
+            n_reached=100 // (k + 1),
+            n_decided=40 // (k + 1),
+        )
+        for k, (model, a, r) in enumerate(stages)
+    ]
+    policy = base.policy.model_copy(update={"cascade": cascade, "bands": {}})
+    judge = base.judge.model_copy(
+        update={"model": "cascade(" + " > ".join(m for m, _, _ in stages) + ")"}
+    )
+    return build_card(judge=judge, calibration=base.calibration, policy=policy,
+                      created_at=base.created_at, valid_days=3650)
 
 
 def seed_store(store: Store, cases: Sequence[Case], judgments: Sequence[Judgment]) -> None:

@@ -398,3 +398,61 @@ def test_store_with_two_selector_versions_is_calibrated_one_binding_at_a_time(
     card = yaml.safe_load((tmp_path / "c.yaml").read_text())
     assert card["judge"]["evidence_selector"]["version"] == "sel-1"
     assert card["calibration"]["gold"]["n"] == 40
+
+
+def test_cascade_card_from_judgments_binds_the_rubric_and_routes(tmp_path: Path) -> None:
+    from calibration.card import load_card
+    from judge.routing import route_judgments
+    from judge.rubrics import load_rubric
+    from judge.types import Judgment, Provenance, Verdict
+
+    rubric = load_rubric("agent-run-success@1")
+    gold_lines, judgments = [], []
+    for i in range(400):
+        gold = "pass" if i % 2 else "fail"
+        gold_lines.append(json.dumps({"id": f"c{i}", "source": "t", "license": "MIT",
+                                      "kind": "agent_run", "task": "t", "gold": gold,
+                                      "gold_source": "harness", "slices": {"task_id": f"t{i}"}}))
+        # "cheap" is sure (and right) on half of the cases, "strong" on every case.
+        sure = (i // 2) % 2 == 0
+        p_cheap = (0.98 if gold == "pass" else 0.02) if sure else 0.5
+        p_strong = 0.97 if gold == "pass" else 0.03
+        for model, p in (("cheap", p_cheap), ("strong", p_strong)):
+            judgments.append(Judgment(
+                id=f"j{i}{model}", case_id=f"c{i}", cache_key=f"k{i}{model}", status="ok",
+                verdict=Verdict(label="pass" if p >= 0.5 else "fail",
+                                label_probs={"pass": p, "fail": 1 - p}),
+                provenance=Provenance(
+                    rubric_id=rubric.id, rubric_version=rubric.version,
+                    rubric_digest=rubric.digest, model=model, prompt_digest="sha256:p",
+                    evidence_digest=f"sha256:e{i}", selector_version="sel-1", token_budget=900,
+                    judge_version="0.1"),
+            ))  # fmt: skip
+    gold_path, jpath = tmp_path / "g.jsonl", tmp_path / "j.jsonl"
+    gold_path.write_text("\n".join(gold_lines) + "\n")
+    jpath.write_text("\n".join(j.model_dump_json() for j in judgments) + "\n")
+    out_card = tmp_path / "c.yaml"
+    code, out, exc = _run(["calibrate", "--gold", str(gold_path), "--judgments", str(jpath),
+                           "--cascade", "--judge", "cheap", "--judge", "strong",
+                           "--alpha-accept", "0.1", "--n-boot", "20", "--out", str(out_card)])
+    assert code == 0, (out, exc)
+    card = load_card(out_card)
+    assert card.judge.model == "cascade(cheap > strong)"
+    assert card.judge.rubric.digest == rubric.digest
+    assert card.judge.evidence_selector.version == "sel-1"
+    decisions = route_judgments(card, judgments)
+    assert len(decisions) == 400
+    by_model = {m: [d for d in decisions if d.model == m] for m in ("cheap", "strong")}
+    assert by_model["cheap"] and all(d.decision != "review" for d in by_model["cheap"])
+    assert {d.case_id for d in by_model["cheap"]} <= {f"c{i}" for i in range(400)
+                                                      if (i // 2) % 2 == 0}
+    assert any(d.decision != "review" for d in by_model["strong"])
+    # Stages that do not share one binding cannot make one card.
+    mixed = [j.model_copy(update={"provenance": j.provenance.model_copy(
+        update={"selector_version": "sel-2"})}) if j.provenance.model == "strong" else j
+        for j in judgments]
+    jpath.write_text("\n".join(j.model_dump_json() for j in mixed) + "\n")
+    _, _, exc = _run(["calibrate", "--gold", str(gold_path), "--judgments", str(jpath),
+                      "--cascade", "--judge", "cheap", "--judge", "strong", "--n-boot", "20",
+                      "--out", str(out_card)])
+    assert isinstance(exc, InputError) and "do not share one rubric" in str(exc)

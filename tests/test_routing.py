@@ -26,6 +26,7 @@ from judge.types import Judgment
 from tests.review_fixtures import (
     MODEL,
     make_card,
+    make_cascade_card,
     make_case,
     make_judgment,
     seed_store,
@@ -236,6 +237,69 @@ def test_live_bound_pools_card_and_audit_counts() -> None:
     (acc, _) = live_bounds(card, [AuditLabel("accept", None, "pass", "cannot_determine")])
     assert acc.audit_n == 0
     assert math.isclose(acc.upper_bound, 1 - 0.05 ** (1 / 60))
+
+
+CHEAP, STRONG = "local/cheap", "openai/strong"
+
+
+def test_cascade_decides_at_the_first_stage_whose_band_holds_the_score() -> None:
+    card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)])
+    js = [
+        make_judgment("sure", 0.95, model=CHEAP),  # stage 1 accepts; stage 2 never consulted
+        make_judgment("sure", 0.05, model=STRONG),
+        make_judgment("escalated", 0.5, model=CHEAP),  # stage 1 unsure -> stage 2 rejects
+        make_judgment("escalated", 0.2, model=STRONG),
+        make_judgment("both-unsure", 0.6, model=CHEAP),
+        make_judgment("both-unsure", 0.5, model=STRONG),
+        make_judgment("not-yet", 0.5, model=CHEAP),  # reaches stage 2, which has not judged it
+        make_judgment("gated", 0.97, model=CHEAP, flagged=["E2"]),
+        make_judgment("gated", 0.99, model=STRONG),
+    ]
+    got = {d.case_id: d for d in route_judgments(card, js)}
+    assert {k: (d.decision, d.reason, d.model) for k, d in got.items()} == {
+        "sure": ("auto_accept", "in_accept_band", CHEAP),
+        "escalated": ("auto_reject", "in_reject_band", STRONG),
+        "both-unsure": ("review", "outside_bands", STRONG),
+        "not-yet": ("review", "stage_missing", STRONG),
+        # A gate is not escalated past: later stages were certified on score escalations only.
+        "gated": ("review", "flagged_evidence", CHEAP),
+    }
+    assert got["sure"].slice == f"stage 1: {CHEAP}" and got["sure"].band == "accept"
+    assert got["escalated"].slice == f"stage 2: {STRONG}" and got["escalated"].label == "fail"
+    assert got["escalated"].detail.startswith(f"stage 1: {CHEAP}: 0.1 < P(pass) 0.5000 < 0.9, "
+                                              "escalated; stage 2")
+    assert len(got["escalated"].judgment_ids) == 2 and len(got["sure"].judgment_ids) == 1
+    assert f"judge it with --model {STRONG}" in got["not-yet"].detail
+    # One decision per case and card, whichever stage made it.
+    assert len({d.id for d in got.values()}) == 5
+
+
+def test_cascade_audits_bound_each_stage_and_apply_card_reads_every_stage(
+    tmp_path: Path,
+) -> None:
+    card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)])
+    stage2 = f"stage 2: {STRONG}"
+    bounds = live_bounds(card, [AuditLabel("reject", stage2, "fail", "pass")])
+    by_key = {(b.slice, b.band): b for b in bounds}
+    assert set(by_key) == {(f"stage {k}: {m}", n) for k, m in ((1, CHEAP), (2, STRONG))
+                           for n in ("accept", "reject")}
+    # 1 error in 61 at stage 2's reject band: stale there, stage 1 untouched.
+    assert by_key[(stage2, "reject")].exceeds_alpha
+    assert by_key[(stage2, "reject")].audit_n == 1
+    assert not by_key[(f"stage 1: {CHEAP}", "reject")].audit_n
+    with Store(tmp_path / "c.db") as store:
+        cases = [make_case(i) for i in range(3)]
+        seed_store(store, cases, [
+            make_judgment(cases[0].id, 0.95, model=CHEAP),
+            make_judgment(cases[1].id, 0.5, model=CHEAP),
+            make_judgment(cases[1].id, 0.9, model=STRONG),
+            make_judgment(cases[2].id, 0.5, model=CHEAP),
+            make_judgment(cases[2].id, 0.99, model="someone/else"),  # not a stage: ignored
+        ])
+        run = apply_card(store, card, audit_fraction=0.0)
+        got = {d.case_id: (d.decision, d.model) for d in run.decisions}
+        assert got == {cases[0].id: ("auto_accept", CHEAP), cases[1].id: ("auto_accept", STRONG),
+                       cases[2].id: ("review", STRONG)}
 
 
 def _seeded(tmp_path: Path, n: int = 10) -> Store:
