@@ -41,7 +41,7 @@ PUBLISHED = {
     "code-change-success@1": "sha256:"
     "e3e69e837d1cf99089ef866323d33eba15c9888cd8703d66403a2e6bd473bb2b",
     "support-run-success@1": "sha256:"
-    "16e79bc5efd77c889d07d3cc6770fdf28f5f0f15204222205039ade2df8e3cde",
+    "b449279a1ce4a01be767c35d19465949c4a8d8fa2a18107f936f5e0c676ef587",
 }
 
 BINARY: dict[str, Any] = {
