@@ -15,7 +15,6 @@ both, with the share of draws in which the second view does not beat the first.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -28,25 +27,15 @@ sys.path.insert(0, str(REPO))
 
 
 def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
-    """Item id -> mean positive probability of the file's ok judgments (of ``rubric`` if given)."""
-    from calibration.inputs import positive_prob
+    """Item id -> mean positive probability of the file's `ok` judgments (of ``rubric`` if given,
+    "id" or "id@version"): read as calibration reads them (``load_judgments_jsonl``), so an
+    answer of "cannot determine" is an abstention and never scored."""
+    from calibration.inputs import load_judgments_jsonl
 
     per: dict[str, list[float]] = defaultdict(list)
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                j = json.loads(line)
-                if rubric and j["provenance"]["rubric_id"] != rubric:
-                    continue
-                if j["status"] != "ok":
-                    continue
-                p = positive_prob(j["verdict"]["label_probs"])
-            except (KeyError, TypeError, json.JSONDecodeError) as err:
-                raise SystemExit(f"{path}:{n}: not an exported judgment ({err!r})") from err
-            if p is not None:
-                per[j["case_id"]].append(p)
+    for row in load_judgments_jsonl(path, rubric=rubric):
+        if row.status == "ok" and row.prob is not None:
+            per[row.item_id].append(row.prob)
     return {item: statistics.fmean(ps) for item, ps in per.items()}
 
 
@@ -92,8 +81,13 @@ def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
 
     from calibration.metrics import auroc, auroc_interval
 
-    items = sorted(set.intersection(*(set(s) for s in views.values())) & set(gold))
+    labels = {positive, "fail" if positive == "pass" else "B"}
+    items = sorted(set.intersection(*(set(s) for s in views.values()))
+                   & {i for i, g in gold.items() if g in labels})  # a tie has no side to rank
     outcome = [int(gold[i] == positive) for i in items]
+    if len(set(outcome)) < 2:
+        raise ValueError(f"the {len(items)} items every view scored hold one gold label at "
+                         "most: no AUROC to compare")
     cl = [clusters[i] for i in items]
 
     def figures(scores: list[float]) -> dict[str, Any]:
@@ -133,7 +127,12 @@ def main() -> None:
         path, _, rubric = spec.partition(":")
         views[Path(path).name.removesuffix(".judgments.jsonl") + (f":{rubric}" if rubric else "")] \
             = view_scores(path, rubric or None)
-    result = compare(views, gold, clusters, positive)
+    if len(views) < len(args.views):
+        raise SystemExit("two views have the same name (file name and rubric): rename a file")
+    try:
+        result = compare(views, gold, clusters, positive)
+    except ValueError as err:
+        raise SystemExit(str(err)) from err
 
     def line(name: str, f: dict[str, Any]) -> str:
         a = f["auroc"]

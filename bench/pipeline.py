@@ -39,13 +39,15 @@ async def _bare(api_base: str, prompts: list[list[dict[str, str]]], concurrency:
     """N plain litellm.acompletion calls, ``concurrency`` at a time."""
     import litellm
 
+    from judge.defaults import DEFAULT_MAX_TOKENS
+
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(messages: list[dict[str, str]]) -> None:
         async with semaphore:
             await litellm.acompletion(
                 model=MODEL, messages=messages, api_base=api_base, api_key="sk-loopback",
-                temperature=0.0, max_tokens=384, seed=0, num_retries=0,
+                temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS, seed=0, num_retries=0,
             )
 
     await asyncio.gather(*(one(m) for m in prompts))

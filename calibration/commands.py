@@ -673,13 +673,23 @@ def verify(
         from calibration.gold import load_gold
 
         gold_digest = load_gold(gold_path).digest
+    moment = None
+    if as_of is not None:
+        moment = as_of.replace(tzinfo=UTC)
+        created = c.created_at if c.created_at.tzinfo else c.created_at.replace(tzinfo=UTC)
+        if moment.date() < created.date():
+            from judge.errors import CardError
+
+            raise CardError(f"{path}: the card was created at {created.isoformat()}, after "
+                            f"--as-of {moment.date().isoformat()}")
+        moment = max(moment, created)  # a bare date means "on that day"
     verify_card(
         c,
         judge_model=model or c.judge.model,
         rubric_digest=rubric_digest,
         selector_version=selector_version,
         gold_digest=gold_digest,
-        now=as_of.replace(tzinfo=UTC) if as_of else None,
+        now=moment,
     )
     checked = [
         name

@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from judge.defaults import LOCAL_PREFIX
 from judge.errors import JudgeError
 
 #: The provider prefix under which litellm routes to the embedded models.
-PROVIDER = "local"
+PROVIDER = LOCAL_PREFIX.removesuffix("/")
 #: The alias used when nothing else is configured.
 DEFAULT_ALIAS = "qwen2.5-coder-1.5b"
 #: Prefix of a model id that names a GGUF file directly.

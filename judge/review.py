@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import JudgeError
-from judge.routing import AUTO_DECISIONS, REASONS, RoutingDecision, seeded_unit
+from judge.routing import AUTO_DECISIONS, AWAITING_JUDGE, REASONS, RoutingDecision, seeded_unit
 from judge.types import ABSTAIN_LABEL, Case, Judgment
 
 if TYPE_CHECKING:
@@ -151,6 +151,8 @@ def enqueue(
     for d in decisions:
         if d.decision != "review" and not d.audit:
             continue
+        if d.reason in AWAITING_JUDGE:
+            continue  # a judge, not a person, has to act first; routing again decides it
         qid = item_id_for(d.id)
         audit = d.decision in AUTO_DECISIONS
         rows.append(

@@ -64,9 +64,12 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "samples_disagreed": "repeated samples gave different verdicts",
         "variants_disagreed": "the rubric's prompt variants gave different verdicts",
         "unscored": "no verdict with a probability or a usable label",
-        "stage_missing": "a cascade stage this case reached has not judged it yet",
+        "stage_missing": "a cascade stage this case reached has not judged it yet (not queued "
+        "for people: judge the case with that stage's model and route again)",
     }
 )
+#: Review reasons that wait for a judge rather than a person: never put in the review queue.
+AWAITING_JUDGE: frozenset[str] = frozenset({"stage_missing"})
 
 
 class _Model(BaseModel):
@@ -496,6 +499,11 @@ def route_cascade(
     """
     stages = card.policy.cascade or []
     digest = card_digest(card)
+    if card.calibration.confidence.calibrator != "none":
+        raise CardError(
+            f"card {digest[:19]} is a cascade card with a {card.calibration.confidence.calibrator} "
+            "calibrator; cascade stages are certified on raw scores: recalibrate without one"
+        )
     path: list[str] = []
     consulted: list[Judgment] = []
 

@@ -328,9 +328,10 @@ def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
                     *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
     """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
-    from judge.routing import apply_card
+    from judge.routing import apply_card, card_models
 
-    mine = [j for j in judgments if j.provenance.model == card.judge.model]
+    models = set(card_models(card))
+    mine = [j for j in judgments if j.provenance.model in models]
     if not mine:
         return {}
     run = apply_card(runner.store, card, judgments=mine, audit_fraction=audit_fraction,

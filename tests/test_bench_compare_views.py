@@ -4,11 +4,14 @@ on hand-worked cases."""
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from judge.errors import InputError
+from judge.types import Judgment
+from tests.review_fixtures import make_judgment
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,32 +26,31 @@ def cv() -> ModuleType:
     return module
 
 
-def _judgment(case: str, p_pass: float, status: str = "ok", rubric: str = "r") -> str:
-    return json.dumps({
-        "case_id": case, "status": status, "provenance": {"rubric_id": rubric},
-        "verdict": {"label_probs": {"pass": p_pass, "fail": 1 - p_pass}},
-    })
+def _write(path: Path, judgments: list[Judgment]) -> str:
+    path.write_text("".join(j.model_dump_json() + "\n" for j in judgments))
+    return str(path)
 
 
 def test_view_scores_average_ok_judgments_and_keep_one_rubric(
     cv: ModuleType, tmp_path: Path
 ) -> None:
-    f = tmp_path / "v.judgments.jsonl"
-    f.write_text("\n".join([
-        _judgment("a", 0.2), _judgment("a", 0.6),   # mean 0.4
-        _judgment("a", 0.9, status="parse_error"),  # never scored
-        _judgment("b", 0.7), _judgment("b", 0.1, rubric="other"),
-    ]) + "\n")
-    assert cv.view_scores(str(f)) == pytest.approx({"a": 0.4, "b": 0.4})
-    assert cv.view_scores(str(f), "r") == pytest.approx({"a": 0.4, "b": 0.7})
+    f = _write(tmp_path / "v.judgments.jsonl", [
+        make_judgment("a", 0.2), make_judgment("a", 0.6, sample=1),  # mean 0.4
+        make_judgment("a", 0.9, sample=2, status="parse_error"),    # never scored
+        make_judgment("a", 0.9, sample=3, status="abstain"),        # an abstention: not scored
+        make_judgment("b", 0.7),
+        make_judgment("b", 0.1, rubric="coding-run-gates"),
+    ])
+    assert cv.view_scores(f) == pytest.approx({"a": 0.4, "b": 0.4})
+    assert cv.view_scores(f, "agent-run-success") == pytest.approx({"a": 0.4, "b": 0.7})
 
 
 def test_view_scores_names_the_file_and_line_of_a_bad_record(
     cv: ModuleType, tmp_path: Path
 ) -> None:
     f = tmp_path / "bad.jsonl"
-    f.write_text(_judgment("a", 0.5) + "\n" + json.dumps({"case_id": "b"}) + "\n")
-    with pytest.raises(SystemExit, match=r"bad.jsonl:2: not an exported judgment"):
+    f.write_text(make_judgment("a", 0.5).model_dump_json() + "\n" + '{"case_id": "b"}\n')
+    with pytest.raises(InputError, match=r"bad.jsonl:2"):
         cv.view_scores(str(f))
 
 
@@ -83,3 +85,12 @@ def test_compare_keeps_common_items_and_averages_views(cv: ModuleType) -> None:
     assert r["mean_of_views"]["auroc"]["value"] == pytest.approx(1.0)
     assert r["mean_of_views"]["accuracy"] == pytest.approx(1.0)
     assert r["paired"]["x -> y"]["difference"] == pytest.approx(0.0)
+
+
+def test_compare_leaves_out_ties_and_refuses_one_class(cv: ModuleType) -> None:
+    gold = {"a": "A", "b": "B", "t": "tie"}
+    view = {"a": 0.8, "b": 0.3, "t": 0.5}
+    r = cv.compare({"v": view}, gold, {k: k for k in gold}, "A")
+    assert r["n"] == 2 and r["views"]["v"]["auroc"]["value"] == 1.0
+    with pytest.raises(ValueError, match="one gold label"):
+        cv.compare({"v": {"a": 0.8}}, gold, {k: k for k in gold}, "A")

@@ -187,6 +187,8 @@ def test_card_verify_and_show(tmp_path: Path) -> None:
     _, _, exc = _run(["card", "verify", str(card_path), "--recorded", "--as-of",
                       expires + "T23:59:59"])
     assert isinstance(exc, CardError) and "the card expired at" in str(exc)
+    _, _, exc = _run(["card", "verify", str(card_path), "--recorded", "--as-of", "2000-01-01"])
+    assert isinstance(exc, CardError) and "after --as-of 2000-01-01" in str(exc)
     # A hand edit is caught by the digest.
     text = card_path.read_text().replace(
         "auto_accept_threshold: 0.97", "auto_accept_threshold: 0.6"

@@ -297,9 +297,27 @@ def test_cascade_audits_bound_each_stage_and_apply_card_reads_every_stage(
             make_judgment(cases[2].id, 0.99, model="someone/else"),  # not a stage: ignored
         ])
         run = apply_card(store, card, audit_fraction=0.0)
-        got = {d.case_id: (d.decision, d.model) for d in run.decisions}
-        assert got == {cases[0].id: ("auto_accept", CHEAP), cases[1].id: ("auto_accept", STRONG),
-                       cases[2].id: ("review", STRONG)}
+        got = {d.case_id: (d.decision, d.reason, d.model) for d in run.decisions}
+        assert got == {
+            cases[0].id: ("auto_accept", "in_accept_band", CHEAP),
+            cases[1].id: ("auto_accept", "in_accept_band", STRONG),
+            cases[2].id: ("review", "stage_missing", STRONG),
+        }
+        # Waiting for a judge is not work for people: nothing queued. Once the strong judge
+        # has judged it, routing again decides it, and its audit is queued.
+        assert run.enqueued == 0 and store.count("review_items") == 0
+        seed_store(store, [], [make_judgment(cases[2].id, 0.99, model=STRONG)])
+        again = apply_card(store, card, audit_fraction=1.0)
+        decided = {d.case_id: d for d in again.decisions}[cases[2].id]
+        assert (decided.decision, decided.audit) == ("auto_accept", True)
+        assert again.enqueued == 3 and store.count("review_items") == 3
+
+
+def test_cascade_card_with_a_calibrator_is_refused() -> None:
+    card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)], calibrator="platt",
+                             calibrator_params={"a": 1.0, "b": 0.0})
+    with pytest.raises(CardError, match="cascade stages are certified on raw scores"):
+        route_judgments(card, [make_judgment("x", 0.5, model=CHEAP)])
 
 
 def _seeded(tmp_path: Path, n: int = 10) -> Store:
@@ -432,3 +450,20 @@ def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None
     assert runner.invoke(cli, ["keys", "revoke", "ann", "--db", db]).exit_code == 0
     with Store(db) as store:
         assert verify_key(store, key) is None
+
+
+def test_a_cascade_card_is_accepted_where_one_of_its_stages_judges(tmp_path: Path) -> None:
+    from judge.api.app import _check_card_before_judging
+    from judge.commands.score import _load_verified_card
+    from judge.rubrics import load_rubric
+
+    rubric = load_rubric("agent-run-success@1")
+    card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)])
+    _check_card_before_judging(card, [STRONG], rubric)
+    with pytest.raises(CardError, match="cannot route this request"):
+        _check_card_before_judging(card, ["someone/else"], rubric)
+    path = tmp_path / "c.yaml"
+    path.write_text(card.to_yaml())
+    assert _load_verified_card(str(path), [CHEAP], rubric).policy.cascade
+    with pytest.raises(CardError, match="not among the judges"):
+        _load_verified_card(str(path), ["someone/else"], rubric)

@@ -211,8 +211,10 @@ def _check_card_before_judging(card: Any, models: list[str], rubric: Any) -> Non
     """Refuse a card that could not route this request's judgments, before paying for them."""
     from calibration.card import verify_card
     from judge.evidence import SELECTOR_VERSION
+    from judge.routing import card_models
 
-    model = card.judge.model if card.judge.model in models else models[0]
+    # The card's judge (or, for a cascade card, one of its stages) must be among the models.
+    model = card.judge.model if set(card_models(card)) & set(models) else models[0]
     try:
         verify_card(
             card, judge_model=model, rubric_digest=rubric.digest, selector_version=SELECTOR_VERSION

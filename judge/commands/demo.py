@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, is_local
+from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, LOCAL_PREFIX, is_local
 
 if TYPE_CHECKING:
     from judge.types import Judgment
@@ -43,7 +43,7 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
     if is_local(model):
         from judge.local import ensure_model
 
-        alias = model.removeprefix("local/")
+        alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):
             click.echo(f"embedded model: {ensure_model(alias)}", err=True)
     rubric = load_rubric(rubric_ref)

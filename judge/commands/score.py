@@ -162,9 +162,10 @@ def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Ca
     from calibration.card import load_card, verify_card
     from judge.errors import CardError
     from judge.evidence import SELECTOR_VERSION
+    from judge.routing import card_models
 
     card = load_card(card_path)
-    if card.judge.model not in models:
+    if not set(card_models(card)) & set(models):
         raise CardError(f"{card_path}: the card is for {card.judge.model!r}, which is not among "
                         f"the judges ({', '.join(models)}); add it with --model")
     verify_card(card, judge_model=card.judge.model, rubric_digest=rubric.digest,
