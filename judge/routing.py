@@ -175,12 +175,17 @@ def _abstained(g: Group) -> str | None:
     return f"{n} of {len(g.judgments)} judgments abstained ({ABSTAIN_LABEL})" if n else None
 
 
-def _majority(labels: Sequence[str]) -> str:
+def majority(labels: Sequence[str]) -> str | None:
+    """The label most voted; None on a tie between the top labels or with no votes (a tie has
+    no majority: it is its own answer, not the first label seen)."""
     counts = Counter(labels).most_common()
-    # A tie between labels has no majority: it is its own answer, not the first one seen.
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return "(split)"
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
     return counts[0][0]
+
+
+def _majority(labels: Sequence[str]) -> str:
+    return majority(labels) or "(split)"
 
 
 def _orders_disagree(g: Group) -> str | None:

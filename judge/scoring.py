@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import InputError
 from judge.families import model_family
+from judge.routing import majority
 from judge.runsets import Run
 from judge.types import Judgment
 
@@ -258,19 +259,11 @@ def judge_runs(
     return JudgedRuns(out, summary, allowed)
 
 
-def _majority(labels: Sequence[str]) -> str | None:
-    """The label most voted; None on a tie or no votes."""
-    counts = Counter(labels).most_common()
-    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
-        return None
-    return counts[0][0]
-
-
 def _from_judgments(run: Run, judgments: Mapping[str, Judgment], route: Route) -> ScoredRun:
     models = sorted(judgments)
     votes = [j.verdict.label for j in judgments.values()
              if j.status == "ok" and j.verdict is not None and j.verdict.label in ("pass", "fail")]
-    outcome = _majority(votes)
+    outcome = majority(votes)
     reason = None
     if outcome is None:
         statuses = ", ".join(f"{m}: {judgments[m].status}" for m in models) or "no judgment"
@@ -298,7 +291,7 @@ def _criteria(judgments: Any) -> dict[str, str]:
                 labels.setdefault(c.id, []).append(c.label)
     out = {}
     for cid, ls in labels.items():
-        label = _majority(ls)
+        label = majority(ls)
         if label is not None:
             out[cid] = label
     return out
