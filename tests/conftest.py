@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,3 +35,13 @@ def shared() -> type:
         path = staticmethod(shared_path)
 
     return _Shared
+
+
+def bench_module(name: str) -> ModuleType:
+    """Import the script bench/<name>.py as a module (bench/ is not a package)."""
+    path = REPO / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

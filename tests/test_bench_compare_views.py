@@ -3,7 +3,6 @@ on hand-worked cases."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -11,19 +10,13 @@ import pytest
 
 from judge.errors import InputError
 from judge.types import Judgment
+from tests.conftest import bench_module
 from tests.review_fixtures import make_judgment
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def cv() -> ModuleType:
-    path = REPO / "bench" / "compare_views.py"
-    spec = importlib.util.spec_from_file_location("compare_views", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("compare_views")
 
 
 def _write(path: Path, judgments: list[Judgment]) -> str:

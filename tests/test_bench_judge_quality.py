@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.conftest import bench_module
 
 
 def _bench() -> ModuleType:
-    path = REPO / "bench" / "judge_quality.py"
-    spec = importlib.util.spec_from_file_location("judge_quality", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("judge_quality")
 
 
 def _row(order: str, prob: float, sample: int = 0) -> Any:
