@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,33 +79,26 @@ def bad_value(obj: Any, *, check_strings: bool = True) -> tuple[str | None, str]
         if depth > MAX_DEPTH:
             head = ".".join(path.split(".")[:4])  # the field, not a hundred list indexes
             return head + "...", f"nested deeper than {MAX_DEPTH} levels"
-        if not check_strings:
-            # Containers only; a non-empty one at the limit has values nested too deep.
-            if value and depth == MAX_DEPTH and isinstance(value, dict | list):
-                head = ".".join(path.split(".")[:4])
-                return head + "...", f"nested deeper than {MAX_DEPTH} levels"
-            if isinstance(value, dict):
-                stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1)
-                             for k, v in reversed(value.items()) if isinstance(v, dict | list))
-            elif isinstance(value, list):
-                stack.extend((v, f"{path}.{i}" if path else str(i), depth + 1)
-                             for i, v in reversed(list(enumerate(value)))
-                             if isinstance(v, dict | list))
-            continue
         if isinstance(value, str):
-            if "\x00" in value:
+            if check_strings and "\x00" in value:
                 return path or None, "contains a NUL character"
-            if _SURROGATE.search(value):
+            if check_strings and _SURROGATE.search(value):
                 return path or None, "contains a lone UTF-16 surrogate (not valid Unicode)"
-        elif isinstance(value, dict):
-            items = [(str(k), v) for k, v in value.items()]
-            for key, _ in items:
+            continue
+        children: Iterable[tuple[Any, Any]]
+        if isinstance(value, dict):
+            for key in map(str, value) if check_strings else ():
                 if "\x00" in key or _SURROGATE.search(key):
                     return path or None, f"has an invalid key {key!r}"
-            stack.extend((v, f"{path}.{k}" if path else k, depth + 1) for k, v in reversed(items))
+            children = reversed(value.items())
         elif isinstance(value, list):
-            stack.extend((v, f"{path}.{i}" if path else str(i), depth + 1)
-                         for i, v in reversed(list(enumerate(value))))
+            children = reversed(list(enumerate(value)))
+        else:
+            continue
+        # Without string checks a scalar needs no visit, unless its depth is the error.
+        every = check_strings or depth >= MAX_DEPTH
+        stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in children
+                     if every or isinstance(v, dict | list))
     return None
 
 
