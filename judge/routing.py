@@ -435,19 +435,8 @@ def route_group(
     group: Group, card: Card, *, case: Case | None = None, now: datetime | None = None
 ) -> RoutingDecision:
     """The decision for one (case, judge) group under ``card`` (no store involved)."""
-
-    digest = card_digest(card)
-    base: dict[str, Any] = {
-        "id": _decision_id(digest, group.case_id, group.model),
-        "card_digest": digest,
-        "case_id": group.case_id,
-        "model": group.model,
-        "rubric_id": group.judgments[0].provenance.rubric_id,
-        "rubric_version": group.judgments[0].provenance.rubric_version,
-        "kind": group.kind,
-        "judgment_ids": [x.id for x in group.judgments],
-        "routed_at": now or datetime.now(UTC),
-    }
+    base = _decision_fields(card, group.case_id, group.model, group.model, group.judgments,
+                            group.judgments[0], now)
     raw, score, gated = _score_and_gates(group, card)
     base |= {"raw_score": raw, "score": score}
     if gated is not None:
@@ -464,6 +453,31 @@ def route_group(
         slice=thresholds.slice,
         **base,
     )
+
+
+def _decision_fields(
+    card: Card,
+    case_id: str,
+    key: str,
+    model: str,
+    judgments: Sequence[Judgment],
+    rubric_of: Judgment,
+    now: datetime | None,
+) -> dict[str, Any]:
+    """What every decision carries: its id (card, case and ``key``: the judge, or the cascade),
+    the card, case, deciding judge, rubric, the judgments consulted and the routing time."""
+    digest = card_digest(card)
+    return {
+        "id": _decision_id(digest, case_id, key),
+        "card_digest": digest,
+        "case_id": case_id,
+        "model": model,
+        "rubric_id": rubric_of.provenance.rubric_id,
+        "rubric_version": rubric_of.provenance.rubric_version,
+        "kind": card.calibration.kind,
+        "judgment_ids": [x.id for x in judgments],
+        "routed_at": now or datetime.now(UTC),
+    }
 
 
 def _score_and_gates(
@@ -513,21 +527,11 @@ def route_cascade(
     consulted: list[Judgment] = []
 
     def decision(group: Group | None, model: str, **fields: Any) -> RoutingDecision:
-        first = (group or next(iter(groups.values()))).judgments[0].provenance
         note = "; ".join(path)
         fields["detail"] = f"{note}; {fields['detail']}" if note else fields["detail"]
-        return RoutingDecision(
-            id=_decision_id(digest, case_id, card.judge.model),
-            card_digest=digest,
-            case_id=case_id,
-            model=model,
-            rubric_id=first.rubric_id,
-            rubric_version=first.rubric_version,
-            kind=card.calibration.kind,
-            judgment_ids=[x.id for x in consulted],
-            routed_at=now or datetime.now(UTC),
-            **fields,
-        )
+        rubric_of = (group or next(iter(groups.values()))).judgments[0]
+        return RoutingDecision(**_decision_fields(card, case_id, card.judge.model, model,
+                                                  consulted, rubric_of, now), **fields)
 
     for k, stage in enumerate(stages, start=1):
         where = stage_label(k, stage.model)
