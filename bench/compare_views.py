@@ -24,6 +24,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))  # judge_quality, the figures' common definitions
 
 
 def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
@@ -77,9 +78,7 @@ def paired_auroc_difference(
 def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
             clusters: dict[str, str], positive: str) -> dict[str, Any]:
     """Figures for each view, for their mean, and paired differences."""
-    import numpy as np
-
-    from calibration.metrics import auroc, auroc_interval
+    from judge_quality import auroc_with_interval
 
     labels = {positive, "fail" if positive == "pass" else "B"}
     items = sorted(set.intersection(*(set(s) for s in views.values()))
@@ -92,9 +91,7 @@ def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
 
     def figures(scores: list[float]) -> dict[str, Any]:
         right = [(s >= 0.5) == bool(y) for s, y in zip(scores, outcome, strict=True)]
-        ci = auroc_interval(np.asarray(scores, float), np.asarray(outcome, int), np.asarray(cl),
-                            n_boot=1000, seed=0)
-        return {"auroc": {"value": auroc(scores, outcome), "ci95": ci},
+        return {"auroc": auroc_with_interval(scores, outcome, cl),
                 "accuracy": sum(right) / len(right)}
 
     per_view = {name: [s[i] for i in items] for name, s in views.items()}

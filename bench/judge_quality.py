@@ -82,7 +82,10 @@ def judge_all(args: argparse.Namespace, cases: list[Any]) -> float:
     return took / max(1, called)
 
 
-def _auroc(scores: list[float], outcome: list[int], clusters: list[str]) -> dict[str, Any]:
+def auroc_with_interval(
+    scores: list[float], outcome: list[int], clusters: list[str]
+) -> dict[str, Any]:
+    """{"value": AUROC, "ci95": task-cluster bootstrap interval (1,000 draws, seed 0)}."""
     import numpy as np
 
     from calibration.metrics import auroc, auroc_interval
@@ -140,8 +143,8 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
         pos = [s for s, y in zip(scores, outcome, strict=True) if y]
         return {
             "n": len(ids),
-            "auroc": _auroc(scores, outcome, [clusters[i] for i in ids]) if len(set(outcome)) > 1
-            else None,
+            "auroc": auroc_with_interval(scores, outcome, [clusters[i] for i in ids])
+            if len(set(outcome)) > 1 else None,
             "accuracy": sum(decided) / len(decided) if decided else None,
             "false_accept_rate": sum(s >= 0.5 for s in neg) / len(neg) if neg else None,
             "false_reject_rate": sum(s < 0.5 for s in pos) / len(pos) if pos else None,
