@@ -1,0 +1,68 @@
+"""Digests, seeded hashes and timestamps: the one place that spells ``sha256:`` and UTC.
+
+Every content digest in judge is ``sha256:<hex>``; every seeded choice (audits, double labels,
+display order, cluster splits) is a keyed SHA-256 so that it needs no shared state; every
+stored timestamp is UTC ISO 8601.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+PREFIX = "sha256:"
+
+
+def bytes_digest(data: bytes) -> str:
+    """``sha256:<hex>`` of raw bytes."""
+    return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def text_digest(text: str) -> str:
+    """``sha256:<hex>`` of UTF-8 text."""
+    return bytes_digest(text.encode("utf-8"))
+
+
+def canonical_json(obj: Any) -> str:
+    """The canonical JSON of ``obj``: sorted keys, no spaces, UTF-8 kept, str() for the rest."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest(obj: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``obj``."""
+    return text_digest(canonical_json(obj))
+
+
+def full_digest(value: str) -> str:
+    """A digest given with or without its ``sha256:`` prefix, with it."""
+    return value if value.startswith(PREFIX) else PREFIX + value
+
+
+def short_hash(text: str, n: int = 20) -> str:
+    """The first ``n`` hex digits of SHA-256(text): ids derived from content."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
+
+
+def seeded_hex(seed: int | str, key: str) -> str:
+    """SHA-256 hex of ``"{seed}:{key}"``: a seeded order of keys without shared state."""
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+def seeded_unit(seed: int | str, key: str) -> float:
+    """A number in [0, 1) fixed by (seed, key): seeded sampling without shared state.
+
+    The same key is always (or never) chosen under one seed, however many other keys are
+    drawn with it."""
+    return int(seeded_hex(seed, key)[:15], 16) / 16**15
+
+
+def utcnow() -> datetime:
+    """The current moment, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def now_iso() -> str:
+    """The current moment as UTC ISO 8601 text (how the store keeps timestamps)."""
+    return utcnow().isoformat()
