@@ -389,13 +389,20 @@ def _field(loc: tuple[int | str, ...]) -> str:
 
 def load_card(path: str | Path) -> Card:
     """Load and validate a card; errors name the file and the field and say what to do."""
-    import yaml
-
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise CardError(f"{file}: cannot read the card: {err.strerror}") from err
+    return parse_card(text, source=file)
+
+
+def parse_card(text: str, *, source: str = "the card") -> Card:
+    """Validate a card's YAML text (its schema and its content digest); errors name
+    ``source`` and the field and say what to do."""
+    import yaml
+
+    file = source
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
