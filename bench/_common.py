@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judge.cases import load_cases
+from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 SWEBENCH = SHARED / "gold" / "swebench_verified_dev.jsonl"
@@ -35,7 +38,6 @@ def load_text() -> str:
 
 def _serve(delay_s: float, counter: Any, ready: Any, stop: Any) -> None:
     """The server process: answer every request with ANSWER after ``delay_s``."""
-    from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 
     logprobs = logprobs_for(ANSWER, ANSWER_PROBS)
 
@@ -93,7 +95,6 @@ def remote_loopback(delay_s: float) -> Iterator[RemoteServer]:
 def unique_cases(n: int, source: Path | None = None) -> list[Any]:
     """``n`` distinct cases: the real cases of ``source`` (SWE-bench dev when present, else the
     demo set) cycled, each with a distinct task suffix so that no two share a cache key."""
-    from judge.cases import load_cases
 
     path = source or (SWEBENCH if SWEBENCH.exists() else DEMO)
     base = load_cases(path).cases

@@ -26,12 +26,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))  # judge_quality, the figures' common definitions
 
+from judge_quality import auroc_with_interval  # noqa: E402
+
+from calibration.gold import load_gold  # noqa: E402
+from calibration.inputs import load_judgments_jsonl  # noqa: E402
+from calibration.metrics import auroc  # noqa: E402
+
 
 def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
     """Item id -> mean positive probability of the file's `ok` judgments (of ``rubric`` if given,
     "id" or "id@version"): read as calibration reads them (``load_judgments_jsonl``), so an
     answer of "cannot determine" is an abstention and never scored."""
-    from calibration.inputs import load_judgments_jsonl
 
     per: dict[str, list[float]] = defaultdict(list)
     for row in load_judgments_jsonl(path, rubric=rubric):
@@ -41,7 +46,6 @@ def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
 
 
 def _auroc(scores: list[float], outcome: list[int]) -> float:
-    from calibration.metrics import auroc
 
     value = auroc(scores, outcome)
     if value is None:
@@ -78,7 +82,6 @@ def paired_auroc_difference(
 def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
             clusters: dict[str, str], positive: str) -> dict[str, Any]:
     """Figures for each view, for their mean, and paired differences."""
-    from judge_quality import auroc_with_interval
 
     labels = {positive, "fail" if positive == "pass" else "B"}
     items = sorted(set.intersection(*(set(s) for s in views.values()))
@@ -113,7 +116,6 @@ def main() -> None:
     parser.add_argument("views", nargs="+", metavar="FILE[:RUBRIC_ID]")
     args = parser.parse_args()
 
-    from calibration.gold import load_gold
 
     records = load_gold(args.gold).records
     gold = {r.id: r.gold for r in records}

@@ -18,7 +18,6 @@ leaves out the --n M subset: the held-out rest, on which a choice made on the fi
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import statistics
@@ -28,6 +27,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
+import judge
+from calibration.bands import certify
+from calibration.confidence import ItemScore, ScoreSet
+from calibration.gold import load_gold
+from calibration.inputs import VARIANT_STRIDE, load_judgments_db
+from calibration.metrics import auroc, auroc_interval
+from judge.commands.progress import judging_progress
+from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from judge.digests import seeded_hex
+
 Kind = Literal["binary", "pairwise"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 
 def _rank(item_id: str, seed: int) -> str:
-    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
+    return seeded_hex(seed, item_id)
 
 
 def stratified(records: list[Any], n: int | None, seed: int) -> list[Any]:
@@ -61,22 +70,19 @@ def choose(records: list[Any], n: int | None, seed: int, exclude_n: int | None =
 
 def judge_all(args: argparse.Namespace, cases: list[Any]) -> float:
     """Judge every case (cached); return the wall seconds spent."""
-    from judge.commands.run import _run_with_progress
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
 
-    rubric = load_rubric(args.rubric)
-    steps = plan(cases, rubric, [args.model], orders=args.orders, variants=args.variants)
-    with Store(args.db) as store:
-        runner = Runner(store, rubric, ModelParams(max_tokens=args.max_tokens),
-                        token_budget=args.token_budget, concurrency=1)
+    options = judge.JudgeOptions(orders=args.orders, variants=args.variants, temperature=0.0,
+                                 max_tokens=args.max_tokens, token_budget=args.token_budget,
+                                 concurrency=1)
+    with judge.open_store(args.db) as store, judging_progress(quiet=args.quiet) as shown:
         started = time.perf_counter()
-        summary = _run_with_progress(runner, steps, quiet=args.quiet)
+        summary = judge.judge_cases(store, cases, rubric=args.rubric, models=[args.model],
+                                    options=options, on_start=shown.on_start,
+                                    on_done=shown.on_done, source="bench/judge_quality.py")
         took = time.perf_counter() - started
     called = summary.called
-    print(f"judged {len(steps)} steps ({called} called, {summary.cached} cached) in {took:.0f}s; "
+    steps = len(summary.outcomes) + len(summary.errors)
+    print(f"judged {steps} steps ({called} called, {summary.cached} cached) in {took:.0f}s; "
           f"{summary.prompt_tokens / max(1, called):.0f} prompt tokens per call; statuses "
           f"{dict(summary.statuses)}", file=sys.stderr)
     return took / max(1, called)
@@ -88,7 +94,6 @@ def auroc_with_interval(
     """{"value": AUROC, "ci95": task-cluster bootstrap interval (1,000 draws, seed 0)}."""
     import numpy as np
 
-    from calibration.metrics import auroc, auroc_interval
 
     value = auroc(scores, outcome)
     ci = auroc_interval(np.asarray(scores, float), np.asarray(outcome, int),
@@ -97,8 +102,6 @@ def auroc_with_interval(
 
 
 def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -> dict[str, Any]:
-    from calibration.bands import certify
-    from calibration.confidence import ItemScore, ScoreSet
 
     items = tuple(
         ItemScore(item_id=i, score=s, source="prob", n_rows=1, judges=("quality",), gold=g,
@@ -118,7 +121,6 @@ def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -
 def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str],
             kind: Kind) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
-    from calibration.inputs import VARIANT_STRIDE, load_judgments_db
 
     rows = [r for r in load_judgments_db(args.db, args.model, rubric=args.rubric)
             if r.item_id in gold]
@@ -248,7 +250,6 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
 
 def main() -> None:
     """Judge and score; print the figures and append them to --results."""
-    from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", required=True)
@@ -269,7 +270,6 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
 
-    from calibration.gold import load_gold
 
     gold_set = load_gold(args.gold)
     chosen = choose(list(gold_set.records), args.n, args.seed, exclude_n=args.exclude_n)

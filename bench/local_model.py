@@ -21,17 +21,29 @@ Numbers depend on what else runs on the machine: the load average is printed wit
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+from judge.cases import load_cases
+from judge.commands.demo import DEMO_GOLD, DEMO_MODEL, DEMO_RUBRIC
+from judge.errors import ParseError
+from judge.evidence import select_evidence
+from judge.providers import ModelParams, call_model
+from judge.rubrics import load_rubric
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import judge  # noqa: E402
 from judge.local import DEFAULT_ALIAS, ensure_model  # noqa: E402
-from judge.local_provider import GenerationParams, get_engine, run_completion  # noqa: E402
+from judge.local.engine import GenerationParams, get_engine, run_completion  # noqa: E402
 
 SCHEMA = {
     "type": "object",
@@ -122,16 +134,9 @@ def _perf(llama: Any) -> tuple[float, int, float, int]:
 
 def prefix(args: list[str]) -> None:
     """Real judgments of demo cases without and with reuse of the shared rubric prefix."""
-    import asyncio
 
     import llama_cpp
 
-    from judge.cases import load_cases
-    from judge.commands.demo import DEMO_GOLD, DEMO_MODEL, DEMO_RUBRIC
-    from judge.errors import ParseError
-    from judge.evidence import select_evidence
-    from judge.providers import ModelParams, call_model
-    from judge.rubrics import load_rubric
 
     n = int(args[0]) if args else 5
     rubric = load_rubric(DEMO_RUBRIC)
@@ -192,9 +197,6 @@ def prefix(args: list[str]) -> None:
 
 def demo(args: list[str]) -> None:
     """``judge demo`` in a fresh output directory, timed as a whole process."""
-    import subprocess
-    import tempfile
-    from pathlib import Path
 
     judge_bin = Path(sys.executable).with_name("judge")
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,10 +213,8 @@ def demo(args: list[str]) -> None:
         with_store = out / "judge.db"
         n = 0
         if with_store.exists():
-            import sqlite3
-
-            with sqlite3.connect(with_store) as conn:
-                n = int(conn.execute("select count(*) from judgments").fetchone()[0])
+            with judge.open_store(with_store) as store:
+                n = store.count("judgments")
     print(f"judge demo: exit {done.returncode}, {seconds:.0f} s wall for {n} judgments "
           f"({seconds / max(n, 1):.1f} s each); load after {os.getloadavg()}")
 

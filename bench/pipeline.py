@@ -24,6 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.evidence import select_evidence
+from judge.judging import Runner, plan
+from judge.providers import ModelParams, _prepare_litellm
+from judge.rubrics import load_rubric
+from judge.store import Store
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-loopback-not-a-key")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,7 +46,6 @@ async def _bare(api_base: str, prompts: list[list[dict[str, str]]], concurrency:
     """N plain litellm.acompletion calls, ``concurrency`` at a time."""
     import litellm
 
-    from judge.defaults import DEFAULT_MAX_TOKENS
 
     semaphore = asyncio.Semaphore(concurrency)
 
@@ -63,8 +69,6 @@ def _timed(label: str, fn: Any) -> dict[str, float]:
 def _store_costs(db: Path, cases: list[Any], summary: Any, runner: Any) -> dict[str, float]:
     """CPU ms per judgment of the step key and of the store writes, replayed on a fresh store
     with the judgments the pipeline made."""
-    from judge.runner import plan
-    from judge.store import Store
 
     judgments = [o.judgment for o in summary.outcomes]
     steps = plan(cases, runner.rubric, [MODEL], variants=1)
@@ -98,11 +102,6 @@ def main() -> None:
     parser.add_argument("--json", help="Also write the figures as JSON here.")
     args = parser.parse_args()
 
-    from judge.evidence import select_evidence
-    from judge.providers import ModelParams, _prepare_litellm
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
 
     _prepare_litellm()
     rubric = load_rubric("agent-run-success")

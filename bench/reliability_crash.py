@@ -7,7 +7,7 @@ The model is a loopback server in this process (a short delay per answer keeps t
 flight). Checked from its request log: the final run pays only for judgments not stored before
 it; every judgment ever paid for was stored (a request whose answer was lost in a kill is paid
 again, never more than once per kill); the store holds N judgments, one per case, and
-`PRAGMA integrity_check` is ok after every kill. Exit code 1 when a check fails. The small
+`SQLite integrity check` is ok after every kill. Exit code 1 when a check fails. The small
 versions run in tests/test_crash.py.
 """
 
@@ -18,7 +18,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from judge.store import digest  # noqa: E402
+import judge  # noqa: E402
+from judge.digests import digest  # noqa: E402
 from judge.testing.loopback import LoopbackServer, Reply  # noqa: E402
 
 ANSWER = '{"verdict": "pass", "evidence": ["E1"], "rationale": "E1 shows it done."}'
@@ -62,21 +62,13 @@ def _start(server: LoopbackServer, db: Path, cases: Path, concurrency: int) -> A
 def _stored(db: Path) -> dict[str, str]:
     if not db.exists():
         return {}
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        return dict(conn.execute("select prompt_digest, status from judgments").fetchall())
-    except sqlite3.OperationalError:
-        return {}
-    finally:
-        conn.close()
+    with judge.open_store(db) as store:
+        return {j.provenance.prompt_digest: j.status for j in store.judgments()}
 
 
 def _integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        conn.close()
+    with judge.open_store(db) as store:
+        return store.integrity()
 
 
 def _keys(requests: list[dict[str, Any]]) -> list[str]:
@@ -148,10 +140,9 @@ def two_writers(tmp: Path, n: int) -> list[str]:
         outs = [p.communicate(timeout=600) for p in procs]
         seconds = time.perf_counter() - started
         keys = _keys(server.requests)
-    conn = sqlite3.connect(db)
-    rows, distinct = conn.execute(
-        "select count(*), count(distinct case_id) from judgments").fetchone()
-    conn.close()
+    with judge.open_store(db) as store:
+        rows = store.count("judgments")
+        distinct = len({j.case_id for j in store.judgments()})
     expected = len(a) + len(b) + len(shared)
     print(f"  two writers: {rows} rows, {distinct} distinct cases of {expected}; "
           f"{len(keys)} requests ({len(keys) - len(set(keys))} shared cases paid by both); "

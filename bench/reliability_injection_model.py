@@ -113,8 +113,8 @@ def judge(db: str, rubric: Any, cases: Sequence[Any], model: str, *, flagging: b
     """Judge ``cases`` (cached in ``db``); case id -> judgment. Without ``flagging`` the
     evidence selector's flaggers are switched off (no flags shown, none recorded)."""
     import judge.evidence
+    from judge.judging import plan
     from judge.providers import ModelParams
-    from judge.runner import plan
 
     steps = plan(list(cases), rubric, [model], variants=1)
     original = judge.evidence.flag_item
@@ -127,7 +127,7 @@ def judge(db: str, rubric: Any, cases: Sequence[Any], model: str, *, flagging: b
 
 
 def _judge_steps(db: str, rubric: Any, steps: Sequence[Any], params: Any) -> dict[str, Any]:
-    from judge.runner import Runner
+    from judge.judging import Runner
     from judge.store import Store
 
     with Store(db) as store:

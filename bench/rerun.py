@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, load_text, remote_loopback, unique_cases, write_json  # noqa: E402
+
+import judge  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
 
@@ -42,8 +43,8 @@ class Run:
 def _calls(db: Path) -> int:
     if not db.exists():
         return 0
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("select count(*) from calls").fetchone()[0])
+    with judge.open_store(db) as store:
+        return store.count("calls")
 
 
 def main() -> None:

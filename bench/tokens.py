@@ -20,6 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from judge.cases import load_cases
+from judge.evidence import (
+    DEFAULT_TOKEN_BUDGET,
+    FINAL_TURNS,
+    classify_turns,
+    estimate_tokens,
+    render_all_evidence,
+    select_evidence,
+)
+from judge.local.weights import DEFAULT_ALIAS, get_spec, model_path, override_path  # noqa: E402
+from judge.rubrics import load_rubric
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import SWEBENCH, load_text, median, percentile, write_json  # noqa: E402
@@ -32,8 +44,6 @@ def _qwen_counter() -> tuple[Counter, str] | None:
     try:
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        from judge.local import DEFAULT_ALIAS, get_spec, model_path, override_path
     except ImportError:
         return None
     path = override_path() or model_path(get_spec(DEFAULT_ALIAS))
@@ -53,7 +63,6 @@ def _qwen_counter() -> tuple[Counter, str] | None:
 
 
 def _estimate_counter() -> tuple[Counter, str]:
-    from judge.evidence import estimate_tokens
 
     def count(messages: list[dict[str, str]]) -> int:
         return sum(estimate_tokens(m["content"]) for m in messages)
@@ -63,7 +72,6 @@ def _estimate_counter() -> tuple[Counter, str]:
 
 def _kept(case: Any, selected: Any) -> dict[str, Any]:
     """Which of the diff, the final turns and the test runs the selection kept."""
-    from judge.evidence import FINAL_TURNS, classify_turns
 
     sources = {item.source for item in selected.items}
     turns = classify_turns(case.trace)
@@ -90,9 +98,6 @@ def main() -> None:
     parser.add_argument("--json", help="Also write the figures as JSON here.")
     args = parser.parse_args()
 
-    from judge.cases import load_cases
-    from judge.evidence import DEFAULT_TOKEN_BUDGET, render_all_evidence, select_evidence
-    from judge.rubrics import load_rubric
 
     rubric = load_rubric(args.rubric)
     budget = rubric.spec.token_budget or DEFAULT_TOKEN_BUDGET

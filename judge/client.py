@@ -37,9 +37,8 @@ from judge.api.schemas import (
     WhoAmI,
 )
 from judge.errors import JudgeError
-from judge.review import PairAgreement, ReviewItem, ReviewLabel
-from judge.routing import RoutingDecision
-from judge.types import Case, Judgment
+from judge.library import PairAgreement
+from judge.types import Case, Judgment, ReviewItem, ReviewLabel, RoutingDecision
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,39 @@ def canonical_json(obj: Any) -> str:
 def digest(obj: Any) -> str:
     """``sha256:<hex>`` of the canonical JSON of ``obj``."""
     return text_digest(canonical_json(obj))
+
+
+def cache_key(
+    *,
+    rubric_digest: str,
+    evidence_digest: str,
+    prompt_digest: str,
+    model: str,
+    params: Mapping[str, Any],
+    order: str | None,
+    sample: int,
+    variant: int = 0,
+    selector_version: str = "",
+) -> str:
+    """The identity of one paid-for judgment.
+
+    The selector version is part of it although the prompt digest already covers what the
+    model saw: a card binds one selector version, so judgments made under another are not
+    reused for it (a selector change is rare; a store whose cached judgments carry an old
+    version could never be calibrated as one judge)."""
+    return digest(
+        {
+            "rubric": rubric_digest,
+            "evidence": evidence_digest,
+            "prompt": prompt_digest,
+            "model": model,
+            "params": dict(params),
+            "order": order,
+            "sample": sample,
+            "variant": variant,
+            "selector": selector_version,
+        }
+    )
 
 
 def full_digest(value: str) -> str:

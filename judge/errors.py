@@ -65,3 +65,11 @@ class InfraError(ProviderError):
 
 class ParseError(ProviderError):
     """The model answered, but not with a valid structured verdict after every re-ask."""
+
+
+class NotFoundError(JudgeError):
+    """A record (review item, job, card...) does not exist."""
+
+
+class ConflictError(JudgeError):
+    """The request contradicts a record's state (already labelled, not awaiting you, ...)."""

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from judge.types import ABSTAIN_LABEL, CaseKind, Order
+from judge.types import ABSTAIN_LABEL, CaseKind, Order, ScoringKind
 
-ScoringKind = Literal["binary", "pairwise"]
 RubricKind = Literal["binary", "pairwise", "multi-criterion"]
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from judge.defaults import DEFAULT_MAX_TOKENS, is_local
 from judge.errors import InfraError, ParseError
+from judge.local import register as register_local
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
 VERDICT_KEY = "verdict"
@@ -100,9 +101,7 @@ def _client(model_prefix: str) -> Any:
     """An instructor client over litellm.acompletion (one per provider prefix)."""
     litellm = _prepare_litellm()
     if model_prefix == "local":
-        from judge.local import register
-
-        register()
+        register_local()
     import instructor
 
     return instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import InputError
 from judge.families import model_family
-from judge.routing import majority
+from judge.review import apply_card
+from judge.routing import card_models, majority
 from judge.runsets import Run
 from judge.types import Judgment
 
 if TYPE_CHECKING:
     from calibration.card import Card
-    from judge.runner import Runner, RunSummary, Step
+    from judge.judging import Runner, RunSummary, Step
 
 RULES: Mapping[str, str] = {
     "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
@@ -220,7 +221,7 @@ def judge_runs(
     """Judge every completed run with the eligible models (through the runner's cache), then
     decide each run's outcome and route the card's judge's verdicts with ``card`` (when given;
     see :func:`route_with_card`)."""
-    from judge.runner import Step
+    from judge.judging import Step
 
     allowed = eligibility(runs, models)
     steps = [
@@ -321,8 +322,6 @@ def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
                     *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
     """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
-    from judge.routing import apply_card, card_models
-
     models = set(card_models(card))
     mine = [j for j in judgments if j.provenance.model in models]
     if not mine:

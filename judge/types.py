@@ -21,6 +21,16 @@ STATUSES: tuple[Status, ...] = ("ok", "abstain", "parse_error", "infra_error")
 ABSTAIN_LABEL = "cannot_determine"
 
 CaseKind = Literal["agent_run", "pairwise"]
+#: How verdicts are scored, calibrated, routed and reviewed (judge.kinds: a multi-criterion
+#: rubric scores as binary).
+ScoringKind = Literal["binary", "pairwise"]
+#: What a calibration card decided for one (case, judge).
+Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
+ReviewStatus = Literal["open", "adjudicate", "done"]
+#: The role of an API key (what it may do; see judge.api.security).
+Role = Literal["reviewer", "adjudicator"]
+ROLES: tuple[Role, ...] = ("reviewer", "adjudicator")
+JobStatus = Literal["queued", "running", "done", "failed"]
 EvidenceKind = Literal[
     "task",
     "diff",
@@ -183,3 +193,123 @@ class Judgment(Strict):
             if not self.error:
                 raise ValueError(f"status {self.status} needs an error message")
         return self
+
+
+# --- Records kept by the store beside judgments -------------------------------------------------
+
+
+class RoutingDecision(Strict):
+    """What a card decided for one (case, judge model), and why."""
+
+    id: str
+    card_digest: str
+    case_id: str
+    model: str
+    rubric_id: str
+    rubric_version: int
+    kind: ScoringKind
+    decision: Decision
+    #: The label decided without a human (pass, fail, A, B, tie); None for review.
+    label: str | None = None
+    #: A key of judge.routing.REASONS.
+    reason: str
+    detail: str
+    #: The band that decided (accept, reject, decide), if any.
+    band: str | None = None
+    #: The pooled score after the card's calibrator (P(pass) or P(A)), if any.
+    score: float | None = None
+    raw_score: float | None = None
+    #: The slice value whose thresholds applied (per-slice cards), or the cascade stage.
+    slice: str | None = None
+    judgment_ids: list[str]
+    #: Also sent to the review queue as an audit of an automatic decision.
+    audit: bool = False
+    routed_at: datetime
+
+
+class ReviewItem(Strict):
+    """One item of the review queue."""
+
+    id: str
+    routing_id: str | None
+    card_digest: str | None
+    case_id: str
+    model: str | None
+    rubric_id: str | None
+    kind: ScoringKind
+    reason: str
+    detail: str | None
+    audit: bool
+    band: str | None
+    auto_label: str | None
+    score: float | None
+    priority: float
+    required_labels: int
+    blind: bool
+    status: ReviewStatus
+    final_label: str | None
+    created_at: datetime
+    closed_at: datetime | None
+    #: Labels given so far by reviewers (adjudication not counted).
+    n_labels: int = 0
+
+
+class ReviewLabel(Strict):
+    """A label given by a reviewer or an adjudicator."""
+
+    id: int
+    item_id: str
+    reviewer: str
+    role: Role
+    label: str
+    note: str
+    created_at: datetime
+
+
+class CardRecord(Strict):
+    """A stored calibration card's summary (its YAML is kept beside it)."""
+
+    digest: str
+    model: str
+    rubric_id: str | None
+    rubric_version: int | None
+    rubric_digest: str | None
+    selector_version: str | None
+    kind: ScoringKind
+    created_at: datetime
+    expires_at: datetime
+    added_at: datetime
+    stale: bool = False
+    stale_reason: str | None = None
+    stale_at: datetime | None = None
+
+
+class JobRecord(Strict):
+    """An API job as stored: a batch of cases to judge, who asked, and how far it got."""
+
+    id: str
+    key_id: str | None
+    idempotency_key: str | None
+    request_digest: str
+    rubric: str
+    models: list[str]
+    params: dict[str, Any]
+    status: JobStatus
+    n_cases: int
+    n_steps: int | None = None
+    n_done: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+    error: str | None = None
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class ApiKeyRecord(Strict):
+    """An API key as listed (never its hash)."""
+
+    id: str
+    name: str
+    role: Role
+    created_at: datetime
+    revoked_at: datetime | None = None

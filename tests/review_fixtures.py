@@ -342,8 +342,8 @@ def running_service(
     """Start ``create_app`` under uvicorn on a free 127.0.0.1 port, in a thread; stop it after."""
     import uvicorn
 
+    from judge.access import create_key
     from judge.api.app import ServiceConfig, create_app
-    from judge.api.keys import create_key
 
     made: dict[str, str] = {}
     with Store(db) as store:

@@ -121,7 +121,7 @@ def test_every_route_rejects_missing_and_wrong_keys(service: RunningService) -> 
 def test_valid_key_revoked_key_and_cookie_not_accepted_by_the_api(
     service: RunningService,
 ) -> None:
-    from judge.api.keys import revoke_key
+    from judge.access import revoke_key
 
     with _client(service) as api:
         assert api.whoami().name == "ann"
@@ -253,31 +253,20 @@ def test_job_idempotency_results_and_resume(
 def test_unfinished_job_resumes_at_start_without_paying_twice(
     tmp_path: Path, loopback: LoopbackServer, env: None
 ) -> None:
-    import asyncio
-
-    from judge.api.jobs import create_job
-    from judge.api.schemas import JobRequest
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
+    import judge
 
     db = tmp_path / "resume.db"
     cases = [scripted_case(i, 0.9) for i in range(4)]
     with Store(db) as store:
-        job, created = create_job(
-            store,
-            JobRequest(cases=cases, models=[MODEL], rubric=RUBRIC),
-            [MODEL],
-            key_id="k",
-            idempotency_key=None,
+        job, created = judge.create_job(
+            store, cases=cases, rubric=RUBRIC, models=[MODEL], params={},
+            request_digest="sha256:test", key_id="k", idempotency_key=None,
         )
         assert created
         # The service died after judging two of the four cases.
-        rubric = load_rubric(RUBRIC)
-        params = ModelParams(api_base=loopback.api_base)
-        runner = Runner(store, rubric, params, batch_id=job.id)
-        asyncio.run(runner.run(plan(cases[:2], rubric, [MODEL])))
-        store.db.table("jobs").update(job.id, {"status": "running"})
+        judge.judge_cases(store, cases[:2], rubric=RUBRIC, models=[MODEL], batch_id=job.id,
+                          options=judge.JudgeOptions(api_base=loopback.api_base))
+        store.update_job(job.id, status="running")
     assert len(loopback.requests) == 2
     with (
         running_service(db, models=(MODEL,), api_base=loopback.api_base) as svc,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from judge.store import digest
+from judge.digests import digest
 from judge.testing.loopback import LoopbackServer, Reply
 
 RUBRIC = "agent-run-success@1"
@@ -165,7 +165,7 @@ def test_many_processes_opening_one_new_database_all_succeed(tmp_path: Path) -> 
     on the WAL switch, "table ... already exists" from migrations applied twice)."""
     import multiprocessing
 
-    from judge.migrations import MIGRATIONS
+    from judge.store.migrations import MIGRATIONS
 
     ctx = multiprocessing.get_context("fork")
     for trial in range(8):

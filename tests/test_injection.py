@@ -170,8 +170,8 @@ def test_flagged_judgment_is_never_auto_accepted(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Two cases judged pass with P(pass) 0.99 through the Runner; the one whose trace carries an
     injection goes to review, the clean one is auto-accepted."""
+    from judge.judging import Runner, plan
     from judge.providers import ModelParams
-    from judge.runner import Runner, plan
     from judge.store import Store
     from judge.testing.loopback import LoopbackServer
 

@@ -22,10 +22,11 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel, Field
 
-from judge import local
-from judge import local_provider as lp
 from judge.errors import JudgeError
-from judge.local import LocalModelSpec, Part
+from judge.local import engine as lp
+from judge.local import register
+from judge.local import weights as local
+from judge.local.weights import LocalModelSpec, Part
 
 LABELS = ["pass", "fail", "cannot_determine"]
 
@@ -519,7 +520,7 @@ def test_recorder_warns_when_labels_share_a_first_token(caplog: pytest.LogCaptur
 def litellm_mod() -> Any:
     import litellm
 
-    local.register()
+    register()
     return litellm
 
 
@@ -542,8 +543,8 @@ def _fake_result() -> lp.LocalResult:
 
 
 def test_register_is_idempotent(litellm_mod: Any) -> None:
-    local.register()
-    local.register()
+    register()
+    register()
     providers = [item["provider"] for item in litellm_mod.custom_provider_map]
     assert providers.count("local") == 1
 

@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from calibration.gold import load_gold
-from judge.errors import JudgeError
+from judge.errors import ConflictError, JudgeError, NotFoundError
 from judge.review import (
-    ConflictError,
-    NotFoundError,
     add_label,
     agreement,
+    apply_card,
     diff_lines,
     display_swapped,
     export_gold,
@@ -23,7 +22,6 @@ from judge.review import (
     to_canonical,
     uncertainty,
 )
-from judge.routing import apply_card
 from judge.store import Store
 from tests.review_fixtures import make_card, make_case, make_judgment, seed_store
 

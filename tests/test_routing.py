@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from judge.errors import CardError, InputError
+from judge.review import apply_card
 from judge.routing import (
     REASONS,
     AuditLabel,
-    apply_card,
     audit_sample,
     calibrate_score,
     live_bounds,
-    load_decisions,
     refresh_audit,
     route_judgments,
 )
@@ -339,7 +338,7 @@ def test_apply_card_stores_decisions_and_queues_review_and_audits(tmp_path: Path
         audited = [d for d in run.decisions if d.audit]
         assert run.audited == len(audited) and all(d.decision != "review" for d in audited)
         assert run.enqueued == 3 + len(audited)
-        stored = load_decisions(store, card=run.card_digest)
+        stored = store.decisions(card=run.card_digest)
         assert {d.id: d for d in stored} == {d.id: d for d in run.decisions}
         # Routing again with the same card replaces decisions and queues nothing twice.
         again = apply_card(store, card, audit_fraction=0.5, seed=3)
@@ -431,7 +430,7 @@ def test_route_and_review_commands(tmp_path: Path) -> None:
 def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from judge.api.keys import verify_key
+    from judge.access import verify_key
     from judge.cli import cli
 
     db = str(tmp_path / "k.db")
@@ -453,15 +452,15 @@ def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None
 
 
 def test_a_cascade_card_is_accepted_where_one_of_its_stages_judges(tmp_path: Path) -> None:
-    from judge.api.app import _check_card_before_judging
     from judge.commands.score import _load_verified_card
+    from judge.routing import check_card_before_judging
     from judge.rubrics import load_rubric
 
     rubric = load_rubric("agent-run-success@1")
     card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)])
-    _check_card_before_judging(card, [STRONG], rubric)
+    check_card_before_judging(card, [STRONG], rubric.digest)
     with pytest.raises(CardError, match="cannot route this request"):
-        _check_card_before_judging(card, ["someone/else"], rubric)
+        check_card_before_judging(card, ["someone/else"], rubric.digest)
     path = tmp_path / "c.yaml"
     path.write_text(card.to_yaml())
     assert _load_verified_card(str(path), [CHEAP], rubric).policy.cascade

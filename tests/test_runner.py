@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import judge.runner as runner_module
+import judge.judging.runner as runner_module
+from judge.judging import Runner, code_digest, plan
 from judge.providers import CallResult, ModelParams
 from judge.rubrics import load_rubric
-from judge.runner import Runner, code_digest, plan
 from judge.store import Store
 from judge.types import Case, TraceTurn
 
@@ -91,9 +91,9 @@ def test_a_prompt_already_judged_under_other_inputs_is_found_by_cache_key(
 
 
 def test_code_digest_covers_the_modules_that_build_the_prompt() -> None:
-    root = Path(runner_module.__file__).resolve().parent
-    modules = runner_module._judge_imports(root, "judge.runner")
-    assert {"judge.runner", "judge.evidence", "judge.redact", "judge.rubrics", "judge.store",
-            "judge.providers", "judge.types"} <= set(modules)
+    root = Path(runner_module.__file__).resolve().parents[1]
+    modules = runner_module._judge_imports(root, "judge.judging.runner")
+    assert {"judge.judging.runner", "judge.evidence", "judge.redact", "judge.rubrics",
+            "judge.store", "judge.providers", "judge.types"} <= set(modules)
     assert "judge.cli" not in modules  # the CLI does not shape prompts
     assert code_digest().startswith("sha256:") and code_digest() == code_digest()

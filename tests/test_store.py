@@ -5,10 +5,10 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-import sqlite_utils
-
-from judge.migrations import MIGRATIONS, migrate
-from judge.store import Store, cache_key, digest
+from judge.digests import cache_key, digest
+from judge.store import Store
+from judge.store.migrations import MIGRATIONS
+from judge.store.sqlite import SQLiteBackend
 from judge.types import Judgment, Provenance, Verdict
 
 
@@ -25,10 +25,11 @@ def _judgment(key: str, status: str = "ok", case_id: str = "c1") -> Judgment:
 
 
 def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Path) -> None:
-    db = sqlite_utils.Database(tmp_path / "x.db")
-    applied = migrate(db)
+    backend = SQLiteBackend(tmp_path / "x.db")
+    applied = backend.migrate()
     assert applied == [name for name, _ in MIGRATIONS]
-    assert migrate(db) == []  # nothing runs twice
+    assert backend.migrate() == []  # nothing runs twice
+    db = backend.db
     columns = set(db["judgments"].columns_dict)
     assert {"cache_key", "status", "rubric_digest", "model", "order", "sample", "prompt_digest",
             "evidence_digest", "selector_version", "prompt_tokens", "cost_usd", "latency_s",
@@ -37,6 +38,7 @@ def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Pat
     assert set(db["step_keys"].columns_dict) == {"step_key", "cache_key", "created_at"}
     assert db["step_keys"].pks == ["step_key"]
     assert db.execute("PRAGMA journal_mode").fetchone()[0] in ("delete", "wal")
+    backend.close()
 
 
 def test_store_uses_wal(tmp_path: Path) -> None:

@@ -14,12 +14,13 @@ from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
-from judge.api.keys import Principal, create_session, end_session, verify_key
+import judge
 from judge.api.security import SESSION_COOKIE, session_token
 from judge.errors import JudgeError
-from judge.store import Store
+from judge.library import Principal, Store, create_session, end_session, verify_key
 
 #: Keyboard shortcut of each label (shown on the buttons).
 SHORTCUTS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t", "cannot_determine": "c"}
@@ -33,9 +34,7 @@ LABEL_TEXT = {
 }
 
 
-def _environment() -> Any:
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
+def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("judge.api", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -123,25 +122,16 @@ def page_router() -> APIRouter:
 
     @router.get("/review")
     def queue_page(request: Request, msg: str | None = None) -> HTMLResponse:
-        from judge.review import agreement, queue
-        from judge.routing import card_rows
-
         who = caller(request)
         blind_all = request.app.state.config.blind
 
         def load(store: Store) -> dict[str, Any]:
-            mine = queue(store, reviewer=who.name, role=who.role, limit=200)
-            counts = {
-                r["status"]: r["n"]
-                for r in store.db.query(
-                    "select status, count(*) as n from review_items group by status"
-                )
-            }
+            mine = judge.queue(store, reviewer=who.name, role=who.role, limit=200)
             return {
                 "items": mine,
-                "counts": counts,
-                "pairs": agreement(store),
-                "cards": card_rows(store),
+                "counts": store.review_counts(),
+                "pairs": judge.agreement(store),
+                "cards": store.card_records(),
             }
 
         data = with_store(request, load)
@@ -149,10 +139,10 @@ def page_router() -> APIRouter:
 
     @router.get("/review/next")
     def next_item(request: Request) -> Response:
-        from judge.review import queue
-
         who = caller(request)
-        first = with_store(request, lambda st: queue(st, reviewer=who.name, role=who.role, limit=1))
+        first = with_store(
+            request, lambda st: judge.queue(st, reviewer=who.name, role=who.role, limit=1)
+        )
         if not first:
             return RedirectResponse(
                 "/review?msg=" + quote("Queue empty: nothing left for you."), 303
@@ -160,15 +150,13 @@ def page_router() -> APIRouter:
         return RedirectResponse(f"/review/items/{quote(first[0].id)}", status_code=303)
 
     def item_page(request: Request, item_id: str, error: str | None, status: int) -> HTMLResponse:
-        from judge.review import item_view, labels, queue
-
         who = caller(request)
         blind_all = request.app.state.config.blind
 
         def load(store: Store) -> tuple[Any, int, bool]:
-            view = item_view(store, item_id, force_blind=blind_all, viewer_role=who.role)
-            left = len(queue(store, reviewer=who.name, role=who.role, limit=1000))
-            mine = any(x.reviewer == who.name for x in labels(store, item_id=item_id))
+            view = judge.item_view(store, item_id, force_blind=blind_all, viewer_role=who.role)
+            left = len(judge.queue(store, reviewer=who.name, role=who.role, limit=1000))
+            mine = any(x.reviewer == who.name for x in store.review_labels(item_id=item_id))
             return view, left, mine
 
         view, left, mine = with_store(request, load)
@@ -190,23 +178,14 @@ def page_router() -> APIRouter:
 
     @router.post("/review/items/{item_id}/label")
     async def label(request: Request, item_id: str) -> Response:
-        from judge.review import add_label, get_item, to_canonical
-
         who = caller(request)
         form = await _form(request)
         shown = form.get("label", "")
         note = form.get("note", "")[:4000]
 
         def save(store: Store) -> None:
-            item = get_item(store, item_id)
-            add_label(
-                store,
-                item_id,
-                reviewer=who.name,
-                role=who.role,
-                label=to_canonical(item, shown),
-                note=note,
-            )
+            judge.add_shown_label(store, item_id, reviewer=who.name, role=who.role,
+                                  shown_label=shown, note=note)
 
         try:
             await run_in_threadpool(with_store, request, save)

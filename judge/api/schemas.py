@@ -11,11 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judge.cases import bad_value
 from judge.defaults import DEFAULT_MAX_TOKENS
-from judge.review import ItemView, PairAgreement, ReviewItem, ReviewLabel
-from judge.routing import AuditStatus, RoutingDecision
-from judge.types import Case, Judgment
+from judge.library import AuditStatus, ItemView, PairAgreement, bad_value
+from judge.types import Case, JobStatus, Judgment, ReviewItem, ReviewLabel, RoutingDecision
 
 __all__ = [
     "AgreementResponse",
@@ -45,7 +43,6 @@ __all__ = [
     "WhoAmI",
 ]
 
-JobStatus = Literal["queued", "running", "done", "failed"]
 
 
 class _Body(BaseModel):

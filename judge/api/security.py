@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from judge.api.keys import Principal, verify_key, verify_session
-from judge.store import Store
+from judge.library import Principal, Store, verify_key, verify_session
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -138,7 +137,7 @@ class AccessMiddleware:
     """Authenticate, rate-limit and size-limit every HTTP request."""
 
     def __init__(
-        self, app: ASGIApp, *, db: Path, limiter: RateLimiter, max_body_bytes: int
+        self, app: ASGIApp, *, db: str | Path, limiter: RateLimiter, max_body_bytes: int
     ) -> None:
         self.app = app
         self.db = db

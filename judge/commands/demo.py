@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
+from rich.table import Table
 
+import judge
+from calibration.inputs import judgment_to_row
+from calibration.intervals import wilson
+from judge.commands.progress import judging_progress
+from judge.commands.run import write_jsonl
 from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, LOCAL_PREFIX, is_local
 
 if TYPE_CHECKING:
@@ -32,45 +40,30 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
 
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
     """
-    from judge.cases import load_cases
-    from judge.commands.run import _run_with_progress, _write_jsonl
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
-
     started = time.perf_counter()
     if is_local(model):
-        from judge.local import ensure_model
-
         alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):
-            click.echo(f"embedded model: {ensure_model(alias)}", err=True)
-    rubric = load_rubric(rubric_ref)
-    loaded = load_cases(Path(gold_path), limit=limit)
+            click.echo(f"embedded model: {judge.install_model(alias).path}", err=True)
+    rubric = judge.load_rubric(rubric_ref)
+    loaded = judge.load_cases(Path(gold_path), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "judge.db"
-    protocol = DEFAULT_PROTOCOLS["agent_run"]
-    steps = plan(loaded.cases, rubric, [model], orders=protocol.orders,
-                 samples=protocol.samples, variants=protocol.variants)
-    params = ModelParams(temperature=protocol.temperature, max_tokens=protocol.max_tokens)
+    options = judge.JudgeOptions.from_protocol(DEFAULT_PROTOCOLS["agent_run"], concurrency=1)
     click.echo(
         f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "
         "(about 20-60 s each on 2 cores; stored as they finish)",
         err=True,
     )
-    with Store(db) as store:
-        runner = Runner(store, rubric, params, concurrency=1)
-        store.start_batch(runner.batch_id, rubric=rubric.ref, model=model, input=gold_path,
-                          params=params.cache_params())
-        summary = _run_with_progress(runner, steps, quiet=False)
-        store.finish_batch(runner.batch_id, status="done",
-                           counts=dict(summary.statuses) | {"cached": summary.cached})
+    with judge.open_store(db) as store, judging_progress(quiet=False) as shown:
+        summary = judge.judge_cases(store, loaded.cases, rubric=rubric, models=[model],
+                                    options=options, on_start=shown.on_start,
+                                    on_done=shown.on_done, source=gold_path)
     judgments = sorted((o.judgment for o in summary.outcomes), key=lambda j: j.case_id)
-    _write_jsonl(out / "judgments.jsonl", judgments)
+    write_jsonl(out / "judgments.jsonl", judgments)
     _print_table(judgments, loaded.gold)
     click.echo(
         f"\n{summary.called} judged now, {summary.cached} reused from the store; "
@@ -83,14 +76,6 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
 
 def _print_table(judgments: list[Judgment], gold: dict[str, str]) -> None:
     """One row per case: the protocol's verdict pools every prompt variant (and order)."""
-    from collections import defaultdict
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from calibration.inputs import judgment_to_row
-    from calibration.intervals import wilson
-
     by_case: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_case[j.case_id].append(j)

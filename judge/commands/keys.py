@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+import judge
+
 
 @click.group()
 def keys() -> None:
@@ -22,11 +24,8 @@ def keys() -> None:
 @click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
 def create(name: str, role: str, db: str) -> None:
     """Create a key and print it once (only a salted hash is stored)."""
-    from judge.api.keys import create_key
-    from judge.store import Store
-
-    with Store(db) as store:
-        principal, key = create_key(store, name, role)
+    with judge.open_store(db) as store:
+        principal, key = judge.create_key(store, name, role)
     click.echo(key)
     click.echo(
         f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in {db}; "
@@ -39,15 +38,12 @@ def create(name: str, role: str, db: str) -> None:
 @click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
 def list_cmd(db: str) -> None:
     """List keys (ids, names, roles, dates; never the keys)."""
-    from judge.api.keys import list_keys
-    from judge.store import Store
-
-    with Store(db) as store:
-        rows = list_keys(store)
-    for row in rows:
-        state = f"revoked {row['revoked_at'][:19]}" if row["revoked_at"] else "active"
+    with judge.open_store(db) as store:
+        found = judge.list_keys(store)
+    for key in found:
+        state = f"revoked {key.revoked_at.isoformat()[:19]}" if key.revoked_at else "active"
         click.echo(
-            f"{row['id']}  {row['name']:24} {row['role']:12} {row['created_at'][:19]}  {state}"
+            f"{key.id}  {key.name:24} {key.role:12} {key.created_at.isoformat()[:19]}  {state}"
         )
 
 
@@ -56,11 +52,8 @@ def list_cmd(db: str) -> None:
 @click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
 def revoke(name_or_id: str, db: str) -> None:
     """Revoke a key by name or id; its page sessions end too."""
-    from judge.api.keys import revoke_key
-    from judge.store import Store
-
-    with Store(db) as store:
-        done = revoke_key(store, name_or_id)
+    with judge.open_store(db) as store:
+        done = judge.revoke_key(store, name_or_id)
     if not done:
         raise click.ClickException(f"no active key named or with id {name_or_id!r}")
     click.echo(f"revoked {name_or_id}")

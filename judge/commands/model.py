@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
+from collections.abc import Callable
 
 import click
 
-from judge import local
+import judge
+from judge.defaults import DEFAULT_MODEL, LOCAL_PREFIX
 
 
 @click.group()
@@ -16,7 +17,7 @@ def model() -> None:
     """Install and inspect the embedded local judge model."""
 
 
-def _progress_printer() -> local.Progress:
+def _progress_printer() -> Callable[[int, int], None]:
     """Say once, to stderr, that assembly has begun (it takes a few seconds)."""
     started = [False]
 
@@ -31,7 +32,7 @@ def _progress_printer() -> local.Progress:
 @model.command()
 @click.option(
     "--alias",
-    default=local.DEFAULT_ALIAS,
+    default=DEFAULT_MODEL.removeprefix(LOCAL_PREFIX),
     show_default=True,
     help="Which registered local model to install.",
 )
@@ -44,18 +45,13 @@ def install(alias: str, verify: bool) -> None:
     Idempotent: when the file is already assembled and marked good this takes milliseconds.
     """
     started = time.perf_counter()
-    spec = local.get_spec(alias)
-    path = local.ensure_model(alias, _progress_printer(), verify=verify)
+    done = judge.install_model(alias, _progress_printer(), verify=verify)
     seconds = time.perf_counter() - started
-    override = local.override_path()
-    if override is not None:
-        sha = local.cached_sha256(path)
-        note = "not pinned: JUDGE_LOCAL_GGUF replaces the registry's file"
-    else:
-        sha, note = spec.sha256, "matches the pin"
-    click.echo(f"{alias}: {path}")
-    click.echo(f"  size    {path.stat().st_size:,} bytes")
-    click.echo(f"  sha256  {sha} ({note})")
+    note = ("matches the pin" if done.pinned
+            else "not pinned: JUDGE_LOCAL_GGUF replaces the registry's file")
+    click.echo(f"{alias}: {done.path}")
+    click.echo(f"  size    {done.path.stat().st_size:,} bytes")
+    click.echo(f"  sha256  {done.sha256} ({note})")
     click.echo(f"  ready in {seconds:.2f} s")
 
 
@@ -63,23 +59,19 @@ def install(alias: str, verify: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def info(as_json: bool) -> None:
     """Show the registered local models, where their files are and whether they are assembled."""
-    models = [local.model_status(spec) for spec in local.known_models().values()]
-    has_llama = importlib.util.find_spec("llama_cpp") is not None
+    status = judge.embedded_status()
     if as_json:
-        status = {
-            "judge_home": str(local.judge_home()),
-            "llama_cpp_installed": has_llama,
-            "models": models,
-        }
-        click.echo(json.dumps(status, indent=2))
+        click.echo(json.dumps({k: status[k] for k in ("judge_home", "llama_cpp_installed",
+                                                        "models")}, indent=2))
         return
-    click.echo(f"JUDGE_HOME: {local.judge_home()}")
-    llama = "installed" if has_llama else "missing (pip install 'judge[embedded]')"
+    click.echo(f"JUDGE_HOME: {status['judge_home']}")
+    llama = ("installed" if status["llama_cpp_installed"]
+             else "missing (pip install 'judge[embedded]')")
     click.echo(f"llama-cpp-python: {llama}")
-    for entry in models:
+    for entry in status["models"]:
         click.echo(
             f"\nlocal/{entry['alias']}"
-            + ("  (default)" if entry["alias"] == local.DEFAULT_ALIAS else "")
+            + ("  (default)" if entry["alias"] == status["default_alias"] else "")
         )
         for key in (
             "path",
@@ -98,4 +90,4 @@ def info(as_json: bool) -> None:
             if key == "override" and value is None:
                 value = "none (set JUDGE_LOCAL_GGUF=/abs/path.gguf to use another file)"
             click.echo(f"  {key:16s}{value}")
-    click.echo(f"\nAny GGUF file: --model local/{local.GGUF_PREFIX}/abs/path/file.gguf")
+    click.echo(f"\nAny GGUF file: --model local/{status['gguf_prefix']}/abs/path/file.gguf")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import click
+from rich.console import Console
+from rich.table import Table
+
+import judge
 
 
 @click.group()
@@ -17,14 +21,8 @@ def review() -> None:
 @click.option("--limit", type=int, default=50, show_default=True)
 def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
     """List items awaiting a label, in priority order."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from judge.review import queue
-    from judge.store import Store
-
-    with Store(db) as store:
-        found = queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
+    with judge.open_store(db) as store:
+        found = judge.queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
     table = Table()
     for column in ("item", "case", "kind", "why", "priority", "labels", "status"):
         table.add_column(column, overflow="fold")
@@ -57,11 +55,8 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
 @click.option("--db", default="judge.db", show_default=True)
 def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
     """Label one item (canonical frame)."""
-    from judge.review import add_label
-    from judge.store import Store
-
-    with Store(db) as store:
-        item = add_label(
+    with judge.open_store(db) as store:
+        item = judge.add_label(
             store,
             item_id,
             reviewer=reviewer,
@@ -77,11 +72,8 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
 @click.option("--db", default="judge.db", show_default=True)
 def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair."""
-    from judge.review import agreement
-    from judge.store import Store
-
-    with Store(db) as store:
-        pairs = agreement(store)
+    with judge.open_store(db) as store:
+        pairs = judge.agreement(store)
     if not pairs:
         click.echo("no item has labels from two reviewers yet")
     for p in pairs:
@@ -97,22 +89,18 @@ def agreement_cmd(db: str) -> None:
 @click.option("--card", "digest", help="One card's digest (default: every stored card).")
 def audit_cmd(db: str, digest: str | None) -> None:
     """Each card's live band error bounds from audit labels; stale cards are flagged."""
-    from judge.routing import card_rows, refresh_audit
-    from judge.store import Store
-
-    with Store(db) as store:
-        digests = [digest] if digest else [r["digest"] for r in card_rows(store)]
-        for d in digests:
-            status = refresh_audit(store, d)
-            state = f"STALE: {status.stale_reason}" if status.stale else "in force"
-            click.echo(f"card {status.card_digest[:19]}: {state}")
-            for b in status.bands:
-                where = f" slice {b.slice}" if b.slice else ""
-                click.echo(
-                    f"  {b.band}{where}: card {b.card_errors}/{b.card_n} + audit "
-                    f"{b.audit_errors}/{b.audit_n} errors -> bound {b.upper_bound:.4f} "
-                    f"(alpha {b.alpha:g}, level {b.level:g})"
-                )
+    with judge.open_store(db) as store:
+        statuses = judge.audit_cards(store, digest)
+    for status in statuses:
+        state = f"STALE: {status.stale_reason}" if status.stale else "in force"
+        click.echo(f"card {status.card_digest[:19]}: {state}")
+        for b in status.bands:
+            where = f" slice {b.slice}" if b.slice else ""
+            click.echo(
+                f"  {b.band}{where}: card {b.card_errors}/{b.card_n} + audit "
+                f"{b.audit_errors}/{b.audit_n} errors -> bound {b.upper_bound:.4f} "
+                f"(alpha {b.alpha:g}, level {b.level:g})"
+            )
 
 
 @review.command("export-gold")
@@ -127,11 +115,8 @@ def audit_cmd(db: str, digest: str | None) -> None:
 @click.option("--db", default="judge.db", show_default=True)
 def export_gold_cmd(out: str, license_: str, db: str) -> None:
     """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`)."""
-    from judge.review import export_gold
-    from judge.store import Store
-
-    with Store(db) as store:
-        result = export_gold(store, out, license=license_)
+    with judge.open_store(db) as store:
+        result = judge.export_gold(store, out, license=license_)
     for item_id, why in result.skipped:
         click.echo(f"skipped {item_id}: {why}", err=True)
     click.echo(f"{result.n} gold record(s) -> {result.path} ({result.digest})")

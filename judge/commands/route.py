@@ -6,9 +6,13 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
+from rich.table import Table
+
+import judge
 
 if TYPE_CHECKING:
-    from judge.routing import RoutingDecision
+    from judge.types import RoutingDecision
 
 
 @click.command()
@@ -61,17 +65,11 @@ def route(
     A card whose judge model, rubric digest or evidence-selector version differ from the
     judgments', that has expired, or that audits flagged stale, is refused.
     """
-    from pathlib import Path
-
-    from calibration.card import load_card
-    from judge.routing import apply_card
-    from judge.store import Store
-
-    if not Path(db).exists():
+    if not judge.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge cases with `judge run` first)")
-    card = load_card(card_path)
-    with Store(db) as store:
-        run = apply_card(
+    card = judge.load_card(card_path)
+    with judge.open_store(db) as store:
+        run = judge.route(
             store,
             card,
             audit_fraction=audit_fraction,
@@ -111,9 +109,6 @@ def route(
 
 
 def _table(decisions: list[RoutingDecision]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table()
     for column in ("case", "decision", "label", "score", "reason", "detail"):
         table.add_column(column, overflow="fold")

@@ -7,11 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
+from rich.table import Table
 
-from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, is_local
+import judge
+from judge.commands.progress import judging_progress
+from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
 if TYPE_CHECKING:
-    from judge.runner import Runner, RunSummary, Step
+    from judge.judging import RunSummary
     from judge.types import Judgment
 
 
@@ -67,36 +71,26 @@ def run(
     Exit code 0: all judged; 1: some records were invalid; 3: some judgments failed (provider
     or parse failure, stored with that status, never as a verdict).
     """
-    from judge.cases import load_cases
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
-
     if samples < 1:
         raise click.BadParameter("must be at least 1", param_hint="--samples")
-    rubric = load_rubric(rubric_ref)
-    loaded = load_cases(Path(input_file), limit=limit)
+    rubric = judge.load_rubric(rubric_ref)
+    loaded = judge.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
-    if temperature is None:
-        temperature = 0.7 if samples > 1 else 0.0
-    params = ModelParams(temperature=temperature, max_tokens=max_tokens, api_base=api_base)
-    steps = plan(loaded.cases, rubric, list(models), orders=orders,  # type: ignore[arg-type]
-                 samples=samples, variants=variants)
-    with Store(db) as store:
-        if concurrency is None:
-            concurrency = 1 if all(is_local(m) for m in models) else 4
-        runner = Runner(store, rubric, params, token_budget=token_budget, concurrency=concurrency)
-        store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
-                          input=str(input_file), params=params.cache_params())
-        summary = _run_with_progress(runner, steps, quiet=quiet)
-        store.finish_batch(runner.batch_id, status="done",
-                           counts=dict(summary.statuses) | {"cached": summary.cached})
+    options = judge.JudgeOptions(
+        orders=orders,  # type: ignore[arg-type]
+        samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
+        api_base=api_base, token_budget=token_budget, concurrency=concurrency,
+    )
+    with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
+        summary = judge.judge_cases(
+            store, loaded.cases, rubric=rubric, models=models, options=options,
+            on_start=shown.on_start, on_done=shown.on_done, source=str(input_file),
+        )
     for step, failure in summary.errors:
         click.echo(f"not judged: case {step.case.id}: {failure}", err=True)
     if out:
-        _write_jsonl(Path(out), [o.judgment for o in summary.outcomes])
+        write_jsonl(Path(out), [o.judgment for o in summary.outcomes])
     _print_summary(summary, db=db, out=out, n_invalid=len(loaded.errors))
     if loaded.errors:
         sys.exit(EXIT_INVALID_INPUT)
@@ -104,55 +98,8 @@ def run(
         sys.exit(EXIT_FAILED_JUDGMENTS)
 
 
-def _run_with_progress(runner: Runner, steps: list[Step], *, quiet: bool) -> RunSummary:
-    import asyncio
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from judge.runner import Outcome
-
-    progress = Progress(
-        TextColumn("[bold]judging"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        disable=quiet or not sys.stderr.isatty(),
-        transient=False,
-    )
-    task = progress.add_task("judging", total=len(steps), last="")
-
-    # Without a terminal (CI logs, nohup) a live bar draws nothing until the end: print one
-    # line per finished judgment instead, so long runs still show progress.
-    plain = not quiet and not progress.console.is_terminal
-    finished = 0
-
-    def done(outcome: Outcome) -> None:
-        nonlocal finished
-        finished += 1
-        j = outcome.judgment
-        label = j.verdict.label if j.verdict else j.status
-        tag = "cached" if outcome.cached else f"{j.usage.latency_s:.1f}s"
-        last = f"{j.case_id[-40:]}: {label} ({tag})"
-        if plain:
-            print(f"[{finished}/{len(steps)}] {last}", file=sys.stderr, flush=True)
-        else:
-            progress.update(task, advance=1, last=last)
-
-    runner.on_done = done
-    with progress:
-        return asyncio.run(runner.run(steps))
-
-
-def _write_jsonl(path: Path, judgments: list[Judgment]) -> None:
+def write_jsonl(path: Path, judgments: list[Judgment]) -> None:
+    """Write judgments as JSONL (one per line)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for judgment in judgments:
@@ -160,8 +107,6 @@ def _write_jsonl(path: Path, judgments: list[Judgment]) -> None:
 
 
 def _print_summary(summary: RunSummary, *, db: str, out: str | None, n_invalid: int) -> None:
-    from rich.console import Console
-
     console = Console(stderr=True)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))
     console.print(
@@ -194,11 +139,9 @@ def show(
     fmt: str,
 ) -> None:
     """List stored judgments."""
-    from judge.store import Store
-
-    if not Path(db).exists():
+    if not judge.store_exists(db):
         raise click.ClickException(f"{db}: no such store (run `judge run ...` first)")
-    with Store(db) as store:
+    with judge.open_store(db) as store:
         judgments = list(store.judgments(rubric_id=rubric_id, model=model, case_id=case_id,
                                          status=status, limit=limit))
     if fmt == "jsonl":
@@ -210,9 +153,6 @@ def show(
 
 def print_judgments(judgments: list[Judgment]) -> None:
     """A readable table of judgments on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(show_lines=False)
     for column in ("case", "order", "status", "verdict", "P(labels)", "cited", "tokens", "s"):
         table.add_column(column, overflow="fold")
@@ -241,7 +181,5 @@ def print_judgments(judgments: list[Judgment]) -> None:
 @click.command()
 def rubrics() -> None:
     """List the rubrics and their versions."""
-    from judge.rubrics import list_rubrics
-
-    for rubric in list_rubrics():
+    for rubric in judge.list_rubrics():
         click.echo(f"{rubric.ref:32} {rubric.kind:16} {rubric.digest[:19]}  {rubric.spec.title}")

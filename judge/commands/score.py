@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -173,15 +174,23 @@ def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Ca
     return card
 
 
+def _execute(runner: Any, steps: list[Any], *, quiet: bool) -> Any:
+    import asyncio
+
+    with judging_progress(quiet=quiet) as shown:
+        shown.on_start(steps)
+        runner.on_done = shown.on_done
+        return asyncio.run(runner.run(steps))
+
+
 def _score_judged(
     runs: list[Run], runs_file: str, rubric_ref: str, models: list[str],
     card_path: str | None, params: Any, *, db: str, token_budget: int | None,
     concurrency: int, quiet: bool,
 ) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.commands.run import _run_with_progress
+    from judge.judging import Runner
     from judge.report import ReportContext
     from judge.rubrics import load_rubric
-    from judge.runner import Runner
     from judge.scoring import eligibility, judge_runs
     from judge.store import Store
 
@@ -197,8 +206,7 @@ def _score_judged(
         store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
                           input=runs_file, params=params.cache_params())
         judged = judge_runs(runs, runner, models,
-                            lambda r, steps: _run_with_progress(r, steps, quiet=quiet),
-                            card=card)
+                            lambda r, steps: _execute(r, steps, quiet=quiet), card=card)
         s = judged.summary
         store.finish_batch(runner.batch_id, status="done",
                            counts=dict(s.statuses) | {"cached": s.cached})

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from judge.api.app import ServiceConfig, create_app
 from judge.defaults import DEFAULT_MODEL
 
 
@@ -72,12 +71,10 @@ def serve(
     """
     import uvicorn
 
-    from judge.api.app import ServiceConfig, create_app
-
     if burst < 1:
         raise click.BadParameter("must be at least 1", param_hint="--burst")
     config = ServiceConfig(
-        db=Path(db),
+        db=db,
         models=tuple(models),
         api_base=api_base,
         max_body_bytes=int(max_body_mb * 1024 * 1024),

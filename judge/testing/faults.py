@@ -30,14 +30,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from judge.store import digest
+import judge
+from judge.digests import digest
 from judge.testing.loopback import LoopbackServer, Reply
+from judge.types import Case, TraceTurn
 
 #: Faults that the provider layer must treat as provider failures (retry, then infra_error).
 INFRA_FAULTS = ("rate_limit", "server_error", "reset", "hang", "malformed_json")
@@ -250,7 +253,6 @@ _EXPECT = "expected-verdict="
 
 def campaign_cases(n: int) -> list[Any]:
     """``n`` small agent runs; each task names the verdict the scripted judge gives it."""
-    from judge.types import Case, TraceTurn
 
     cases = []
     for i in range(n):
@@ -415,29 +417,25 @@ def execute_campaign(
     waits twice as long. Needs OPENAI_API_KEY set (any value: the loopback server does not
     check it).
     """
-    import asyncio
-    import time
 
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
 
     config = FaultConfig.uniform(fault_rate, seed=seed, retry_after_s=0.0,
                                  hang_s=timeout_s * 2)
     injector = FaultInjector(config, campaign_answer)
-    rubric = load_rubric("agent-run-success@1")
-    steps = plan(campaign_cases(n), rubric, ["openai/loopback"])
-    with LoopbackServer(injector) as server, Store(db_path) as store:
-        params = ModelParams(api_base=server.api_base, timeout_s=timeout_s,
-                             max_attempts=max_attempts, max_reasks=max_reasks,
-                             backoff_base_s=0.001, backoff_max_s=0.01)
-        runner = Runner(store, rubric, params, concurrency=concurrency)
+    cases = campaign_cases(n)
+    with LoopbackServer(injector) as server, judge.open_store(db_path) as store:
+        options = judge.JudgeOptions(api_base=server.api_base, timeout_s=timeout_s,
+                                     max_attempts=max_attempts, max_reasks=max_reasks,
+                                     backoff_base_s=0.001, backoff_max_s=0.01,
+                                     concurrency=concurrency)
         started = time.perf_counter()
-        asyncio.run(runner.run(steps))
+        summary = judge.judge_cases(store, cases, rubric="agent-run-success@1",
+                                    models=["openai/loopback"], options=options,
+                                    source="fault campaign")
         seconds = time.perf_counter() - started
         judgments = list(store.judgments())
-    return Campaign(judgments, injector, len(steps), max_attempts, max_reasks, seconds)
+    steps = len(summary.outcomes) + len(summary.errors)
+    return Campaign(judgments, injector, steps, max_attempts, max_reasks, seconds)
 
 
 def run_campaign(db_path: str, *, n: int, **options: Any) -> CampaignReport:

@@ -1,20 +1,37 @@
-"""Append-only schema migrations for the judge store.
+"""Append-only schema migrations of the judge store, the same on every backend.
 
-Each migration is a numbered function registered in order; a database records which ones ran in
-``_migrations``. Published migrations are never edited: a schema change is a new function.
+Each migration is a numbered function registered in order; a store records which ones ran in
+``_migrations``. Published migrations are never edited: a schema change is a new function. A
+migration describes tables and indexes through :class:`Schema`; each backend turns that into
+its own DDL (SQLite through sqlite-utils, as every store so far was made; PostgreSQL through
+generated statements), so one list of migrations serves both.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # imported by whoever migrates: importing this module stays cheap
-    import sqlite_utils
 
-Migration = Callable[["sqlite_utils.Database"], None]
+class Schema(Protocol):
+    """What a migration may do to a store."""
+
+    def create_table(
+        self,
+        name: str,
+        columns: Mapping[str, type],
+        *,
+        pk: str | tuple[str, ...],
+        not_null: set[str] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Create a table with these typed columns (str, int or float) and primary key."""
+
+    def create_index(self, table: str, columns: Sequence[str], *, unique: bool = False) -> None:
+        """Create an index named ``idx_<table>_<columns>``."""
+
+
+Migration = Callable[[Schema], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
 
@@ -24,10 +41,16 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
+def index_name(table: str, columns: Sequence[str]) -> str:
+    """The name sqlite-utils gives an index, used by every backend."""
+    return f"idx_{table}_{'_'.join(columns)}"
+
+
 @migration
-def m001_judgments(db: sqlite_utils.Database) -> None:
+def m001_judgments(s: Schema) -> None:
     """One row per judgment, keyed by the cache key; the full Judgment JSON kept for audit."""
-    db.table("judgments").create(
+    s.create_table(
+        "judgments",
         {
             "id": str,
             "cache_key": str,
@@ -55,15 +78,16 @@ def m001_judgments(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"cache_key", "case_id", "status", "model", "rubric_id", "json"},
     )
-    db.table("judgments").create_index(["cache_key"], unique=True)
-    db.table("judgments").create_index(["case_id"])
-    db.table("judgments").create_index(["rubric_id", "model"])
+    s.create_index("judgments", ["cache_key"], unique=True)
+    s.create_index("judgments", ["case_id"])
+    s.create_index("judgments", ["rubric_id", "model"])
 
 
 @migration
-def m002_calls(db: sqlite_utils.Database) -> None:
+def m002_calls(s: Schema) -> None:
     """Every provider call attempt, append-only: what was paid for, and what failed."""
-    db.table("calls").create(
+    s.create_table(
+        "calls",
         {
             "id": int,
             "cache_key": str,
@@ -79,21 +103,23 @@ def m002_calls(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db.table("calls").create_index(["cache_key"])
+    s.create_index("calls", ["cache_key"])
 
 
 @migration
-def m003_cases(db: sqlite_utils.Database) -> None:
+def m003_cases(s: Schema) -> None:
     """The cases judged (as validated), so judgments can be shown and reviewed later."""
-    db.table("cases").create(
+    s.create_table(
+        "cases",
         {"id": str, "kind": str, "digest": str, "json": str, "created_at": str}, pk="id"
     )
 
 
 @migration
-def m004_batches(db: sqlite_utils.Database) -> None:
+def m004_batches(s: Schema) -> None:
     """Batches (a `judge run` or an API job): what was asked and how it ended."""
-    db.table("batches").create(
+    s.create_table(
+        "batches",
         {
             "id": str,
             "created_at": str,
@@ -110,9 +136,10 @@ def m004_batches(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m005_routing(db: sqlite_utils.Database) -> None:
+def m005_routing(s: Schema) -> None:
     """Calibration cards used for routing, and the routing decision of each (case, judge, card)."""
-    db.table("cards").create(
+    s.create_table(
+        "cards",
         {
             "digest": str,
             "model": str,
@@ -134,7 +161,8 @@ def m005_routing(db: sqlite_utils.Database) -> None:
         not_null={"yaml", "model"},
         defaults={"stale": 0},
     )
-    db.table("routing_decisions").create(
+    s.create_table(
+        "routing_decisions",
         {
             "id": str,
             "card_digest": str,
@@ -159,14 +187,15 @@ def m005_routing(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"card_digest", "case_id", "model", "decision", "reason"},
     )
-    db.table("routing_decisions").create_index(["card_digest", "decision"])
-    db.table("routing_decisions").create_index(["case_id"])
+    s.create_index("routing_decisions", ["card_digest", "decision"])
+    s.create_index("routing_decisions", ["case_id"])
 
 
 @migration
-def m006_review(db: sqlite_utils.Database) -> None:
+def m006_review(s: Schema) -> None:
     """The human review queue and the labels reviewers give."""
-    db.table("review_items").create(
+    s.create_table(
+        "review_items",
         {
             "id": str,
             "routing_id": str,
@@ -192,8 +221,9 @@ def m006_review(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"case_id", "kind", "status", "required_labels"},
     )
-    db.table("review_items").create_index(["status", "priority"])
-    db.table("review_labels").create(
+    s.create_index("review_items", ["status", "priority"])
+    s.create_table(
+        "review_labels",
         {
             "id": int,
             "item_id": str,
@@ -206,13 +236,14 @@ def m006_review(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"item_id", "reviewer", "role", "label", "created_at"},
     )
-    db.table("review_labels").create_index(["item_id", "reviewer"], unique=True)
+    s.create_index("review_labels", ["item_id", "reviewer"], unique=True)
 
 
 @migration
-def m007_access(db: sqlite_utils.Database) -> None:
+def m007_access(s: Schema) -> None:
     """API keys (only a salted hash is kept) and review-page sessions (hashed tokens)."""
-    db.table("api_keys").create(
+    s.create_table(
+        "api_keys",
         {
             "id": str,
             "name": str,
@@ -226,8 +257,9 @@ def m007_access(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"name", "role", "salt", "hash", "created_at"},
     )
-    db.table("api_keys").create_index(["name"], unique=True)
-    db.table("sessions").create(
+    s.create_index("api_keys", ["name"], unique=True)
+    s.create_table(
+        "sessions",
         {"token_hash": str, "key_id": str, "created_at": str, "expires_at": str},
         pk="token_hash",
         not_null={"key_id", "expires_at"},
@@ -235,9 +267,10 @@ def m007_access(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m008_jobs(db: sqlite_utils.Database) -> None:
+def m008_jobs(s: Schema) -> None:
     """API jobs (a batch of cases to judge), their cases as submitted, and their judgments."""
-    db.table("jobs").create(
+    s.create_table(
+        "jobs",
         {
             "id": str,
             "key_id": str,
@@ -260,70 +293,26 @@ def m008_jobs(db: sqlite_utils.Database) -> None:
         not_null={"status", "rubric", "models", "request_digest"},
     )
     # Null idempotency keys do not collide (SQLite treats NULLs as distinct in unique indexes).
-    db.table("jobs").create_index(["key_id", "idempotency_key"], unique=True)
-    db.table("job_cases").create(
+    s.create_index("jobs", ["key_id", "idempotency_key"], unique=True)
+    s.create_table(
+        "job_cases",
         {"job_id": str, "position": int, "case_id": str, "json": str},
         pk=("job_id", "position"),
     )
-    db.table("job_results").create(
+    s.create_table(
+        "job_results",
         {"job_id": str, "judgment_id": str}, pk=("job_id", "judgment_id")
     )
 
 
 @migration
-def m009_step_keys(db: sqlite_utils.Database) -> None:
+def m009_step_keys(s: Schema) -> None:
     """Which cache key a planned step's inputs led to, so that re-running a finished batch
     finds its judgments without selecting evidence and rendering prompts again."""
-    db.table("step_keys").create(
+    s.create_table(
+        "step_keys",
         {"step_key": str, "cache_key": str, "created_at": str},
         pk="step_key",
         not_null={"cache_key"},
     )
-    db.table("step_keys").create_index(["cache_key"])
-
-
-def applied_names(conn: sqlite3.Connection) -> set[str]:
-    """Names of the migrations already run on this database (plain sqlite3: the store checks
-    this at every open without loading sqlite-utils)."""
-    if conn.execute(
-        "select 1 from sqlite_master where type = 'table' and name = '_migrations'"
-    ).fetchone() is None:
-        return set()
-    return {row[0] for row in conn.execute("select name from _migrations")}
-
-
-def pending(conn: sqlite3.Connection) -> bool:
-    """Whether a registered migration has not run on this database yet."""
-    done = applied_names(conn)
-    return any(name not in done for name, _ in MIGRATIONS)
-
-
-def migrate(db: sqlite_utils.Database) -> list[str]:
-    """Apply every migration not yet applied, in order; return the names applied now.
-
-    Several processes may open a new database at once (two ``judge run`` on one file): the
-    pending migrations are applied under SQLite's write lock (``BEGIN IMMEDIATE``, which waits
-    for the busy timeout) and re-read once the lock is held, so each runs exactly once and a
-    process never sees half a schema.
-    """
-    if not pending(db.conn):
-        return []
-    db.conn.commit()  # no implicit transaction may be open before BEGIN
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        done = applied_names(db.conn)
-        if "_migrations" not in db.table_names():
-            db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
-        applied: list[str] = []
-        for name, fn in MIGRATIONS:
-            if name in done:
-                continue
-            fn(db)
-            stamp = datetime.now(UTC).isoformat()
-            db.table("_migrations").insert({"name": name, "applied_at": stamp})
-            applied.append(name)
-        db.execute("COMMIT")
-    except BaseException:
-        db.rollback()
-        raise
-    return applied
+    s.create_index("step_keys", ["cache_key"])

@@ -13,14 +13,12 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
 
+from judge.digests import utcnow
 from judge.errors import InputError
-from judge.review import ROLES, Role
-
-if TYPE_CHECKING:
-    from judge.store import Store
+from judge.store import Store
+from judge.types import ROLES, ApiKeyRecord, Role
 
 _KEY = re.compile(r"^jk_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -39,10 +37,6 @@ def _hash(salt: str, secret: str) -> str:
     return hmac.new(bytes.fromhex(salt), secret.encode(), hashlib.sha256).hexdigest()
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Principal, str]:
     """Create a key; return its principal and the plaintext key (never stored, shown once)."""
     if not _NAME.match(name):
@@ -53,7 +47,7 @@ def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Princip
         )
     if role not in ROLES:
         raise InputError(f"unknown role {role!r}", field="role", hint=f"use one of {ROLES}")
-    if list(store.db.query("select 1 from api_keys where name = ?", [name])):
+    if store.key_name_taken(name):
         raise InputError(
             f"a key named {name!r} exists already",
             field="name",
@@ -62,17 +56,7 @@ def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Princip
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     salt = secrets.token_hex(16)
-    with store.db.conn:
-        store.db.table("api_keys").insert(
-            {
-                "id": key_id,
-                "name": name,
-                "role": role,
-                "salt": salt,
-                "hash": _hash(salt, secret),
-                "created_at": _now().isoformat(),
-            }
-        )
+    store.add_key(key_id=key_id, name=name, role=role, salt=salt, hash=_hash(salt, secret))
     return Principal(key_id, name, role), f"jk_{key_id}_{secret}"
 
 
@@ -84,43 +68,22 @@ def verify_key(store: Store, key: str | None) -> Principal | None:
     if match is None:
         return None
     key_id, secret = match.groups()
-    rows = list(
-        store.db.query(
-            "select name, role, salt, hash from api_keys where id = ? and revoked_at is null",
-            [key_id],
-        )
-    )
-    if not rows:
+    row = store.live_key(key_id)
+    if row is None:
         return None
-    row = rows[0]
     if not hmac.compare_digest(_hash(row["salt"], secret), row["hash"]):
         return None
     return Principal(key_id, row["name"], row["role"])
 
 
-def list_keys(store: Store) -> list[dict[str, Any]]:
+def list_keys(store: Store) -> list[ApiKeyRecord]:
     """Every key's id, name, role and dates (never the hash)."""
-    sql = "select id, name, role, created_at, revoked_at from api_keys order by created_at"
-    return list(store.db.query(sql))
+    return store.keys()
 
 
 def revoke_key(store: Store, name_or_id: str) -> bool:
     """Revoke a key by name or id (its sessions end too); False when there is no such key."""
-    rows = list(
-        store.db.query(
-            "select id from api_keys where (name = ? or id = ?) and revoked_at is null",
-            [name_or_id, name_or_id],
-        )
-    )
-    if not rows:
-        return False
-    key_id = rows[0]["id"]
-    with store.db.conn:
-        store.db.execute(
-            "update api_keys set revoked_at = ? where id = ?", [_now().isoformat(), key_id]
-        )
-        store.db.execute("delete from sessions where key_id = ?", [key_id])
-    return True
+    return store.revoke_key(name_or_id)
 
 
 def _token_hash(token: str) -> str:
@@ -130,16 +93,9 @@ def _token_hash(token: str) -> str:
 def create_session(store: Store, principal: Principal, hours: float = 12.0) -> str:
     """A new page-session token for this key (only its hash is stored)."""
     token = secrets.token_urlsafe(32)
-    now = _now()
-    with store.db.conn:
-        store.db.table("sessions").insert(
-            {
-                "token_hash": _token_hash(token),
-                "key_id": principal.key_id,
-                "created_at": now.isoformat(),
-                "expires_at": (now + timedelta(hours=hours)).isoformat(),
-            }
-        )
+    expires = utcnow() + timedelta(hours=hours)
+    store.add_session(token_hash=_token_hash(token), key_id=principal.key_id,
+                      expires_at=expires.isoformat())
     return token
 
 
@@ -147,19 +103,13 @@ def verify_session(store: Store, token: str | None) -> Principal | None:
     """The principal of a live session token (its key unrevoked); None otherwise."""
     if not token or len(token) > 200:
         return None
-    sql = (
-        "select k.id, k.name, k.role, s.expires_at from sessions s join api_keys k "
-        "on k.id = s.key_id where s.token_hash = ? and k.revoked_at is null"
-    )
-    rows = list(store.db.query(sql, [_token_hash(token)]))
-    if not rows or datetime.fromisoformat(rows[0]["expires_at"]) <= _now():
+    row = store.session_key(_token_hash(token))
+    if row is None or datetime.fromisoformat(row["expires_at"]) <= utcnow():
         return None
-    row = rows[0]
     return Principal(row["id"], row["name"], row["role"])
 
 
 def end_session(store: Store, token: str | None) -> None:
     """Forget a session token."""
     if token:
-        with store.db.conn:
-            store.db.execute("delete from sessions where token_hash = ?", [_token_hash(token)])
+        store.end_session(_token_hash(token))

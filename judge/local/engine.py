@@ -49,7 +49,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.errors import JudgeError
-from judge.local import PROVIDER, ResolvedModel, cached_sha256, known_models, resolve_model
+from judge.local.weights import (
+    PROVIDER,
+    ResolvedModel,
+    cached_sha256,
+    known_models,
+    resolve_model,
+)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -27,13 +27,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
-import judge
+from judge import kinds
+from judge.digests import cache_key, digest
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
-from judge.store import Store, cache_key, digest
+from judge.store import Store
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
+from judge.version import __version__
 
 OrdersOption = Literal["one", "both"]
 
@@ -66,11 +68,8 @@ def plan(
                                                                        rubric.n_variants))
     steps: list[Step] = []
     for case in cases:
-        case_orders: list[Order | None]
-        if rubric.kind == "pairwise":
-            case_orders = ["AB", "BA"] if orders == "both" else ["AB"]
-        else:
-            case_orders = [None]
+        kind_orders = kinds.kind(rubric.kind).orders
+        case_orders: list[Order | None] = list(kind_orders if orders == "both" else kind_orders[:1])
         for model in models:
             for order in case_orders:
                 for sample in range(samples):
@@ -83,11 +82,11 @@ def plan(
 @cache
 def code_digest() -> str:
     """Digest of the code that turns a case into a prompt and a call: the source of
-    judge.runner and of every judge module it imports, directly or not (imports inside
+    judge.judging.runner and of every judge module it imports, directly or not (imports inside
     functions included), with the judge and Jinja versions. Computed once per process."""
-    root = Path(judge.__file__).resolve().parent
-    h = hashlib.sha256(f"{judge.__version__}|jinja2 {metadata.version('jinja2')}".encode())
-    for name, path in sorted(_judge_imports(root, "judge.runner").items()):
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
+    for name, path in sorted(_judge_imports(root, __name__).items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return "sha256:" + h.hexdigest()
 
@@ -253,7 +252,7 @@ class Runner:
             variant=step.variant,
             evidence_ids=shown,
             flagged_evidence=[item.id for item in evidence.items if item.flags],
-            judge_version=judge.__version__,
+            judge_version=__version__,
         )
         log = AttemptLog()
         started = time.perf_counter()

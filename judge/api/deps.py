@@ -1,0 +1,78 @@
+"""What every route depends on: the caller, the configuration, a store per request, and the
+shared response declarations of the OpenAPI schema."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, Query, Request, Security
+from fastapi.security import APIKeyHeader, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from judge.api import schemas as s
+from judge.api.config import ServiceConfig
+from judge.library import Principal, Store
+
+_bearer = HTTPBearer(auto_error=False, scheme_name="bearerKey", description="API key")
+
+
+_header = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKeyHeader")
+
+
+def principal(
+    request: Request,
+    _bearer_key: Annotated[Any, Security(_bearer)] = None,
+    _header_key: Annotated[Any, Security(_header)] = None,
+) -> Principal:
+    """The authenticated caller (set by the access middleware; declared for the schema)."""
+    found = getattr(request.state, "principal", None)
+    if not isinstance(found, Principal):
+        raise StarletteHTTPException(401, "an API key is required")
+    return found
+
+
+def config_of(request: Request) -> ServiceConfig:
+    """The service configuration."""
+    config: ServiceConfig = request.app.state.config
+    return config
+
+
+def store_dep(request: Request) -> Iterator[Store]:
+    """A store connection for this request (SQLite connections stay in their thread)."""
+    with Store(config_of(request).db) as store:
+        yield store
+
+
+Caller = Annotated[Principal, Depends(principal)]
+
+
+Db = Annotated[Store, Depends(store_dep)]
+
+
+Config = Annotated[ServiceConfig, Depends(config_of)]
+
+
+Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+Offset = Annotated[int, Query(ge=0, le=10_000_000)]
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": s.ErrorResponse, "description": text}
+    for code, text in (
+        (400, "Malformed request (body not decodable)"),
+        (401, "Missing or invalid API key"),
+        (413, "Request body too large"),
+        (422, "Invalid request"),
+        (429, "Rate limited (see Retry-After)"),
+    )
+}
+
+
+def with_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """Response declarations for these error statuses."""
+    text = {404: "Not found", 409: "Conflict with the current state"}
+    return {c: {"model": s.ErrorResponse, "description": text[c]} for c in codes}
+

@@ -1,0 +1,20 @@
+"""``/v1/whoami``: the caller's key."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from judge.api import schemas as s
+from judge.api.deps import Caller
+
+
+def whoami(caller: Caller) -> s.WhoAmI:
+    """The caller's key name and role."""
+    return s.WhoAmI(name=caller.name, role=caller.role)
+
+
+def router() -> APIRouter:
+    """The access routes."""
+    r = APIRouter(tags=["access"])
+    r.add_api_route("/whoami", whoami, methods=["GET"], response_model=s.WhoAmI)
+    return r

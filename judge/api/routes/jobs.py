@@ -1,0 +1,99 @@
+"""``/v1/jobs``: batches of cases judged in the background, resumable, idempotent."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse
+
+import judge
+from judge.api import schemas as s
+from judge.api.deps import Caller, Config, Db, Limit, Offset, with_errors
+from judge.digests import digest
+from judge.types import JobRecord
+
+
+def job_view(record: JobRecord) -> s.Job:
+    """The API view of a stored job (who submitted it, and how, stays out)."""
+    return s.Job.model_validate(record.model_dump(
+        exclude={"key_id", "idempotency_key", "request_digest", "params"}))
+
+
+def submit_job(
+    body: s.JobRequest,
+    request: Request,
+    caller: Caller,
+    store: Db,
+    config: Config,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> Any:
+    """Queue a batch of cases; the same Idempotency-Key and body return the same job."""
+    models = config.settings().pick_models(body.models)
+    record, created = judge.create_job(
+        store,
+        cases=body.cases,
+        rubric=body.rubric,
+        models=models,
+        params=body.model_dump(mode="json", exclude={"cases", "models", "rubric"}),
+        request_digest=digest(body.model_dump(mode="json")),
+        key_id=caller.key_id,
+        idempotency_key=idempotency_key,
+    )
+    job = job_view(record)
+    if created:
+        request.app.state.jobs.submit(job.id)
+        return job
+    return JSONResponse(
+        job.model_dump(mode="json"), status_code=200, headers={"Idempotent-Replayed": "true"}
+    )
+
+
+def jobs(caller: Caller, store: Db, limit: Limit = 50, offset: Offset = 0) -> s.JobList:
+    """Jobs, newest first."""
+    return s.JobList(jobs=[job_view(r) for r in store.jobs(limit=limit, offset=offset)])
+
+
+def job(job_id: str, caller: Caller, store: Db) -> s.Job:
+    """A job's state and progress."""
+    return job_view(judge.get_job(store, job_id))
+
+
+def job_results(
+    job_id: str, caller: Caller, store: Db, limit: Limit = 100, offset: Offset = 0
+) -> s.JobResults:
+    """A page of the judgments a job produced (or found already stored)."""
+    state = judge.get_job(store, job_id)
+    ids = store.job_judgment_ids(job_id)
+    found = store.judgments_by_id(ids[offset : offset + limit])
+    found.sort(
+        key=lambda j: (j.case_id, j.provenance.model, j.provenance.order or "",
+                       j.provenance.sample)
+    )
+    return s.JobResults(
+        job_id=job_id, status=state.status, total=len(ids), offset=offset, judgments=found
+    )
+
+
+def resume_job(job_id: str, request: Request, caller: Caller, store: Db) -> s.Job:
+    """Run a finished or failed job again: stored judgments are reused, not paid again."""
+    record = judge.resume_job(store, job_id)
+    request.app.state.jobs.submit(job_id)
+    return job_view(record)
+
+
+def router() -> APIRouter:
+    """The job routes."""
+    r = APIRouter(tags=["judging"])
+    r.add_api_route(
+        "/jobs", submit_job, methods=["POST"], response_model=s.Job, status_code=202,
+        responses={**with_errors(409), 200: {"model": s.Job, "description": "Replayed (same key)"}},
+    )
+    r.add_api_route("/jobs", jobs, methods=["GET"], response_model=s.JobList)
+    r.add_api_route("/jobs/{job_id}", job, methods=["GET"], response_model=s.Job,
+                    responses=with_errors(404))
+    r.add_api_route("/jobs/{job_id}/results", job_results, methods=["GET"],
+                    response_model=s.JobResults, responses=with_errors(404))
+    r.add_api_route("/jobs/{job_id}/resume", resume_job, methods=["POST"], response_model=s.Job,
+                    status_code=202, responses=with_errors(404, 409))
+    return r

@@ -1,0 +1,46 @@
+"""``/v1/judge``: judge one case now (and route it with a stored card)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+import judge
+from judge.api import schemas as s
+from judge.api.deps import Caller, Config, Db, with_errors
+from judge.errors import NotFoundError
+
+
+def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) -> s.JudgeResponse:
+    """Judge one case now; with ``card``, route the result and queue it for review if needed."""
+    settings = config.settings()
+    models = settings.pick_models(body.models)
+    rubric = judge.load_rubric(body.rubric)
+    card = None
+    if body.card is not None:
+        card = judge.get_card(store, body.card)
+        if card is None:
+            raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
+        judge.check_card_before_judging(card, models, rubric.digest)
+    options = judge.JudgeOptions(orders=body.orders, samples=body.samples,
+                                 temperature=body.temperature, max_tokens=body.max_tokens,
+                                 api_base=config.api_base, concurrency=config.concurrency)
+    summary = judge.judge_cases(store, [body.case], rubric=rubric, models=models,
+                                options=options, source="api judge")
+    judgments = [o.judgment for o in summary.outcomes]
+    routing = []
+    if card is not None and judgments:
+        run = judge.route(store, card, judgments=judgments, audit_fraction=config.audit_fraction)
+        routing = run.decisions
+    return s.JudgeResponse(
+        judgments=judgments,
+        routing=routing,
+        errors=[f"case {st.case.id}: {err}" for st, err in summary.errors],
+    )
+
+
+def router() -> APIRouter:
+    """The judging route."""
+    r = APIRouter(tags=["judging"])
+    r.add_api_route("/judge", judge_case, methods=["POST"], response_model=s.JudgeResponse,
+                    responses=with_errors(404, 409))
+    return r

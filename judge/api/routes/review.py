@@ -1,0 +1,102 @@
+"""``/v1/review``: the queue, an item's view, labels, agreement and the gold export."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+import judge
+from judge.api import schemas as s
+from judge.api.deps import Caller, Config, Db, Limit, Offset, with_errors
+from judge.errors import ConflictError
+
+
+def review_queue(
+    caller: Caller,
+    store: Db,
+    config: Config,
+    mine: bool = True,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> s.QueueResponse:
+    """Items awaiting a label in priority order (``mine``: those this key may label now)."""
+    who = caller.name if mine else None
+    found = judge.queue(store, reviewer=who, role=caller.role, limit=limit, offset=offset)
+    shown = [judge.blinded(i) if (i.blind or config.blind) else i for i in found]
+    return s.QueueResponse(items=shown)
+
+
+def review_item(item_id: str, caller: Caller, store: Db, config: Config) -> s.ItemView:
+    """What a reviewer sees for an item (blind items hide verdicts and model names)."""
+    return judge.item_view(store, item_id, force_blind=config.blind, viewer_role=caller.role)
+
+
+def label_item(item_id: str, body: s.LabelRequest, caller: Caller, store: Db) -> s.LabelResponse:
+    """Label an item (canonical frame) as this key's reviewer; returns the item's state."""
+    item = judge.add_label(
+        store, item_id, reviewer=caller.name, role=caller.role, label=body.label, note=body.note
+    )
+    audit = None
+    if item.audit and item.card_digest and item.status == "done":
+        audit = judge.audit_cards(store, item.card_digest)[0]
+    return s.LabelResponse(item=item, audit=audit)
+
+
+def review_labels(
+    caller: Caller,
+    store: Db,
+    item_id: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+) -> s.LabelList:
+    """Labels given (with reviewer, role, note and time)."""
+    return s.LabelList(labels=store.review_labels(item_id=item_id, limit=limit, offset=offset))
+
+
+def review_agreement(caller: Caller, store: Db) -> s.AgreementResponse:
+    """Raw agreement and Cohen's kappa per reviewer pair."""
+    return s.AgreementResponse(pairs=judge.agreement(store))
+
+
+def review_gold(
+    caller: Caller,
+    store: Db,
+    license: Annotated[str, Query(min_length=1, max_length=200)] = "unspecified",
+) -> Response:
+    """Finished review items as gold JSONL with lineage (``calibration.gold`` format)."""
+    records, skipped = judge.gold_records(store, license=license)
+    if not records:
+        raise ConflictError("no finished review items with a gold label to export yet")
+    text = "".join(judge.dumps_gold_record(r) + "\n" for r in records)
+    return Response(
+        text,
+        media_type="application/x-ndjson",
+        headers={"X-Gold-Records": str(len(records)), "X-Gold-Skipped": str(len(skipped))},
+    )
+
+
+def router() -> APIRouter:
+    """The review routes."""
+    r = APIRouter(prefix="/review", tags=["review"])
+    r.add_api_route("/queue", review_queue, methods=["GET"], response_model=s.QueueResponse)
+    r.add_api_route("/items/{item_id}", review_item, methods=["GET"], response_model=s.ItemView,
+                    responses=with_errors(404))
+    r.add_api_route("/items/{item_id}/labels", label_item, methods=["POST"],
+                    response_model=s.LabelResponse, status_code=201,
+                    responses=with_errors(404, 409))
+    r.add_api_route("/labels", review_labels, methods=["GET"], response_model=s.LabelList)
+    r.add_api_route("/agreement", review_agreement, methods=["GET"],
+                    response_model=s.AgreementResponse)
+    r.add_api_route(
+        "/gold", review_gold, methods=["GET"], response_class=Response,
+        responses={
+            200: {
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                "description": "Gold JSONL, one record per line",
+            },
+            **with_errors(409),
+        },
+    )
+    return r

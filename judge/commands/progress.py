@@ -1,0 +1,71 @@
+"""The progress display of long judging: a live bar on a terminal, one line per judgment
+otherwise (CI logs, nohup), nothing with ``--quiet``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+if TYPE_CHECKING:
+    from judge.judging import Outcome, Step
+
+
+@dataclass
+class JudgingProgress:
+    """Callbacks for :func:`judge.judge_cases`: ``on_start`` sizes the bar, ``on_done`` moves it."""
+
+    progress: Progress
+    plain: bool
+    total: int = 0
+    finished: int = 0
+    task: TaskID | None = field(default=None)
+
+    def on_start(self, steps: list[Step]) -> None:
+        """Size the bar to the planned judgments."""
+        self.total = len(steps)
+        self.task = self.progress.add_task("judging", total=self.total, last="")
+
+    def on_done(self, outcome: Outcome) -> None:
+        """Show a finished judgment."""
+        self.finished += 1
+        j = outcome.judgment
+        label = j.verdict.label if j.verdict else j.status
+        tag = "cached" if outcome.cached else f"{j.usage.latency_s:.1f}s"
+        last = f"{j.case_id[-40:]}: {label} ({tag})"
+        if self.plain:
+            print(f"[{self.finished}/{self.total}] {last}", file=sys.stderr, flush=True)
+        elif self.task is not None:
+            self.progress.update(self.task, advance=1, last=last)
+
+
+@contextmanager
+def judging_progress(*, quiet: bool) -> Iterator[JudgingProgress]:
+    """A progress display for the duration of the block."""
+    progress = Progress(
+        TextColumn("[bold]judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=quiet or not sys.stderr.isatty(),
+        transient=False,
+    )
+    # Without a terminal a live bar draws nothing until the end: print one line per finished
+    # judgment instead, so long runs still show progress.
+    plain = not quiet and not progress.console.is_terminal
+    with progress:
+        yield JudgingProgress(progress, plain)

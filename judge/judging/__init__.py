@@ -1,0 +1,29 @@
+"""Judging: plan the judgments a protocol needs, run them with bounded concurrency, store each
+as it finishes (``runner``), and the batch workflow every interface calls (``batch``)."""
+
+from judge.judging.batch import DEFAULT_CONCURRENCY, JudgeOptions, judge_cases, judging_plan
+from judge.judging.runner import (
+    OrdersOption,
+    Outcome,
+    Runner,
+    RunSummary,
+    Step,
+    code_digest,
+    params_for_sample,
+    plan,
+)
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "JudgeOptions",
+    "OrdersOption",
+    "Outcome",
+    "RunSummary",
+    "Runner",
+    "Step",
+    "code_digest",
+    "judge_cases",
+    "judging_plan",
+    "params_for_sample",
+    "plan",
+]

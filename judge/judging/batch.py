@@ -1,0 +1,119 @@
+"""Judge a batch of cases: rubric -> plan -> Runner -> store, recorded as a batch.
+
+This is the one place that assembles the chain; ``judge run``, ``judge demo``, ``judge score``,
+the API's ``POST /v1/judge`` and jobs, the fault campaign and the benchmarks all call
+:func:`judge_cases`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
+from judge.errors import InputError
+from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
+from judge.providers import ModelParams
+from judge.rubrics import Rubric, load_rubric
+from judge.store import Store
+from judge.types import Case
+
+#: Judgments in flight by default for hosted models (the embedded model runs one at a time).
+DEFAULT_CONCURRENCY = 4
+_BUDGETS = ("timeout_s", "max_attempts", "max_reasks", "backoff_base_s", "backoff_max_s")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How to judge: the protocol (orders, samples, variants) and the call parameters."""
+
+    orders: OrdersOption = "both"
+    samples: int = 1
+    #: Use the first N of the rubric's prompt variants (None: all of them).
+    variants: int | None = None
+    #: Sampling temperature (None: 0, or 0.7 when samples > 1).
+    temperature: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    api_base: str | None = None
+    #: Evidence token budget (None: the rubric's).
+    token_budget: int | None = None
+    #: Judgments in flight (None: 1 for the embedded model, 4 otherwise).
+    concurrency: int | None = None
+    #: Call budgets (None: judge.providers.ModelParams' defaults): they shape cost and latency,
+    #: not the answer, so they are not in the cache key.
+    timeout_s: float | None = None
+    max_attempts: int | None = None
+    max_reasks: int | None = None
+    backoff_base_s: float | None = None
+    backoff_max_s: float | None = None
+
+    @classmethod
+    def from_protocol(cls, protocol: Protocol, **overrides: object) -> JudgeOptions:
+        """The options of a default protocol (``judge.defaults``), with overrides."""
+        fields = {"orders": protocol.orders, "samples": protocol.samples,
+                  "variants": protocol.variants, "temperature": protocol.temperature,
+                  "max_tokens": protocol.max_tokens}
+        return cls(**(fields | overrides))  # type: ignore[arg-type]
+
+    def params(self) -> ModelParams:
+        """The model parameters these options give."""
+        if self.samples < 1:
+            raise InputError("must be at least 1", field="samples")
+        temperature = self.temperature
+        if temperature is None:
+            temperature = 0.7 if self.samples > 1 else 0.0
+        budgets = {name: value for name in _BUDGETS if (value := getattr(self, name)) is not None}
+        return ModelParams(temperature=temperature, max_tokens=self.max_tokens,
+                           api_base=self.api_base, **budgets)
+
+    def in_flight(self, models: Sequence[str]) -> int:
+        """How many judgments to run at once for these models."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 1 if all(is_local(m) for m in models) else DEFAULT_CONCURRENCY
+
+
+def judging_plan(
+    cases: Sequence[Case], rubric: Rubric, models: Sequence[str], options: JudgeOptions
+) -> list[Step]:
+    """Every judgment ``options`` ask of these cases and models."""
+    return plan(cases, rubric, list(models), orders=options.orders, samples=options.samples,
+                variants=options.variants)
+
+
+def judge_cases(
+    store: Store,
+    cases: Sequence[Case],
+    *,
+    rubric: str | Rubric,
+    models: Sequence[str],
+    options: JudgeOptions | None = None,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+    batch_id: str | None = None,
+    source: str = "",
+) -> RunSummary:
+    """Judge ``cases`` with a rubric and one or more models; store every judgment as it
+    finishes and record the batch. Judgments already paid for are served from the store.
+
+    ``on_start`` gets the planned steps (e.g. to size a progress bar); ``on_done`` each finished
+    step. A failure of one judgment never stops the others: provider and parse failures are
+    stored with their status, steps that could not be attempted are in ``summary.errors``.
+    """
+    options = options or JudgeOptions()
+    chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    params = options.params()
+    steps = judging_plan(cases, chosen, models, options)
+    runner = Runner(store, chosen, params, token_budget=options.token_budget,
+                    concurrency=options.in_flight(models), on_done=on_done, batch_id=batch_id)
+    store.start_batch(runner.batch_id, rubric=chosen.ref, model=",".join(models),
+                      input=source, params=params.cache_params())
+    if on_start is not None:
+        on_start(steps)
+    summary = asyncio.run(runner.run(steps))
+    counts = dict(summary.statuses) | {"cached": summary.cached}
+    if summary.errors:
+        counts["not_attempted"] = len(summary.errors)
+    store.finish_batch(runner.batch_id, status="done", counts=counts)
+    return summary

@@ -1,0 +1,178 @@
+"""The library API: the typed functions a Python user calls, and every interface calls.
+
+``judge`` (the package) re-exports these names lazily, so ``import judge`` stays cheap::
+
+    import judge
+
+    with judge.open_store("judge.db") as store:
+        cases = judge.load_cases("runs.jsonl").cases
+        summary = judge.judge_cases(store, cases, rubric="agent-run-success@2",
+                                    models=["openai/gpt-4o"])
+        run = judge.route(store, judge.load_card("card.yaml"))
+
+The click commands (``judge.commands``), the HTTP routes (``judge.api``), ``judge demo`` and the
+benchmark scripts call these functions and nothing private below them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from calibration.card import Card, load_card, parse_card
+from calibration.gold import dumps_record as dumps_gold_record
+from judge.access import (
+    Principal,
+    create_key,
+    create_session,
+    end_session,
+    list_keys,
+    revoke_key,
+    verify_key,
+    verify_session,
+)
+from judge.cases import LoadedCases, bad_value
+from judge.cases import load_cases as _load_cases
+from judge.jobs import (
+    JobManager,
+    JudgeSettings,
+    create_job,
+    get_job,
+    job_judgments,
+    resume_job,
+    run_job,
+)
+from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
+from judge.local.weights import InstalledModel, embedded_status, install_model
+from judge.review import (
+    GoldExport,
+    ItemView,
+    PairAgreement,
+    RoutingRun,
+    add_label,
+    add_shown_label,
+    agreement,
+    apply_card,
+    blinded,
+    export_gold,
+    gold_records,
+    item_view,
+    queue,
+)
+from judge.routing import (
+    AuditStatus,
+    check_card_before_judging,
+    get_card,
+    refresh_audit,
+    save_card,
+)
+from judge.rubrics import Rubric, list_rubrics, load_rubric
+from judge.store import Store, default_location, store_exists
+from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
+
+__all__ = [
+    "ApiKeyRecord",
+    "AuditStatus",
+    "Card",
+    "CardRecord",
+    "Case",
+    "GoldExport",
+    "InstalledModel",
+    "ItemView",
+    "JobManager",
+    "JudgeOptions",
+    "JudgeSettings",
+    "Judgment",
+    "LoadedCases",
+    "Outcome",
+    "PairAgreement",
+    "Principal",
+    "ReviewItem",
+    "RoutingDecision",
+    "RoutingRun",
+    "Rubric",
+    "RunSummary",
+    "Step",
+    "Store",
+    "add_label",
+    "add_shown_label",
+    "agreement",
+    "apply_card",
+    "audit_cards",
+    "bad_value",
+    "blinded",
+    "check_card_before_judging",
+    "create_job",
+    "create_key",
+    "create_session",
+    "default_location",
+    "dumps_gold_record",
+    "embedded_status",
+    "end_session",
+    "export_gold",
+    "get_card",
+    "get_job",
+    "gold_records",
+    "install_model",
+    "item_view",
+    "job_judgments",
+    "judge_cases",
+    "list_keys",
+    "list_rubrics",
+    "load_card",
+    "load_cases",
+    "load_rubric",
+    "open_store",
+    "parse_card",
+    "queue",
+    "refresh_audit",
+    "resume_job",
+    "revoke_key",
+    "route",
+    "run_job",
+    "save_card",
+    "store_exists",
+    "verify_key",
+    "verify_session",
+]
+
+
+def open_store(location: str | Path | None = None) -> Store:
+    """Open (and migrate) the store at ``location``: a SQLite file path or a database URL;
+    default ``$JUDGE_DB`` or ``judge.db``. Use it as a context manager to close it."""
+    return Store(location if location is not None else default_location())
+
+
+def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
+    """Validate a JSONL of cases (gold format): the valid cases, and each invalid record's
+    error naming its line and field."""
+    return _load_cases(Path(path), limit=limit)
+
+
+def route(
+    store: Store,
+    card: Card | str | Path,
+    *,
+    judgments: Sequence[Judgment] | None = None,
+    audit_fraction: float = 0.05,
+    seed: int = 0,
+    double_fraction: float = 0.0,
+    blind: bool = False,
+    now: datetime | None = None,
+) -> RoutingRun:
+    """Apply a calibration card (or the path of one) to the store's judgments, or to
+    ``judgments``: decide auto-accept, auto-reject, auto-decide or review for each (case, judge),
+    keep the decisions, and queue review items and a seeded fraction of audits.
+
+    Refuses (CardError) a card that binds another judge, has expired or was flagged stale."""
+    chosen = card if isinstance(card, Card) else load_card(card)
+    return apply_card(store, chosen, judgments=judgments, audit_fraction=audit_fraction,
+                      seed=seed, double_fraction=double_fraction, blind=blind, now=now)
+
+
+def audit_cards(store: Store, digest: str | None = None) -> list[AuditStatus]:
+    """Each stored card's (or one card's) live band error bounds from the audit labels so far;
+    a card whose bound exceeds its alpha is flagged stale (routing with it is then refused)."""
+    digests = [digest] if digest else [record.digest for record in store.card_records()]
+    return [refresh_audit(store, d) for d in digests]

@@ -1,0 +1,72 @@
+"""Apply a card to a store: route the judgments, keep the decisions, queue review and audits."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from calibration.card import Card
+from judge.errors import CardError
+from judge.review.queue import enqueue
+from judge.routing import audit_sample, card_models, route_judgments, save_card, stale_reason
+from judge.store import Store
+from judge.types import Judgment, RoutingDecision
+
+
+@dataclass
+class RoutingRun:
+    """What one application of a card did."""
+
+    card_digest: str
+    decisions: list[RoutingDecision]
+    enqueued: int = 0
+    audited: int = 0
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+def apply_card(
+    store: Store,
+    card: Card,
+    *,
+    judgments: Sequence[Judgment] | None = None,
+    audit_fraction: float = 0.05,
+    seed: int = 0,
+    double_fraction: float = 0.0,
+    blind: bool = False,
+    now: datetime | None = None,
+) -> RoutingRun:
+    """Route the store's judgments (or ``judgments``) with ``card``; queue review and audits.
+
+    Refuses (CardError) a card that does not bind the judgments' judge, has expired, or that
+    audits have flagged stale. Decisions are stored with the card digest; review items are
+    queued once per decision (re-routing keeps the labels already given).
+    """
+    digest = save_card(store, card)
+    reason = stale_reason(store, digest)
+    if reason is not None:
+        raise CardError(
+            f"card {digest[:19]} was flagged stale by audit: {reason}. Recalibrate the judge "
+            "(`judge calibrate`, with the exported review labels as extra gold) before routing"
+        )
+    if judgments is None:
+        j = card.judge
+        models = card_models(card)
+        judgments = [x for m in models for x in store.judgments(model=m, rubric_id=j.rubric.id)]
+        if not judgments:
+            raise CardError(
+                f"no stored judgments by {' or '.join(repr(m) for m in models)} with rubric "
+                f"{j.rubric.id} in {store.location}; judge the cases with that judge first "
+                "(`judge run`)"
+            )
+    cases = store.get_cases(x.case_id for x in judgments)
+    decisions = route_judgments(card, judgments, cases=cases, now=now)
+    audited = audit_sample(decisions, audit_fraction, seed)
+    decisions = [d.model_copy(update={"audit": d.id in audited}) for d in decisions]
+    store.save_decisions(decisions)
+    enqueued = enqueue(store, decisions, seed=seed, double_fraction=double_fraction, blind=blind)
+    run = RoutingRun(digest, decisions, enqueued=enqueued, audited=len(audited))
+    run.counts.update((d.decision, d.reason) for d in decisions)
+    return run
+

@@ -1,0 +1,101 @@
+"""Finished review items exported as a gold set with lineage (``calibration.gold``): the
+judgments, the routing decision, the card and the review item each label came from."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from calibration.gold import GoldRecord, GoldTurn, Lineage, write_gold
+from judge import kinds
+from judge.errors import ConflictError
+from judge.review.queue import items, labels
+from judge.store import Store
+from judge.types import Case, ReviewItem
+
+
+@dataclass
+class GoldExport:
+    """What an export wrote and what it left out (with why)."""
+
+    path: Path
+    digest: str
+    n: int
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def gold_records(
+    store: Store, *, license: str = "unspecified"
+) -> tuple[list[GoldRecord], list[tuple[str, str]]]:
+    """Finished review items as GoldRecords (one per case), and (item id, reason) skipped."""
+    done = items(store, status="done", limit=1_000_000)
+    by_case: dict[str, list[ReviewItem]] = defaultdict(list)
+    skipped: list[tuple[str, str]] = []
+    for item in done:
+        if item.final_label not in kinds.kind(item.kind).gold_labels:
+            skipped.append((item.id, f"final label {item.final_label} is not a gold label"))
+            continue
+        by_case[item.case_id].append(item)
+    records = []
+    for case_id, group in sorted(by_case.items()):
+        finals = {i.final_label for i in group}
+        if len(finals) > 1:
+            for i in group:
+                skipped.append((i.id, f"case {case_id} has conflicting final labels {finals}"))
+            continue
+        case = store.get_case(case_id)
+        if case is None:
+            skipped.extend((i.id, f"case {case_id} is not stored") for i in group)
+            continue
+        records.append(_gold_record(store, case, group, license))
+    return records, skipped
+
+
+def _gold_record(
+    store: Store, case: Case, group: Sequence[ReviewItem], license: str
+) -> GoldRecord:
+    given = [x for i in group for x in labels(store, item_id=i.id)]
+    adjudicators = sorted({x.reviewer for x in given if x.role == "adjudicator"})
+    reviewers = sorted({x.reviewer for x in given if x.role == "reviewer"})
+    how = f"human review: {len(reviewers)} reviewer(s)"
+    if adjudicators:
+        how += f", adjudicated by {', '.join(adjudicators)}"
+    refs: list[str] = []
+    for i in group:
+        refs += [f"judgment:{j}" for j in store.decision_judgment_ids(i.routing_id)]
+        refs += [f"routing:{i.routing_id}", f"card:{i.card_digest}", f"review:{i.id}"]
+    final = str(group[0].final_label)
+    return GoldRecord(
+        id=case.id,
+        source=str(case.meta.get("source") or "judge review queue"),
+        license=license,
+        kind=case.kind,
+        task=case.task,
+        candidates=dict(case.candidates) if case.candidates else None,
+        diff=case.diff,
+        trace=[GoldTurn(id=t.id, role=t.role, content=t.content, step=t.step) for t in case.trace],
+        gold=final,
+        gold_source=how,
+        slices=dict(case.slices),
+        meta=dict(case.meta),
+        lineage=Lineage(
+            source="judge review queue",
+            labeller=", ".join([*reviewers, *adjudicators]),
+            created_at=max(x.created_at for x in given) if given else None,
+            derived_from=list(dict.fromkeys(refs)),
+        ),
+    )
+
+
+def export_gold(store: Store, path: str | Path, *, license: str = "unspecified") -> GoldExport:
+    """Write finished review items as a gold JSONL with lineage (``calibration.gold``)."""
+    records, skipped = gold_records(store, license=license)
+    if not records:
+        raise ConflictError(
+            "no finished review items with a pass/fail (or A/B/tie) label to export yet"
+        )
+    digest = write_gold(records, path)
+    return GoldExport(path=Path(path), digest=digest, n=len(records), skipped=skipped)
+

@@ -1,0 +1,253 @@
+"""The human review queue: items routed to review (and audits), labels and adjudication.
+
+Protocol:
+- An item needs one label, or two independent labels (a seeded fraction of items, or all).
+  A reviewer never sees another reviewer's label on an open item and labels an item once.
+- Two labels that disagree send the item to adjudication; a reviewer with the adjudicator role
+  who has not labelled it gives the final label.
+- Blind items hide the judges' verdicts, scores, routing reasons and system (model) names.
+  Pairwise candidates are shown in an order fixed per item by a keyed hash, and labels given in
+  the shown frame are mapped back to the canonical A/B frame here, never by the client.
+- The queue is ordered: items awaiting adjudication first, then by priority (audits and the
+  most uncertain scores first), then oldest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from judge import kinds
+from judge.digests import seeded_unit, utcnow
+from judge.errors import ConflictError, JudgeError, NotFoundError
+from judge.routing.audit import refresh_audit
+from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE
+from judge.store import LabelWrite, Store
+from judge.types import ReviewItem, ReviewLabel, ReviewStatus, Role, RoutingDecision
+
+
+def uncertainty(score: float | None) -> float:
+    """1 at a score of one half (or no score), 0 at 0 or 1: how unsure the judge was."""
+    if score is None:
+        return 1.0
+    return 1.0 - abs(2.0 * score - 1.0)
+
+
+def item_id_for(decision_id: str) -> str:
+    """The review item id of a routing decision."""
+    return "q-" + decision_id.removeprefix("r-")
+
+
+def enqueue(
+    store: Store,
+    decisions: Iterable[RoutingDecision],
+    *,
+    seed: int = 0,
+    double_fraction: float = 0.0,
+    blind: bool = False,
+    now: datetime | None = None,
+) -> int:
+    """Queue every review decision and every audited automatic one; return how many are new.
+
+    An item already queued (same card, case and judge) is left as it is, with its labels.
+    ``double_fraction`` of the items (seeded, per item) need two independent labels.
+    """
+    if not 0.0 <= double_fraction <= 1.0:
+        raise JudgeError(f"double-label fraction must be in [0, 1], got {double_fraction}")
+    moment = (now or utcnow()).isoformat()
+    rows = []
+    for d in decisions:
+        if d.decision != "review" and not d.audit:
+            continue
+        if d.reason in AWAITING_JUDGE:
+            continue  # a judge, not a person, has to act first; routing again decides it
+        qid = item_id_for(d.id)
+        audit = d.decision in AUTO_DECISIONS
+        rows.append(
+            {
+                "id": qid,
+                "routing_id": d.id,
+                "card_digest": d.card_digest,
+                "case_id": d.case_id,
+                "model": d.model,
+                "rubric_id": d.rubric_id,
+                "kind": d.kind,
+                "reason": "audit" if audit else d.reason,
+                "detail": (f"audit of {d.decision} ({d.detail})" if audit else d.detail),
+                "audit": int(audit),
+                "band": d.band,
+                "auto_label": d.label,
+                "score": d.score,
+                # Audits guard the automatic decisions: as urgent as the most uncertain item.
+                "priority": 1.0 if audit else uncertainty(d.score),
+                "required_labels": 2 if seeded_unit(seed, "double:" + qid) < double_fraction else 1,
+                "blind": int(blind),
+                "status": "open",
+                "created_at": moment,
+            }
+        )
+    return store.enqueue_items(rows)
+
+
+def get_item(store: Store, item_id: str) -> ReviewItem:
+    """The review item with this id; NotFoundError when there is none."""
+    item = store.review_item(item_id)
+    if item is None:
+        raise NotFoundError(f"no review item {item_id!r}")
+    return item
+
+
+def queue(
+    store: Store,
+    *,
+    reviewer: str | None = None,
+    role: Role = "reviewer",
+    limit: int = 50,
+    offset: int = 0,
+) -> list[ReviewItem]:
+    """Items awaiting a label, in priority order.
+
+    With ``reviewer``: only the items this reviewer may label now (open items they have not
+    labelled; items awaiting adjudication when ``role`` is adjudicator and they gave no label).
+    Without: every open item and every item awaiting adjudication.
+    """
+    return store.review_queue(
+        reviewer=reviewer, adjudicator=role == "adjudicator", limit=limit, offset=offset
+    )
+
+
+def items(
+    store: Store, *, status: str | None = None, limit: int = 100, offset: int = 0
+) -> list[ReviewItem]:
+    """Review items in any state (optionally one status), oldest first."""
+    return store.review_items(status=status, limit=limit, offset=offset)
+
+
+def labels(
+    store: Store, *, item_id: str | None = None, limit: int = 1000, offset: int = 0
+) -> list[ReviewLabel]:
+    """Labels given, oldest first (optionally for one item)."""
+    return store.review_labels(item_id=item_id, limit=limit, offset=offset)
+
+
+def blinded(item: ReviewItem) -> ReviewItem:
+    """The item as a blind reviewer may see it: no judge model, score, reason or audit flag
+    (each hints at what the judge said), no card."""
+    return item.model_copy(
+        update={
+            "model": None,
+            "card_digest": None,
+            "routing_id": None,
+            "reason": "hidden",
+            "detail": None,
+            "audit": False,
+            "band": None,
+            "auto_label": None,
+            "score": None,
+            "priority": 0.0,
+            "blind": True,
+        }
+    )
+
+
+def display_swapped(item_id: str) -> bool:
+    """Whether a pairwise item's candidates are shown in the order B, A (fixed per item)."""
+    return seeded_unit(0, "display:" + item_id) < 0.5
+
+
+def to_canonical(item: ReviewItem, shown_label: str) -> str:
+    """A label given in the shown frame, in the canonical A/B frame."""
+    if item.kind == "pairwise" and display_swapped(item.id):
+        return kinds.KINDS["pairwise"].swapped(shown_label)
+    return shown_label
+
+
+def to_shown(item: ReviewItem, canonical_label: str | None) -> str | None:
+    """A canonical label in the frame the reviewer sees."""
+    if canonical_label is None:
+        return None
+    return to_canonical(item, canonical_label)  # the swap is its own inverse
+
+
+def add_label(
+    store: Store,
+    item_id: str,
+    *,
+    reviewer: str,
+    role: Role,
+    label: str,
+    note: str = "",
+    now: datetime | None = None,
+) -> ReviewItem:
+    """Record ``reviewer``'s label (canonical frame) on an item; return the item's new state.
+
+    Raises NotFoundError for an unknown item, JudgeError for a label the item's kind does not
+    allow, ConflictError when the item is closed, awaits someone else or was labelled by this
+    reviewer already. The item is locked while its state is read and written, so labels given
+    at the same moment (by two replicas of the service) are applied one after the other. A
+    finished audit item refreshes its card's live error bounds.
+    """
+    if not reviewer:
+        raise JudgeError("a label needs a reviewer name")
+    moment = now or utcnow()
+
+    def rule(item: ReviewItem, given: list[ReviewLabel]) -> LabelWrite:
+        allowed = kinds.kind(item.kind).review_labels
+        if label not in allowed:
+            raise JudgeError(
+                f"label {label!r} is not allowed for a {item.kind} item; use one of "
+                f"{', '.join(allowed)}"
+            )
+        if any(x.reviewer == reviewer for x in given):
+            raise ConflictError(f"{reviewer} has already labelled {item_id}")
+        if item.status == "done":
+            raise ConflictError(f"{item_id} is already decided ({item.final_label})")
+        if item.status == "adjudicate" and role != "adjudicator":
+            raise ConflictError(
+                f"{item_id} awaits adjudication (its two labels disagree): only an adjudicator "
+                "key can label it"
+            )
+        as_role: Role = "adjudicator" if item.status == "adjudicate" else "reviewer"
+        new = ReviewLabel(id=0, item_id=item_id, reviewer=reviewer, role=as_role, label=label,
+                          note="", created_at=moment)
+        status, final = _next_state(item, [*given, new])
+        return LabelWrite(role=as_role, status=status, final_label=final)
+
+    updated = store.label_item(item_id, reviewer=reviewer, label=label, note=note,
+                               moment=moment.isoformat(), rule=rule)
+    if updated is None:
+        raise NotFoundError(f"no review item {item_id!r}")
+    if updated.status == "done" and updated.audit and updated.card_digest:
+        refresh_audit(store, updated.card_digest)
+    return updated
+
+
+def _next_state(
+    item: ReviewItem, given: Sequence[ReviewLabel]
+) -> tuple[ReviewStatus, str | None]:
+    adjudicated = [x for x in given if x.role == "adjudicator"]
+    if adjudicated:
+        return "done", adjudicated[-1].label
+    votes = [x.label for x in given if x.role == "reviewer"]
+    if len(votes) < item.required_labels:
+        return "open", None
+    if len(set(votes)) == 1:
+        return "done", votes[0]
+    return "adjudicate", None
+
+
+
+def add_shown_label(
+    store: Store,
+    item_id: str,
+    *,
+    reviewer: str,
+    role: Role,
+    shown_label: str,
+    note: str = "",
+) -> ReviewItem:
+    """Record a label given in the frame the reviewer saw (the page shows pairwise candidates
+    in a per-item order); it is mapped to the canonical frame here, never by the client."""
+    item = get_item(store, item_id)
+    return add_label(store, item_id, reviewer=reviewer, role=role,
+                     label=to_canonical(item, shown_label), note=note)

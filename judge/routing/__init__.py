@@ -1,0 +1,61 @@
+"""Routing: apply a calibration card to judgments: auto-accept, auto-reject, auto-decide or review.
+
+``gates`` sends a group of judgments to review for a named reason before any band is consulted;
+``decide`` applies the card's certified bands (or a cascade's stages); ``cards`` checks that a
+card may route the judgments given (it is refused, naming every mismatch, when its judge model,
+rubric digest or evidence-selector version differ from the judgments', when it has expired, or
+when audit labels have flagged it stale); ``audit`` samples automatic decisions for audit and
+keeps each band's live error bound. Queueing the decisions for people is ``judge.review``'s.
+"""
+
+from judge.routing.audit import (
+    AuditLabel,
+    AuditStatus,
+    BandAudit,
+    audit_labels,
+    audit_sample,
+    get_card,
+    live_bounds,
+    refresh_audit,
+    save_card,
+    stale_reason,
+)
+from judge.routing.cards import (
+    card_digest,
+    card_models,
+    check_card_before_judging,
+    select_for_card,
+    stage_label,
+)
+from judge.routing.decide import calibrate_score, route_cascade, route_group, route_judgments
+from judge.routing.gates import GATES, Group, groups, majority
+from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE, REASONS
+
+__all__ = [
+    "AUTO_DECISIONS",
+    "AWAITING_JUDGE",
+    "AuditLabel",
+    "AuditStatus",
+    "BandAudit",
+    "GATES",
+    "Group",
+    "REASONS",
+    "audit_labels",
+    "audit_sample",
+    "calibrate_score",
+    "card_digest",
+    "card_models",
+    "check_card_before_judging",
+    "get_card",
+    "groups",
+    "live_bounds",
+    "majority",
+    "refresh_audit",
+    "route_cascade",
+    "route_group",
+    "route_judgments",
+    "save_card",
+    "select_for_card",
+    "stage_label",
+    "stale_reason",
+]

@@ -1,0 +1,97 @@
+"""Cards as routing sees them: digests, the judges a card routes, and whether it may route the
+judgments given (same judge model, rubric digest and evidence selector; not expired)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from calibration.card import Card, verify_card
+from judge.errors import CardError
+from judge.evidence import SELECTOR_VERSION
+from judge.types import Judgment
+
+
+def card_digest(card: Card) -> str:
+    """The card's digest (computed when the card carries none)."""
+    return card.card_digest or card.computed_digest()
+
+
+def card_models(card: Card) -> list[str]:
+    """The judge models whose judgments a card routes: its cascade's stages, cheapest first,
+    or its one judge."""
+    if card.policy.cascade:
+        return [stage.model for stage in card.policy.cascade]
+    return [card.judge.model]
+
+
+def stage_label(k: int, model: str) -> str:
+    """How a cascade decision names the stage that made it (in RoutingDecision.slice)."""
+    return f"stage {k}: {model}"
+
+
+def select_for_card(
+    card: Card, judgments: Iterable[Judgment], *, now: datetime | None = None
+) -> list[Judgment]:
+    """The judgments this card may route; CardError when it binds another judge or is stale.
+
+    Judgments of other models, rubrics or rubric versions are not this card's and are left
+    out. Among the card's own, every (rubric digest, selector version) present must be the
+    card's, and the card must not have expired (``calibration.card.verify_card``).
+    """
+    j = card.judge
+    short = card_digest(card)[:19]
+    if j.rubric.digest is None or j.evidence_selector.version is None:
+        raise CardError(
+            f"card {short} was calibrated on {j.source} of {j.model!r} and binds no rubric "
+            "digest or evidence-selector version, so it cannot vouch for this store's judgments; "
+            "calibrate on them with `judge calibrate --db DB --gold GOLD.jsonl`"
+        )
+    every = list(judgments)
+    models = card_models(card)
+    mine = [
+        x
+        for x in every
+        if x.provenance.model in models
+        and x.provenance.rubric_id == j.rubric.id
+        and x.provenance.rubric_version == j.rubric.version
+    ]
+    if not mine:
+        present = sorted(
+            {
+                f"{x.provenance.model} / {x.provenance.rubric_id}@{x.provenance.rubric_version}"
+                for x in every
+            }
+        )
+        raise CardError(
+            f"card {short} is for judge {j.model!r} with rubric {j.rubric.id}@{j.rubric.version}, "
+            f"but the judgments given are by: {', '.join(present) or 'nobody (none given)'}. "
+            "Use the card calibrated for that judge, or judge the cases with this one"
+        )
+    bindings = Counter((x.provenance.rubric_digest, x.provenance.selector_version) for x in mine)
+    for (rubric_digest, selector_version), n in sorted(bindings.items()):
+        try:
+            verify_card(
+                card,
+                judge_model=j.model,
+                rubric_digest=rubric_digest,
+                selector_version=selector_version,
+                now=now,
+            )
+        except CardError as err:
+            raise CardError(f"card {short} refused for {n} judgment(s): {err}") from err
+    return mine
+
+
+
+def check_card_before_judging(card: Card, models: Sequence[str], rubric_digest: str) -> None:
+    """Refuse (CardError) a card that could not route the judgments these models are about to
+    make with this rubric and today's evidence selector, before paying for them. The card's
+    judge (or, for a cascade card, one of its stages) must be among the models."""
+    model = card.judge.model if set(card_models(card)) & set(models) else models[0]
+    try:
+        verify_card(card, judge_model=model, rubric_digest=rubric_digest,
+                    selector_version=SELECTOR_VERSION)
+    except CardError as err:
+        raise CardError(f"card {card_digest(card)[:19]} cannot route this request: {err}") from err

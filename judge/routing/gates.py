@@ -1,0 +1,145 @@
+"""Gates: reasons to send an item to review before any band is consulted.
+
+Judgments are grouped per (case, judge model) over answer orders, repeated samples and prompt
+variants. A sequence of gates sends a group to review for a named reason: flagged evidence
+(never decided automatically), parse or provider failures, abstentions, answer orders that
+disagree, repeated samples that disagree, prompt variants that disagree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from calibration.inputs import judgment_to_row
+from calibration.records import VerdictRow
+from judge.types import ABSTAIN_LABEL, Judgment, ScoringKind
+
+
+@dataclass(frozen=True)
+class Group:
+    """Every judgment of one judge on one case (all orders and samples)."""
+
+    case_id: str
+    model: str
+    kind: ScoringKind
+    judgments: tuple[Judgment, ...]
+    rows: tuple[VerdictRow, ...]
+
+
+Gate = Callable[[Group], str | None]
+
+
+def _flagged(g: Group) -> str | None:
+    flagged = sorted({e for j in g.judgments for e in j.provenance.flagged_evidence})
+    if not flagged:
+        return None
+    return f"evidence {', '.join(flagged)} flagged as instructions to the judge"
+
+
+def _count_status(g: Group, status: str) -> int:
+    return sum(1 for j in g.judgments if j.status == status)
+
+
+def _parse_failed(g: Group) -> str | None:
+    n = _count_status(g, "parse_error")
+    return f"{n} of {len(g.judgments)} judgments unparseable" if n else None
+
+
+def _provider_failed(g: Group) -> str | None:
+    n = _count_status(g, "infra_error")
+    return f"{n} of {len(g.judgments)} judgments failed at the provider" if n else None
+
+
+def _abstained(g: Group) -> str | None:
+    n = sum(1 for r in g.rows if r.status == "abstain")
+    return f"{n} of {len(g.judgments)} judgments abstained ({ABSTAIN_LABEL})" if n else None
+
+
+def majority(labels: Sequence[str]) -> str | None:
+    """The label most voted; None on a tie between the top labels or with no votes (a tie has
+    no majority: it is its own answer, not the first label seen)."""
+    counts = Counter(labels).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def _majority(labels: Sequence[str]) -> str:
+    return majority(labels) or "(split)"
+
+
+def _orders_disagree(g: Group) -> str | None:
+    by_order: dict[str, list[str]] = defaultdict(list)
+    for r in g.rows:
+        if r.order is not None and r.verdict is not None:
+            by_order[r.order].append(r.verdict)
+    if len(by_order) < 2:
+        return None
+    verdicts = {order: _majority(labels) for order, labels in sorted(by_order.items())}
+    if len(set(verdicts.values())) == 1:
+        return None
+    return "orders gave " + ", ".join(f"{o}: {v}" for o, v in verdicts.items())
+
+
+def _tally(labels: Sequence[str]) -> str:
+    return ", ".join(f"{label} x{n}" for label, n in sorted(Counter(labels).items()))
+
+
+def _samples_disagree(g: Group) -> str | None:
+    """Repeated samples of one prompt variant in one order gave different verdicts."""
+    by_key: dict[tuple[str | None, int], list[str]] = defaultdict(list)
+    for x, r in zip(g.judgments, g.rows, strict=True):
+        if r.verdict is not None:
+            by_key[(r.order, x.provenance.variant)].append(r.verdict)
+    for (order, variant), labels in sorted(by_key.items(), key=lambda kv: (kv[0][0] or "",
+                                                                         kv[0][1])):
+        if len(set(labels)) > 1:
+            where = f" in order {order}" if order else ""
+            which = f" of prompt variant {variant}" if variant else ""
+            return f"samples{which}{where} gave " + _tally(labels)
+    return None
+
+
+def _variants_disagree(g: Group) -> str | None:
+    """The rubric's prompt variants ("simulated annotators") gave different majority verdicts
+    in one order: the pooled score averages them, but a split among them is a doubt a person
+    should settle."""
+    by_order: dict[str | None, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for x, r in zip(g.judgments, g.rows, strict=True):
+        if r.verdict is not None:
+            by_order[r.order][x.provenance.variant].append(r.verdict)
+    for order, variants in sorted(by_order.items(), key=lambda kv: kv[0] or ""):
+        majorities = [_majority(labels) for _, labels in sorted(variants.items())]
+        if len(set(majorities)) > 1:
+            where = f" in order {order}" if order else ""
+            return f"prompt variants{where} gave " + _tally(majorities)
+    return None
+
+
+#: Checked in this order; the first that applies names the reason. Flagged evidence comes
+#: first so that an injected item is never decided automatically, whatever else holds.
+GATES: tuple[tuple[str, Gate], ...] = (
+    ("flagged_evidence", _flagged),
+    ("parse_error", _parse_failed),
+    ("provider_failure", _provider_failed),
+    ("abstained", _abstained),
+    ("orders_disagreed", _orders_disagree),
+    ("samples_disagreed", _samples_disagree),
+    ("variants_disagreed", _variants_disagree),
+)
+
+
+def groups(judgments: Iterable[Judgment], kind: ScoringKind) -> list[Group]:
+    """The judgments grouped per (case, judge model), each group in a stable order."""
+    by_key: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    for x in judgments:
+        by_key[(x.case_id, x.provenance.model)].append(x)
+    out = []
+    for (case_id, model), items in by_key.items():
+        items.sort(key=lambda x: (x.provenance.order or "", x.provenance.sample, x.id))
+        rows = tuple(judgment_to_row(x) for x in items)
+        out.append(Group(case_id, model, kind, tuple(items), rows))
+    return out
+

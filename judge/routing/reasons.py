@@ -1,0 +1,35 @@
+"""The vocabulary of routing: decisions, and every reason a decision can carry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+AUTO_DECISIONS: frozenset[str] = frozenset({"auto_accept", "auto_reject", "auto_decide"})
+
+
+#: Every reason a routing decision can carry, and what it means.
+REASONS: Mapping[str, str] = MappingProxyType(
+    {
+        "in_accept_band": "P(pass) is inside the certified accept band",
+        "in_reject_band": "P(pass) is inside the certified reject band",
+        "in_decide_band": "the judge's confidence is inside the certified decide band",
+        "outside_bands": "the score is outside every certified band",
+        "no_certified_band": "the card certifies no band here: every item goes to review",
+        "flagged_evidence": "evidence was flagged as instructions aimed at the judge",
+        "parse_error": "the judge's answer could not be parsed",
+        "provider_failure": "the provider failed after every retry",
+        "abstained": "the judge said the evidence shown cannot decide",
+        "orders_disagreed": "the two answer orders gave different verdicts",
+        "samples_disagreed": "repeated samples gave different verdicts",
+        "variants_disagreed": "the rubric's prompt variants gave different verdicts",
+        "unscored": "no verdict with a probability or a usable label",
+        "stage_missing": "a cascade stage this case reached has not judged it yet (not queued "
+        "for people: judge the case with that stage's model and route again)",
+    }
+)
+
+
+#: Review reasons that wait for a judge rather than a person: never put in the review queue.
+AWAITING_JUDGE: frozenset[str] = frozenset({"stage_missing"})
+

@@ -1,0 +1,167 @@
+"""What a store backend provides: a place to run the store's SQL, whatever the database.
+
+The store's queries are written once, in the SQL both SQLite and PostgreSQL speak: ``?``
+placeholders, ``INSERT ... ON CONFLICT``, ``excluded.``. A backend runs them (translating the
+placeholders where it must), owns connections and transactions, creates the schema of the
+numbered migrations, and names the few things that differ (``for_update``, ``rowid``). A second
+database is a second backend, not a second copy of every query.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from functools import lru_cache
+from typing import Any, Literal
+
+from judge.errors import JudgeError
+
+Row = dict[str, Any]
+Args = Sequence[Any]
+Conflict = Literal["error", "ignore", "update"]
+
+#: Table and column names come from code; this guards the few places that take one as input.
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class StoreError(JudgeError):
+    """The store cannot be opened or used (names the location and what to do)."""
+
+
+class DuplicateError(StoreError):
+    """A row with this key exists already (a unique constraint refused the write)."""
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a plain SQL identifier; StoreError otherwise."""
+    if not _NAME.match(name):
+        raise StoreError(f"not a table or column name: {name!r}")
+    return name
+
+
+def quote(name: str) -> str:
+    """A double-quoted identifier (``order`` is a keyword in both dialects)."""
+    return '"' + check_name(name) + '"'
+
+
+@lru_cache(maxsize=64)
+def insert_sql(
+    table: str, columns: tuple[str, ...], conflict: Conflict = "error", key: tuple[str, ...] = ()
+) -> str:
+    """``INSERT INTO table (columns) VALUES (?, ...)`` with an ``ON CONFLICT`` clause:
+    ``ignore`` keeps the row already there, ``update`` replaces its other columns."""
+    names = ", ".join(quote(c) for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    sql = f"INSERT INTO {quote(table)} ({names}) VALUES ({marks})"
+    if conflict == "ignore":
+        sql += " ON CONFLICT DO NOTHING"
+    elif conflict == "update":
+        target = ", ".join(quote(c) for c in key)
+        updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in key)
+        sql += f" ON CONFLICT ({target}) DO UPDATE SET {updates}"
+    return sql
+
+
+def where_equal(filters: Mapping[str, Any], prefix: str = "") -> tuple[str, list[Any]]:
+    """A `` WHERE a = ? AND b = ?`` clause for the filters whose value is not None (empty when
+    none is set) and its arguments. Column names come from code, never from input."""
+    given = {column: value for column, value in filters.items() if value is not None}
+    clause = " AND ".join(f"{prefix}{quote(column)} = ?" for column in given)
+    return (f" WHERE {clause}" if clause else ""), list(given.values())
+
+
+class Backend(ABC):
+    """A database the store runs its SQL on."""
+
+    #: "sqlite" or "postgresql".
+    name: str
+    #: Where the store is, safe to print (a PostgreSQL password is masked).
+    location: str
+    #: `` FOR UPDATE`` where the database locks selected rows, else empty (SQLite locks the
+    #: whole database for a write transaction instead).
+    for_update: str = ""
+    #: An expression that orders rows as they were inserted.
+    rowid: str = "rowid"
+
+    @abstractmethod
+    def query(self, sql: str, args: Args = ()) -> list[Row]:
+        """Rows of a SELECT, as dicts."""
+
+    def query_one(self, sql: str, args: Args = ()) -> Row | None:
+        """The first row of a SELECT, or None."""
+        rows = self.query(sql, args)
+        return rows[0] if rows else None
+
+    def scalar(self, sql: str, args: Args = ()) -> Any:
+        """The first column of the first row (None when there is no row)."""
+        row = self.query_one(sql, args)
+        return None if row is None else next(iter(row.values()))
+
+    @abstractmethod
+    def execute(self, sql: str, args: Args = ()) -> int:
+        """Run one statement (committed at once outside a transaction); the rows it changed.
+
+        A unique-constraint violation raises DuplicateError."""
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Sequence[Args]) -> None:
+        """Run one statement for each argument list, in one transaction."""
+
+    @abstractmethod
+    def transaction(self, *, lock: bool = False) -> AbstractContextManager[None]:
+        """Statements inside the block commit together or not at all. ``lock``: take the
+        write lock at the start (SQLite ``BEGIN IMMEDIATE``), so that what the block reads
+        cannot change before it writes. Nested blocks join the outer one."""
+
+    def insert(
+        self,
+        table: str,
+        row: Mapping[str, Any],
+        *,
+        conflict: Conflict = "error",
+        key: Sequence[str] = (),
+    ) -> int:
+        """Insert one row (see :func:`insert_sql`); the number of rows written (0 or 1)."""
+        sql = insert_sql(table, tuple(row), conflict, tuple(key))
+        return self.execute(sql, list(row.values()))
+
+    def insert_many(
+        self,
+        table: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        conflict: Conflict = "error",
+        key: Sequence[str] = (),
+    ) -> None:
+        """Insert rows that share their columns, in one transaction."""
+        if not rows:
+            return
+        sql = insert_sql(table, tuple(rows[0]), conflict, tuple(key))
+        self.executemany(sql, [list(r.values()) for r in rows])
+
+    @abstractmethod
+    def pending_migrations(self) -> list[str]:
+        """Names of the registered migrations that have not run here."""
+
+    @abstractmethod
+    def migrate(self) -> list[str]:
+        """Run the pending migrations (once, even when several processes open a new store at
+        the same moment); return the names run now."""
+
+    @abstractmethod
+    def tables(self) -> list[str]:
+        """The names of the tables in the store."""
+
+    @abstractmethod
+    def integrity(self) -> str:
+        """"ok", or what the database's own consistency check reports."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection(s)."""
+
+    @abstractmethod
+    def iter_query(self, sql: str, args: Args = ()) -> Iterator[Row]:
+        """Rows of a SELECT, streamed (for reads too large to hold at once)."""

@@ -1,0 +1,299 @@
+"""The one-way house (ARCHITECTURE.md): layers import downwards only, nothing in a circle,
+calibration/ stands alone, project modules import each other at the top of the file, and only the
+store package writes SQL. Each check reads the source with ast; none imports the project."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("judge", "calibration")
+
+#: Third-party libraries slow to import: the only imports allowed inside functions, so that
+#: `judge --help` and `judge calibrate --help` load none of them.
+HEAVY = frozenset({
+    "litellm", "instructor", "numpy", "scipy", "sklearn", "statsmodels", "krippendorff",
+    "matplotlib", "llama_cpp", "uvicorn", "ray", "psycopg", "psycopg_pool", "sqlite_utils",
+    "yaml", "fastapi", "starlette", "httpx", "pandas", "playwright",
+})
+
+#: What calibration/ may import of judge/: the shared bottom layer.
+SHARED = ("judge.version", "judge.types", "judge.errors", "judge.digests", "judge.kinds",
+          "judge.defaults")
+
+#: Layers, lowest first: a module imports only modules of its own layer or below.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("shared", SHARED),
+    ("calibration", ("calibration",)),
+    ("store", ("judge.store",)),
+    ("core", ("judge.cases", "judge.evidence", "judge.rubrics", "judge.providers", "judge.local",
+              "judge.traces", "judge.redact", "judge.injection", "judge.families",
+              "judge.otel_export", "judge.secrets", "judge.normalize")),
+    ("workflows", ("judge.judging", "judge.routing", "judge.review", "judge.runsets",
+                   "judge.access", "judge.jobs", "judge.calibrating", "judge.ppi",
+                   "judge.scale", "judge.importing", "judge.plugins")),
+    ("library", ("judge.library", "judge")),
+    ("interfaces", ("judge.commands", "judge.api", "judge.cli", "judge.__main__",
+                    "judge.client", "judge.testing", "bench")),
+)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``source`` imports ``target`` at ``line`` (``local``: inside a function)."""
+
+    source: str
+    target: str
+    line: int
+    local: bool
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    for path in sorted((REPO / "bench").glob("*.py")):
+        found["bench." + path.stem] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The project module ``name`` refers to (a submodule when it is one, else its package)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _imports(module: str, path: Path) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every runtime import statement of a module (TYPE_CHECKING blocks left out), and
+    whether it sits inside a function."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    inside: set[int] = set()
+    for fn in functions:
+        inside.update(range(fn.body[0].lineno, (fn.end_lineno or fn.lineno) + 1))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno not in skip:
+            yield node, node.lineno in inside
+
+
+def _edges() -> list[Edge]:
+    edges: list[Edge] = []
+    for module, path in MODULES.items():
+        for node, local in _imports(module, path):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif node.level == 0 and node.module:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                target = _resolve(name)
+                if target is not None and target != module:
+                    edges.append(Edge(module, target, node.lineno, local))
+    return edges
+
+
+EDGES = _edges()
+
+
+def _cycles(edges: list[Edge]) -> list[list[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        graph[e.source].add(e.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(set(MODULES) | set(graph)):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _layer(module: str) -> int:
+    best, rank = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    return rank
+
+
+def test_the_import_graph_is_found() -> None:
+    # The checks below are only as good as the graph: it must see the package's real edges.
+    assert ("judge.judging.batch", "judge.judging.runner") in {(e.source, e.target) for e in EDGES}
+    assert len(MODULES) > 80
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(EDGES) == []
+
+
+def test_a_cycle_would_be_found() -> None:
+    fake = [Edge("judge.a", "judge.b", 1, False), Edge("judge.b", "judge.a", 1, True)]
+    assert _cycles(EDGES + fake) == [["judge.a", "judge.b"]]
+
+
+def test_calibration_imports_only_the_shared_layer_of_judge() -> None:
+    wrong = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
+             if e.source.startswith("calibration") and e.target.startswith("judge")
+             and e.target not in SHARED]
+    assert wrong == []
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in MODULES if _layer(m) < 0] == []
+
+
+def test_layers_import_downwards_only() -> None:
+    up = [f"{e.source}:{e.line} ({LAYERS[_layer(e.source)][0]}) imports {e.target} "
+          f"({LAYERS[_layer(e.target)][0]})"
+          for e in EDGES if _layer(e.target) > _layer(e.source)]
+    assert up == []
+
+
+def test_interfaces_call_the_library_api() -> None:
+    """Commands, routes, the client and the test helpers reach the workflows, the core and the
+    store through the library API (judge / judge.library), the shared layer and calibration,
+    never directly. (Benchmark scripts may time a component on its own, through its public
+    names: see the next test.)"""
+    allowed = {i for i, (name, _) in enumerate(LAYERS) if name in ("shared", "calibration",
+                                                                   "library", "interfaces")}
+    direct = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
+              if LAYERS[_layer(e.source)][0] == "interfaces" and not e.source.startswith("bench")
+              and _layer(e.target) not in allowed]
+    assert direct == []
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    found = []
+    for module, path in MODULES.items():
+        for node, _ in _imports(module, path):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            source = _resolve(node.module)
+            if source is None or source == module:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{module}:{node.lineno} imports {node.module}.{alias.name}")
+    assert found == []
+
+
+def test_project_modules_are_imported_at_the_top() -> None:
+    local = [f"{e.source}:{e.line} imports {e.target} inside a function" for e in EDGES
+             if e.local]
+    assert local == []
+
+
+def test_only_heavy_libraries_are_imported_inside_functions() -> None:
+    found = []
+    for module, path in MODULES.items():
+        for node, local in _imports(module, path):
+            if not local:
+                continue
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""])
+            for name in names:
+                top = name.split(".")[0]
+                if top not in HEAVY and top not in PACKAGES:
+                    found.append(f"{module}:{node.lineno} imports {name} inside a function")
+    assert found == []
+
+
+# --- One owner of SQL ----------------------------------------------------------------------------
+
+SQL_CALLS = re.compile(r"\.(execute|executemany|executescript|query)\(")
+#: The store's tables (and SQLite's catalogue): a SELECT from one of them is SQL, while "select
+#: the evidence from the trace" is English.
+_TABLES = (r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
+           r"api_keys|sessions|jobs|job_cases|job_results|step_keys|_migrations|sqlite_master|"
+           r"job_claims|rate_limits|call_claims)")
+SQL_TEXT = re.compile(
+    rf"(\bselect\b[^;]*\bfrom\s+\"?{_TABLES}\b|\bselect\s+(\*|count\s*\()|"
+    r"\binsert\s+(or\s+\w+\s+)?into\b|\bupdate\s+\"?\w+\"?\s+set\s+\"?\w+\"?\s*=|"
+    r"\bdelete\s+from\b|\bcreate\s+(unique\s+)?(table|index)\b|\balter\s+table\b|"
+    r"\bdrop\s+table\b|\bpragma\s+\w+)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def sql_outside_the_store(source: str) -> list[str]:
+    """SQL in Python source: calls of execute/query, and SQL statements in string literals."""
+    found = [f"line {n}: {line.strip()}" for n, line in enumerate(source.splitlines(), 1)
+             if SQL_CALLS.search(line)]
+    for node in ast.walk(ast.parse(source)):
+        text = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):  # an f-string: its literal parts around "x"
+            text = "".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values)
+        if text is not None and SQL_TEXT.search(text):
+            found.append(f"line {node.lineno}: string {text[:60]!r}")
+    return found
+
+
+def test_the_sql_check_finds_sql() -> None:
+    assert sql_outside_the_store('conn.execute("select 1")\n')
+    assert sql_outside_the_store('q = "SELECT json FROM judgments WHERE id = ?"\n')
+    assert sql_outside_the_store('q = "insert or ignore into t (a) values (?)"\n')
+    assert sql_outside_the_store("q = 'update jobs set status = ?'\n")
+    assert sql_outside_the_store('q = f"select {cols} from cards where digest = ?"\n')
+    assert not sql_outside_the_store('text = "Select the evidence from the trace."\n')
+    assert not sql_outside_the_store('text = "update the card when gold changes"\n')
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if not m.startswith("judge.store")), ids=str
+)
+def test_no_sql_outside_the_store(module: str) -> None:
+    assert sql_outside_the_store(MODULES[module].read_text(encoding="utf-8")) == []
