@@ -65,6 +65,9 @@ POPULATIONS: tuple[str, ...] = ("tasks", "runs")
 #: Label values read as a pass / a fail (besides 1 / 0 and True / False).
 PASS_VALUES = frozenset({"pass", "1", "true"})
 FAIL_VALUES = frozenset({"fail", "0", "false"})
+#: Fewer labelled units than this get a note: the t interval under-covers on so few binary
+#: labels (measured on real judges in CALIBRATION_RESULTS.md: about 92-93% at 12 labels).
+MIN_UNITS_FOR_TRUST = 30
 #: Below this, sum(beta^2) counts as zero: the judge's scores carry no information to tune on.
 _TINY = 1e-24
 
@@ -428,10 +431,14 @@ def _finish(batch: Batch, *, method: str, sampling: str, population: str, n_runs
         what = "tasks" if population == "tasks" else "runs"
         raise InputError(f"labels fall in {units} {what}: an interval needs at least 2",
                          field="labels", hint=f"label runs of at least two {what}")
-    note = None
+    notes = []
     if np.unique(labels).size < 2:
-        note = ("every label is the same class: the variance estimate is zero and the interval "
-                "is not trustworthy; label more runs")
+        notes.append("every label is the same class: the variance estimate is zero and the "
+                     "interval is not trustworthy; label more runs")
+    if units < MIN_UNITS_FOR_TRUST:
+        notes.append(f"only {units} labelled {'tasks' if population == 'tasks' else 'runs'}: "
+                     f"with fewer than {MIN_UNITS_FOR_TRUST} the interval tends to under-cover")
+    note = "; ".join(notes) or None
     value = float(np.clip(batch.value[0], *bounds))
     return PPIResult(
         value=value, ci95=(float(batch.lo[0]), float(batch.hi[0])), se=float(batch.se[0]),
