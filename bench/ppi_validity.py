@@ -1,6 +1,7 @@
 """Validity of prediction-powered pass rates (calibration/ppi.py), simulated on real judges.
 
-    python bench/ppi_validity.py [--reps 2000] [--seed 0] [--out bench/results/ppi_validity.json]
+    python bench/ppi_validity.py [--reps 2000] [--seed 0] [--mix 0.2]
+        [--out bench/results/ppi_validity.json]
 
 Each dataset is a real judge on real items: the human gold is the truth Y, the judge's score
 the prediction f (P(A) or P(pass) where recorded, else its verdict, averaged over the orders
@@ -171,7 +172,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def simulate(data: Dataset, *, budgets: Sequence[float] = BUDGETS, reps: int = 2000,
-             seed: int = 0, populations: Sequence[str] = POPULATIONS) -> list[dict[str, Any]]:
+             seed: int = 0, populations: Sequence[str] = POPULATIONS,
+             mix: float = MIX) -> list[dict[str, Any]]:
     """Coverage, width and gain of labels-only, PPI++ and active PPI++ per population and
     budget (one dict each)."""
     import numpy as np
@@ -193,7 +195,7 @@ def simulate(data: Dataset, *, budgets: Sequence[float] = BUDGETS, reps: int = 2
             uniform = ranks < n_lab[:, None]
             pi_u = (n_lab / n_runs)[:, None]
             pi_a = uncertainty_probs(np.broadcast_to(pop["f"], shape), n_lab[:, None].astype(float),
-                                     MIX, valid)
+                                     mix, valid)
             active = (rng.random(shape) < pi_a) & valid
             common = {"n_clusters": pop["n_clusters"], "population": population}
             args = (pop["f"], pop["y"])
@@ -269,6 +271,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mix", type=float, default=MIX,
+                        help="uniform share of the active plan's probabilities")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "ppi_validity.json"))
     args = parser.parse_args()
     started = time.perf_counter()
@@ -276,14 +280,14 @@ def main() -> None:
     quality = {d.name: describe(d) for d in datasets}
     rows: list[dict[str, Any]] = []
     for i, data in enumerate(datasets):
-        rows.extend(simulate(data, reps=args.reps, seed=args.seed + i))
+        rows.extend(simulate(data, reps=args.reps, seed=args.seed + i, mix=args.mix))
     took = time.perf_counter() - started
     for population in POPULATIONS:
         print(f"\npopulation = {population} ({args.reps} draws per row; * = coverage outside "
               f"95% +- {200 * math.sqrt(0.95 * 0.05 / args.reps):.1f} points)\n")
         print(table(rows, population, args.reps, quality))
     print(f"\n{len(datasets)} datasets in {took:.0f} s")
-    result = {"reps": args.reps, "seed": args.seed, "budgets": list(BUDGETS), "mix": MIX,
+    result = {"reps": args.reps, "seed": args.seed, "budgets": list(BUDGETS), "mix": args.mix,
               "seconds": took, "datasets": list(quality.values()), "rows": rows}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -1,9 +1,12 @@
 """Pass rates from a judge plus a few human labels: prediction-powered inference (PPI++).
 
 The judge scores every run (a score in [0, 1]: P(pass), or its 0/1 verdict); people label a
-random subset. The estimate uses both and stays unbiased whatever the judge's quality; its
-interval is valid and, with power tuning, never wider (as estimated on the sample) than the
-interval from the labels alone, and much narrower when the judge is good.
+random subset. The estimate uses both and stays consistent whatever the judge's quality (exactly
+unbiased for a fixed lambda with equal weights and uniform sampling; the ratio form below and a
+tuned lambda add a bias of order 1/n_labels); its interval is valid asymptotically and, with
+power tuning, never wider (as estimated on the sample) than the interval from the labels alone,
+and narrower the better the judge's scores correlate with the labels (variance about
+1 - corr^2 of the labels-only one when few runs are labelled).
 
 The estimand is the report's pass@1: the macro average over tasks of each task's success rate,
 i.e. ``sum_i w_i Y_i`` with run weights ``w_i = 1 / (T n_t)`` (a task's runs share its weight;
