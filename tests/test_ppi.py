@@ -320,3 +320,37 @@ def test_labels_accept_words_booleans_and_mappings() -> None:
 def test_one_class_labels_say_so() -> None:
     r = labels_only([1, 1, 1, None])
     assert r.se == 0.0 and r.note is not None and "same class" in r.note
+
+
+def _two_treatments(seed: int) -> tuple[np.ndarray, ...]:
+    # 150 tasks x 2 treatments x 2 runs; a strong task effect shared by both treatments
+    # (easy tasks pass under both), B a little better; the judge sees the truth with noise.
+    rng = np.random.default_rng(seed)
+    tasks = np.repeat(np.arange(150), 4)
+    group = np.tile([0, 0, 1, 1], 150)
+    easy = rng.random(150)[tasks]
+    y = (rng.random(600) < np.clip(easy + 0.1 * group, 0, 1)).astype(float)
+    f = np.clip(y + rng.normal(0, 0.3, 600), 0, 1)
+    return tasks, group, y, f
+
+
+def test_paired_difference_covers_and_pairing_narrows() -> None:
+    tasks, group, y, f = _two_treatments(12)
+    truth = y[group == 0].mean() - y[group == 1].mean()  # equal runs per task: macro = run mean
+    reps = 2000
+    lab = np.random.default_rng(13).random((reps, 600)) < 0.15
+    kw = {"groups": group[None], "signs": (1.0, -1.0), "bounds": (-1.0, 1.0)}
+    runs = estimate_batch(f[None], y[None], lab, np.ones((1, 600)), np.full((1, 600), 0.15),
+                          tasks[None], 150, population="runs", **kw)  # type: ignore[arg-type]
+    cover = ((runs.lo <= truth) & (truth <= runs.hi)).mean()
+    assert 0.93 < cover < 0.97
+    # Tasks population, every run labelled: summing a task's contributions from both treatments
+    # cancels the shared task effect; counting B's runs of a task as another task does not.
+    everything = np.ones((1, 600), bool)
+    paired = estimate_batch(f[None], y[None], everything, np.ones((1, 600)), np.ones((1, 600)),
+                            tasks[None], 150, lam=0.0, **kw)  # type: ignore[arg-type]
+    unpaired = estimate_batch(f[None], y[None], everything, np.ones((1, 600)),
+                              np.ones((1, 600)), (tasks + 150 * group)[None], 300, lam=0.0,
+                              **kw)  # type: ignore[arg-type]
+    assert paired.value[0] == pytest.approx(truth)
+    assert paired.se[0] < 0.8 * unpaired.se[0]
