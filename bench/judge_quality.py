@@ -28,6 +28,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
+from calibration.bands import certify
+from calibration.confidence import ItemScore, ScoreSet
+from calibration.gold import load_gold
+from calibration.inputs import VARIANT_STRIDE
+from calibration.metrics import auroc, auroc_interval
+from judge.calibrating import load_store_rows
+from judge.commands.run import _run_with_progress
+from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from judge.providers import ModelParams
+from judge.rubrics import load_rubric
+from judge.runner import Runner, plan
+from judge.store import Store
+
 Kind = Literal["binary", "pairwise"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,12 +74,6 @@ def choose(records: list[Any], n: int | None, seed: int, exclude_n: int | None =
 
 def judge_all(args: argparse.Namespace, cases: list[Any]) -> float:
     """Judge every case (cached); return the wall seconds spent."""
-    from judge.commands.run import _run_with_progress
-    from judge.providers import ModelParams
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner, plan
-    from judge.store import Store
-
     rubric = load_rubric(args.rubric)
     steps = plan(cases, rubric, [args.model], orders=args.orders, variants=args.variants)
     with Store(args.db) as store:
@@ -88,8 +95,6 @@ def auroc_with_interval(
     """{"value": AUROC, "ci95": task-cluster bootstrap interval (1,000 draws, seed 0)}."""
     import numpy as np
 
-    from calibration.metrics import auroc, auroc_interval
-
     value = auroc(scores, outcome)
     ci = auroc_interval(np.asarray(scores, float), np.asarray(outcome, int),
                         np.asarray(clusters), n_boot=1000, seed=0)
@@ -97,9 +102,6 @@ def auroc_with_interval(
 
 
 def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -> dict[str, Any]:
-    from calibration.bands import certify
-    from calibration.confidence import ItemScore, ScoreSet
-
     items = tuple(
         ItemScore(item_id=i, score=s, source="prob", n_rows=1, judges=("quality",), gold=g,
                   cluster=i)
@@ -118,9 +120,7 @@ def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -
 def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str],
             kind: Kind) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
-    from calibration.inputs import VARIANT_STRIDE, load_judgments_db
-
-    rows = [r for r in load_judgments_db(args.db, args.model, rubric=args.rubric)
+    rows = [r for r in load_store_rows(args.db, args.model, rubric=args.rubric)
             if r.item_id in gold]
     positive = "pass" if kind == "binary" else "A"
     by_item: dict[str, list[Any]] = defaultdict(list)
@@ -248,8 +248,6 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
 
 def main() -> None:
     """Judge and score; print the figures and append them to --results."""
-    from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", required=True)
     parser.add_argument("--rubric", required=True)
@@ -268,8 +266,6 @@ def main() -> None:
     parser.add_argument("--analyse-only", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
-
-    from calibration.gold import load_gold
 
     gold_set = load_gold(args.gold)
     chosen = choose(list(gold_set.records), args.n, args.seed, exclude_n=args.exclude_n)

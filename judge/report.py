@@ -430,7 +430,7 @@ def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[dict[str, Any]]:
 
 def card_summary(card: Card) -> dict[str, Any]:
     """What the report says about the judge's calibration card."""
-    metrics = card.calibration.metrics or {}
+    metrics = card.calibration.metrics.model_dump(mode="json")
     cm = metrics.get("confusion_matrix") or {}
     nested = metrics.get("metrics")
     inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else metrics
@@ -478,7 +478,7 @@ def corrected_section(
     counts: Sequence[TaskCount], card: Card, ctx: ReportContext
 ) -> dict[str, Any]:
     """Pooled and macro pass@1 corrected for the card's FAR/FRR, with joint-bootstrap intervals."""
-    cm = (card.calibration.metrics or {}).get("confusion_matrix") or {}
+    cm = card.calibration.metrics.model_dump(mode="json").get("confusion_matrix") or {}
     try:
         tp, fp, tn, fn = (int(cm[key]) for key in ("tp", "fp", "tn", "fn"))
     except (KeyError, TypeError, ValueError):

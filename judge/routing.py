@@ -625,7 +625,7 @@ def live_bounds(card: Card, audits: Iterable[AuditLabel]) -> list[BandAudit]:
 
     A human "cannot determine" neither counts as an error nor as a correct decision.
     """
-    from calibration.bands import cp_upper
+    from calibration.intervals import clopper_pearson_upper as cp_upper
 
     policy = card.policy
     bands: dict[tuple[str | None, str], Any] = {}
