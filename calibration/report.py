@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -128,9 +128,11 @@ def _counts(block: BaseModel | None) -> list[tuple[str, str]]:
     if block is None:
         return []
     out = []
-    for key in type(block).model_fields:
+    for key, info in type(block).model_fields.items():
+        if key not in block.model_fields_set or IntervalEstimate in get_args(info.annotation):
+            continue  # figures with intervals are in the figures table (an absent one too)
         value = getattr(block, key)
-        if key in block.model_fields_set and (value is None or isinstance(value, int | float)):
+        if value is None or isinstance(value, int | float):
             out.append((key.replace("_", " "), fmt(value)))
     return out
 
