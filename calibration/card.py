@@ -35,6 +35,7 @@ from calibration.cascade import CascadeResult
 from calibration.summary import MetricSummary
 from judge.digests import digest, utcnow
 from judge.errors import CardError
+from judge.kinds import ScoringKind
 
 CARD_VERSION: Literal[1] = 1
 DEFAULT_VALID_DAYS = 90
@@ -97,7 +98,7 @@ class ConfidenceRef(_Strict):
 class CalibrationSection(_Strict):
     """What was measured, on which gold."""
 
-    kind: Literal["binary", "pairwise"]
+    kind: ScoringKind
     gold: GoldRef
     confidence: ConfidenceRef
     slices: list[str] = Field(default_factory=list)

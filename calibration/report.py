@@ -141,9 +141,10 @@ def confusion_table(summary: MetricSummary) -> dict[str, Any] | None:
     """The card's confusion matrix as header and rows (gold down, verdict across)."""
     cm = summary.confusion_matrix
     if isinstance(cm, BinaryConfusion):
+        positive, negative = SCORING["binary"].positive, SCORING["binary"].negative
         return {
-            "header": ["gold \\ verdict", "pass", "fail"],
-            "rows": [["pass", cm.tp, cm.fn], ["fail", cm.fp, cm.tn]],
+            "header": ["gold \\ verdict", positive, negative],
+            "rows": [[positive, cm.tp, cm.fn], [negative, cm.fp, cm.tn]],
         }
     if isinstance(cm, PairwiseConfusion):
         return {

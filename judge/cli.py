@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from judge.errors import JudgeError
+
 # name -> "module:attribute" of a click command or group. A registry, not a chain of ifs.
 COMMANDS: dict[str, str] = {
     "run": "judge.commands.run:run",
@@ -92,8 +94,6 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the ``judge`` console script."""
-    from judge.errors import JudgeError
-
     try:
         cli.main(prog_name="judge")
     except JudgeError as exc:
