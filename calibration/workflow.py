@@ -165,11 +165,6 @@ class CalibrationResult:
         """The card's metric summary."""
         return self.card.calibration.metrics
 
-    @property
-    def n_gold(self) -> int:
-        """Gold items the bands were certified on."""
-        return len(self.scores.with_gold().items)
-
     def lines(self) -> list[str]:
         """What ``judge calibrate`` prints before the card's path."""
         out = [self.head]
