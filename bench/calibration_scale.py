@@ -2,21 +2,20 @@
 
     .venv/bin/python bench/calibration_scale.py [--sizes 100000,1000000] [--n-boot 1000]
 
-For each input, times ``judge calibrate`` run in this process (its imports warmed first on a
-small file): load and check the verdicts, gold, scores, certified bands (grid levels:5000),
-metrics with cluster-bootstrap intervals (--n-boot replicates), the card written as YAML. The
-floor is reading the same file and ``json.loads`` of every line. Inputs: synthetic binary
-verdicts (one judge, P(pass) on every row, clusters of 4 items, 1% unparseable answers) of each
-size, and ../shared/judgments/llmbar_evaluators.jsonl for one judge and for the panel of all 65.
-Target: the card within 3x of the floor; seconds per row flat as the size grows.
+For each input, times ``judge calibrate``'s work (``judge.calibrating.calibrate_judge``) run in
+this process (its imports warmed first on a small file): load and check the verdicts, gold,
+scores, certified bands (grid levels:5000), metrics with cluster-bootstrap intervals (--n-boot
+replicates), the card written as YAML. The floor is reading the same file and ``json.loads``
+of every line. Inputs: synthetic binary verdicts (one judge, P(pass) on every row, clusters of 4
+items, 1% unparseable answers) of each size, and ../shared/judgments/llmbar_evaluators.jsonl for
+one judge and for the panel of all 65. Target: the card within 3x of the floor; seconds per row
+flat as the size grows.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
-import io
 import json
 import math
 import random
@@ -25,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from calibration.workflow import CalibrationOptions
+from judge.calibrating import VerdictSource, calibrate_judge
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -75,19 +77,12 @@ def floor_seconds(path: Path, keep: bool = True) -> float:
 
 
 def card_seconds(path: Path, judges: list[str], out: Path, n_boot: int) -> tuple[float, str]:
-    """Run ``judge calibrate`` in this process; its seconds and its printed summary."""
-    from calibration.commands import calibrate
-
-    args = ["--recorded", str(path), "--n-boot", str(n_boot), "--out", str(out)]
-    for name in judges:
-        args += ["--judge", name]
-    if len(judges) > 1:
-        args.append("--panel")
-    printed = io.StringIO()
+    """Calibrate as ``judge calibrate --recorded PATH`` does, in this process (a panel when
+    several judges are given): its seconds and the summary it would print."""
+    options = CalibrationOptions(judges=tuple(judges), panel=len(judges) > 1, n_boot=n_boot)
     started = time.perf_counter()
-    with contextlib.redirect_stdout(printed):
-        calibrate.main(args=args, standalone_mode=False)
-    return time.perf_counter() - started, printed.getvalue()
+    run = calibrate_judge(VerdictSource(recorded=str(path)), options, out=out)
+    return time.perf_counter() - started, "\n".join(run.result.lines())
 
 
 def main() -> None:

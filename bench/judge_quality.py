@@ -31,7 +31,7 @@ import judge
 from calibration.bands import certify
 from calibration.confidence import ItemScore, ScoreSet
 from calibration.gold import load_gold
-from calibration.inputs import VARIANT_STRIDE, load_judgments_db
+from calibration.inputs import VARIANT_STRIDE
 from calibration.metrics import auroc, auroc_interval
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
@@ -122,7 +122,7 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
             kind: Kind) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
 
-    rows = [r for r in load_judgments_db(args.db, args.model, rubric=args.rubric)
+    rows = [r for r in judge.load_store_rows(args.db, args.model, rubric=args.rubric)
             if r.item_id in gold]
     positive = "pass" if kind == "binary" else "A"
     by_item: dict[str, list[Any]] = defaultdict(list)

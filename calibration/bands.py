@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from calibration.confidence import ScoreSet
+from calibration.intervals import clopper_pearson_upper, clopper_pearson_uppers
+from judge.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,30 +38,18 @@ BandName = Literal["accept", "reject", "decide"]
 Correction = Literal["holm", "bonferroni"]
 
 
-# --- Bounds and the minimum-gold table ------------------------------------------------------
-
-
-def cp_upper(k: int, n: int, level: float) -> float:
-    """One-sided Clopper-Pearson upper limit on a rate with k errors in n, at error level ``level``.
-
-    beta.ppf(1 - level, k + 1, n - k); 1.0 when every item is an error or n is 0.
-    """
-    from scipy.stats import beta
-
-    if n <= 0 or k >= n:
-        return 1.0
-    return float(beta.ppf(1.0 - level, k + 1, n - k))
+# --- The minimum-gold table (bounds: calibration.intervals.clopper_pearson_upper) -----------
 
 
 def min_gold(alpha: float, k: int, delta: float) -> int:
     """Smallest n for which k errors in n certify a rate <= alpha at level delta."""
     # U(k, n) falls as n grows: bracket by doubling, then bisect.
     lo, hi = k + 1, max(2 * (k + 1), 8)
-    while cp_upper(k, hi, delta) > alpha:
+    while clopper_pearson_upper(k, hi, delta) > alpha:
         lo, hi = hi, hi * 2
     while lo < hi:
         mid = (lo + hi) // 2
-        if cp_upper(k, mid, delta) <= alpha:
+        if clopper_pearson_upper(k, mid, delta) <= alpha:
             hi = mid
         else:
             lo = mid + 1
@@ -93,8 +83,6 @@ class Grid:
     @classmethod
     def parse(cls, text: str) -> Grid:
         """Parse ``name`` or ``name:param``; the name must be in ``GRIDS``."""
-        from judge.errors import InputError
-
         name, _, param = text.partition(":")
         if name not in GRIDS:
             raise InputError(
@@ -127,8 +115,6 @@ def _np_empty() -> NDArray[np.float64]:
 
 
 def _param_number(param: str, kind: type, name: str, default: float) -> float:
-    from judge.errors import InputError
-
     if not param:
         return default
     try:
@@ -170,8 +156,6 @@ def _grid_items(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.f
 
 def _grid_fixed(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
     import numpy as np
-
-    from judge.errors import InputError
 
     try:
         values = [float(v) for v in param.split(",") if v.strip()]
@@ -281,7 +265,6 @@ def fixed_sequence(
     same items only the first is kept (same data, same test). Both depend on the scores alone.
     """
     import numpy as np
-    from scipy.stats import beta
 
     order = np.argsort(-x, kind="stable")
     xs, es = x[order], errors[order].astype(int)
@@ -296,8 +279,7 @@ def fixed_sequence(
     first = np.concatenate([[True], n[1:] != n[:-1]])
     ts, n = ts[first], n[first]
     k = cum_err[n]
-    with np.errstate(all="ignore"):
-        upper = np.where(k >= n, 1.0, beta.ppf(1.0 - level, k + 1, np.maximum(n - k, 1)))
+    upper = clopper_pearson_uppers(k, n, level)
     passed = upper <= alpha
     stop = int(np.argmin(passed)) + 1 if not passed.all() else passed.size
     return tuple(
@@ -539,8 +521,6 @@ def certify(
     also passes on the level of a slice whose whole sequence passed, as in the graphical Holm
     procedure, and re-tests the others). A slice with too little gold is not automated.
     """
-    from judge.errors import InputError
-
     g = Grid.parse(grid) if isinstance(grid, str) else grid
     for name, a in (
         ("alpha_accept", alpha_accept),

@@ -21,21 +21,21 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from calibration.bands import METHOD, BandPolicy, BandResult
+from calibration.cascade import CascadeResult
+from calibration.summary import MetricSummary
+from judge.digests import digest, utcnow
 from judge.errors import CardError
-
-if TYPE_CHECKING:
-    from calibration.bands import BandPolicy, BandResult
-    from calibration.cascade import CascadeResult
+from judge.kinds import ScoringKind
 
 CARD_VERSION: Literal[1] = 1
 DEFAULT_VALID_DAYS = 90
@@ -98,12 +98,18 @@ class ConfidenceRef(_Strict):
 class CalibrationSection(_Strict):
     """What was measured, on which gold."""
 
-    kind: Literal["binary", "pairwise"]
+    kind: ScoringKind
     gold: GoldRef
     confidence: ConfidenceRef
     slices: list[str] = Field(default_factory=list)
-    #: The metrics of ``calibration.metrics.summarize`` (JSON-safe), e.g. confusion matrix, FAR.
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    #: The metrics of ``calibration.metrics.summarize``, e.g. confusion matrix, FAR.
+    metrics: MetricSummary = Field(default_factory=MetricSummary)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _json_safe(cls, value: Any) -> Any:
+        # summarize's dict may hold numpy scalars or NaN: plain JSON values (NaN -> None) first.
+        return json_safe(value) if isinstance(value, Mapping) else value
 
 
 class BandSection(_Strict):
@@ -187,9 +193,7 @@ class Card(_Strict):
 
     def computed_digest(self) -> str:
         """sha256 over the canonical JSON of the card without ``card_digest``."""
-        body = self.model_dump(mode="json", exclude={"card_digest"})
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        return digest(self.model_dump(mode="json", exclude={"card_digest"}))
 
     def sealed(self) -> Card:
         """The same card with its digest filled in."""
@@ -197,8 +201,6 @@ class Card(_Strict):
 
     def to_yaml(self) -> str:
         """The card as YAML, in field order."""
-        import yaml
-
         return yaml.safe_dump(
             self.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100
         )
@@ -271,8 +273,6 @@ def _statement(kind: str, a_fa: float, a_fr: float | None, delta: float, sliced:
 
 def policy_section(policy: BandPolicy) -> PolicySection:
     """The card's policy from certified bands."""
-    from calibration.bands import METHOD
-
     sliced = bool(policy.per_slice)
     band, rule = _review(
         policy.kind, policy.accept_threshold, policy.reject_threshold, policy.decide_threshold
@@ -306,8 +306,6 @@ def policy_section(policy: BandPolicy) -> PolicySection:
 
 def cascade_policy_section(result: CascadeResult) -> PolicySection:
     """The card's policy from a calibrated cascade (stages cheapest first)."""
-    from calibration.bands import METHOD
-
     stages = [
         StagePolicy(
             model=s.judge,
@@ -362,10 +360,10 @@ def build_card(
     valid_days: int = DEFAULT_VALID_DAYS,
 ) -> Card:
     """A sealed card, expiring ``valid_days`` after ``created_at`` (default now, UTC)."""
-    created = (created_at or datetime.now(UTC)).replace(microsecond=0)
+    created = (created_at or utcnow()).replace(microsecond=0)
     card = Card(
         judge=judge,
-        calibration=calibration.model_copy(update={"metrics": json_safe(calibration.metrics)}),
+        calibration=calibration,
         policy=policy,
         created_at=created,
         expires_at=created + timedelta(days=valid_days),
@@ -455,7 +453,7 @@ def verify_card(
     gold = card.calibration.gold.digest
     if gold_digest is not None and gold != gold_digest:
         problems.append(f"gold set digest is {gold_digest}, the card was calibrated on {gold}")
-    moment = now or datetime.now(UTC)
+    moment = now or utcnow()
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     expires = card.expires_at if card.expires_at.tzinfo else card.expires_at.replace(tzinfo=UTC)

@@ -25,7 +25,6 @@ that stage i's certified band has a true error rate above alpha on the items tha
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,9 @@ from typing import Literal
 
 from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Grid, certify
 from calibration.confidence import ItemScore, ScoreSet
+from judge.digests import seeded_hex
+from judge.errors import InputError
+from judge.kinds import SCORING
 
 CascadeMode = Literal["split", "shared"]
 
@@ -158,8 +160,8 @@ class CascadeResult:
 
 def _part_of(cluster: str, seed: int, m: int) -> int:
     # Label-free assignment of a task cluster to one of m parts (a keyed hash, reproducible).
-    digest = hashlib.sha256(f"cascade:{seed}:{cluster}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % m
+    # The first 8 bytes of SHA-256("cascade:{seed}:{cluster}") as a big-endian integer.
+    return int(seeded_hex(f"cascade:{seed}", cluster)[:16], 16) % m
 
 
 def _stage_cost(scores: ScoreSet, costs: Mapping[str, float] | None) -> float | None:
@@ -186,8 +188,6 @@ def calibrate_cascade(
     ``costs`` maps judge name to cost per item (else the mean recorded cost, else unknown).
     Coverage, agreement and cost are measured over every gold item with all thresholds applied.
     """
-    from judge.errors import InputError
-
     if not stages:
         raise InputError("a cascade needs at least one judge", field="judges")
     kinds = {s.kind for s in stages}
@@ -247,8 +247,6 @@ def _measure(
     costs: Mapping[str, float] | None,
 ) -> tuple[Stage, ...]:
     """Apply the thresholds in turn over every gold item: reached, decided and errors per stage."""
-    from calibration.records import POSITIVE_LABEL
-
     lookups = [s.by_id() for s in stages]
     remaining = list(gold_ids)
     out = []
@@ -265,7 +263,7 @@ def _measure(
                 errors += item.decision(scores.kind) != item.gold
             else:
                 accepted = action == "accept"
-                errors += accepted != (item.gold == POSITIVE_LABEL[scores.kind])
+                errors += accepted != (item.gold == SCORING[scores.kind].positive)
         out.append(
             Stage(
                 judge=scores.judge,
@@ -333,9 +331,8 @@ def split_study(
     """
     import numpy as np
 
-    from calibration.records import POSITIVE_LABEL
-
     kind = stages[0].kind
+    positive = SCORING[kind].positive
     g = Grid.parse(grid) if isinstance(grid, str) else grid
     gold_ids = sorted({i.item_id for s in stages for i in s.with_gold().items})
     lookups = [s.by_id() for s in stages]
@@ -370,7 +367,7 @@ def split_study(
             if action == "decide":
                 wrong = item.decision(kind) != item.gold
             else:
-                wrong = (action == "accept") != (item.gold == POSITIVE_LABEL[kind])
+                wrong = (action == "accept") != (item.gold == positive)
             counts[action][0] += 1
             counts[action][1] += int(wrong)
         decided = sum(c[0] for c in counts.values())

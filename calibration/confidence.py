@@ -1,7 +1,7 @@
 """Per-item scores and confidence from verdict rows, and optional probability calibration.
 
 A score is P(positive label) in [0, 1]: P(pass) for binary rubrics, P(A) for pairwise ones
-(``calibration.records.POSITIVE_LABEL``). It comes, in order of preference (CALIBRATION.md
+(the kind's ``positive`` label in ``judge.kinds``). It comes, in order of preference (CALIBRATION.md
 section 3), from the verdict probability averaged over every order, sample and prompt variant of
 the item, or from the vote share over orders, samples and panel members. The decision is the
 argmax; the confidence is max(score, 1 - score).
@@ -12,31 +12,25 @@ that picks thresholds, so that the band certification never sees the items the m
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from calibration.records import POSITIVE_LABEL, VerdictRow
+from calibration.inputs import paused_gc
+from calibration.records import VerdictRow
+from judge.digests import seeded_hex
+from judge.errors import InputError
+from judge.kinds import SCORING, ScoringKind
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-Kind = Literal["binary", "pairwise"]
+#: A scoring kind (``judge.kinds``): how verdicts are scored, binary or pairwise.
+Kind = ScoringKind
 ScoreSource = Literal["prob", "votes"]
-
-#: The other label of each rubric kind (what a score below one half decides).
-NEGATIVE_LABEL = {"binary": "fail", "pairwise": "B"}
-#: Decision at a score of exactly one half: a pairwise tie; a binary item stays undecided.
-HALF_DECISION: dict[str, str | None] = {"binary": None, "pairwise": "tie"}
-#: Vote weight of each verdict towards the positive label (a pairwise tie counts half).
-VOTE_VALUE: dict[str, dict[str, float]] = {
-    "binary": {"pass": 1.0, "fail": 0.0},
-    "pairwise": {"A": 1.0, "B": 0.0, "tie": 0.5},
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +51,12 @@ class ItemScore:
 
     def decision(self, kind: Kind) -> str | None:
         """The argmax label; a pairwise tie (binary: None) at exactly one half."""
+        spec = SCORING[kind]
         if self.score > 0.5:
-            return POSITIVE_LABEL[kind]
+            return spec.positive
         if self.score < 0.5:
-            return NEGATIVE_LABEL[kind]
-        return HALF_DECISION[kind]
+            return spec.negative
+        return spec.half
 
     @property
     def confidence(self) -> float:
@@ -128,7 +123,8 @@ class ScoreSet:
         """Whether each item's gold label is the positive one (pass, or A)."""
         import numpy as np
 
-        return np.array([i.gold == POSITIVE_LABEL[self.kind] for i in self.items])
+        positive = SCORING[self.kind].positive
+        return np.array([i.gold == positive for i in self.items])
 
 
 def score_items(rows: Iterable[VerdictRow], *, kind: Kind, judge: str | None = None) -> ScoreSet:
@@ -139,9 +135,7 @@ def score_items(rows: Iterable[VerdictRow], *, kind: Kind, judge: str | None = N
     the two would put probabilities and votes on one scale). Rows that are not ok never vote; an
     item with no ok row is listed in ``unscored`` with its status counts, never turned into a label.
     """
-    from calibration.inputs import paused_gc
-
-    votes = VOTE_VALUE[kind]
+    votes = dict(SCORING[kind].votes)  # a plain dict: looked up once per row
     # The cyclic collector would walk every row and group again and again while they are
     # built, and free nothing (a third of the time on a million rows).
     with paused_gc():
@@ -177,7 +171,7 @@ def score_items(rows: Iterable[VerdictRow], *, kind: Kind, judge: str | None = N
 
 def _usable(row: VerdictRow, kind: Kind) -> bool:
     # An ok row must say something on the positive-label scale: a probability or a known label.
-    return row.prob is not None or (row.verdict is not None and row.verdict in VOTE_VALUE[kind])
+    return row.prob is not None or (row.verdict is not None and row.verdict in SCORING[kind].votes)
 
 
 def _pool_one(item_id: str, row: VerdictRow, votes: Mapping[str, float]) -> ItemScore:
@@ -204,7 +198,8 @@ def _pool(item_id: str, rows: Sequence[VerdictRow], kind: Kind) -> ItemScore:
     if len(probs) == len(rows):
         score, source = math.fsum(probs) / len(probs), "prob"
     else:
-        votes = [VOTE_VALUE[kind][r.verdict] for r in rows if r.verdict in VOTE_VALUE[kind]]
+        weight = SCORING[kind].votes
+        votes = [weight[v] for r in rows if (v := r.verdict) is not None and v in weight]
         score, source = math.fsum(votes) / len(votes), "votes"
     golds = {r.gold for r in rows if r.gold is not None}
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
@@ -329,8 +324,6 @@ def calibrator_from_params(method: str, params: Mapping[str, Any]) -> Calibrator
 
 def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
     """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``."""
-    from judge.errors import InputError
-
     fitter = CALIBRATORS.get(method)
     if fitter is None:
         raise InputError(
@@ -368,12 +361,10 @@ def split_clusters(scores: ScoreSet, *, fraction: float, seed: int) -> tuple[Sco
     ``fraction`` of the clusters go to the fit part. The assignment depends only on the cluster
     ids and the seed (a keyed hash), so it is reproducible and never looks at labels.
     """
-    from judge.errors import InputError
-
     if not 0.0 < fraction < 1.0:
         raise InputError(f"split fraction must be in (0, 1), got {fraction}", field="fraction")
     clusters = sorted({i.cluster or i.item_id for i in scores.items} | set(scores.unscored))
-    ranked = sorted(clusters, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
+    ranked = sorted(clusters, key=lambda c: seeded_hex(seed, c))
     n_fit = max(1, min(len(ranked) - 1, round(fraction * len(ranked))))
     fit_clusters = set(ranked[:n_fit])
     fit_ids = [i.item_id for i in scores.items if (i.cluster or i.item_id) in fit_clusters]

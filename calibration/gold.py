@@ -10,7 +10,6 @@ Loading is strict: every error names the file, the line and the field and says w
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -29,15 +28,17 @@ from pydantic import (
     field_validator,
 )
 
+from judge.digests import bytes_digest
 from judge.errors import InputError
+from judge.kinds import SCORING
 from judge.types import Case, TraceTurn
 
+#: A gold record's kind is the kind of case it labels (this order is gold/schema.json's).
 GoldKind = Literal["pairwise", "agent_run"]
 
-#: The gold labels each kind of record may carry.
-GOLD_LABELS: dict[str, tuple[str, ...]] = {
-    "pairwise": ("A", "B", "tie"),
-    "agent_run": ("pass", "fail"),
+#: The gold labels each kind of record may carry (case kind -> ``judge.kinds`` gold labels).
+GOLD_LABELS: Mapping[str, tuple[str, ...]] = {
+    spec.case_kind: spec.gold_labels for spec in SCORING.values()
 }
 
 #: Slices that name the agent's model, in order of preference (to_case -> Case.agent_model).
@@ -272,11 +273,6 @@ def iter_lines(raw: bytes, file: str) -> Iterator[tuple[int, Any]]:
             ) from err
 
 
-def digest_bytes(raw: bytes) -> str:
-    """The "sha256:<hex>" digest cards use for gold sets."""
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
 def load_gold(path: str | Path, *, name: str | None = None) -> GoldSet:
     """Load and validate a gold JSONL file.
 
@@ -308,7 +304,7 @@ def load_gold(path: str | Path, *, name: str | None = None) -> GoldSet:
     return GoldSet(
         name=name or p.stem,
         path=p,
-        digest=digest_bytes(raw),
+        digest=bytes_digest(raw),
         records=tuple(records),
         _by_id={r.id: r for r in records},
     )
@@ -324,7 +320,7 @@ def write_gold(records: Iterable[GoldRecord], path: str | Path) -> str:
     lines = [dumps_record(r) for r in records]
     raw = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
     Path(path).write_bytes(raw)
-    return digest_bytes(raw)
+    return bytes_digest(raw)
 
 
 def gold_schema() -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """Judgment inputs for the calibration harness, all turned into :class:`VerdictRow` values.
 
-Three sources:
+Sources:
 - recorded verdicts of real judges (the ``../shared/judgments`` format): :func:`load_recorded`;
 - a JSONL export of ``judge.types.Judgment`` (one ``model_dump_json()`` per line):
   :func:`load_judgments_jsonl`;
-- the judge store (SQLite, table ``judgments``, column ``json``): :func:`load_judgments_db`.
+- any iterable of ``Judgment`` values (the judge side reads its store and passes them in):
+  :func:`judgments_to_rows`.
 
 Then :func:`join_gold` attaches gold labels (and reporting slices) by item id, and
 :func:`to_arrays` gives a columnar numpy view that the metrics work on.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import gc
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,14 +27,16 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
+from calibration.gold import GoldSet, validation_to_input_error
 from calibration.records import VerdictRow
 from judge.errors import InputError
+from judge.kinds import ALL_LABELS, SCORING
+from judge.types import ABSTAIN_LABEL, Judgment
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from calibration.gold import GoldSet
-    from judge.types import Judgment
 
 #: Fields of one line of the recorded-verdicts format (``../shared/judgments/README.md``).
 #: ``score`` (raw rating-scale scores of Rating-style judges) is accepted and not used.
@@ -53,9 +55,9 @@ RECORDED_FIELDS = frozenset(
         "score",
     }
 )
-#: Every verdict or gold label the harness knows, with a fixed integer code (see to_arrays).
-LABELS: tuple[str, ...] = ("pass", "fail", "A", "B", "tie")
-LABEL_CODE: dict[str | None, int] = {None: -1, **{label: i for i, label in enumerate(LABELS)}}
+#: Every verdict or gold label the harness knows (``judge.kinds.ALL_LABELS``: pass fail A B tie),
+#: with a fixed integer code (see to_arrays).
+LABEL_CODE: dict[str | None, int] = {None: -1, **{label: i for i, label in enumerate(ALL_LABELS)}}
 #: Status codes in RowArrays.status (judge.types.STATUSES order).
 STATUS_CODE: dict[str, int] = {"ok": 0, "abstain": 1, "parse_error": 2, "infra_error": 3}
 ORDER_CODE: dict[str | None, int] = {None: 0, "AB": 1, "BA": 2}
@@ -167,7 +169,7 @@ def paused_gc() -> Iterator[None]:
 
 
 def _labels_text() -> str:
-    return ", ".join(LABELS)
+    return ", ".join(ALL_LABELS)
 
 
 def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow]:
@@ -237,6 +239,9 @@ def positive_prob(label_probs: Mapping[str, float] | None) -> float | None:
     return num / den if den > 0 else None
 
 
+_BINARY = SCORING["binary"].labels
+_BINARY_POSITIVE = SCORING["binary"].positive
+
 #: A prompt variant is one more repetition of the same judge: row ``sample`` = sample +
 #: VARIANT_STRIDE * variant, so both orders of one variant still pair up, and repetition
 #: stability spans samples and variants.
@@ -250,8 +255,6 @@ def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
     without label probabilities it falls back to ``verdict.confidence`` read as the
     confidence in the given label (P(pass) = c for pass, 1 - c for fail).
     """
-    from judge.types import ABSTAIN_LABEL
-
     status = j.status
     verdict = j.verdict
     label: str | None = None
@@ -259,9 +262,9 @@ def judgment_to_row(j: Judgment, name: str | None = None) -> VerdictRow:
     shown: str | None = None
     if verdict is not None:
         prob = positive_prob(verdict.label_probs)
-        if prob is None and verdict.confidence is not None and verdict.label in ("pass", "fail"):
+        if prob is None and verdict.confidence is not None and verdict.label in _BINARY:
             c = verdict.confidence
-            prob = c if verdict.label == "pass" else 1.0 - c
+            prob = c if verdict.label == _BINARY_POSITIVE else 1.0 - c
         if status == "ok" and verdict.label != ABSTAIN_LABEL:
             label = verdict.label
             shown = verdict.label_shown
@@ -316,16 +319,38 @@ def _keep(
 
 
 def _judgment_error(err: Exception, file: str, line: int) -> InputError:
-    from pydantic import ValidationError
-
-    from calibration.gold import validation_to_input_error
-
     if isinstance(err, ValidationError):
         e = validation_to_input_error(err, file, line)
         return InputError(
             e.reason, file=file, line=line, field=e.field, hint="expected one Judgment per line"
         )
     return InputError(str(err), file=file, line=line)
+
+
+def iter_judgments_jsonl(path: str | Path) -> Iterator[Judgment]:
+    """The judgments of a JSONL of ``Judgment.model_dump_json()`` lines, in file order.
+
+    Errors name the file, the line and the field."""
+    file = str(path)
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        if not line or line.isspace():
+            continue
+        try:
+            yield Judgment.model_validate_json(line)
+        except ValidationError as err:
+            raise _judgment_error(err, file, number) from err
+
+
+def judgments_to_rows(
+    judgments: Iterable[Judgment],
+    judge: str | None = None,
+    *,
+    rubric: str | None = None,
+    name: str | None = None,
+    selector: str | None = None,
+) -> list[VerdictRow]:
+    """The rows of the judgments that pass the filters (see :func:`load_judgments_jsonl`)."""
+    return [judgment_to_row(j, name) for j in judgments if _keep(j, judge, rubric, selector)]
 
 
 def load_judgments_jsonl(
@@ -339,70 +364,12 @@ def load_judgments_jsonl(
     """Load a JSONL of ``Judgment.model_dump_json()`` lines.
 
     ``judge`` keeps only judgments whose ``provenance.model`` equals it; ``rubric`` ("id" or
-    "id@version") keeps one rubric; ``name`` renames the judge in the rows.
+    "id@version") keeps one rubric; ``selector`` one evidence selector version; ``name``
+    renames the judge in the rows.
     """
-    from pydantic import ValidationError
-
-    from judge.types import Judgment
-
-    file = str(path)
-    rows: list[VerdictRow] = []
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
-        if not line or line.isspace():
-            continue
-        try:
-            j = Judgment.model_validate_json(line)
-        except ValidationError as err:
-            raise _judgment_error(err, file, number) from err
-        if _keep(j, judge, rubric, selector):
-            rows.append(judgment_to_row(j, name))
-    return rows
-
-
-def load_judgments_db(
-    db_path: str | Path,
-    judge: str | None = None,
-    rubric: str | None = None,
-    *,
-    name: str | None = None,
-    selector: str | None = None,
-) -> list[VerdictRow]:
-    """Load judgments from the judge store (read-only; only the ``json`` column is read).
-
-    Filters as :func:`load_judgments_jsonl`. Errors name the database and the row id.
-    """
-    from pydantic import ValidationError
-
-    from judge.types import Judgment
-
-    p = Path(db_path)
-    file = str(db_path)
-    if not p.is_file():
-        raise InputError("no such database", file=file, hint="give the path of the judge store")
-    try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as err:
-        raise InputError(f"cannot open the database: {err}", file=file) from err
-    rows: list[VerdictRow] = []
-    try:
-        try:
-            cursor = conn.execute("select rowid, json from judgments order by rowid")
-        except sqlite3.Error as err:
-            raise InputError(
-                f"no readable judgments table: {err}",
-                file=file,
-                hint="is this a judge store? run a `judge` command once to create it",
-            ) from err
-        for rowid, text in cursor:
-            try:
-                j = Judgment.model_validate_json(text)
-            except ValidationError as err:
-                raise _judgment_error(err, f"{file} (judgments rowid)", rowid) from err
-            if _keep(j, judge, rubric, selector):
-                rows.append(judgment_to_row(j, name))
-    finally:
-        conn.close()
-    return rows
+    return judgments_to_rows(
+        iter_judgments_jsonl(path), judge, rubric=rubric, name=name, selector=selector
+    )
 
 
 # --------------------------------------------------------------------------- gold join
@@ -433,8 +400,6 @@ def join_gold(
     A row whose gold already differs from the gold set is an error unless ``override``.
     The result is a list with ``n_missing``, ``missing_items`` and ``n_unjudged`` attributes.
     """
-    from calibration.gold import GoldSet
-
     records = gold.by_id() if isinstance(gold, GoldSet) else None
     labels = gold.labels() if isinstance(gold, GoldSet) else gold
     extra: dict[str, dict[str, Any]] = {}

@@ -39,6 +39,8 @@ def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
     """One-sided Clopper-Pearson upper bound on a rate, holding with probability >= 1 - delta.
 
     ``beta.ppf(1 - delta, k + 1, n - k)``; 1.0 when n = 0 or k = n (nothing is certified).
+    The project's one Clopper-Pearson upper bound (bands, cascades, routing audits); see
+    :func:`clopper_pearson_uppers` for many (k, n) at once.
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
@@ -46,9 +48,21 @@ def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
         return 1.0
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
+    import numpy as np
+
+    return float(clopper_pearson_uppers(np.asarray([k]), np.asarray([n]), delta)[0])
+
+
+def clopper_pearson_uppers(k: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
+    """:func:`clopper_pearson_upper` of each (k, n) pair, vectorised (1.0 where k >= n)."""
+    import numpy as np
     from scipy.stats import beta
 
-    return float(beta.ppf(1.0 - delta, k + 1, n - k))
+    with np.errstate(all="ignore"):
+        upper: np.ndarray = np.where(
+            k >= n, 1.0, beta.ppf(1.0 - delta, k + 1, np.maximum(n - k, 1))
+        )
+    return upper
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:

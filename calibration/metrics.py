@@ -22,31 +22,33 @@ Counting rules (the same everywhere):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from calibration.inputs import LABEL_CODE, LABELS, RowArrays, iter_slice_values, to_arrays
+from calibration.inputs import LABEL_CODE, RowArrays, iter_slice_values, to_arrays
 from calibration.intervals import (
     cluster_sums,
     compact_codes,
     percentile_interval,
+    single_thread_blas,
+    weight_blocks,
     wilson,
 )
 from calibration.records import VerdictRow
+from judge.kinds import ALL_LABELS, SCORING, ScoringKind
 
 if TYPE_CHECKING:
     import numpy as np
 
-Kind = Literal["binary", "pairwise"]
+Kind = ScoringKind
 Rows = Sequence[VerdictRow] | RowArrays
 
 PASS, FAIL = LABEL_CODE["pass"], LABEL_CODE["fail"]
 A, B, TIE = LABEL_CODE["A"], LABEL_CODE["B"], LABEL_CODE["tie"]
 OK, ABSTAIN, PARSE_ERROR, INFRA_ERROR = 0, 1, 2, 3
 AB, BA = 1, 2
-#: Labels of each rubric kind, positive first (P(positive) is what VerdictRow.prob holds).
-KIND_LABELS: dict[str, tuple[int, ...]] = {"binary": (PASS, FAIL), "pairwise": (A, B, TIE)}
 N_BINS = 10
 #: Bound on replicates x rows held at once by row-level bootstrap statistics.
 _ROW_CELLS = 4_000_000
@@ -193,8 +195,6 @@ class _Context:
         """Draw the resamples once and evaluate every registered statistic on them."""
         import numpy as np
 
-        from calibration.intervals import single_thread_blas, weight_blocks
-
         if (not self._stats and not self._block_stats) or self.n_boot <= 0:
             return
         if self.n_clusters == 0:
@@ -263,6 +263,11 @@ class _Context:
         return self.resolve(obj)
 
 
+def label_codes(kind: str) -> tuple[int, ...]:
+    """The integer codes (``LABEL_CODE``) of a scoring kind's labels, positive first."""
+    return tuple(LABEL_CODE[label] for label in SCORING[kind].labels)
+
+
 def _ratio(s: np.ndarray) -> np.ndarray:
     return s[:, 0] / s[:, 1]
 
@@ -318,8 +323,6 @@ def _kappa_pending(
     n = int(mask.sum())
     value: float | None = None
     if n:
-        import warnings
-
         with warnings.catch_warnings():
             # sklearn warns (and returns nan) when kappa is undefined; we report None.
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -436,8 +439,10 @@ def _pairwise(ctx: _Context) -> dict[str, Any]:
 def _pairwise_confusion(a: RowArrays, m: np.ndarray) -> dict[str, Any]:
     import numpy as np
 
-    labels = ("A", "B", "tie")
-    cm = _confusion_columns(a.gold[m], a.verdict[m], (A, B, TIE)).sum(axis=0).reshape(3, 3)
+    labels = SCORING["pairwise"].labels
+    codes = label_codes("pairwise")
+    k = len(codes)
+    cm = _confusion_columns(a.gold[m], a.verdict[m], codes).sum(axis=0).reshape(k, k)
     return {
         "labels": list(labels),
         "rows": "gold",
@@ -640,7 +645,7 @@ def _repetition(ctx: _Context) -> _Pending | None:
     unit = unit.reshape(-1)
     n_units = units.size
     reps = np.bincount(unit, minlength=n_units)
-    n_labels = len(LABELS)
+    n_labels = len(ALL_LABELS)
     ok = (a.status == OK) & (a.verdict >= 0)
     votes = np.bincount(
         unit[ok] * n_labels + a.verdict[ok].astype(np.int64), minlength=n_units * n_labels
@@ -805,8 +810,6 @@ def auroc_interval(
     """Task-cluster bootstrap interval of AUROC (same draws as every statistic of this seed)."""
     import numpy as np
 
-    from calibration.intervals import weight_blocks
-
     codes, n_clusters = compact_codes(np.asarray(cluster))
     pos = np.asarray(outcome).astype(bool)
     if n_clusters == 0 or pos.all() or not pos.any():
@@ -846,7 +849,8 @@ def _probabilistic(ctx: _Context, kind: Kind) -> dict[str, Any] | None:
     import numpy as np
 
     a = ctx.a
-    pos, neg = (PASS, FAIL) if kind == "binary" else (A, B)
+    spec = SCORING[kind]
+    pos, neg = LABEL_CODE[spec.positive], LABEL_CODE[spec.negative]
     m = (a.status == OK) & np.isfinite(a.prob) & ((a.gold == pos) | (a.gold == neg))
     if not m.any():
         return None
@@ -883,9 +887,8 @@ def _probabilistic(ctx: _Context, kind: Kind) -> dict[str, Any] | None:
         per_auc, fn = _auroc_linearised(p, y.astype(bool), cl, ctx.n_clusters)
         auc_est = ctx.custom(auc, n, per_auc, fn)
         auc_est.method = "cluster_bootstrap_linearised"
-    positive = "pass" if kind == "binary" else "A"
     return {
-        "positive_label": positive,
+        "positive_label": spec.positive,
         "n": n,
         "ece": ctx.custom(ece(p, y), n, per, ece_fn),
         "brier": ctx.custom(brier(p, y), n, per, brier_fn),
@@ -957,7 +960,7 @@ def kappa_matrix(rows: Rows) -> dict[str, Any]:
     a = to_arrays(rows)
     m, names = _rating_matrix(a)
     j, u = m.shape
-    k = len(LABELS)
+    k = len(ALL_LABELS)
     onehot = np.zeros((u, j * k))
     for ji in range(j):
         present = ~np.isnan(m[ji])
@@ -990,7 +993,7 @@ def _summary(a: RowArrays, kind: Kind, n_boot: int, seed: int) -> dict[str, Any]
     import numpy as np
 
     ctx = _Context(a, n_boot, seed)
-    labels = KIND_LABELS[kind]
+    labels = label_codes(kind)
     has_gold = np.isin(a.gold, labels)
     in_kind = np.isin(a.verdict, labels)
     out: dict[str, Any] = {
@@ -1053,7 +1056,7 @@ def summarize(
     of each named slice key under ``"slices": {key: {value: {...}}}``. Each figure is
     ``{"value", "k", "n", "ci95", "method"}`` (see module docstring for the counting rules).
     """
-    if kind not in KIND_LABELS:
+    if kind not in SCORING:
         raise ValueError(f"kind must be binary or pairwise, not {kind!r}")
     if slices and isinstance(rows, RowArrays):
         raise ValueError("per-slice summaries need the rows (slices are not in RowArrays)")

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 ACCEPT_COLOUR = "#2e7d32"
 REJECT_COLOUR = "#c62828"
 REVIEW_COLOUR = "#9e9e9e"
+#: Room around the unit square of the reliability diagram, in data units (a marker's radius is
+#: about 0.02 of the axes).
+EDGE_MARGIN = 0.04
 
 
 def _pyplot() -> Any:
@@ -92,8 +95,12 @@ def reliability_svg(
             color="#1565c0",
         )
         ax2.set_ylabel("items per bin")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
+    # A margin around [0, 1]: a point on an edge (a bin observed at 0 or 1, a mean probability
+    # of 1) is drawn whole; with limits at exactly 0 and 1 the axes clipped half of it.
+    ax.set_xlim(-EDGE_MARGIN, 1 + EDGE_MARGIN)
+    ax.set_ylim(-EDGE_MARGIN, 1 + EDGE_MARGIN)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1])
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1])
     ax.set_xlabel(f"predicted {label}".strip())
     ax.set_ylabel("observed frequency")
     ax.set_title("reliability diagram")

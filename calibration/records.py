@@ -13,9 +13,6 @@ from typing import Any, Literal
 
 RowStatus = Literal["ok", "abstain", "parse_error", "infra_error"]
 
-#: The label whose probability ``VerdictRow.prob`` holds, by rubric kind.
-POSITIVE_LABEL = {"binary": "pass", "pairwise": "A"}
-
 
 @dataclass(frozen=True, slots=True)
 class VerdictRow:
@@ -31,7 +28,8 @@ class VerdictRow:
     sample: int = 0
     #: The verdict in the frame the judge saw (pairwise only).
     verdict_pos: str | None = None
-    #: P(positive label): P(pass) for binary rubrics, P(A) for pairwise. None when unknown.
+    #: P(positive label) (``judge.kinds``: P(pass) for binary rubrics, P(A) for pairwise).
+    #: None when unknown.
     prob: float | None = None
     #: The gold label joined by item id, when known.
     gold: str | None = None

@@ -1,42 +1,67 @@
 """The calibration report: one self-contained HTML file (inline CSS and SVG, no network).
 
 Headline (judge, gold, guarantee, coverage or a plain "nothing certifies"), confusion matrix,
-reliability diagram, band plot, per-slice table, metrics and the card itself.
+reliability diagram, band plot, per-slice table, the card's metrics as tables (each figure with
+its 95% interval, how the interval was made and the counts behind it) and the card itself.
+
+Rendered by jinja2 from ``calibration/templates/`` with autoescaping on: every text from the
+card or the verdicts (judge names, slice values, rules) is escaped; only the SVG figures, made
+here by matplotlib, are inserted as markup.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, get_args
 
-if TYPE_CHECKING:
-    from calibration.bands import BandPolicy
-    from calibration.card import Card
-    from calibration.cascade import CascadeResult
-    from calibration.confidence import ScoreSet
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from pydantic import BaseModel
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
-max-width:62rem;padding:0 1rem;color:#212121}
-h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;
-border-bottom:1px solid #e0e0e0}
-.headline{background:#f5f5f5;border-left:4px solid #1565c0;padding:.6rem 1rem}
-.none{border-left-color:#c62828}.figs{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
-.figs>div{flex:0 1 auto}svg{max-width:100%;height:auto}
-table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e0e0e0;padding:.2rem .5rem;
-text-align:right}th{background:#fafafa}td:first-child,th:first-child{text-align:left}
-pre{background:#fafafa;border:1px solid #e0e0e0;padding:.6rem;overflow:auto;font-size:12px}
-.muted{color:#616161}
-"""
+from calibration import plots
+from calibration.bands import BandPolicy
+from calibration.confidence import ScoreSet
+from calibration.summary import (
+    BinaryConfusion,
+    IntervalEstimate,
+    MetricSummary,
+    PairwiseConfusion,
+)
+from calibration.workflow import CalibrationResult
+from judge.kinds import SCORING
+
+#: Readable names of the summary's figures (the card's keys are shown beside them).
+FIGURE_NAMES: Mapping[str, str] = {
+    "abstention_rate": "abstention rate",
+    "parse_error_rate": "parse-error rate",
+    "infra_error_rate": "infra-error rate",
+    "false_accept_rate": "false accept rate (FAR)",
+    "false_reject_rate": "false reject rate (FRR)",
+    "precision": "precision of pass",
+    "recall": "recall of pass",
+    "accuracy": "accuracy",
+    "accuracy_attempted": "accuracy over attempted rows",
+    "tie_rate": "tie rate",
+    "kappa": "Cohen's kappa",
+    "score": "pair score",
+    "both_correct": "both orders correct",
+    "order_flip_rate": "order flip rate",
+    "inconsistent_incl_failures": "inconsistent pairs (failures included)",
+    "position_consistency": "position consistency",
+    "p_prefer_first": "P(prefer first shown)",
+    "p_prefer_longer": "P(prefer longer)",
+    "repetition_stability": "repetition stability",
+    "ece": "expected calibration error (ECE)",
+    "brier": "Brier score",
+    "auroc": "AUROC",
+}
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _fmt(value: Any) -> str:
+def fmt(value: Any) -> str:
+    """A number as the report shows it: 4 significant digits; "—" for none."""
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -44,35 +69,94 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _pair(low: float | None, high: float | None) -> str:
-    return f"{_fmt(low)} / {_fmt(high)}"
+def fmt_interval(interval: Sequence[float | None] | None) -> str:
+    """A 95% interval as "[low, high]" ("—" when there is none)."""
+    if not interval:
+        return "—"
+    return f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_e(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def fmt_list(values: Sequence[Any]) -> str:
+    """A list as comma-separated text (never a Python repr)."""
+    return ", ".join(fmt(v) for v in values)
 
 
-def _flatten(metrics: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in metrics.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out += _flatten(value, name + ".")
-        elif (
-            isinstance(value, list)
-            and len(value) == 2
-            and all(isinstance(v, int | float) or v is None for v in value)
-        ):
-            out.append((name, f"[{_fmt(value[0])}, {_fmt(value[1])}]"))
-        else:
-            out.append((name, value))
+@dataclass(frozen=True)
+class FigureRow:
+    """One row of a metrics table."""
+
+    group: str
+    key: str
+    name: str
+    figure: IntervalEstimate
+
+    @property
+    def counts(self) -> str:
+        """``k / n`` for a proportion (or a ratio's sum), ``n`` otherwise."""
+        f = self.figure
+        return f"{fmt(f.k)} / {f.n}" if f.k is not None else str(f.n)
+
+
+def _block_figures(group: str, block: BaseModel | None) -> list[FigureRow]:
+    if block is None:
+        return []
+    rows = []
+    for key in type(block).model_fields:
+        value = getattr(block, key)
+        if key in block.model_fields_set and isinstance(value, IntervalEstimate):
+            rows.append(FigureRow(group, key, FIGURE_NAMES.get(key, key.replace("_", " ")), value))
+    return rows
+
+
+def figure_rows(summary: MetricSummary) -> list[FigureRow]:
+    """Every figure of a summary that carries an interval, grouped, in card order."""
+    rows = _block_figures("against gold", summary.metrics)
+    rows += _block_figures("pair score", summary.pair_score)
+    rows += _block_figures("position", summary.position)
+    if summary.repetition_stability is not None:
+        rows.append(
+            FigureRow("repetition", "repetition_stability", "repetition stability",
+                      summary.repetition_stability)
+        )
+    rows += _block_figures("probabilities", summary.probabilistic)
+    rows += _block_figures("status", summary.rates)
+    return rows
+
+
+def _counts(block: BaseModel | None) -> list[tuple[str, str]]:
+    """(name, value) of a block's plain numbers (counts and unitless figures)."""
+    if block is None:
+        return []
+    out = []
+    for key, info in type(block).model_fields.items():
+        if key not in block.model_fields_set or IntervalEstimate in get_args(info.annotation):
+            continue  # figures with intervals are in the figures table (an absent one too)
+        value = getattr(block, key)
+        if value is None or isinstance(value, int | float):
+            out.append((key.replace("_", " "), fmt(value)))
     return out
+
+
+def confusion_table(summary: MetricSummary) -> dict[str, Any] | None:
+    """The card's confusion matrix as header and rows (gold down, verdict across)."""
+    cm = summary.confusion_matrix
+    if isinstance(cm, BinaryConfusion):
+        positive, negative = SCORING["binary"].positive, SCORING["binary"].negative
+        return {
+            "header": ["gold \\ verdict", positive, negative],
+            "rows": [[positive, cm.tp, cm.fn], [negative, cm.fp, cm.tn]],
+        }
+    if isinstance(cm, PairwiseConfusion):
+        return {
+            "header": [f"{cm.rows} \\ {cm.columns}", *cm.labels],
+            "rows": [[label, *row] for label, row in zip(cm.labels, cm.matrix, strict=True)],
+        }
+    return None
 
 
 def slice_rows(scores: ScoreSet, policy: BandPolicy | None, key: str) -> list[list[Any]]:
     """Per slice value: items, agreement of the argmax with gold, coverage and band errors."""
+    positive = SCORING[scores.kind].positive
     groups: dict[str, list[Any]] = {}
     for item in scores.with_gold().items:
         groups.setdefault(str(item.slices.get(key)), []).append(item)
@@ -89,164 +173,127 @@ def slice_rows(scores: ScoreSet, policy: BandPolicy | None, key: str) -> list[li
                 if action == "decide":
                     errors += i.decision(scores.kind) != i.gold
                 else:
-                    errors += (action == "accept") != (i.gold == "pass")
+                    errors += (action == "accept") != (i.gold == positive)
         rows.append([value, len(items), agree, decided / len(items), decided, errors])
     return rows
 
 
-def render_report(
-    *,
-    card: Card,
-    scores: ScoreSet,
-    policy: BandPolicy | None,
-    cascade: CascadeResult | None = None,
-    summary: str = "",
-    slice_key: str | None = None,
-) -> str:
-    """The report as one HTML string."""
-    import numpy as np
-
-    from calibration import plots
-    from calibration.records import POSITIVE_LABEL
-
-    kind = scores.kind
-    gold = scores.with_gold()
-    p = card.policy
-    gold_ref = card.calibration.gold
-    certified = p.coverage > 0
-    title = f"Calibration of {card.judge.model}"
-    head_cls = "headline" if certified else "headline none"
-    cover = (
-        f"<b>{p.coverage:.1%}</b> of the {card.calibration.gold.n} gold items are decided without "
-        "review"
-        if certified
-        else "<b>Nothing certifies</b>: every item goes to human review"
-    )
-    parts = [
-        f"<h1>{_e(title)}</h1>",
-        f"<p class='muted'>gold {_e(gold_ref.name)} ({_e(gold_ref.digest)}),"
-        f" {gold_ref.n} items; verdicts from {_e(card.judge.source)}; card "
-        f"{_e(card.card_digest)}; expires {_e(card.expires_at.date())}</p>",
-        f"<div class='{head_cls}'><p>{cover}. {_e(p.guarantee.statement)}</p>"
-        f"<p>{_e(p.human_review_rule)}. Method {_e(p.guarantee.method)}, grid {_e(p.grid)}, "
-        f"starts {_e(p.starts)}.</p></div>",
-    ]
-    if summary:
-        parts.append(f"<pre>{_e(summary)}</pre>")
-
-    labels = ["pass", "fail"] if kind == "binary" else ["A", "B", "tie"]
+def _figures(result: CalibrationResult) -> list[Markup]:
+    kind = result.kind
+    gold = result.scores.with_gold()
+    labels = list(SCORING[kind].labels)
     decided = [i.decision(kind) or "undecided" for i in gold.items]
     golds = [i.gold or "" for i in gold.items]
     if "undecided" in decided:
         labels = [*labels, "undecided"]
-    s = gold.scores()
     if kind == "pairwise":
         prob, outcome, what = gold.confidences(), gold.correct(), "confidence"
     else:
-        prob, outcome, what = s, gold.positive(), "P(pass)"
-    figs = [
-        plots.confusion_matrix_svg(golds, decided, labels),
-        plots.reliability_svg(prob, outcome, label=what),
+        prob, outcome, what = gold.scores(), gold.positive(), "P(pass)"
+    return [
+        Markup(plots.confusion_matrix_svg(golds, decided, labels)),
+        Markup(plots.reliability_svg(prob, outcome, label=what)),
     ]
-    parts.append("<h2>Agreement and calibration</h2><div class='figs'>")
-    parts += [f"<div>{f}</div>" for f in figs]
-    parts.append("</div>")
 
-    parts.append("<h2>Certified bands</h2>")
-    if policy is not None and not policy.per_slice:
+
+def _band_plots(result: CalibrationResult) -> list[tuple[str | None, Markup]]:
+    import numpy as np
+
+    policy, kind = result.policy, result.kind
+    gold = result.scores.with_gold()
+    if policy is None:
+        return []
+    if not policy.per_slice:
         positive = gold.correct() if kind == "pairwise" else gold.positive()
-        parts.append(plots.band_svg(s, positive, policy))
-    elif policy is not None:
-        for value, sub in policy.per_slice.items():
-            items = [i for i in gold.items if str(i.slices.get(policy.slice_key or "")) == value]
-            sc = np.array([i.score for i in items])
-            pos = np.array(
-                [
-                    (i.decision(kind) == i.gold)
-                    if kind == "pairwise"
-                    else i.gold == POSITIVE_LABEL[kind]
-                    for i in items
-                ],
-                dtype=bool,
-            )
-            parts.append(f"<h3>{_e(policy.slice_key)} = {_e(value)}</h3>")
-            parts.append(plots.band_svg(sc, pos, sub))
-    band_rows = [
-        [name, b.threshold, b.n, b.errors, b.upper_bound, b.alpha, b.level, b.coverage, b.reason]
-        for name, b in p.bands.items()
-    ]
-    if band_rows:
-        parts.append(
-            _table(
-                [
-                    "band",
-                    "threshold",
-                    "n",
-                    "errors",
-                    "upper bound",
-                    "alpha",
-                    "level",
-                    "coverage",
-                    "note",
-                ],
-                band_rows,
-            )
+        return [(None, Markup(plots.band_svg(gold.scores(), positive, policy)))]
+    out: list[tuple[str | None, Markup]] = []
+    positive_label = SCORING[kind].positive
+    for value, sub in policy.per_slice.items():
+        items = [i for i in gold.items if str(i.slices.get(policy.slice_key or "")) == value]
+        sc = np.array([i.score for i in items])
+        pos = np.array(
+            [
+                (i.decision(kind) == i.gold) if kind == "pairwise" else i.gold == positive_label
+                for i in items
+            ],
+            dtype=bool,
         )
-    if cascade is not None:
-        parts.append("<h3>Cascade (cheapest first)</h3>")
-        parts.append(
-            _table(
-                [
-                    "stage",
-                    "judge",
-                    "threshold",
-                    "calibrated on",
-                    "reached",
-                    "decided",
-                    "errors",
-                    "cost/item",
-                ],
-                [
-                    [
-                        i,
-                        st.judge,
-                        st.policy.decide_threshold
-                        if kind == "pairwise"
-                        else _pair(st.policy.reject_threshold, st.policy.accept_threshold),
-                        st.n_calibration,
-                        st.n_reached,
-                        st.n_decided,
-                        st.errors,
-                        st.cost_per_item,
-                    ]
-                    for i, st in enumerate(cascade.stages, 1)
-                ],
-            )
-        )
+        out.append((f"{policy.slice_key} = {value}", Markup(plots.band_svg(sc, pos, sub))))
+    return out
 
-    key = slice_key or (policy.slice_key if policy is not None else None)
-    if key:
-        parts.append(f"<h2>Per slice: {_e(key)}</h2>")
-        parts.append(
-            _table(
-                [key, "items", "agreement", "coverage", "decided", "errors in bands"],
-                slice_rows(scores, policy, key),
-            )
-        )
 
-    metrics = _flatten(card.calibration.metrics)
-    if metrics:
-        parts.append("<h2>Metrics</h2>")
-        parts.append(_table(["metric", "value"], metrics))
-    parts.append("<h2>Calibration card</h2>")
-    parts.append(f"<pre>{_e(card.to_yaml())}</pre>")
-    body = "\n".join(parts)
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>{body}</body></html>"
+def _slice_summaries(summary: MetricSummary) -> list[dict[str, Any]]:
+    """Per slice key: one row per value with its figures against gold."""
+    out = []
+    for key, values in (summary.slices or {}).items():
+        columns: list[str] = []
+        rows = []
+        for value, sub in values.items():
+            figs = _block_figures("against gold", sub.metrics)
+            for f in figs:
+                if f.key not in columns:
+                    columns.append(f.key)
+            rows.append({"value": value, "n_rows": sub.n_rows, "figures": {f.key: f for f in figs}})
+        out.append({"key": key, "columns": columns, "names": FIGURE_NAMES, "rows": rows})
+    return out
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("calibration", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
+    env.filters.update(fmt=fmt, interval=fmt_interval, fmt_list=fmt_list)
+    return env
 
 
-def write_report(path: str | Path, **kwargs: Any) -> None:
+def render_report(result: CalibrationResult) -> str:
+    """The report of one calibration as one HTML string."""
+    card = result.card
+    summary = card.calibration.metrics
+    policy = result.policy
+    key = result.options.slice_key or (policy.slice_key if policy is not None else None)
+    reliability = summary.probabilistic.reliability if summary.probabilistic else None
+    context = {
+        "title": f"Calibration of {card.judge.model}",
+        "card": card,
+        "certified": card.policy.coverage > 0,
+        "summary": result.summary,
+        "figures": _figures(result),
+        "band_plots": _band_plots(result),
+        "band_rows": [
+            [name, b.threshold, b.n, b.errors, b.upper_bound, b.alpha, b.level, b.coverage,
+             b.reason]
+            for name, b in card.policy.bands.items()
+        ],
+        "cascade": result.cascade,
+        "pairwise": result.kind == "pairwise",
+        "slice_key": key,
+        "slice_rows": slice_rows(result.scores, policy, key) if key else [],
+        "metrics": summary,
+        "figure_rows": figure_rows(summary),
+        "confusion": confusion_table(summary),
+        "rows_block": [
+            ("rows", fmt(summary.n_rows)),
+            ("items", fmt(summary.n_items)),
+            ("task clusters", fmt(summary.n_clusters)),
+            ("other-label rows", fmt(summary.other_label_rows)),
+        ] if summary.n_rows is not None else [],
+        "status": _counts(summary.status) + _counts(summary.gold),
+        "pair_counts": _counts(summary.pair_score),
+        "position_counts": _counts(summary.position),
+        "reliability": reliability,
+        "agreement": summary.agreement,
+        "slice_summaries": _slice_summaries(summary),
+        "card_yaml": card.to_yaml(),
+    }
+    return _environment().get_template("report.html").render(**context)
+
+
+def write_report(path: str | Path, result: CalibrationResult) -> None:
     """Render the report and write it to ``path``."""
-    Path(path).write_text(render_report(**kwargs), encoding="utf-8")
+    Path(path).write_text(render_report(result), encoding="utf-8")

@@ -28,10 +28,12 @@ from calibration.inputs import RowArrays, to_arrays
 from calibration.intervals import (
     blas_matrix,
     compact_codes,
+    percentile_interval,
     single_thread_blas,
     weight_blocks,
     wilson,
 )
+from calibration.metrics import kappa_matrix
 from calibration.records import VerdictRow
 
 if TYPE_CHECKING:
@@ -383,8 +385,6 @@ def compare(
             )
         )
 
-    from calibration.metrics import kappa_matrix
-
     kappa = kappa_matrix(sub) if n_j > 1 else {"judges": wanted, "kappa": [[1.0]], "n": []}
     notes = []
     if any(d.n_units == 0 for d in differences):
@@ -416,6 +416,4 @@ def compare(
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
-    from calibration.intervals import percentile_interval
-
     return percentile_interval(values, level)

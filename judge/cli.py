@@ -18,10 +18,10 @@ COMMANDS: dict[str, str] = {
     "demo": "judge.commands.demo:demo",
     "model": "judge.commands.model:model",
     "rubrics": "judge.commands.run:rubrics",
-    "calibrate": "calibration.commands:calibrate",
-    "compare": "calibration.commands:compare",
-    "card": "calibration.commands:card",
-    "gold": "calibration.commands:gold",
+    "calibrate": "judge.commands.calibrate:calibrate",
+    "compare": "judge.commands.compare:compare",
+    "card": "judge.commands.card:card",
+    "gold": "judge.commands.gold:gold",
     "import": "judge.commands.importer:import_cmd",
     "score": "judge.commands.score:score",
     "gate": "judge.commands.score:gate",
@@ -94,7 +94,6 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the ``judge`` console script."""
-
     try:
         cli.main(prog_name="judge")
     except JudgeError as exc:

@@ -32,6 +32,14 @@ from judge.access import (
     verify_key,
     verify_session,
 )
+from judge.calibrating import (
+    CalibrationRun,
+    VerdictSource,
+    calibrate_judge,
+    check_card,
+    compare_judges,
+    load_store_rows,
+)
 from judge.cases import LoadedCases, bad_value
 from judge.cases import load_cases as _load_cases
 from judge.jobs import (
@@ -74,6 +82,7 @@ from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, Ro
 __all__ = [
     "ApiKeyRecord",
     "AuditStatus",
+    "CalibrationRun",
     "Card",
     "CardRecord",
     "Case",
@@ -95,6 +104,7 @@ __all__ = [
     "RunSummary",
     "Step",
     "Store",
+    "VerdictSource",
     "add_label",
     "add_shown_label",
     "agreement",
@@ -102,7 +112,10 @@ __all__ = [
     "audit_cards",
     "bad_value",
     "blinded",
+    "calibrate_judge",
+    "check_card",
     "check_card_before_judging",
+    "compare_judges",
     "create_job",
     "create_key",
     "create_session",
@@ -123,6 +136,7 @@ __all__ = [
     "load_card",
     "load_cases",
     "load_rubric",
+    "load_store_rows",
     "open_store",
     "parse_card",
     "queue",

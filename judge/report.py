@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from calibration.card import Card, json_safe
+from calibration.intervals import bootstrap_sums, percentile_interval, ratio_interval, wilson
 from judge.passk import (
     TaskCount,
     macro,
@@ -49,8 +51,6 @@ from judge.scoring import RULES, ScoredRun
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from calibration.card import Card
 
 REPORT_VERSION = 1
 #: The largest default k (a run set with more repetitions than this reports up to it).
@@ -198,8 +198,6 @@ def _ratio_ci(
         return None
     import numpy as np
 
-    from calibration.intervals import ratio_interval
-
     ci = ratio_interval(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64),
                         np.asarray(list(clusters)), n_boot=ctx.n_boot, seed=ctx.seed,
                         level=ctx.level)
@@ -277,8 +275,6 @@ def group_section(runs: Sequence[ScoredRun], ks: Sequence[int], ctx: ReportConte
     tasks = []
     values = {m: {k: per_task(counts, m, k) for k in ks} for m in ("pass@k", "pass^k")}
     for t in counts:
-        from calibration.intervals import wilson
-
         tasks.append({
             "task": t.task_id, "n": t.n, "c": t.c, "rate": t.c / t.n,
             "wilson95": list(wilson(t.c, t.n, ctx.level)),
@@ -343,8 +339,6 @@ def stratified_interval(
     if not groups or all(len(g) < 2 for g in groups) or ctx.n_boot <= 0:
         return None
     import numpy as np
-
-    from calibration.intervals import bootstrap_sums, percentile_interval
 
     reps = []
     for i, g in enumerate(groups):
@@ -430,7 +424,7 @@ def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[dict[str, Any]]:
 
 def card_summary(card: Card) -> dict[str, Any]:
     """What the report says about the judge's calibration card."""
-    metrics = card.calibration.metrics or {}
+    metrics = card.calibration.metrics.model_dump(mode="json")
     cm = metrics.get("confusion_matrix") or {}
     nested = metrics.get("metrics")
     inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else metrics
@@ -459,8 +453,6 @@ def _rate(recorded: Any, cm: Mapping[str, Any], err: str, right: str) -> dict[st
                 "k": recorded.get("k"), "n": recorded.get("n")}
     if cm and (cm.get(err, 0) + cm.get(right, 0)):
         k, n = int(cm[err]), int(cm[err]) + int(cm[right])
-        from calibration.intervals import wilson
-
         return {"value": k / n, "ci95": list(wilson(k, n)), "k": k, "n": n}
     return None
 
@@ -478,7 +470,7 @@ def corrected_section(
     counts: Sequence[TaskCount], card: Card, ctx: ReportContext
 ) -> dict[str, Any]:
     """Pooled and macro pass@1 corrected for the card's FAR/FRR, with joint-bootstrap intervals."""
-    cm = (card.calibration.metrics or {}).get("confusion_matrix") or {}
+    cm = card.calibration.metrics.model_dump(mode="json").get("confusion_matrix") or {}
     try:
         tp, fp, tn, fn = (int(cm[key]) for key in ("tp", "fp", "tn", "fn"))
     except (KeyError, TypeError, ValueError):
@@ -516,8 +508,6 @@ def _corrected_ci(per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: Re
                   ) -> tuple[float, float] | None:
     import numpy as np
 
-    from calibration.intervals import bootstrap_sums, percentile_interval
-
     sums = bootstrap_sums(per, n_boot=ctx.n_boot, seed=ctx.seed)
     p = sums[:, 0] / sums[:, 1]
     den = 1.0 - far_s - frr_s
@@ -531,8 +521,6 @@ def _corrected_ci(per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: Re
 
 def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> dict[str, Any]:
     """The whole report as a JSON-safe dict (render it with :mod:`judge.report_render`)."""
-    from calibration.card import json_safe
-
     treatments = _ordered(r.treatment for r in runs)
     benchmarks = sorted({r.benchmark for r in runs})
     multi = len(benchmarks) > 1

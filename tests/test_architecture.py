@@ -190,6 +190,16 @@ def test_calibration_imports_only_the_shared_layer_of_judge() -> None:
     assert wrong == []
 
 
+def test_only_the_store_opens_a_database() -> None:
+    found = [f"{module}:{node.lineno}" for module, path in MODULES.items()
+             if not module.startswith("judge.store")
+             for node, _ in _imports(module, path)
+             if any(n.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
+                    for n in ([a.name for a in node.names] if isinstance(node, ast.Import)
+                              else [node.module or ""]))]
+    assert found == []
+
+
 def test_every_module_has_a_layer() -> None:
     assert [m for m in MODULES if _layer(m) < 0] == []
 

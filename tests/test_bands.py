@@ -14,13 +14,13 @@ from calibration.bands import (
     Grid,
     certify,
     certify_arrays,
-    cp_upper,
     fixed_sequence,
     min_gold,
     min_gold_table,
     start_size,
 )
 from calibration.confidence import ScoreSet, score_items
+from calibration.intervals import clopper_pearson_upper as cp_upper
 from calibration.records import VerdictRow
 from judge.errors import InputError
 from tests.conftest import shared_path

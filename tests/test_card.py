@@ -59,7 +59,7 @@ def _card() -> Card:
         kind="binary",
         gold=GoldRef(name="dev", digest="sha256:g", n=220, source="official harness"),
         confidence=ConfidenceRef(source="prob"),
-        metrics={"accuracy": 0.9, "confusion_matrix": {"tp": 98, "fp": 2, "tn": 99, "fn": 1}},
+        metrics={"confusion_matrix": {"tp": 98, "fp": 2, "tn": 99, "fn": 1}},
     )
     return build_card(
         judge=judge, calibration=calibration, policy=policy_section(policy), created_at=T0

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from calibration.bands import cp_upper
 from calibration.cascade import calibrate_cascade, split_study
 from calibration.confidence import ScoreSet, score_items
+from calibration.intervals import clopper_pearson_upper as cp_upper
 from calibration.records import VerdictRow
 from judge.errors import InputError
 from tests.conftest import shared_path

@@ -1,9 +1,9 @@
-"""Judgment inputs: recorded verdicts, Judgment JSONL, the SQLite store, gold join, arrays."""
+"""Judgment inputs: recorded verdicts, Judgment JSONL, gold join, arrays (the judge store is
+read on the judge side: tests/test_calibrating.py)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,6 @@ from calibration.inputs import (
     join_gold,
     judges,
     judgment_to_row,
-    load_judgments_db,
     load_judgments_jsonl,
     load_recorded,
     positive_prob,
@@ -228,45 +227,6 @@ def test_load_judgments_jsonl_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_judgments_jsonl(path)
     assert info.value.line == 2
-
-
-def _store(path: Path, items: list[Judgment]) -> Path:
-    conn = sqlite3.connect(path)
-    # only the json column matters to the loader; the other columns are the store's business
-    conn.execute("create table judgments (id text primary key, case_id text, json text)")
-    conn.executemany(
-        "insert into judgments values (?, ?, ?)",
-        [(j.id, j.case_id, j.model_dump_json()) for j in items],
-    )
-    conn.commit()
-    conn.close()
-    return path
-
-
-def test_load_judgments_db(tmp_path: Path) -> None:
-    db = _store(tmp_path / "judge.db", _judgments())
-    rows = load_judgments_db(db)
-    assert [r.item_id for r in rows] == ["c1", "c2", "c3", "c4"]
-    assert [r.item_id for r in load_judgments_db(db, "m1", "agent-run-success")] == ["c1", "c4"]
-    assert [r.item_id for r in load_judgments_db(db, rubric="other")] == ["c3"]
-
-
-def test_load_judgments_db_errors(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such database"):
-        load_judgments_db(tmp_path / "none.db")
-    empty = tmp_path / "empty.db"
-    sqlite3.connect(empty).close()
-    with pytest.raises(InputError, match="no readable judgments table"):
-        load_judgments_db(empty)
-    db = tmp_path / "bad.db"
-    conn = sqlite3.connect(db)
-    conn.execute("create table judgments (json text)")
-    conn.execute("insert into judgments values (?)", ('{"id": "x"}',))
-    conn.commit()
-    conn.close()
-    with pytest.raises(InputError, match="rowid") as info:
-        load_judgments_db(db)
-    assert info.value.line == 1
 
 
 # --------------------------------------------------------------------------- gold join

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from calibration.bands import cp_upper
+from calibration.intervals import clopper_pearson_upper as cp_upper
 from calibration.card import Card
 from judge.digests import seeded_unit, utcnow
 from judge.errors import InputError

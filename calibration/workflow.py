@@ -1,0 +1,456 @@
+"""The calibration workflow as one typed function: verdict rows and their gold in, a sealed card
+and everything measured out.
+
+:func:`calibrate` reads no file and no store and writes nothing: the judge side
+(``judge/calibrating.py``) loads the verdicts, binds the judge (its rubric, prompt and evidence
+selector, through a :data:`JudgeBinder`), then writes the card and the report. The steps, in
+order: pick the judges, score every item, bind the judge, fit an optional calibrator on a
+cluster split, certify the bands (or a cascade), summarise the metrics, seal the card, and
+optionally run the random split study.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Correction, Grid, certify
+from calibration.card import (
+    DEFAULT_VALID_DAYS,
+    CalibrationSection,
+    Card,
+    ConfidenceRef,
+    GoldRef,
+    JudgeSection,
+    PolicySection,
+    build_card,
+    cascade_policy_section,
+    json_safe,
+    policy_section,
+)
+from calibration.cascade import (
+    CascadeMode,
+    CascadeResult,
+    SplitStudy,
+    calibrate_cascade,
+    split_study,
+)
+from calibration.confidence import Calibrator, Kind, ScoreSet, calibrated_split, score_items
+from calibration.gold import GoldSet
+from calibration.inputs import join_gold
+from calibration.metrics import summarize
+from calibration.records import VerdictRow
+from calibration.study import Failures, Study, compare
+from calibration.summary import MetricSummary
+from judge.digests import text_digest
+from judge.errors import InputError
+from judge.kinds import SCORING
+
+#: How the picked judges make one card: one judge, a cascade (cheapest first) or a panel.
+JudgeMode = Literal["single", "cascade", "panel"]
+
+
+class CalibrationOptions(BaseModel):
+    """Everything ``judge calibrate`` can be asked, with its defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Judges to calibrate (several: a cascade, cheapest first, or a panel); empty: the only one.
+    judges: tuple[str, ...] = ()
+    #: Scoring kind; None: told from the labels.
+    kind: Kind | None = None
+    #: Max P(gold = fail | auto-accepted); pairwise: max P(wrong | decided).
+    alpha_accept: float = 0.15
+    #: Max P(gold = pass | auto-rejected) (binary; None: alpha_accept).
+    alpha_reject: float | None = None
+    #: The guarantee holds with probability >= 1 - delta.
+    delta: float = 0.1
+    #: Thresholds fixed before the labels are read (``calibration.bands.GRIDS``).
+    grid: str = DEFAULT_GRID
+    #: Starting points in items (each raised to max(30, n0)); several split delta. Empty: 30.
+    starts: tuple[int, ...] = ()
+    #: Certify each value of this slice key on its own gold.
+    slice_key: str | None = None
+    correction: Correction = "holm"
+    #: "none" or a name of ``calibration.confidence.CALIBRATORS`` (fitted on a cluster split).
+    calibrator: str = "none"
+    #: Share of task clusters the calibrator is fitted on.
+    calibration_split: float = 0.5
+    cascade: bool = False
+    cascade_mode: CascadeMode = "split"
+    #: Judge name -> cost per item, for cascades (default: the recorded cost).
+    costs: dict[str, float] = Field(default_factory=dict)
+    panel: bool = False
+    #: Also run this many random half splits (calibrate on one, measure on the other).
+    split_study: int = 0
+    seed: int = 0
+    #: Bootstrap replicates for the metric intervals.
+    n_boot: int = 1000
+    #: Days until the card expires.
+    valid_days: int = DEFAULT_VALID_DAYS
+
+    @field_validator("grid")
+    @classmethod
+    def _known_grid(cls, value: str) -> str:
+        Grid.parse(value)  # an unknown grid is an InputError now, before any verdict is read
+        return value
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What the workflow asks the judge side to bind."""
+
+    #: The judges picked, in the order given (a cascade's cheapest first).
+    names: tuple[str, ...]
+    #: The card's model name: the judge, ``cascade(a > b)`` or ``panel(a, b)``.
+    model: str
+    mode: JudgeMode
+
+
+@dataclass(frozen=True)
+class JudgeBinding:
+    """The card's judge section, and notes for the summary."""
+
+    section: JudgeSection
+    notes: tuple[str, ...] = ()
+
+
+#: Binds the card's judge section (rubric, prompt digest, evidence selector) for a request.
+JudgeBinder = Callable[[JudgeRequest], JudgeBinding]
+
+
+def unbound(source: str) -> JudgeBinder:
+    """A binder for verdicts that carry no rubric or selector (recorded verdicts of outside
+    judges): the card names the model and the source only."""
+
+    def bind(request: JudgeRequest) -> JudgeBinding:
+        return JudgeBinding(JudgeSection(model=request.model, source=source))
+
+    return bind
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """A calibrated judge: its sealed card and what was measured to write it."""
+
+    card: Card
+    options: CalibrationOptions
+    kind: Kind
+    #: The card's model name (see JudgeRequest.model) and the judges behind it.
+    model: str
+    names: tuple[str, ...]
+    #: The scores the bands were certified on (the held-apart split when a calibrator was fitted).
+    scores: ScoreSet
+    #: The certified bands, or the cascade (exactly one of the two is set).
+    policy: BandPolicy | None
+    cascade: CascadeResult | None
+    #: The bands or the cascade in readable lines.
+    summary: str
+    #: One line: judge, gold, kind, alpha and delta.
+    head: str
+    #: How the calibrator was fitted, when one was.
+    fit_note: str | None
+    notes: tuple[str, ...]
+    split_study: SplitStudy | None
+
+    @property
+    def metrics(self) -> MetricSummary:
+        """The card's metric summary."""
+        return self.card.calibration.metrics
+
+    def lines(self) -> list[str]:
+        """What ``judge calibrate`` prints before the card's path."""
+        out = [self.head]
+        if self.fit_note:
+            out.append(f"calibrated confidence: {self.fit_note}")
+        out.append(self.summary)
+        out += [f"note: {note}" for note in self.notes]
+        if self.split_study is not None:
+            out.append(self.split_study.summary())
+        return out
+
+
+# --- The steps ---------------------------------------------------------------------------------
+
+
+def attach_gold(
+    rows: Sequence[VerdictRow],
+    gold: GoldSet | None,
+    *,
+    source: str,
+    gold_label: str | None = None,
+) -> tuple[list[VerdictRow], GoldRef]:
+    """The rows with their gold labels, and the card's reference to that gold.
+
+    With a gold set, labels are joined by item id and the reference names the set
+    (``gold_label``: how to name its file, default its path). Without one, the rows must carry
+    their own labels; ``source`` (the verdict file) names them, and their digest is taken over
+    the sorted (item id, label) pairs.
+    """
+    if gold is not None:
+        joined = list(join_gold(rows, gold))
+        label = gold_label if gold_label is not None else str(gold.path)
+        ref = GoldRef(name=gold.name, digest=gold.digest, n=gold.n, source=f"gold set {label}")
+        return joined, ref
+    labels = {r.item_id: r.gold for r in rows if r.gold is not None}
+    if not labels:
+        raise InputError(
+            "these verdicts carry no gold labels",
+            file=source,
+            field="gold",
+            hint="pass --gold GOLD.jsonl",
+        )
+    name = Path(source).name
+    ref = GoldRef(
+        name=name,
+        digest=text_digest(json.dumps(sorted(labels.items()), separators=(",", ":"))),
+        n=len(labels),
+        source=f"gold labels carried by {name}",
+    )
+    return list(rows), ref
+
+
+def infer_kind(rows: Sequence[VerdictRow], kind: Kind | None = None) -> Kind:
+    """The scoring kind: ``kind`` when given, else the kind whose labels the rows use."""
+    if kind is not None:
+        return SCORING[kind].scoring
+    labels = {r.gold for r in rows if r.gold} | {r.verdict for r in rows if r.verdict}
+    found = [spec.scoring for spec in SCORING.values() if labels & spec.allowed]
+    if not found:
+        raise InputError(
+            "cannot tell the rubric kind from the labels", field="kind", hint="pass --kind"
+        )
+    # Labels of both kinds (a file mixing rubrics): the last registered (pairwise) wins.
+    return found[-1]
+
+
+def pick_judges(rows: Sequence[VerdictRow], judges: Sequence[str]) -> list[str]:
+    """The judges asked for, each checked present; none asked: the only judge present."""
+    present = sorted({r.judge for r in rows})
+    if not judges:
+        if len(present) == 1:
+            return present
+        raise InputError(
+            f"these verdicts hold {len(present)} judges: {', '.join(present)}",
+            field="judge",
+            hint="pick one with --judge (several with --cascade or --panel)",
+        )
+    missing = [j for j in judges if j not in present]
+    if missing:
+        raise InputError(
+            f"no verdicts of judge {missing[0]!r}; present: {', '.join(present)}", field="judge"
+        )
+    return list(judges)
+
+
+def card_filename(model: str) -> str:
+    """The default card file name of a model: ``<model, file-safe>.card.yaml``."""
+    return (re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "judge") + ".card.yaml"
+
+
+def _check(options: CalibrationOptions, names: Sequence[str]) -> None:
+    if len(names) > 1 and not (options.cascade or options.panel):
+        raise InputError("several --judge given", field="judge", hint="add --cascade or --panel")
+    if options.cascade and options.panel:
+        raise InputError("--cascade and --panel exclude each other", field="cascade")
+    if options.cascade and (options.calibrator != "none" or options.slice_key):
+        raise InputError(
+            "--cascade does not combine with --calibrator or --slice yet", field="cascade"
+        )
+
+
+def _request(options: CalibrationOptions, names: Sequence[str]) -> JudgeRequest:
+    if options.panel:
+        return JudgeRequest(tuple(names), "panel(" + ", ".join(names) + ")", "panel")
+    if len(names) > 1:
+        return JudgeRequest(tuple(names), "cascade(" + " > ".join(names) + ")", "cascade")
+    return JudgeRequest(tuple(names), names[0], "cascade" if options.cascade else "single")
+
+
+def _confidence_ref(
+    scores: ScoreSet, calibrator: Calibrator | None, fit: str | None
+) -> ConfidenceRef:
+    sources = sorted({i.source for i in scores.items})
+    return ConfidenceRef(
+        source="+".join(sources) if sources else "none",
+        calibrator=calibrator.name if calibrator is not None else "none",
+        calibrator_fit=fit,
+        calibrator_params=calibrator.params() if calibrator is not None else None,
+    )
+
+
+def calibrate(
+    rows: Sequence[VerdictRow],
+    *,
+    gold: GoldRef,
+    judge: JudgeBinder,
+    options: CalibrationOptions,
+    created_at: datetime | None = None,
+) -> CalibrationResult:
+    """Calibrate the judge(s) of ``rows`` against the gold they carry (see :func:`attach_gold`).
+
+    ``judge`` binds the card's judge section; ``created_at`` (default now) starts the card's
+    validity. Raises InputError for a request the rows cannot answer.
+    """
+    grid = Grid.parse(options.grid)
+    starts = list(options.starts) or [MIN_START]
+    kind = infer_kind(rows, options.kind)
+    names = pick_judges(rows, options.judges)
+    _check(options, names)
+    a_reject = (
+        (options.alpha_reject if options.alpha_reject is not None else options.alpha_accept)
+        if kind == "binary"
+        else None
+    )
+    wanted = set(names)
+    judge_rows = [r for r in rows if r.judge in wanted]
+    if options.panel:
+        stage_scores = [score_items(judge_rows, kind=kind)]
+    else:
+        stage_scores = [score_items(judge_rows, kind=kind, judge=n) for n in names]
+    request = _request(options, names)
+    binding = judge(request)
+
+    scores = stage_scores[0]
+    fitted: Calibrator | None = None
+    fit_note = None
+    if options.calibrator != "none":
+        fraction = options.calibration_split
+        scores, fitted = calibrated_split(
+            scores, options.calibrator, fraction=fraction, seed=options.seed
+        )
+        fit_note = (
+            f"{options.calibrator} fitted on {fraction:.0%} of the task clusters (seed "
+            f"{options.seed}); thresholds certified on the other "
+            f"{len(scores.with_gold().items)} gold items"
+        )
+
+    policy: BandPolicy | None = None
+    casc: CascadeResult | None = None
+    policy_sec: PolicySection
+    if options.cascade:
+        casc = calibrate_cascade(
+            stage_scores,
+            alpha_accept=options.alpha_accept,
+            alpha_reject=a_reject,
+            delta=options.delta,
+            grid=grid,
+            starts=starts,
+            costs=options.costs,
+            mode=options.cascade_mode,
+            seed=options.seed,
+        )
+        policy_sec = cascade_policy_section(casc)
+        summary = casc.summary()
+    else:
+        policy = certify(
+            scores,
+            alpha_accept=options.alpha_accept,
+            alpha_reject=a_reject,
+            delta=options.delta,
+            grid=grid,
+            starts=starts,
+            slice_key=options.slice_key,
+            correction=options.correction,
+        )
+        policy_sec = policy_section(policy)
+        summary = policy.summary()
+
+    slices = (options.slice_key,) if options.slice_key else ()
+    metrics = summarize(
+        [r for r in judge_rows if r.gold is not None],
+        kind,
+        n_boot=options.n_boot,
+        seed=options.seed,
+        slices=slices,
+    )
+    calibration_sec = CalibrationSection(
+        kind=kind,
+        gold=gold,
+        confidence=_confidence_ref(scores, fitted, fit_note),
+        slices=list(slices),
+        metrics=MetricSummary.model_validate(json_safe(metrics)),
+    )
+    card = build_card(
+        judge=binding.section,
+        calibration=calibration_sec,
+        policy=policy_sec,
+        created_at=created_at,
+        valid_days=options.valid_days,
+    )
+    study = None
+    if options.split_study:
+        study = split_study(
+            stage_scores if options.cascade else [scores],
+            alpha_accept=options.alpha_accept,
+            alpha_reject=a_reject,
+            delta=options.delta,
+            grid=grid,
+            starts=starts,
+            mode=options.cascade_mode if options.cascade else "shared",
+            n_splits=options.split_study,
+            seed=options.seed,
+        )
+    head = (
+        f"judge {request.model} on {len(scores.with_gold().items)} gold items ({gold.source}), "
+        f"{kind}, alpha {options.alpha_accept}"
+        + (f"/{a_reject}" if a_reject is not None else "")
+        + f", delta {options.delta}"
+    )
+    return CalibrationResult(
+        card=card,
+        options=options,
+        kind=kind,
+        model=request.model,
+        names=tuple(names),
+        scores=scores,
+        policy=policy,
+        cascade=casc,
+        summary=summary,
+        head=head,
+        fit_note=fit_note,
+        notes=binding.notes,
+        split_study=study,
+    )
+
+
+# --- Comparing judges ------------------------------------------------------------------------
+
+
+class CompareOptions(BaseModel):
+    """Everything ``judge compare`` can be asked, with its defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Judges to compare (empty: every judge present).
+    judges: tuple[str, ...] = ()
+    #: Paired differences for every pair, not only against the best judge.
+    all_pairs: bool = False
+    #: Count failed verdicts as wrong, or leave them out.
+    failures: Failures = "wrong"
+    n_boot: int = 1000
+    seed: int = 0
+
+
+def compare_rows(rows: Sequence[VerdictRow], options: CompareOptions) -> Study:
+    """Compare the judges of ``rows`` (with their gold) on the items all of them judged."""
+    if options.judges:
+        pick_judges(rows, options.judges)  # names a missing judge with the ones present
+    try:
+        return compare(
+            rows,
+            list(options.judges) or None,
+            n_boot=options.n_boot,
+            seed=options.seed,
+            all_pairs=options.all_pairs,
+            failures=options.failures,
+        )
+    except ValueError as err:
+        raise InputError(str(err), field="judge") from err

@@ -1,0 +1,417 @@
+"""Calibrating and comparing judges from the judge side: the typed functions behind
+``judge calibrate`` and ``judge compare`` (and the calibration bench).
+
+They load the verdicts (a judge store, a judgments JSONL or a recorded-verdicts JSONL), bind
+the judge the card is for (its rubric through ``judge.rubrics``, the prompt digest, the evidence
+selector, all from the judgments' provenance), run the calibration workflow
+(``calibration.workflow``), and write the card and the HTML report. Calibration itself never
+reads the store: the judgments are read here, through ``judge.store.Store``, and passed in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from calibration.card import (
+    RECORDED_SOURCE,
+    Card,
+    JudgeSection,
+    RubricRef,
+    SelectorRef,
+    load_card,
+    verify_card,
+    write_card,
+)
+from calibration.gold import load_gold, validation_to_input_error
+from calibration.inputs import (
+    iter_judgments_jsonl,
+    judgment_to_row,
+    load_recorded,
+    provenance_matches,
+)
+from calibration.records import VerdictRow
+from calibration.report import write_report
+from calibration.study import Study
+from calibration.workflow import (
+    CalibrationOptions,
+    CalibrationResult,
+    CompareOptions,
+    JudgeBinder,
+    JudgeBinding,
+    JudgeRequest,
+    attach_gold,
+    calibrate,
+    card_filename,
+    compare_rows,
+    unbound,
+)
+from judge.digests import text_digest
+from judge.errors import CardError, InputError, RubricError
+from judge.rubrics import load_rubric
+from judge.store import Store, StoreError, store_exists
+from judge.types import Judgment
+
+STORE_SOURCE = "judge store"
+JUDGMENTS_SOURCE = "judgments"
+
+#: The provenance a card binds. The per-judgment prompt_digest covers the rendered case, so it
+#: differs on every item; the judge's prompt is bound through the rubric digest (rubric.yaml and
+#: its prompt template) and the digest of the rubric's system prompt.
+BINDING_FIELDS = (
+    "model",
+    "rubric_id",
+    "rubric_version",
+    "rubric_digest",
+    "selector_version",
+    "token_budget",
+)
+
+
+class VerdictSource(BaseModel):
+    """Where the verdicts are: exactly one of a judge store, a judgments JSONL (which may also
+    hold recorded verdicts) or a recorded-verdicts JSONL; and which judgments to keep."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    db: str | None = None
+    judgments: str | None = None
+    recorded: str | None = None
+    #: Only judgments of this rubric, ID or ID@VERSION (None: all).
+    rubric: str | None = None
+    #: Only judgments made with this evidence selector version (None: all).
+    selector: str | None = None
+
+
+@dataclass
+class LoadedVerdicts:
+    """Verdict rows and, for judgments, the provenance bindings of each judge."""
+
+    rows: list[VerdictRow]
+    #: "recorded verdicts", "judgments" or "judge store" (the card's judge.source).
+    kind: str
+    path: Path
+    #: judge model -> its distinct provenance bindings (BINDING_FIELDS), in first-seen order.
+    bindings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _is_recorded(path: Path) -> bool:
+    # The recorded-verdicts format has item_id/judge at top level; a Judgment has provenance.
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except json.JSONDecodeError:
+                    return False
+                return isinstance(first, dict) and "provenance" not in first
+    return False
+
+
+def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Judgment]:
+    """The judgments of a judge store, oldest first (``rubric``: only this rubric id, or
+    ID@VERSION's id). Errors name the store and the judgment's position."""
+    file = str(db)
+    if not store_exists(db):
+        raise InputError("no such database", file=file, hint="give the path of the judge store")
+    try:
+        store = Store(db)
+    except StoreError as err:
+        raise InputError(
+            f"cannot open the judge store: {err}",
+            file=file,
+            hint="is this a judge store? `judge run` writes one",
+        ) from err
+    with store:
+        if store.count() == 0:
+            raise InputError(
+                "the judge store holds no judgments",
+                file=file,
+                hint="is this a judge store? run `judge run` first",
+            )
+        rubric_id = rubric.partition("@")[0] if rubric else None
+        found = store.judgments(rubric_id=rubric_id)
+        position = 0
+        while True:
+            position += 1
+            try:
+                judgment = next(found)
+            except StopIteration:
+                return
+            except ValidationError as err:
+                where = f"{file} (judgments, oldest first)"
+                bad = validation_to_input_error(err, where, position)
+                raise InputError(
+                    bad.reason,
+                    file=where,
+                    line=position,
+                    field=bad.field,
+                    hint="a stored judgment is not a valid Judgment",
+                ) from err
+            yield judgment
+
+
+def judgment_rows(
+    judgments: Iterable[Judgment], *, rubric: str | None = None, selector: str | None = None
+) -> tuple[list[VerdictRow], dict[str, list[dict[str, Any]]]]:
+    """The rows of the judgments that pass the filters, and each judge's provenance bindings
+    among them (one pass: a store is read once)."""
+    rows: list[VerdictRow] = []
+    seen: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
+    for j in judgments:
+        prov = j.provenance
+        if not provenance_matches(prov.model, prov.rubric_id, prov.rubric_version,
+                                  prov.selector_version, rubric=rubric, selector=selector):
+            continue
+        rows.append(judgment_to_row(j))
+        binding = {key: getattr(prov, key) for key in BINDING_FIELDS}
+        seen.setdefault(prov.model, {}).setdefault(tuple(binding.values()), binding)
+    return rows, {model: list(b.values()) for model, b in seen.items()}
+
+
+def load_store_rows(
+    db: str | Path, judge: str | None = None, *, rubric: str | None = None,
+    selector: str | None = None,
+) -> list[VerdictRow]:
+    """Verdict rows of a judge store (``judge``: one model only), filtered as
+    ``calibration.inputs.load_judgments_jsonl``."""
+    rows, _ = judgment_rows(store_judgments(db, rubric=rubric), rubric=rubric, selector=selector)
+    return [r for r in rows if judge is None or r.judge == judge]
+
+
+def load_verdicts(source: VerdictSource) -> LoadedVerdicts:
+    """Read the verdict rows of ``source`` (and the judgments' provenance bindings)."""
+    given = [p for p in (source.db, source.judgments, source.recorded) if p]
+    if len(given) != 1:
+        raise InputError(
+            "give exactly one of --db, --judgments, --recorded",
+            hint="--judgments also reads the recorded-verdicts format",
+        )
+    if source.db:
+        rows, bindings = judgment_rows(
+            store_judgments(source.db, rubric=source.rubric),
+            rubric=source.rubric,
+            selector=source.selector,
+        )
+        return LoadedVerdicts(rows, STORE_SOURCE, Path(source.db), bindings)
+    path = Path(source.recorded or source.judgments or "")
+    if not path.is_file():
+        raise InputError("no such file", file=str(path))
+    if source.recorded or _is_recorded(path):
+        return LoadedVerdicts(load_recorded(path), RECORDED_SOURCE, path)
+    rows, bindings = judgment_rows(
+        iter_judgments_jsonl(path), rubric=source.rubric, selector=source.selector
+    )
+    return LoadedVerdicts(rows, JUDGMENTS_SOURCE, path, bindings)
+
+
+# --- The judge's bindings -----------------------------------------------------------------------
+
+
+def judge_binding(loaded: LoadedVerdicts, judge: str) -> JudgeBinding:
+    """The card's judge section for one judge's judgments, and notes for the summary."""
+    if loaded.kind == RECORDED_SOURCE:
+        return JudgeBinding(JudgeSection(model=judge, source=loaded.kind))
+    bindings = loaded.bindings.get(judge, [])
+    if len(bindings) != 1:
+        raise InputError(
+            f"judge {judge!r} has {len(bindings)} different prompt/rubric/selector bindings in "
+            "these judgments; a card binds exactly one",
+            file=str(loaded.path),
+            field="provenance",
+            hint="filter with --rubric ID@VERSION and --selector VERSION, or calibrate each "
+            "binding separately",
+        )
+    b = bindings[0]
+    notes: list[str] = []
+    visible: list[str] = []
+    blinded: list[str] = []
+    prompt_digest: str | None = None
+    try:
+        rubric = load_rubric(f"{b['rubric_id']}@{b['rubric_version']}")
+        if rubric.digest == b["rubric_digest"]:
+            visible = list(rubric.spec.evidence_visible)
+            blinded = list(rubric.spec.blinded_fields)
+            prompt_digest = text_digest(rubric.system_prompt)
+        else:
+            notes.append(
+                "the rubric folder's digest differs from the judgments'; card binds the latter"
+            )
+    except RubricError as err:
+        notes.append(
+            f"rubric not found here ({err}); evidence_visible and blinded_fields left empty"
+        )
+    section = JudgeSection(
+        model=judge,
+        source=loaded.kind,
+        prompt_digest=prompt_digest,
+        rubric=RubricRef(id=b["rubric_id"], version=b["rubric_version"], digest=b["rubric_digest"]),
+        evidence_selector=SelectorRef(
+            version=b["selector_version"], token_budget=b["token_budget"]
+        ),
+        evidence_visible=visible,
+        blinded_fields=blinded,
+    )
+    return JudgeBinding(section, tuple(notes))
+
+
+def cascade_binding(loaded: LoadedVerdicts, names: Sequence[str], model: str) -> JudgeBinding:
+    """A cascade card's bindings: every stage must share one rubric, prompt and selector (the
+    card binds one; routing checks each stage's judgments against it)."""
+    stages = [judge_binding(loaded, name) for name in names]
+    bound = {
+        name: b.section.model_dump(exclude={"model"}) for name, b in zip(names, stages, strict=True)
+    }
+    first = bound[names[0]]
+    differ = [name for name in names[1:] if bound[name] != first]
+    if differ:
+        raise InputError(
+            f"the cascade's judges do not share one rubric, prompt and evidence selector "
+            f"({', '.join(differ)} differ from {names[0]}); a cascade card binds one",
+            file=str(loaded.path),
+            field="provenance",
+            hint="filter with --rubric ID@VERSION and --selector VERSION",
+        )
+    return JudgeBinding(stages[0].section.model_copy(update={"model": model}), stages[0].notes)
+
+
+def binder(loaded: LoadedVerdicts) -> JudgeBinder:
+    """What the workflow calls to bind the judge(s) it picked."""
+    if loaded.kind == RECORDED_SOURCE:
+        return unbound(loaded.kind)
+
+    def bind(request: JudgeRequest) -> JudgeBinding:
+        if request.mode == "panel":
+            # A panel pools several judges' verdicts into one score: no single binding.
+            return JudgeBinding(JudgeSection(model=request.model, source=loaded.kind))
+        if request.mode == "cascade":
+            return cascade_binding(loaded, request.names, request.model)
+        return judge_binding(loaded, request.names[0])
+
+    return bind
+
+
+# --- The commands' work -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    """A calibration and the files it wrote."""
+
+    result: CalibrationResult
+    card_path: Path
+    card_digest: str
+    report_path: Path | None
+
+
+def calibrate_judge(
+    source: VerdictSource,
+    options: CalibrationOptions,
+    *,
+    gold: str | None = None,
+    out: str | Path | None = None,
+    report: str | Path | None = None,
+) -> CalibrationRun:
+    """Calibrate a judge on its verdicts in ``source`` against ``gold`` (a gold JSONL; None:
+    the labels the verdicts carry); write the card to ``out`` (default
+    ``<judge>.card.yaml``) and, when asked, the HTML report."""
+    loaded = load_verdicts(source)
+    rows, gold_ref = attach_gold(
+        loaded.rows, load_gold(gold) if gold else None, source=str(loaded.path), gold_label=gold
+    )
+    result = calibrate(rows, gold=gold_ref, judge=binder(loaded), options=options)
+    card_path = Path(out) if out else Path(card_filename(result.model))
+    digest = write_card(result.card, card_path)
+    report_path = Path(report) if report else None
+    if report_path is not None:
+        write_report(report_path, result)
+    return CalibrationRun(result, card_path, digest, report_path)
+
+
+def compare_judges(
+    source: VerdictSource,
+    options: CompareOptions,
+    *,
+    gold: str | None = None,
+    html: str | Path | None = None,
+    json_out: str | Path | None = None,
+) -> Study:
+    """Compare the judges in ``source`` on the same items (gold: as :func:`calibrate_judge`);
+    write the HTML page and the full study as JSON when asked."""
+    loaded = load_verdicts(source)
+    rows, _ = attach_gold(
+        loaded.rows, load_gold(gold) if gold else None, source=str(loaded.path), gold_label=gold
+    )
+    study = compare_rows(rows, options)
+    if html:
+        Path(html).write_text(study.to_html(), encoding="utf-8")
+    if json_out:
+        Path(json_out).write_text(
+            json.dumps(study.to_dict(), indent=1, default=str), encoding="utf-8"
+        )
+    return study
+
+
+@dataclass(frozen=True)
+class CardCheck:
+    """A card that passed ``judge card verify``, and what it was checked against."""
+
+    card: Card
+    #: Names of the bindings given explicitly (model, rubric, selector, gold).
+    checked: tuple[str, ...]
+    #: The moment validity was checked at (None: now).
+    as_of: datetime | None
+
+
+def check_card(
+    path: str | Path,
+    *,
+    model: str | None = None,
+    rubric: str | None = None,
+    selector: str | None = None,
+    gold: str | None = None,
+    recorded: bool = False,
+    as_of: datetime | None = None,
+) -> CardCheck:
+    """Load a card and refuse it (CardError) when it is malformed, edited, expired, or binds
+    another judge than the one given.
+
+    Unset bindings are taken from the card itself (so only integrity and expiry are checked);
+    ``rubric`` is a digest (``sha256:...``) or ID@VERSION to load; ``recorded``: the judge uses
+    no rubric or selector; ``as_of`` (naive: UTC) checks validity at that moment instead of now.
+    """
+    card = load_card(path)
+    rubric_digest = card.judge.rubric.digest
+    selector_version = card.judge.evidence_selector.version
+    if recorded:
+        rubric_digest = selector_version = None
+    if rubric:
+        rubric_digest = rubric if rubric.startswith("sha256:") else load_rubric(rubric).digest
+    if selector:
+        selector_version = selector
+    gold_digest = load_gold(gold).digest if gold else None
+    moment = None
+    if as_of is not None:
+        moment = as_of.replace(tzinfo=UTC)
+        created = card.created_at if card.created_at.tzinfo else card.created_at.replace(tzinfo=UTC)
+        if moment.date() < created.date():
+            raise CardError(f"{path}: the card was created at {created.isoformat()}, after "
+                            f"--as-of {moment.date().isoformat()}")
+        moment = max(moment, created)  # a bare date means "on that day"
+    verify_card(
+        card,
+        judge_model=model or card.judge.model,
+        rubric_digest=rubric_digest,
+        selector_version=selector_version,
+        gold_digest=gold_digest,
+        now=moment,
+    )
+    given = (("model", model), ("rubric", rubric or (recorded or None)), ("selector", selector),
+             ("gold", gold))
+    return CardCheck(card, tuple(name for name, value in given if value), as_of)

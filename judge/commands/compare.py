@@ -1,0 +1,70 @@
+"""``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
+
+The options are parsed into ``calibration.workflow.CompareOptions``; the work is
+``judge.calibrating.compare_judges``.
+"""
+
+from __future__ import annotations
+
+import click
+
+import judge
+from calibration.workflow import CompareOptions
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--recorded", type=click.Path(dir_okay=False), help="JSONL of recorded verdicts.")
+@click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL of judgments.")
+@click.option("--db", type=click.Path(dir_okay=False), help="Judge store (SQLite).")
+@click.option(
+    "--gold",
+    "gold_path",
+    type=click.Path(dir_okay=False),
+    help="Gold JSONL (default: gold carried by the rows).",
+)
+@click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
+@click.option("--judge", "judges", multiple=True, help="Judges to compare (repeat; default: all).")
+@click.option(
+    "--all-pairs", is_flag=True, help="Paired differences for every pair, not only vs the best."
+)
+@click.option(
+    "--failures",
+    type=click.Choice(["wrong", "exclude"]),
+    default="wrong",
+    show_default=True,
+    help="Count failed verdicts as wrong, or leave them out.",
+)
+@click.option("--n-boot", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    help="Write a self-contained HTML report.",
+)
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False), help="Write the full study as JSON."
+)
+def compare(
+    recorded: str | None,
+    judgments: str | None,
+    db: str | None,
+    gold_path: str | None,
+    rubric: str | None,
+    html_out: str | None,
+    json_out: str | None,
+    **options: object,
+) -> None:
+    """Compare judges on the same items: paired differences, McNemar, agreement."""
+    study = judge.compare_judges(
+        judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric),
+        CompareOptions.model_validate(options),
+        gold=gold_path,
+        html=html_out,
+        json_out=json_out,
+    )
+    click.echo(study.to_table(), nl=False)
+    if html_out:
+        click.echo(f"report: {html_out}")
+    if json_out:
+        click.echo(f"json: {json_out}")
