@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from judge.cli import cli
 from judge.errors import InputError
-from judge.gate import evaluate_gate
-from judge.scoring import ScoredRun
+from judge.runsets.gate import evaluate_gate
+from judge.runsets.scoring import ScoredRun
 
 SMALL = Path(__file__).parent / "data" / "runsets" / "small.jsonl"
 CRITERIA = [{"id": "safety", "hard_gate": True, "weight": 1.0},

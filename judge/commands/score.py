@@ -13,10 +13,10 @@ from judge.defaults import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from calibration.card import Card
-    from judge.report import ReportContext
+    from judge.runsets.report import ReportContext
     from judge.rubrics import Rubric
-    from judge.runsets import Run
-    from judge.scoring import ScoredRun
+    from judge.runsets.records import Run
+    from judge.runsets.scoring import ScoredRun
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -83,9 +83,9 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
     invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
     """
-    from judge.report import build_report
-    from judge.report_render import markdown_table, write_report
-    from judge.runsets import load_runs
+    from judge.runsets.report import build_report
+    from judge.runsets.render import markdown_table, write_report
+    from judge.runsets.records import load_runs
 
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be >= 1", param_hint="--k")
@@ -122,13 +122,13 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
                          "(--skip-invalid): those runs are not in this report.")
     report = build_report(scored, ctx)
     if baseline is not None and candidate is not None and margin is not None:
-        from judge.gate import gate_from_report
+        from judge.runsets.gate import gate_from_report
 
         report["gate"] = gate_from_report(report, baseline=baseline, candidate=candidate,
                                           margin=margin, tolerance=tolerance,
                                           min_tasks=min_tasks)
     paths = write_report(report, out_dir, charts=not no_charts)
-    from judge.report_render import Table
+    from judge.runsets.render import Table
 
     h = report["headline"]
     click.echo(markdown_table(Table(h["columns"], h["rows"])))
@@ -143,8 +143,8 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
 
 
 def _score_gold(runs: list[Run], runs_file: str) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.report import ReportContext
-    from judge.scoring import score_from_gold
+    from judge.runsets.report import ReportContext
+    from judge.runsets.scoring import score_from_gold
 
     return score_from_gold(runs, runs_file), ReportContext(runset=runs_file, mode="gold")
 
@@ -179,10 +179,10 @@ def _score_judged(
     concurrency: int, quiet: bool,
 ) -> tuple[list[ScoredRun], ReportContext]:
     from judge.commands.run import _run_with_progress
-    from judge.report import ReportContext
+    from judge.runsets.report import ReportContext
     from judge.rubrics import load_rubric
     from judge.runner import Runner
-    from judge.scoring import eligibility, judge_runs
+    from judge.runsets.scoring import eligibility, judge_runs
     from judge.store import Store
 
     rubric = load_rubric(rubric_ref)
@@ -240,8 +240,8 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
     Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
     """
     from judge.errors import InputError
-    from judge.gate import gate_from_report
-    from judge.report_render import write_report
+    from judge.runsets.gate import gate_from_report
+    from judge.runsets.render import write_report
 
     path = Path(report_path)
     try:
@@ -326,7 +326,7 @@ def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatme
     """Build a run set from a gold-format JSONL file (cases inline, gold as 'official')."""
     from judge.cases import iter_jsonl
     from judge.errors import InputError
-    from judge.runsets import load_runs, runset_from_gold, write_runs
+    from judge.runsets.records import load_runs, runset_from_gold, write_runs
 
     path = Path(gold_file)
     if not path.is_file():

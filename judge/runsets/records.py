@@ -40,7 +40,7 @@ from judge.types import Case
 RunStatus = Literal["completed", "infra_error", "timeout"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
-FORMAT_HINT = "see judge/runsets.py for the run-set format"
+FORMAT_HINT = "see judge/runsets/records.py for the run-set format"
 
 
 class RunRecord(BaseModel):

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from judge.errors import InputError
-from judge.report import natural_key, paired_difference, task_key
-from judge.scoring import ScoredRun
+from judge.runsets.report import natural_key, paired_difference, task_key
+from judge.runsets.scoring import ScoredRun
 
 Decision = Literal["ship", "block", "inconclusive"]
 DEFAULT_MIN_TASKS = 10

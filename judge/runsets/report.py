@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from judge.passk import (
+from judge.runsets.passk import (
     TaskCount,
     macro,
     mean_interval,
@@ -45,7 +45,7 @@ from judge.passk import (
     per_task,
     pooled_interval,
 )
-from judge.scoring import RULES, ScoredRun
+from judge.runsets.scoring import RULES, ScoredRun
 
 if TYPE_CHECKING:
     import numpy as np

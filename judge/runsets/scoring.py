@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from judge.errors import InputError
 from judge.families import model_family
 from judge.routing import majority
-from judge.runsets import Run
+from judge.runsets.records import Run
 from judge.types import Judgment
 
 if TYPE_CHECKING:

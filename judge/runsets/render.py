@@ -394,7 +394,7 @@ def html_table(table: Table) -> str:
 
 def render_html(report: Mapping[str, Any], *, charts: bool = True) -> str:
     """The report as one self-contained HTML page (inline CSS and SVG)."""
-    from judge.report_plots import CHARTS
+    from judge.runsets.plots import CHARTS
 
     body = [f"<h1>{html.escape(report['title'])}</h1>",
             f"<p class='muted'>{html.escape(report['created_at'])}</p>"]
