@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from judge.cli import cli
 from judge.errors import InputError
-from judge.runsets.report import rogan_gladen
+from judge.runsets import rogan_gladen
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 from tests.conftest import shared_path
 

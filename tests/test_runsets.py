@@ -12,7 +12,7 @@ import pytest
 
 from judge.errors import InputError
 from judge.families import model_family, same_family
-from judge.runsets.records import load_runs, runset_from_gold, write_runs
+from judge.runsets import load_runs, runset_from_gold, write_runs
 
 DATA = Path(__file__).parent / "data"
 CASE = {"kind": "agent_run", "task": "Fix the slugify bug", "diff": "+x", "trace": []}

@@ -5,18 +5,41 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from calibration.card import Card, load_card, verify_card
+from judge.cases import iter_jsonl
+from judge.commands.run import _run_with_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
-
-if TYPE_CHECKING:
-    from calibration.card import Card
-    from judge.runsets.report import ReportContext
-    from judge.rubrics import Rubric
-    from judge.runsets.records import Run
-    from judge.runsets.scoring import ScoredRun
+from judge.errors import CardError, InputError
+from judge.evidence import SELECTOR_VERSION
+from judge.otel_export import SEMCONV_VERSION, export_store
+from judge.providers import ModelParams
+from judge.routing import card_models
+from judge.rubrics import Rubric, load_rubric
+from judge.runner import Runner
+from judge.runsets import (
+    JudgingInfo,
+    ReportContext,
+    RubricInfo,
+    Run,
+    ScoredRun,
+    Table,
+    build_report,
+    eligibility,
+    gate_from_report,
+    judge_runs,
+    load_report,
+    load_runs,
+    markdown_table,
+    runset_from_gold,
+    score_from_gold,
+    write_report,
+    write_runs,
+)
+from judge.store import Store
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -83,10 +106,6 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
     invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
     """
-    from judge.runsets.report import build_report
-    from judge.runsets.render import markdown_table, write_report
-    from judge.runsets.records import load_runs
-
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be >= 1", param_hint="--k")
     gate_args = (baseline, candidate, margin)
@@ -109,8 +128,6 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
             raise click.UsageError("give --rubric and --model (or --gold-labels)")
         if correct_for_judge and not card_path:
             raise click.UsageError("--correct-for-judge needs the judge's --card")
-        from judge.providers import ModelParams
-
         params = ModelParams(temperature=temperature, max_tokens=max_tokens, api_base=api_base)
         scored, ctx = _score_judged(
             loaded.runs, runs_file, rubric_ref, list(models), card_path, params, db=db,
@@ -122,48 +139,25 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
                          "(--skip-invalid): those runs are not in this report.")
     report = build_report(scored, ctx)
     if baseline is not None and candidate is not None and margin is not None:
-        from judge.runsets.gate import gate_from_report
-
-        report["gate"] = gate_from_report(report, baseline=baseline, candidate=candidate,
-                                          margin=margin, tolerance=tolerance,
-                                          min_tasks=min_tasks)
+        report.gate = gate_from_report(report, baseline=baseline, candidate=candidate,
+                                       margin=margin, tolerance=tolerance, min_tasks=min_tasks)
     paths = write_report(report, out_dir, charts=not no_charts)
-    from judge.runsets.render import Table
-
-    h = report["headline"]
-    click.echo(markdown_table(Table(h["columns"], h["rows"])))
+    click.echo(markdown_table(Table(report.headline.columns, report.headline.rows)))
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
-    if report.get("gate"):
-        click.echo(f"gate: {report['gate']['decision']}: {report['gate']['reason']}", err=True)
+    if report.gate:
+        click.echo(f"gate: {report.gate.decision}: {report.gate.reason}", err=True)
     if loaded.errors:
         sys.exit(EXIT_INVALID_INPUT)
-    if report["unscored"]:
-        click.echo(f"{len(report['unscored'])} run(s) got no verdict (see the report)", err=True)
+    if report.unscored:
+        click.echo(f"{len(report.unscored)} run(s) got no verdict (see the report)", err=True)
         sys.exit(EXIT_UNSCORED)
 
 
 def _score_gold(runs: list[Run], runs_file: str) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.runsets.report import ReportContext
-    from judge.runsets.scoring import score_from_gold
-
     return score_from_gold(runs, runs_file), ReportContext(runset=runs_file, mode="gold")
 
 
-def _rubric_info(rubric: Rubric) -> dict[str, Any]:
-    return {
-        "ref": rubric.ref, "id": rubric.id, "version": rubric.version, "kind": rubric.kind,
-        "digest": rubric.digest,
-        "criteria": [{"id": c.id, "hard_gate": c.hard_gate, "weight": c.weight}
-                     for c in rubric.spec.criteria] if rubric.kind == "multi-criterion" else [],
-    }
-
-
 def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Card:
-    from calibration.card import load_card, verify_card
-    from judge.errors import CardError
-    from judge.evidence import SELECTOR_VERSION
-    from judge.routing import card_models
-
     card = load_card(card_path)
     if not set(card_models(card)) & set(models):
         raise CardError(f"{card_path}: the card is for {card.judge.model!r}, which is not among "
@@ -175,16 +169,9 @@ def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Ca
 
 def _score_judged(
     runs: list[Run], runs_file: str, rubric_ref: str, models: list[str],
-    card_path: str | None, params: Any, *, db: str, token_budget: int | None,
+    card_path: str | None, params: ModelParams, *, db: str, token_budget: int | None,
     concurrency: int, quiet: bool,
 ) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.commands.run import _run_with_progress
-    from judge.runsets.report import ReportContext
-    from judge.rubrics import load_rubric
-    from judge.runner import Runner
-    from judge.runsets.scoring import eligibility, judge_runs
-    from judge.store import Store
-
     rubric = load_rubric(rubric_ref)
     if rubric.kind == "pairwise":
         raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with a "
@@ -208,12 +195,12 @@ def _score_judged(
                      "band (and a seeded 5% audit of automatic ones) are queued for people "
                      "(`judge review`).")
     ctx = ReportContext(
-        runset=runs_file, mode="judge", rubric=_rubric_info(rubric),
+        runset=runs_file, mode="judge", rubric=RubricInfo.of(rubric),
         judges=judged.eligibility.summary(models), card=card,
-        judging={"models": models, "batch_id": s.batch_id, "judgments": len(s.outcomes),
-                 "called": s.called, "cached": s.cached, "statuses": dict(s.statuses),
-                 "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
-                 "seconds": round(s.seconds, 2), "db": db},
+        judging=JudgingInfo(models=models, batch_id=s.batch_id, judgments=len(s.outcomes),
+                            called=s.called, cached=s.cached, statuses=dict(s.statuses),
+                            prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
+                            seconds=round(s.seconds, 2), db=db),
         notes=notes,
     )
     return judged.runs, ctx
@@ -239,37 +226,30 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
 
     Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
     """
-    from judge.errors import InputError
-    from judge.runsets.gate import gate_from_report
-    from judge.runsets.render import write_report
-
     path = Path(report_path)
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the report: {exc}", file=str(path),
-                         hint="write it with `judge score ... --out-dir DIR`") from exc
+    report = load_report(path)
     result = gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
                               tolerance=tolerance, min_tasks=min_tasks)
     target = Path(out) if out else path.parent / "gate.json"
-    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n",
+                      encoding="utf-8")
     if not no_rewrite:
-        report["gate"] = result
+        report.gate = result
         write_report(report, path.parent)
-    click.echo(f"{result['decision'].upper()}: {result['reason']}")
-    click.echo(f"  hard gates: {result['hard_gates']['summary']}")
-    ni = result["non_inferiority"]
-    ci = ni["ci95"]
+    click.echo(f"{result.decision.upper()}: {result.reason}")
+    click.echo(f"  hard gates: {result.hard_gates.summary}")
+    ni = result.non_inferiority
+    ci = ni.ci95
     interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "none"
-    diff = f"{ni['diff']:+.3f}" if ni["diff"] is not None else "none"
-    click.echo(f"  {ni['metric']}: difference {diff}, 95% CI {interval}, "
-               f"{ni['n_shared']} shared tasks")
-    for warning in result["warnings"]:
+    diff = f"{ni.diff:+.3f}" if ni.diff is not None else "none"
+    click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, "
+               f"{ni.n_shared} shared tasks")
+    for warning in result.warnings:
         click.echo(f"  warning: {warning}")
-    for item in result["cannot_support"]:
+    for item in result.cannot_support:
         click.echo(f"  cannot support: {item}")
     click.echo(f"gate JSON: {target}", err=True)
-    sys.exit(GATE_EXIT[result["decision"]])
+    sys.exit(GATE_EXIT[result.decision])
 
 
 #: Export formats by name (a registry; one for now).
@@ -292,9 +272,6 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, model: str | None,
            batch_id: str | None) -> None:
     """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
-    from judge.otel_export import SEMCONV_VERSION, export_store
-    from judge.store import Store
-
     if not Path(db).exists():
         raise click.ClickException(f"{db}: no such store (judge something first)")
     with Store(db) as store:
@@ -324,10 +301,6 @@ def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, mode
 def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatment: str | None,
            treatment_key: str, benchmark: str) -> None:
     """Build a run set from a gold-format JSONL file (cases inline, gold as 'official')."""
-    from judge.cases import iter_jsonl
-    from judge.errors import InputError
-    from judge.runsets.records import load_runs, runset_from_gold, write_runs
-
     path = Path(gold_file)
     if not path.is_file():
         raise InputError("no such file", file=gold_file)

@@ -1,7 +1,8 @@
 """Score the runs of a run set: judge each completed run (or read its gold label), apply the
 declared rules for runs that did not complete, and route verdicts with a calibration card.
 
-The result is one :class:`ScoredRun` per run; :mod:`judge.report` turns them into figures.
+The result is one :class:`ScoredRun` per run; :mod:`judge.runsets.report` turns them into
+figures.
 
 Declared rules (shown in every report, see :data:`RULES`):
 
@@ -18,19 +19,19 @@ Declared rules (shown in every report, see :data:`RULES`):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from calibration.card import Card
 from judge.errors import InputError
 from judge.families import model_family
-from judge.routing import majority
+from judge.routing import apply_card, card_models, majority
+from judge.runner import Runner, RunSummary, Step
 from judge.runsets.records import Run
 from judge.types import Judgment
-
-if TYPE_CHECKING:
-    from calibration.card import Card
-    from judge.runner import Runner, RunSummary, Step
 
 RULES: Mapping[str, str] = {
     "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
@@ -48,9 +49,11 @@ RULES: Mapping[str, str] = {
 ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule")
 
 
-@dataclass(frozen=True)
-class ScoredRun:
-    """One run with its outcome and everything the report needs about it."""
+class ScoredRun(BaseModel):
+    """One run with its outcome and everything the report needs about it (the report keeps
+    every run in this form, so the gate can recompute from it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     task_id: str
@@ -66,8 +69,8 @@ class ScoredRun:
     #: True when the run is in the analysis set (not excluded by a rule).
     analysed: bool = True
     reason: str | None = None
-    criteria: dict[str, str] = field(default_factory=dict)
-    failed_hard_gates: list[str] = field(default_factory=list)
+    criteria: dict[str, str] = Field(default_factory=dict)
+    failed_hard_gates: list[str] = Field(default_factory=list)
     route: str = "none"
     route_reason: str | None = None
     #: P(pass) of the card's judge for this run, when it returned probabilities.
@@ -76,23 +79,17 @@ class ScoredRun:
     cost_usd: float | None = None
     tokens: int | None = None
     duration_s: float | None = None
+    #: The summed cost of the judgments that recorded one (None when none did).
     judge_cost_usd: float | None = None
     judge_tokens: int = 0
-    judgment_ids: list[str] = field(default_factory=list)
+    judgment_ids: list[str] = Field(default_factory=list)
+    #: How many of the judgments recorded a cost (the others were not priced by the provider).
+    judge_priced: int = 0
 
     @property
     def scored(self) -> bool:
         """In the analysis set and with an outcome."""
         return self.analysed and self.outcome in ("pass", "fail")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (the report keeps every run, so the gate can recompute from it)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ScoredRun:
-        """Inverse of :meth:`to_dict`; unknown keys are an error."""
-        return cls(**dict(data))
 
 
 def _base(run: Run) -> dict[str, Any]:
@@ -141,6 +138,26 @@ def score_from_gold(runs: Sequence[Run], file: str = "<run set>") -> list[Scored
 # --- self-family exclusion -----------------------------------------------------------------------
 
 
+class JudgeFamily(BaseModel):
+    """One judge of the report: its model family and how many runs it was kept off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    family: str | None
+    runs_excluded: int
+
+
+class JudgesInfo(BaseModel):
+    """The judges and the self-family exclusion, as the report states them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: list[JudgeFamily]
+    runs_with_unknown_agent_family: int
+    rule: str
+
+
 @dataclass
 class Eligibility:
     """Which judges may grade which runs."""
@@ -150,15 +167,15 @@ class Eligibility:
     excluded: dict[str, list[str]]
     unknown_family_runs: list[str]
 
-    def summary(self, models: Sequence[str]) -> dict[str, Any]:
+    def summary(self, models: Sequence[str]) -> JudgesInfo:
         """For the report: families and how many runs each judge was kept off."""
         off: Counter[str] = Counter(m for ms in self.excluded.values() for m in ms)
-        return {
-            "judges": [{"model": m, "family": model_family(m), "runs_excluded": off[m]}
-                       for m in models],
-            "runs_with_unknown_agent_family": len(self.unknown_family_runs),
-            "rule": RULES["self_family"],
-        }
+        return JudgesInfo(
+            judges=[JudgeFamily(model=m, family=model_family(m), runs_excluded=off[m])
+                    for m in models],
+            runs_with_unknown_agent_family=len(self.unknown_family_runs),
+            rule=RULES["self_family"],
+        )
 
 
 def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
@@ -196,7 +213,7 @@ def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
 
 # --- judging -------------------------------------------------------------------------------------
 
-Execute = Callable[["Runner", "list[Step]"], "RunSummary"]
+Execute = Callable[[Runner, list[Step]], RunSummary]
 
 
 @dataclass
@@ -220,8 +237,6 @@ def judge_runs(
     """Judge every completed run with the eligible models (through the runner's cache), then
     decide each run's outcome and route the card's judge's verdicts with ``card`` (when given;
     see :func:`route_with_card`)."""
-    from judge.runner import Step
-
     allowed = eligibility(runs, models)
     steps = [
         Step(case=run.case, model=model)
@@ -254,7 +269,8 @@ def judge_runs(
                 "review", f"the card's judge {card.judge.model} did not judge this run", None)
         scored = _from_judgments(run, judged.get(run.run_id, {}), route)
         if scored.outcome is None and run.run_id in not_judged:
-            scored = replace(scored, reason=f"not judged ({not_judged[run.run_id]})")
+            scored = scored.model_copy(
+                update={"reason": f"not judged ({not_judged[run.run_id]})"})
         out.append(scored)
     return JudgedRuns(out, summary, allowed)
 
@@ -269,6 +285,8 @@ def _from_judgments(run: Run, judgments: Mapping[str, Judgment], route: Route) -
         statuses = ", ".join(f"{m}: {judgments[m].status}" for m in models) or "no judgment"
         reason = "panel tie" if len(votes) > 1 else f"no verdict ({statuses})"
     criteria = _criteria(judgments.values())
+    # What judging cost is what the judgments recorded: the providers' cost where they priced
+    # the call (local models cost 0), and the tokens of every judgment.
     costs = [j.usage.cost_usd for j in judgments.values() if j.usage.cost_usd is not None]
     source = ("judge:" if len(models) == 1 else "panel:") + ",".join(models)
     return ScoredRun(
@@ -279,10 +297,11 @@ def _from_judgments(run: Run, judgments: Mapping[str, Judgment], route: Route) -
         judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens
                          for j in judgments.values()),
         judgment_ids=[judgments[m].id for m in models],
+        judge_priced=len(costs),
     )
 
 
-def _criteria(judgments: Any) -> dict[str, str]:
+def _criteria(judgments: Iterable[Judgment]) -> dict[str, str]:
     """Criterion id -> the majority label over the judges that answered it."""
     labels: dict[str, list[str]] = {}
     for j in judgments:
@@ -297,7 +316,7 @@ def _criteria(judgments: Any) -> dict[str, str]:
     return out
 
 
-def _hard_gates(judgments: Any, criteria: Mapping[str, str]) -> set[str]:
+def _hard_gates(judgments: Iterable[Judgment], criteria: Mapping[str, str]) -> set[str]:
     gates: set[str] = set()
     for j in judgments:
         if j.status == "ok" and j.verdict is not None:
@@ -321,8 +340,6 @@ def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
                     *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
     """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
-    from judge.routing import apply_card, card_models
-
     models = set(card_models(card))
     mine = [j for j in judgments if j.provenance.model in models]
     if not mine:
