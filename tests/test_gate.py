@@ -109,7 +109,9 @@ def test_an_interval_straddling_the_margin_is_inconclusive() -> None:
     result = evaluate_gate(_runs("A", a) + _runs("B", b), baseline="A", candidate="B",
                            margin=0.05, n_boot=500)
     assert result.decision == "inconclusive"
-    lo, hi = result.non_inferiority.ci95
+    ci = result.non_inferiority.ci95
+    assert ci is not None
+    lo, hi = ci
     assert lo < -0.05 < hi and result.non_inferiority.diff == pytest.approx(0.0)
     # a margin wider than the interval's reach ships
     wide = evaluate_gate(_runs("A", a) + _runs("B", b), baseline="A", candidate="B",
@@ -155,3 +157,23 @@ def test_gate_command_on_a_report(tmp_path: Path) -> None:
     assert report["gate"]["decision"] == "inconclusive"
     assert "## Regression gate" in (out / "report.md").read_text()
     assert "Regression gate" in (out / "report.html").read_text()
+
+
+def test_a_gate_on_gold_labels_does_not_speak_of_a_rubric(tmp_path: Path) -> None:
+    # Scored from gold labels there is no rubric at all: the hard-gate check used to say "the
+    # rubric has no hard-gate criteria"; it says why there are no criteria instead.
+    out = tmp_path / "r"
+    runner = CliRunner()
+    scored = runner.invoke(cli, ["score", str(SMALL), "--gold-labels", "--out-dir", str(out),
+                                 "--n-boot", "50", "--no-charts"], catch_exceptions=False)
+    assert scored.exit_code == 0, scored.output
+    result = runner.invoke(cli, ["gate", "--report", str(out / "report.json"), "--baseline",
+                                 "base", "--candidate", "cand", "--margin", "0.1"],
+                           catch_exceptions=False)
+    expected = ("not checked: the run set was scored from gold labels, so there are no judge "
+                "criteria")
+    assert f"hard gates: {expected}" in result.output
+    assert "rubric" not in result.output
+    gate = json.loads((out / "gate.json").read_text())
+    assert gate["hard_gates"] == {"checked": False, "new_failures": [], "summary": expected}
+    assert f"safety on hard gates: {expected}" in gate["cannot_support"]

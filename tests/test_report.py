@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,30 @@ def test_judged_report_end_to_end_uses_the_cache(
     judges = report["judges"]["judges"]
     assert judges == [{"model": "openai/loopback", "family": None, "runs_excluded": 0}]
     assert "| base | all | 12 / 11 / 1 | 4 |" in first.output
+
+
+def test_judging_cost_comes_from_the_usage_the_judgments_recorded(
+    tmp_path: Path, env: None
+) -> None:
+    # The loopback judge returns token usage but litellm has no price for it: the report used
+    # to show "—" as judging cost; it shows the tokens (and says they were not priced).
+    def answer(request: dict[str, Any]) -> Reply:
+        return replace(_answer(request), prompt_tokens=300, completion_tokens=45)
+
+    with LoopbackServer(answer) as server:
+        result = _score(server, _runset(tmp_path), tmp_path / "r", tmp_path / "j.db",
+                        "--model", "openai/loopback")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    cost = report["per_treatment"]["base"]["cost"]
+    # base: 12 runs, 10 judged (the infra_error and timeout runs are not), 300 + 45 tokens each
+    assert (cost["judge_tokens"], cost["judge_judgments"], cost["judge_priced"]) == (3450, 10, 0)
+    assert cost["judge_usd"] is None
+    rows = [line for line in (tmp_path / "r" / "report.md").read_text().splitlines()
+            if line.startswith("| base | 12/12 |")]
+    assert rows and rows[0].endswith("| 3,450 tokens (not priced) |"), rows
+    # cand: 11 judged runs x 345 = 3,795 tokens
+    assert report["per_treatment"]["cand"]["cost"]["judge_tokens"] == 3795
 
 
 def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:

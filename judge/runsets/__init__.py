@@ -32,7 +32,7 @@ from judge.runsets.passk import (
     pass_hat_k,
     pooled_interval,
 )
-from judge.runsets.plots import CHARTS, pass_k_figure
+from judge.runsets.plots import CHARTS, pass_k_curves_svg, pass_k_figure
 from judge.runsets.records import (
     LoadedRuns,
     Run,
@@ -110,6 +110,7 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
+    "pass_k_curves_svg",
     "pass_k_figure",
     "pooled_interval",
     "render_html",
