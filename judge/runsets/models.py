@@ -245,9 +245,10 @@ class CostSection(_Model):
     #: The summed cost of the judgments that recorded one (None when none did).
     judge_usd: Figure
     judge_tokens: int
-    #: The judgments behind these runs, and how many of them recorded a cost.
-    judge_judgments: int = 0
-    judge_priced: int = 0
+    #: The judgments behind these runs, and how many of them recorded a cost (None in a report
+    #: written before these were counted).
+    judge_judgments: int | None = None
+    judge_priced: int | None = None
 
 
 class CriterionRate(_Model):

@@ -64,7 +64,7 @@ def judging_cost(cost: CostSection, mode: str) -> str:
     recorded any usage."""
     if mode != "judge":
         return "—"  # gold labels: nothing was judged
-    n = cost.judge_judgments
+    n, priced = cost.judge_judgments, cost.judge_priced
     if n == 0:
         return "no judgments"
     if cost.judge_usd is None and not cost.judge_tokens:
@@ -73,8 +73,8 @@ def judging_cost(cost: CostSection, mode: str) -> str:
     if cost.judge_usd is None:
         # Tokens were counted, but the provider put no price on them (e.g. a self-hosted model).
         return f"{tokens} (not priced)"
-    if n is not None and cost.judge_priced is not None and cost.judge_priced < n:
-        return f"{_usd(cost.judge_usd)} for {cost.judge_priced} of {n} judgments ({tokens})"
+    if n is not None and priced is not None and priced < n:
+        return f"{_usd(cost.judge_usd)} for {priced} of {n} judgments ({tokens})"
     return f"{_usd(cost.judge_usd)} ({tokens})"
 
 
