@@ -25,7 +25,8 @@ REVIEW_COLOUR = "#9e9e9e"
 EDGE_MARGIN = 0.04
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, set up for small, reproducible SVG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -36,8 +37,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def _svg(fig: Any) -> str:
-    plt = _pyplot()
+def svg(fig: Any) -> str:
+    """The figure as inline SVG text (no prolog, no metadata); closes the figure."""
+    plt = pyplot()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -51,7 +53,7 @@ def confusion_matrix_svg(gold: Sequence[str], decided: Sequence[str], labels: Se
     """Counts of gold label (rows) against the judge's decision (columns)."""
     from sklearn.metrics import confusion_matrix
 
-    plt = _pyplot()
+    plt = pyplot()
     matrix = confusion_matrix(list(gold), list(decided), labels=list(labels))
     fig, ax = plt.subplots(figsize=(3.2, 2.8))
     ax.imshow(matrix, cmap="Blues")
@@ -63,7 +65,7 @@ def confusion_matrix_svg(gold: Sequence[str], decided: Sequence[str], labels: Se
     ax.set_xlabel("judge decision")
     ax.set_ylabel("gold")
     ax.set_title("confusion matrix")
-    return _svg(fig)
+    return svg(fig)
 
 
 def _cells(matrix: NDArray[np.int64]) -> list[tuple[tuple[int, int], int]]:
@@ -79,7 +81,7 @@ def reliability_svg(
     import numpy as np
     from sklearn.calibration import calibration_curve
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(3.4, 3.0))
     ax.plot([0, 1], [0, 1], ls="--", color=REVIEW_COLOUR, lw=1, label="perfect")
     if prob.size and 0 < outcome.sum() < outcome.size:
@@ -105,7 +107,7 @@ def reliability_svg(
     ax.set_ylabel("observed frequency")
     ax.set_title("reliability diagram")
     ax.legend(loc="upper left", frameon=False)
-    return _svg(fig)
+    return svg(fig)
 
 
 def band_svg(
@@ -118,7 +120,7 @@ def band_svg(
     """
     import numpy as np
 
-    plt = _pyplot()
+    plt = pyplot()
     pairwise = policy.kind == "pairwise"
     # A logit axis: recorded confidences crowd within 1e-3 of 1, where the bands are.
     eps = 1e-6
@@ -168,4 +170,4 @@ def band_svg(
     if not policy.certified:
         title = "nothing certifies: every item goes to human review"
     ax.set_title(title)
-    return _svg(fig)
+    return svg(fig)

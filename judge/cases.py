@@ -172,3 +172,17 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
         out.errors.append(InputError("no records: the file is empty or has only blank lines",
                                      file=str(path), hint="one JSON object per line"))
     return out
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every record of a JSONL file with its line number; the first bad line raises its
+    InputError (naming the file, line and what is wrong)."""
+    where = Path(path)
+    if not where.is_file():
+        raise InputError("no such file", file=str(path))
+    records = []
+    for line, obj in iter_jsonl(where):
+        if isinstance(obj, InputError):
+            raise obj
+        records.append((line, obj))
+    return records

@@ -40,7 +40,7 @@ from judge.calibrating import (
     compare_judges,
     load_store_rows,
 )
-from judge.cases import LoadedCases, bad_value
+from judge.cases import LoadedCases, bad_value, read_jsonl
 from judge.cases import load_cases as _load_cases
 from judge.jobs import (
     JobManager,
@@ -53,6 +53,7 @@ from judge.jobs import (
 )
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.local.weights import InstalledModel, embedded_status, install_model
+from judge.otel_export import SEMCONV_VERSION, export_store
 from judge.review import (
     GoldExport,
     ItemView,
@@ -76,6 +77,19 @@ from judge.routing import (
     save_card,
 )
 from judge.rubrics import Rubric, list_rubrics, load_rubric
+from judge.runsets import (
+    GateResult,
+    LoadedRuns,
+    Run,
+    RunSetReport,
+    load_report,
+    load_runs,
+    runset_from_gold,
+    write_report,
+    write_runs,
+)
+from judge.runsets.render import headline_markdown
+from judge.runsets.workflow import ReportOptions, gate, score_runs
 from judge.store import Store, default_location, store_exists
 from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
 
@@ -86,6 +100,7 @@ __all__ = [
     "Card",
     "CardRecord",
     "Case",
+    "GateResult",
     "GoldExport",
     "InstalledModel",
     "ItemView",
@@ -94,14 +109,19 @@ __all__ = [
     "JudgeSettings",
     "Judgment",
     "LoadedCases",
+    "LoadedRuns",
     "Outcome",
     "PairAgreement",
     "Principal",
+    "ReportOptions",
     "ReviewItem",
     "RoutingDecision",
     "RoutingRun",
     "Rubric",
+    "Run",
+    "RunSetReport",
     "RunSummary",
+    "SEMCONV_VERSION",
     "Step",
     "Store",
     "VerdictSource",
@@ -124,9 +144,12 @@ __all__ = [
     "embedded_status",
     "end_session",
     "export_gold",
+    "export_store",
+    "gate",
     "get_card",
     "get_job",
     "gold_records",
+    "headline_markdown",
     "install_model",
     "item_view",
     "job_judgments",
@@ -135,20 +158,27 @@ __all__ = [
     "list_rubrics",
     "load_card",
     "load_cases",
+    "load_report",
     "load_rubric",
+    "load_runs",
     "load_store_rows",
     "open_store",
     "parse_card",
     "queue",
+    "read_jsonl",
     "refresh_audit",
     "resume_job",
     "revoke_key",
     "route",
     "run_job",
+    "runset_from_gold",
     "save_card",
+    "score_runs",
     "store_exists",
     "verify_key",
     "verify_session",
+    "write_report",
+    "write_runs",
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.passk import TaskCount, macro, mean_interval, pass_at_k, pass_hat_k, pooled_interval
+from judge.runsets import TaskCount, macro, mean_interval, pass_at_k, pass_hat_k, pooled_interval
 
 
 @pytest.mark.parametrize(

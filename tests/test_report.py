@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from click.testing import CliRunner, Result
 
 from judge.cli import cli
 from judge.errors import InputError
-from judge.report import rogan_gladen
+from judge.rubrics import load_rubric
+from judge.runsets import rogan_gladen
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 from tests.conftest import shared_path
 
@@ -206,9 +208,29 @@ def _runset(tmp_path: Path, *, unsure: str | None = None) -> Path:
 
 def _score(server: LoopbackServer, runs: Path, out: Path, db: Path, *extra: str,
            rubric: str = "agent-run-success") -> Result:
-    return _invoke(["score", str(runs), "--rubric", rubric, *extra, "--api-base",
-                    server.api_base, "--db", str(db), "--out-dir", str(out), "--quiet",
-                    "--n-boot", "200", "--no-charts"])
+    # One prompt variant keeps the arithmetic of these tests one call per run; the default
+    # protocol (every variant, as `judge run`) is tested on its own below.
+    return _invoke(["score", str(runs), "--rubric", rubric, "--variants", "1", *extra,
+                    "--api-base", server.api_base, "--db", str(db), "--out-dir", str(out),
+                    "--quiet", "--n-boot", "200", "--no-charts"])
+
+
+def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, env: None) -> None:
+    """`judge score` and `judge run` give one rubric one protocol: every prompt variant."""
+    runs = _runset(tmp_path)
+    variants = load_rubric("agent-run-success").n_variants
+    with LoopbackServer(_answer) as server:
+        result = _invoke(["score", str(runs), "--rubric", "agent-run-success", "--model",
+                          "openai/loopback", "--api-base", server.api_base, "--db",
+                          str(tmp_path / "j.db"), "--out-dir", str(tmp_path / "r"), "--quiet",
+                          "--n-boot", "200", "--no-charts"])
+    assert result.exit_code == 0, result.output
+    # 21 completed runs (the infra_error and the timeout run are never judged), each judged once
+    # per prompt variant and pooled into one verdict per run.
+    assert variants == 3 and len(server.requests) == 21 * variants
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    judged = [r for r in report["runs"] if r["source"].startswith("judge:")]
+    assert len(judged) == 21 and all(len(r["judgment_ids"]) == variants for r in judged)
 
 
 def test_judged_report_end_to_end_uses_the_cache(
@@ -235,6 +257,30 @@ def test_judged_report_end_to_end_uses_the_cache(
     judges = report["judges"]["judges"]
     assert judges == [{"model": "openai/loopback", "family": None, "runs_excluded": 0}]
     assert "| base | all | 12 / 11 / 1 | 4 |" in first.output
+
+
+def test_judging_cost_comes_from_the_usage_the_judgments_recorded(
+    tmp_path: Path, env: None
+) -> None:
+    # The loopback judge returns token usage but litellm has no price for it: the report used
+    # to show "—" as judging cost; it shows the tokens (and says they were not priced).
+    def answer(request: dict[str, Any]) -> Reply:
+        return replace(_answer(request), prompt_tokens=300, completion_tokens=45)
+
+    with LoopbackServer(answer) as server:
+        result = _score(server, _runset(tmp_path), tmp_path / "r", tmp_path / "j.db",
+                        "--model", "openai/loopback")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    cost = report["per_treatment"]["base"]["cost"]
+    # base: 12 runs, 10 judged (the infra_error and timeout runs are not), 300 + 45 tokens each
+    assert (cost["judge_tokens"], cost["judge_judgments"], cost["judge_priced"]) == (3450, 10, 0)
+    assert cost["judge_usd"] is None
+    rows = [line for line in (tmp_path / "r" / "report.md").read_text().splitlines()
+            if line.startswith("| base | 12/12 |")]
+    assert rows and rows[0].endswith("| 3,450 tokens (not priced) |"), rows
+    # cand: 11 judged runs x 345 = 3,795 tokens
+    assert report["per_treatment"]["cand"]["cost"]["judge_tokens"] == 3795
 
 
 def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:

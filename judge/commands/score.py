@@ -5,19 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+import judge
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
-
-if TYPE_CHECKING:
-    from calibration.card import Card
-    from judge.report import ReportContext
-    from judge.rubrics import Rubric
-    from judge.runsets import Run
-    from judge.scoring import ScoredRun
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -65,7 +59,14 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--margin", type=float, help="Gate: non-inferiority margin on pass@1.")
 @_gate_options
 @click.option("--api-base", help="Send judge calls to this OpenAI-compatible base URL.")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--orders", type=click.Choice(["one", "both"]), default="both", show_default=True,
+              help="Pairwise rubrics: judge in both answer orders.")
+@click.option("--samples", type=int, default=1, show_default=True,
+              help="Repeated samples per run and order.")
+@click.option("--variants", type=int,
+              help="Use the first N of the rubric's prompt variants (default: all, as judge run).")
+@click.option("--temperature", type=float,
+              help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
 @click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
@@ -75,7 +76,8 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
           card_path: str | None, gold_labels: bool, correct_for_judge: bool, out_dir: str,
           db: str, ks: tuple[int, ...], title: str, n_boot: int, seed: int, skip_invalid: bool,
           baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
-          min_tasks: int, api_base: str | None, temperature: float, max_tokens: int,
+          min_tasks: int, api_base: str | None, orders: str, samples: int,
+          variants: int | None, temperature: float | None, max_tokens: int,
           concurrency: int, token_budget: int | None, no_charts: bool, quiet: bool) -> None:
     """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
 
@@ -84,147 +86,63 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
     invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
     """
-    from judge.report import build_report
-    from judge.report_render import markdown_table, write_report
-    from judge.runsets import load_runs
-
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be >= 1", param_hint="--k")
     gate_args = (baseline, candidate, margin)
     if any(a is not None for a in gate_args) and not all(a is not None for a in gate_args):
         raise click.UsageError("the gate needs --baseline, --candidate and --margin together")
-    loaded = load_runs(runs_file)
+    loaded = judge.load_runs(runs_file)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     if loaded.errors and not (skip_invalid and loaded.runs):
         raise click.ClickException(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
             "--skip-invalid to score the others (the report then leaves those runs out)")
-    if gold_labels:
-        if models or card_path or rubric_ref or correct_for_judge:
-            raise click.UsageError("--gold-labels scores without a judge: drop --model, "
-                                   "--rubric, --card and --correct-for-judge")
-        scored, ctx = _score_gold(loaded.runs, runs_file)
-    else:
+    if gold_labels and (models or card_path or rubric_ref or correct_for_judge):
+        raise click.UsageError("--gold-labels scores without a judge: drop --model, "
+                               "--rubric, --card and --correct-for-judge")
+    if not gold_labels:
         if not models or not rubric_ref:
             raise click.UsageError("give --rubric and --model (or --gold-labels)")
         if correct_for_judge and not card_path:
             raise click.UsageError("--correct-for-judge needs the judge's --card")
-        from judge.providers import ModelParams
-
-        params = ModelParams(temperature=temperature, max_tokens=max_tokens, api_base=api_base)
-        scored, ctx = _score_judged(
-            loaded.runs, runs_file, rubric_ref, list(models), card_path, params, db=db,
-            token_budget=token_budget, concurrency=concurrency, quiet=quiet)
-    ctx.title, ctx.ks, ctx.n_boot, ctx.seed = title, list(ks) or None, n_boot, seed
-    ctx.correct_for_judge = correct_for_judge
+        rubric = judge.load_rubric(rubric_ref)
+        if rubric.kind == "pairwise":
+            raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with "
+                                   "a binary or multi-criterion rubric")
+    notes = []
     if loaded.errors:
-        ctx.notes.append(f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
-                         "(--skip-invalid): those runs are not in this report.")
-    report = build_report(scored, ctx)
+        notes.append(f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
+                     "(--skip-invalid): those runs are not in this report.")
+    report_options = judge.ReportOptions(title=title, ks=list(ks) or None, n_boot=n_boot,
+                                         seed=seed, correct_for_judge=correct_for_judge,
+                                         notes=notes)
+    judge_options = judge.JudgeOptions(
+        orders=orders,  # type: ignore[arg-type]
+        samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
+        api_base=api_base, token_budget=token_budget, concurrency=concurrency)
+    if gold_labels:
+        report = judge.score_runs(loaded.runs, source=runs_file, gold_labels=True,
+                                  report=report_options)
+    else:
+        with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
+            report = judge.score_runs(
+                loaded.runs, source=runs_file, store=store, rubric=rubric_ref,
+                models=list(models), card=card_path, judge_options=judge_options,
+                report=report_options, on_start=shown.on_start, on_done=shown.on_done)
     if baseline is not None and candidate is not None and margin is not None:
-        from judge.gate import gate_from_report
-
-        report["gate"] = gate_from_report(report, baseline=baseline, candidate=candidate,
-                                          margin=margin, tolerance=tolerance,
-                                          min_tasks=min_tasks)
-    paths = write_report(report, out_dir, charts=not no_charts)
-    from judge.report_render import Table
-
-    h = report["headline"]
-    click.echo(markdown_table(Table(h["columns"], h["rows"])))
+        report.gate = judge.gate(report, baseline=baseline, candidate=candidate,
+                                 margin=margin, tolerance=tolerance, min_tasks=min_tasks)
+    paths = judge.write_report(report, out_dir, charts=not no_charts)
+    click.echo(judge.headline_markdown(report))
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
-    if report.get("gate"):
-        click.echo(f"gate: {report['gate']['decision']}: {report['gate']['reason']}", err=True)
+    if report.gate:
+        click.echo(f"gate: {report.gate.decision}: {report.gate.reason}", err=True)
     if loaded.errors:
         sys.exit(EXIT_INVALID_INPUT)
-    if report["unscored"]:
-        click.echo(f"{len(report['unscored'])} run(s) got no verdict (see the report)", err=True)
+    if report.unscored:
+        click.echo(f"{len(report.unscored)} run(s) got no verdict (see the report)", err=True)
         sys.exit(EXIT_UNSCORED)
-
-
-def _score_gold(runs: list[Run], runs_file: str) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.report import ReportContext
-    from judge.scoring import score_from_gold
-
-    return score_from_gold(runs, runs_file), ReportContext(runset=runs_file, mode="gold")
-
-
-def _rubric_info(rubric: Rubric) -> dict[str, Any]:
-    return {
-        "ref": rubric.ref, "id": rubric.id, "version": rubric.version, "kind": rubric.kind,
-        "digest": rubric.digest,
-        "criteria": [{"id": c.id, "hard_gate": c.hard_gate, "weight": c.weight}
-                     for c in rubric.spec.criteria] if rubric.kind == "multi-criterion" else [],
-    }
-
-
-def _load_verified_card(card_path: str, models: list[str], rubric: Rubric) -> Card:
-    from calibration.card import load_card, verify_card
-    from judge.errors import CardError
-    from judge.evidence import SELECTOR_VERSION
-    from judge.routing import card_models
-
-    card = load_card(card_path)
-    if not set(card_models(card)) & set(models):
-        raise CardError(f"{card_path}: the card is for {card.judge.model!r}, which is not among "
-                        f"the judges ({', '.join(models)}); add it with --model")
-    verify_card(card, judge_model=card.judge.model, rubric_digest=rubric.digest,
-                selector_version=SELECTOR_VERSION)
-    return card
-
-
-def _execute(runner: Any, steps: list[Any], *, quiet: bool) -> Any:
-    import asyncio
-
-    with judging_progress(quiet=quiet) as shown:
-        shown.on_start(steps)
-        runner.on_done = shown.on_done
-        return asyncio.run(runner.run(steps))
-
-
-def _score_judged(
-    runs: list[Run], runs_file: str, rubric_ref: str, models: list[str],
-    card_path: str | None, params: Any, *, db: str, token_budget: int | None,
-    concurrency: int, quiet: bool,
-) -> tuple[list[ScoredRun], ReportContext]:
-    from judge.judging import Runner
-    from judge.report import ReportContext
-    from judge.rubrics import load_rubric
-    from judge.scoring import eligibility, judge_runs
-    from judge.store import Store
-
-    rubric = load_rubric(rubric_ref)
-    if rubric.kind == "pairwise":
-        raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with a "
-                               "binary or multi-criterion rubric")
-    eligibility(runs, models)  # refuse a same-family judge before anything is paid for
-    card = _load_verified_card(card_path, models, rubric) if card_path else None
-    with Store(db) as store:
-        runner = Runner(store, rubric, params, token_budget=token_budget,
-                        concurrency=concurrency)
-        store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
-                          input=runs_file, params=params.cache_params())
-        judged = judge_runs(runs, runner, models,
-                            lambda r, steps: _execute(r, steps, quiet=quiet), card=card)
-        s = judged.summary
-        store.finish_batch(runner.batch_id, status="done",
-                           counts=dict(s.statuses) | {"cached": s.cached})
-    notes = []
-    if card is not None:
-        notes.append(f"Routing: the card's decisions are stored in {db}; verdicts in the review "
-                     "band (and a seeded 5% audit of automatic ones) are queued for people "
-                     "(`judge review`).")
-    ctx = ReportContext(
-        runset=runs_file, mode="judge", rubric=_rubric_info(rubric),
-        judges=judged.eligibility.summary(models), card=card,
-        judging={"models": models, "batch_id": s.batch_id, "judgments": len(s.outcomes),
-                 "called": s.called, "cached": s.cached, "statuses": dict(s.statuses),
-                 "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
-                 "seconds": round(s.seconds, 2), "db": db},
-        notes=notes,
-    )
-    return judged.runs, ctx
 
 
 @click.command()
@@ -247,37 +165,30 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
 
     Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
     """
-    from judge.errors import InputError
-    from judge.gate import gate_from_report
-    from judge.report_render import write_report
-
     path = Path(report_path)
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the report: {exc}", file=str(path),
-                         hint="write it with `judge score ... --out-dir DIR`") from exc
-    result = gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
+    report = judge.load_report(path)
+    result = judge.gate(report, baseline=baseline, candidate=candidate, margin=margin,
                               tolerance=tolerance, min_tasks=min_tasks)
     target = Path(out) if out else path.parent / "gate.json"
-    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n",
+                      encoding="utf-8")
     if not no_rewrite:
-        report["gate"] = result
-        write_report(report, path.parent)
-    click.echo(f"{result['decision'].upper()}: {result['reason']}")
-    click.echo(f"  hard gates: {result['hard_gates']['summary']}")
-    ni = result["non_inferiority"]
-    ci = ni["ci95"]
+        report.gate = result
+        judge.write_report(report, path.parent)
+    click.echo(f"{result.decision.upper()}: {result.reason}")
+    click.echo(f"  hard gates: {result.hard_gates.summary}")
+    ni = result.non_inferiority
+    ci = ni.ci95
     interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "none"
-    diff = f"{ni['diff']:+.3f}" if ni["diff"] is not None else "none"
-    click.echo(f"  {ni['metric']}: difference {diff}, 95% CI {interval}, "
-               f"{ni['n_shared']} shared tasks")
-    for warning in result["warnings"]:
+    diff = f"{ni.diff:+.3f}" if ni.diff is not None else "none"
+    click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, "
+               f"{ni.n_shared} shared tasks")
+    for warning in result.warnings:
         click.echo(f"  warning: {warning}")
-    for item in result["cannot_support"]:
+    for item in result.cannot_support:
         click.echo(f"  cannot support: {item}")
     click.echo(f"gate JSON: {target}", err=True)
-    sys.exit(GATE_EXIT[result["decision"]])
+    sys.exit(GATE_EXIT[result.decision])
 
 
 #: Export formats by name (a registry; one for now).
@@ -300,13 +211,10 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, model: str | None,
            batch_id: str | None) -> None:
     """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
-    from judge.otel_export import SEMCONV_VERSION, export_store
-    from judge.store import Store
-
-    if not Path(db).exists():
+    if not judge.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge something first)")
-    with Store(db) as store:
-        doc, counts = export_store(store, signal=signal,  # type: ignore[arg-type]
+    with judge.open_store(db) as store:
+        doc, counts = judge.export_store(store, signal=signal,  # type: ignore[arg-type]
                                    rubric_id=rubric_id, model=model, batch_id=batch_id)
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if out == "-":
@@ -314,7 +222,7 @@ def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, mode
     else:
         Path(out).write_text(text, encoding="utf-8")
     click.echo(f"{counts['judgments']} judgments -> {counts['events']} {fmt} events "
-               f"(semconv {SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
+               f"(semconv {judge.SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
                f"run's trace, {counts['unlinked']} without a trace", err=True)
 
 
@@ -332,23 +240,11 @@ def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, mode
 def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatment: str | None,
            treatment_key: str, benchmark: str) -> None:
     """Build a run set from a gold-format JSONL file (cases inline, gold as 'official')."""
-    from judge.cases import iter_jsonl
-    from judge.errors import InputError
-    from judge.runsets import load_runs, runset_from_gold, write_runs
-
-    path = Path(gold_file)
-    if not path.is_file():
-        raise InputError("no such file", file=gold_file)
-    records = []
-    for line, obj in iter_jsonl(path):
-        if isinstance(obj, InputError):
-            raise obj
-        records.append((line, obj))
-    runs = runset_from_gold(records, task_key=task_key, repetition_key=repetition_key,
-                            treatment_key=treatment_key, treatment=treatment,
-                            benchmark=benchmark, file=gold_file)
-    write_runs(runs, out)
-    check = load_runs(out)
+    runs = judge.runset_from_gold(judge.read_jsonl(gold_file), task_key=task_key,
+                                  repetition_key=repetition_key, treatment_key=treatment_key,
+                                  treatment=treatment, benchmark=benchmark, file=gold_file)
+    judge.write_runs(runs, out)
+    check = judge.load_runs(out)
     for error in check.errors:
         click.echo(f"invalid run: {error}", err=True)
     tasks = {(r.record.benchmark, r.record.task_id) for r in check.runs}

@@ -1,7 +1,13 @@
 """Judging: plan the judgments a protocol needs, run them with bounded concurrency, store each
 as it finishes (``runner``), and the batch workflow every interface calls (``batch``)."""
 
-from judge.judging.batch import DEFAULT_CONCURRENCY, JudgeOptions, judge_cases, judging_plan
+from judge.judging.batch import (
+    DEFAULT_CONCURRENCY,
+    JudgeOptions,
+    judge_cases,
+    judging_plan,
+    run_steps,
+)
 from judge.judging.runner import (
     OrdersOption,
     Outcome,
@@ -26,4 +32,5 @@ __all__ = [
     "judging_plan",
     "params_for_sample",
     "plan",
+    "run_steps",
 ]

@@ -103,11 +103,29 @@ def judge_cases(
     """
     options = options or JudgeOptions()
     chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
-    params = options.params()
     steps = judging_plan(cases, chosen, models, options)
-    runner = Runner(store, chosen, params, token_budget=options.token_budget,
+    return run_steps(store, steps, rubric=chosen, models=models, options=options,
+                     on_start=on_start, on_done=on_done, batch_id=batch_id, source=source)
+
+
+def run_steps(
+    store: Store,
+    steps: list[Step],
+    *,
+    rubric: Rubric,
+    models: Sequence[str],
+    options: JudgeOptions,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+    batch_id: str | None = None,
+    source: str = "",
+) -> RunSummary:
+    """Run planned steps (:func:`judging_plan`, or a plan of one's own: e.g. each run judged only
+    by the judges of another model family) as one recorded batch."""
+    params = options.params()
+    runner = Runner(store, rubric, params, token_budget=options.token_budget,
                     concurrency=options.in_flight(models), on_done=on_done, batch_id=batch_id)
-    store.start_batch(runner.batch_id, rubric=chosen.ref, model=",".join(models),
+    store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
                       input=source, params=params.cache_params())
     if on_start is not None:
         on_start(steps)

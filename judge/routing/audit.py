@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from calibration.intervals import clopper_pearson_upper as cp_upper
 from calibration.card import Card
+from calibration.intervals import clopper_pearson_upper as cp_upper
 from judge.digests import seeded_unit, utcnow
 from judge.errors import InputError
 from judge.routing.cards import card_digest, stage_label

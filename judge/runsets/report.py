@@ -1,13 +1,14 @@
-"""Run-set scoring reports: the figures, per treatment and per benchmark, as one JSON-safe dict.
+"""Run-set scoring reports: the figures, per treatment and per benchmark, as one typed model
+(:class:`RunSetReport`; report.json is its ``model_dump(mode="json")``).
 
 What is computed (CALIBRATION.md sections 5 and 6), for each treatment (all benchmarks, then
 each benchmark):
 
 - counts: raw runs, excluded by a declared rule, the analysis set, timeouts, unscored, scored;
 - the pooled pass rate over scored runs (task-cluster bootstrap interval);
-- pass@k and pass^k per task (unbiased estimators, :mod:`judge.passk`) and macro-averaged over
-  tasks, with task-cluster bootstrap intervals; k > n is undefined and the tasks are omitted
-  and named, never extrapolated;
+- pass@k and pass^k per task (unbiased estimators, :mod:`judge.runsets.passk`) and
+  macro-averaged over tasks, with task-cluster bootstrap intervals; k > n is undefined and the
+  tasks are omitted and named, never extrapolated;
 - per task: runs, passes, the Wilson interval of its pass rate;
 - the benchmark-balanced pass@1 (mean over benchmarks of each benchmark's macro pass@1, a
   bootstrap stratified by benchmark) beside the rates pooled over tasks and over runs;
@@ -37,9 +38,54 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from calibration.card import Card, json_safe
-from calibration.intervals import bootstrap_sums, percentile_interval, ratio_interval, wilson
-from judge.passk import (
+from calibration.card import Card
+from calibration.intervals import (
+    bootstrap_sums,
+    percentile_interval,
+    ratio_interval,
+    wilson,
+)
+from judge.runsets.models import (
+    REPORT_VERSION,
+    BalancedRate,
+    BalancedSection,
+    BenchmarkRate,
+    CardSummary,
+    CorrectedRate,
+    Correction,
+    CostSection,
+    Counts,
+    CriteriaSection,
+    CriterionRate,
+    GroupSection,
+    HardGateFailure,
+    Headline,
+    JudgingInfo,
+    MacroFigure,
+    MacroFigures,
+    MatrixCell,
+    MatrixRow,
+    Mode,
+    NoCorrection,
+    OverallCounts,
+    PairedComparison,
+    PairedDifference,
+    PooledRate,
+    Rate,
+    RecordedRate,
+    ReportParams,
+    Routing,
+    RubricCriterion,
+    RubricInfo,
+    RunSetReport,
+    Spread,
+    TaskFigures,
+    TaskMatrix,
+    TreatmentSection,
+    UnscoredRun,
+    WeightedOverall,
+)
+from judge.runsets.passk import (
     TaskCount,
     macro,
     mean_interval,
@@ -47,12 +93,11 @@ from judge.passk import (
     per_task,
     pooled_interval,
 )
-from judge.scoring import RULES, ScoredRun
+from judge.runsets.scoring import RULES, JudgesInfo, ScoredRun
 
 if TYPE_CHECKING:
     import numpy as np
 
-REPORT_VERSION = 1
 #: The largest default k (a run set with more repetitions than this reports up to it).
 MAX_DEFAULT_K = 10
 #: Routes that count as decided without a person.
@@ -64,23 +109,23 @@ class ReportContext:
     """Everything about how the runs were scored that the report states."""
 
     runset: str
-    mode: str  # "judge" or "gold"
+    mode: Mode
     title: str = "Run-set report"
-    rubric: dict[str, Any] | None = None
-    judges: dict[str, Any] | None = None
+    rubric: RubricInfo | None = None
+    judges: JudgesInfo | None = None
     card: Card | None = None
     correct_for_judge: bool = False
     ks: Sequence[int] | None = None
     n_boot: int = 2000
     seed: int = 0
     level: float = 0.95
-    judging: dict[str, Any] | None = None
+    judging: JudgingInfo | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
-    def criteria(self) -> list[dict[str, Any]]:
+    def criteria(self) -> list[RubricCriterion]:
         """The rubric's criteria (id, hard_gate, weight); empty when it has none."""
-        return list((self.rubric or {}).get("criteria") or [])
+        return list(self.rubric.criteria) if self.rubric is not None else []
 
 
 # --- grouping ------------------------------------------------------------------------------------
@@ -124,19 +169,19 @@ def default_ks(runs: Sequence[ScoredRun], multi_benchmark: bool) -> list[int]:
 # --- one group of runs ---------------------------------------------------------------------------
 
 
-def _counts(runs: Sequence[ScoredRun]) -> dict[str, int]:
+def _counts(runs: Sequence[ScoredRun]) -> Counts:
     analysed = [r for r in runs if r.analysed]
-    return {
-        "raw": len(runs),
-        "excluded": len(runs) - len(analysed),
-        "excluded_infra_error": sum(r.status == "infra_error" for r in runs),
-        "analysis": len(analysed),
-        "timeouts_counted_as_fail": sum(r.status == "timeout" for r in analysed),
-        "unscored": sum(r.outcome is None for r in analysed),
-        "scored": sum(r.scored for r in runs),
-        "passes": sum(r.scored and r.outcome == "pass" for r in runs),
-        "tasks": len({(r.benchmark, r.task_id) for r in analysed}),
-    }
+    return Counts(
+        raw=len(runs),
+        excluded=len(runs) - len(analysed),
+        excluded_infra_error=sum(r.status == "infra_error" for r in runs),
+        analysis=len(analysed),
+        timeouts_counted_as_fail=sum(r.status == "timeout" for r in analysed),
+        unscored=sum(r.outcome is None for r in analysed),
+        scored=sum(r.scored for r in runs),
+        passes=sum(r.scored and r.outcome == "pass" for r in runs),
+        tasks=len({(r.benchmark, r.task_id) for r in analysed}),
+    )
 
 
 def _quantile(values: Sequence[float], q: float) -> float | None:
@@ -147,18 +192,19 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
     return float(np.quantile(np.asarray(values, dtype=np.float64), q))
 
 
-def _spread(values: Sequence[float]) -> dict[str, Any]:
-    return {
-        "n": len(values),
-        "total": float(sum(values)) if values else None,
-        "mean": float(sum(values) / len(values)) if values else None,
-        "median": _quantile(values, 0.5),
-        "p95": _quantile(values, 0.95),
-    }
+def _spread(values: Sequence[float]) -> Spread:
+    return Spread(
+        n=len(values),
+        total=float(sum(values)) if values else None,
+        mean=float(sum(values) / len(values)) if values else None,
+        median=_quantile(values, 0.5),
+        p95=_quantile(values, 0.95),
+    )
 
 
-def cost_section(runs: Sequence[ScoredRun], success_rate: float | None) -> dict[str, Any]:
-    """Cost per run (every raw run with a cost) and per success, tokens and duration."""
+def cost_section(runs: Sequence[ScoredRun], success_rate: float | None) -> CostSection:
+    """Cost per run (every raw run with a cost) and per success, tokens and duration, and the
+    cost of judging them as the judgments recorded it."""
     costs = [r.cost_usd for r in runs if r.cost_usd is not None]
     per_run = sum(costs) / len(costs) if costs else None
     per_success = None
@@ -169,20 +215,22 @@ def cost_section(runs: Sequence[ScoredRun], success_rate: float | None) -> dict[
         note = "no successes: cost per success is unbounded"
     if costs and len(costs) < len(runs):
         note = f"cost known for {len(costs)} of {len(runs)} runs; figures use those"
-    return {
-        "runs": len(runs),
-        "runs_with_cost": len(costs),
-        "total_usd": float(sum(costs)) if costs else None,
-        "per_run_usd": per_run,
-        "per_success_usd": per_success,
-        "rule": "cost per run over every raw run (failed, timed-out and infra-failed included) "
+    return CostSection(
+        runs=len(runs),
+        runs_with_cost=len(costs),
+        total_usd=float(sum(costs)) if costs else None,
+        per_run_usd=per_run,
+        per_success_usd=per_success,
+        rule="cost per run over every raw run (failed, timed-out and infra-failed included) "
         "divided by the pooled success rate",
-        "note": note,
-        "tokens": _spread([float(r.tokens) for r in runs if r.tokens is not None]),
-        "duration_s": _spread([r.duration_s for r in runs if r.duration_s is not None]),
-        "judge_usd": _sum_or_none(r.judge_cost_usd for r in runs),
-        "judge_tokens": sum(r.judge_tokens for r in runs),
-    }
+        note=note,
+        tokens=_spread([float(r.tokens) for r in runs if r.tokens is not None]),
+        duration_s=_spread([r.duration_s for r in runs if r.duration_s is not None]),
+        judge_usd=_sum_or_none(r.judge_cost_usd for r in runs),
+        judge_tokens=sum(r.judge_tokens for r in runs),
+        judge_judgments=sum(len(r.judgment_ids) for r in runs),
+        judge_priced=sum(r.judge_priced for r in runs),
+    )
 
 
 def _sum_or_none(values: Iterable[float | None]) -> float | None:
@@ -206,7 +254,7 @@ def _ratio_ci(
 
 def criteria_section(
     runs: Sequence[ScoredRun], ctx: ReportContext, multi: bool
-) -> dict[str, Any] | None:
+) -> CriteriaSection | None:
     """Per-criterion pass rates (pass / (pass + fail); not_applicable left out) and the
     weighted overall score, over scored runs, with task-cluster intervals."""
     specs = ctx.criteria
@@ -216,17 +264,16 @@ def criteria_section(
     tasks = [task_key(r, multi) for r in scored]
     rows = []
     for spec in specs:
-        hit = [float(r.criteria.get(spec["id"]) == "pass") for r in scored]
-        counted = [float(r.criteria.get(spec["id"]) in ("pass", "fail")) for r in scored]
+        hit = [float(r.criteria.get(spec.id) == "pass") for r in scored]
+        counted = [float(r.criteria.get(spec.id) in ("pass", "fail")) for r in scored]
         n = int(sum(counted))
-        rows.append({
-            "id": spec["id"], "hard_gate": bool(spec.get("hard_gate")),
-            "weight": float(spec.get("weight", 1.0)), "pass": int(sum(hit)),
-            "fail": n - int(sum(hit)), "not_applicable": len(scored) - n,
-            "value": sum(hit) / n if n else None,
-            "ci95": _ratio_ci(hit, counted, tasks, ctx) if n else None,
-        })
-    weights = {s["id"]: float(s.get("weight", 1.0)) for s in specs}
+        rows.append(CriterionRate(
+            id=spec.id, hard_gate=spec.hard_gate, weight=spec.weight, passes=int(sum(hit)),
+            fail=n - int(sum(hit)), not_applicable=len(scored) - n,
+            value=sum(hit) / n if n else None,
+            ci95=_ratio_ci(hit, counted, tasks, ctx) if n else None,
+        ))
+    weights = {s.id: s.weight for s in specs}
     scores = []
     for r in scored:
         answered = {c: lab for c, lab in r.criteria.items()
@@ -235,58 +282,64 @@ def criteria_section(
         scores.append(sum(weights[c] for c, lab in answered.items() if lab == "pass") / total
                       if total else math.nan)
     keep = [i for i, s in enumerate(scores) if not math.isnan(s)]
-    overall = {
-        "value": sum(scores[i] for i in keep) / len(keep) if keep else None,
-        "n_runs": len(keep),
-        "ci95": _ratio_ci([scores[i] for i in keep], [1.0] * len(keep),
-                          [tasks[i] for i in keep], ctx) if keep else None,
-        "rule": "per run: sum of the weights of passed criteria / sum of the weights of "
+    overall = WeightedOverall(
+        value=sum(scores[i] for i in keep) / len(keep) if keep else None,
+        n_runs=len(keep),
+        ci95=_ratio_ci([scores[i] for i in keep], [1.0] * len(keep),
+                       [tasks[i] for i in keep], ctx) if keep else None,
+        rule="per run: sum of the weights of passed criteria / sum of the weights of "
         "criteria answered pass or fail; mean over scored runs",
-    }
-    return {"criteria": rows, "weighted_overall": overall}
+    )
+    return CriteriaSection(criteria=rows, weighted_overall=overall)
 
 
-def routing_section(runs: Sequence[ScoredRun]) -> dict[str, Any]:
+def routing_section(runs: Sequence[ScoredRun]) -> Routing:
     """How the analysed runs' verdicts were decided: by the card alone, or awaiting people."""
     analysed = [r for r in runs if r.analysed]
     routes = Counter(r.route for r in analysed)
-    return {
-        "routes": dict(sorted(routes.items())),
-        "auto_decided": sum(routes[r] for r in AUTO_ROUTES),
-        "awaiting_people": routes["review"],
-        "uncalibrated": routes["uncalibrated"],
-        "gold": routes["gold"],
-        "by_rule": routes["rule"],
-    }
+    return Routing(
+        routes=dict(sorted(routes.items())),
+        auto_decided=sum(routes[r] for r in AUTO_ROUTES),
+        awaiting_people=routes["review"],
+        uncalibrated=routes["uncalibrated"],
+        gold=routes["gold"],
+        by_rule=routes["rule"],
+    )
 
 
 def group_section(runs: Sequence[ScoredRun], ks: Sequence[int], ctx: ReportContext,
-                  multi: bool) -> dict[str, Any]:
+                  multi: bool) -> GroupSection:
     """Every figure for one group of runs (a treatment, or a treatment on one benchmark)."""
     counts = task_counts(runs, multi)
+    return GroupSection(**_group_fields(runs, counts, ks, ctx, multi))
+
+
+def _group_fields(runs: Sequence[ScoredRun], counts: Sequence[TaskCount], ks: Sequence[int],
+                  ctx: ReportContext, multi: bool) -> dict[str, Any]:
     n = sum(t.n for t in counts)
     c = sum(t.c for t in counts)
     rate = c / n if n else None
-    macro_figs: dict[str, list[dict[str, Any]]] = {
-        metric: [macro(counts, metric, k, n_boot=ctx.n_boot, seed=ctx.seed,
-                       level=ctx.level).to_dict() for k in ks]
+    figures = {
+        metric: [MacroFigure.of(macro(counts, metric, k, n_boot=ctx.n_boot, seed=ctx.seed,
+                                      level=ctx.level)) for k in ks]
         for metric in ("pass@k", "pass^k")
     }
-    tasks = []
     values = {m: {k: per_task(counts, m, k) for k in ks} for m in ("pass@k", "pass^k")}
-    for t in counts:
-        tasks.append({
-            "task": t.task_id, "n": t.n, "c": t.c, "rate": t.c / t.n,
-            "wilson95": list(wilson(t.c, t.n, ctx.level)),
-            "pass@k": {str(k): values["pass@k"][k].get(t.task_id) for k in ks},
-            "pass^k": {str(k): values["pass^k"][k].get(t.task_id) for k in ks},
-        })
+    tasks = [
+        TaskFigures(
+            task=t.task_id, n=t.n, c=t.c, rate=t.c / t.n,
+            wilson95=list(wilson(t.c, t.n, ctx.level)),
+            pass_at_k={str(k): values["pass@k"][k].get(t.task_id) for k in ks},
+            pass_hat_k={str(k): values["pass^k"][k].get(t.task_id) for k in ks},
+        )
+        for t in counts
+    ]
     return {
         "counts": _counts(runs),
-        "pooled": {"value": rate, "k": c, "n": n, "method": "task_cluster_bootstrap",
-                   "ci95": _list(pooled_interval(counts, n_boot=ctx.n_boot, seed=ctx.seed,
-                                                 level=ctx.level))},
-        "macro": macro_figs,
+        "pooled": PooledRate(value=rate, k=c, n=n, method="task_cluster_bootstrap",
+                             ci95=_list(pooled_interval(counts, n_boot=ctx.n_boot,
+                                                        seed=ctx.seed, level=ctx.level))),
+        "macro": MacroFigures(pass_at_k=figures["pass@k"], pass_hat_k=figures["pass^k"]),
         "tasks": tasks,
         "cost": cost_section(runs, rate),
         "criteria": criteria_section(runs, ctx, multi),
@@ -301,7 +354,7 @@ def _list(ci: tuple[float, float] | None) -> list[float] | None:
 # --- across benchmarks and treatments ------------------------------------------------------------
 
 
-def balanced_section(runs: Sequence[ScoredRun], ctx: ReportContext) -> dict[str, Any]:
+def balanced_section(runs: Sequence[ScoredRun], ctx: ReportContext) -> BalancedSection:
     """Benchmark-balanced pass@1 beside pass@1 pooled over tasks and over runs."""
     benchmarks = sorted({r.benchmark for r in runs if r.scored})
     per_bench = {}
@@ -310,25 +363,26 @@ def balanced_section(runs: Sequence[ScoredRun], ctx: ReportContext) -> dict[str,
         counts = task_counts([r for r in runs if r.benchmark == b], False)
         vals = [t.c / t.n for t in counts]
         groups.append(vals)
-        per_bench[b] = {"tasks": len(vals), "value": sum(vals) / len(vals) if vals else None}
-    known = [v["value"] for v in per_bench.values() if v["value"] is not None]
+        per_bench[b] = BenchmarkRate(tasks=len(vals),
+                                     value=sum(vals) / len(vals) if vals else None)
+    known = [v.value for v in per_bench.values() if v.value is not None]
     all_counts = task_counts(runs, True)
     task_vals = [t.c / t.n for t in all_counts]
     n = sum(t.n for t in all_counts)
-    return {
-        "benchmarks": per_bench,
-        "balanced": {"value": sum(known) / len(known) if known else None,
-                     "ci95": _list(stratified_interval(groups, ctx)),
-                     "method": "bootstrap of tasks within each benchmark"},
-        "pooled_over_tasks": {"value": sum(task_vals) / len(task_vals) if task_vals else None,
-                              "ci95": _list(mean_interval(task_vals, n_boot=ctx.n_boot,
-                                                          seed=ctx.seed, level=ctx.level))},
-        "pooled_over_runs": {"value": sum(t.c for t in all_counts) / n if n else None,
-                             "ci95": _list(pooled_interval(all_counts, n_boot=ctx.n_boot,
-                                                           seed=ctx.seed, level=ctx.level))},
-        "note": "pooled rates weigh benchmarks by their task (or run) counts; when coverage is "
+    return BalancedSection(
+        benchmarks=per_bench,
+        balanced=BalancedRate(value=sum(known) / len(known) if known else None,
+                              ci95=_list(stratified_interval(groups, ctx)),
+                              method="bootstrap of tasks within each benchmark"),
+        pooled_over_tasks=Rate(value=sum(task_vals) / len(task_vals) if task_vals else None,
+                               ci95=_list(mean_interval(task_vals, n_boot=ctx.n_boot,
+                                                        seed=ctx.seed, level=ctx.level))),
+        pooled_over_runs=Rate(value=sum(t.c for t in all_counts) / n if n else None,
+                              ci95=_list(pooled_interval(all_counts, n_boot=ctx.n_boot,
+                                                         seed=ctx.seed, level=ctx.level))),
+        note="pooled rates weigh benchmarks by their task (or run) counts; when coverage is "
         "uneven they can disagree with the balanced rate (Simpson's paradox)",
-    }
+    )
 
 
 def stratified_interval(
@@ -349,18 +403,18 @@ def stratified_interval(
 
 
 def task_matrix(runs: Sequence[ScoredRun], treatments: Sequence[str], multi: bool
-                ) -> dict[str, Any]:
+                ) -> TaskMatrix:
     """Task x treatment: passes and scored runs (None where a treatment has no scored run)."""
-    cells: dict[str, dict[str, dict[str, int]]] = {}
+    cells: dict[str, dict[str, MatrixCell]] = {}
     for r in runs:
         if r.scored:
             cell = cells.setdefault(task_key(r, multi), {}).setdefault(r.treatment,
-                                                                       {"c": 0, "n": 0})
-            cell["n"] += 1
-            cell["c"] += r.outcome == "pass"
-    rows = [{"task": t, "cells": {tr: cells[t].get(tr) for tr in treatments}}
+                                                                       MatrixCell(c=0, n=0))
+            cell.n += 1
+            cell.c += r.outcome == "pass"
+    rows = [MatrixRow(task=t, cells={tr: cells[t].get(tr) for tr in treatments})
             for t in sorted(cells, key=natural_key)]
-    return {"treatments": list(treatments), "rows": rows}
+    return TaskMatrix(treatments=list(treatments), rows=rows)
 
 
 def paired_difference(
@@ -373,7 +427,7 @@ def paired_difference(
     n_boot: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-) -> dict[str, Any]:
+) -> PairedDifference:
     """Candidate minus baseline on their shared tasks: per-task differences of the metric,
     their mean, and the task-cluster bootstrap interval (tasks resampled as pairs)."""
     a = per_task(task_counts(baseline, multi), metric, k)
@@ -381,21 +435,21 @@ def paired_difference(
     shared = sorted(set(a) & set(b), key=natural_key)
     diffs = {t: b[t] - a[t] for t in shared}
     values = list(diffs.values())
-    return {
-        "metric": metric_name(metric, k),
-        "n_shared": len(shared),
-        "only_baseline": len(set(a) - set(b)),
-        "only_candidate": len(set(b) - set(a)),
-        "baseline_rate": sum(a[t] for t in shared) / len(shared) if shared else None,
-        "candidate_rate": sum(b[t] for t in shared) / len(shared) if shared else None,
-        "diff": sum(values) / len(values) if values else None,
-        "ci95": _list(mean_interval(values, n_boot=n_boot, seed=seed, level=level)),
-        "per_task": diffs,
-    }
+    return PairedDifference(
+        metric=metric_name(metric, k),
+        n_shared=len(shared),
+        only_baseline=len(set(a) - set(b)),
+        only_candidate=len(set(b) - set(a)),
+        baseline_rate=sum(a[t] for t in shared) / len(shared) if shared else None,
+        candidate_rate=sum(b[t] for t in shared) / len(shared) if shared else None,
+        diff=sum(values) / len(values) if values else None,
+        ci95=_list(mean_interval(values, n_boot=n_boot, seed=seed, level=level)),
+        per_task=diffs,
+    )
 
 
 def paired_section(runs: Sequence[ScoredRun], treatments: Sequence[str], ks: Sequence[int],
-                   ctx: ReportContext, multi: bool) -> list[dict[str, Any]]:
+                   ctx: ReportContext, multi: bool) -> list[PairedComparison]:
     """Each later treatment against each earlier one: pass@1 and pass^k for every k."""
     out = []
     for i, base in enumerate(treatments):
@@ -405,16 +459,18 @@ def paired_section(runs: Sequence[ScoredRun], treatments: Sequence[str], ks: Seq
             for metric, k in [("pass@k", 1), *[("pass^k", k) for k in ks if k > 1]]:
                 d = paired_difference(a, b, metric=metric, k=k, multi=multi, n_boot=ctx.n_boot,
                                       seed=ctx.seed, level=ctx.level)
-                if d["n_shared"]:
-                    out.append({"baseline": base, "candidate": cand, **d})
+                if d.n_shared:
+                    out.append(PairedComparison(baseline=base, candidate=cand,
+                                                **d.model_dump()))
     return out
 
 
-def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[dict[str, Any]]:
+def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[HardGateFailure]:
     """Every analysed run that failed a hard-gate criterion."""
     return [
-        {"run_id": r.run_id, "treatment": r.treatment, "benchmark": r.benchmark,
-         "task": r.task_id, "repetition": r.repetition, "gates": list(r.failed_hard_gates)}
+        HardGateFailure(run_id=r.run_id, treatment=r.treatment, benchmark=r.benchmark,
+                        task=r.task_id, repetition=r.repetition,
+                        gates=list(r.failed_hard_gates))
         for r in runs if r.analysed and r.failed_hard_gates
     ]
 
@@ -422,38 +478,38 @@ def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[dict[str, Any]]:
 # --- the judge's card and the correction -------------------------------------------------------
 
 
-def card_summary(card: Card) -> dict[str, Any]:
+def card_summary(card: Card) -> CardSummary:
     """What the report says about the judge's calibration card."""
     metrics = card.calibration.metrics.model_dump(mode="json")
     cm = metrics.get("confusion_matrix") or {}
     nested = metrics.get("metrics")
     inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else metrics
     p = card.policy
-    return {
-        "model": card.judge.model,
-        "rubric": card.judge.rubric.model_dump(),
-        "gold": card.calibration.gold.model_dump(),
-        "confusion_matrix": cm or None,
-        "false_accept_rate": _rate(inner.get("false_accept_rate"), cm, "fp", "tn"),
-        "false_reject_rate": _rate(inner.get("false_reject_rate"), cm, "fn", "tp"),
-        "guarantee": p.guarantee.statement,
-        "auto_accept_threshold": p.auto_accept_threshold,
-        "auto_reject_threshold": p.auto_reject_threshold,
-        "human_review_rule": p.human_review_rule,
-        "coverage": p.coverage,
-        "created_at": card.created_at.isoformat(),
-        "expires_at": card.expires_at.isoformat(),
-        "card_digest": card.card_digest,
-    }
+    return CardSummary(
+        model=card.judge.model,
+        rubric=card.judge.rubric,
+        gold=card.calibration.gold,
+        confusion_matrix=cm or None,
+        false_accept_rate=_rate(inner.get("false_accept_rate"), cm, "fp", "tn"),
+        false_reject_rate=_rate(inner.get("false_reject_rate"), cm, "fn", "tp"),
+        guarantee=p.guarantee.statement,
+        auto_accept_threshold=p.auto_accept_threshold,
+        auto_reject_threshold=p.auto_reject_threshold,
+        human_review_rule=p.human_review_rule,
+        coverage=p.coverage,
+        created_at=card.created_at.isoformat(),
+        expires_at=card.expires_at.isoformat(),
+        card_digest=card.card_digest,
+    )
 
 
-def _rate(recorded: Any, cm: Mapping[str, Any], err: str, right: str) -> dict[str, Any] | None:
+def _rate(recorded: Any, cm: Mapping[str, Any], err: str, right: str) -> RecordedRate | None:
     if isinstance(recorded, Mapping) and recorded.get("value") is not None:
-        return {"value": recorded.get("value"), "ci95": recorded.get("ci95"),
-                "k": recorded.get("k"), "n": recorded.get("n")}
+        return RecordedRate(value=recorded.get("value"), ci95=recorded.get("ci95"),
+                            k=recorded.get("k"), n=recorded.get("n"))
     if cm and (cm.get(err, 0) + cm.get(right, 0)):
         k, n = int(cm[err]), int(cm[err]) + int(cm[right])
-        return {"value": k / n, "ci95": list(wilson(k, n)), "k": k, "n": n}
+        return RecordedRate(value=k / n, ci95=list(wilson(k, n)), k=k, n=n)
     return None
 
 
@@ -468,25 +524,25 @@ def rogan_gladen(p_obs: float, far: float, frr: float) -> float | None:
 
 def corrected_section(
     counts: Sequence[TaskCount], card: Card, ctx: ReportContext
-) -> dict[str, Any]:
+) -> Correction | NoCorrection:
     """Pooled and macro pass@1 corrected for the card's FAR/FRR, with joint-bootstrap intervals."""
     cm = card.calibration.metrics.model_dump(mode="json").get("confusion_matrix") or {}
     try:
         tp, fp, tn, fn = (int(cm[key]) for key in ("tp", "fp", "tn", "fn"))
     except (KeyError, TypeError, ValueError):
-        return {"available": False, "reason": "the card has no binary confusion matrix"}
+        return NoCorrection(reason="the card has no binary confusion matrix")
     if fp + tn == 0 or fn + tp == 0:
-        return {"available": False, "reason": "the card's gold lacks one class"}
+        return NoCorrection(reason="the card's gold lacks one class")
     far, frr = fp / (fp + tn), fn / (fn + tp)
-    out: dict[str, Any] = {
-        "available": True, "far": far, "frr": frr,
-        "method": "Rogan-Gladen (p - FAR) / (1 - FAR - FRR); interval: task-cluster bootstrap "
+    out = Correction(
+        far=far, frr=frr,
+        method="Rogan-Gladen (p - FAR) / (1 - FAR - FRR); interval: task-cluster bootstrap "
         "of p jointly with FAR ~ Beta(fp + 1/2, tn + 1/2) and FRR ~ Beta(fn + 1/2, tp + 1/2) "
         "from the card's confusion counts",
-        "assumption": "the judge errs on these runs at the rates it erred on the card's gold",
-    }
+        assumption="the judge errs on these runs at the rates it erred on the card's gold",
+    )
     if not counts:
-        return out | {"pooled": None, "macro": None}
+        return out
     import numpy as np
 
     pooled = np.asarray([[t.c, t.n] for t in counts], dtype=np.float64)
@@ -494,14 +550,15 @@ def corrected_section(
     rng = np.random.default_rng(ctx.seed + 7919)
     far_s = rng.beta(fp + 0.5, tn + 0.5, size=ctx.n_boot)
     frr_s = rng.beta(fn + 0.5, tp + 0.5, size=ctx.n_boot)
+    figures = {}
     for name, per in (("pooled", pooled), ("macro", means)):
         p_obs = float(per[:, 0].sum() / per[:, 1].sum())
-        out[name] = {
-            "observed": p_obs,
-            "value": rogan_gladen(p_obs, far, frr),
-            "ci95": _list(_corrected_ci(per, far_s, frr_s, ctx)) if len(counts) > 1 else None,
-        }
-    return out
+        figures[name] = CorrectedRate(
+            observed=p_obs,
+            value=rogan_gladen(p_obs, far, frr),
+            ci95=_list(_corrected_ci(per, far_s, frr_s, ctx)) if len(counts) > 1 else None,
+        )
+    return out.model_copy(update=figures)
 
 
 def _corrected_ci(per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: ReportContext
@@ -519,8 +576,8 @@ def _corrected_ci(per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: Re
 # --- the report ----------------------------------------------------------------------------------
 
 
-def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> dict[str, Any]:
-    """The whole report as a JSON-safe dict (render it with :mod:`judge.report_render`)."""
+def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
+    """The whole report (render it with :mod:`judge.runsets.render`)."""
     treatments = _ordered(r.treatment for r in runs)
     benchmarks = sorted({r.benchmark for r in runs})
     multi = len(benchmarks) > 1
@@ -528,97 +585,97 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> dict[str, Any
     per_treatment = {}
     for t in treatments:
         group = [r for r in runs if r.treatment == t]
-        section = group_section(group, ks, ctx, multi)
-        section["balanced"] = balanced_section(group, ctx) if multi else None
-        if ctx.correct_for_judge:
-            section["corrected"] = _correction(group, ctx, multi)
-        section["by_benchmark"] = {
-            b: group_section([r for r in group if r.benchmark == b], ks, ctx, False)
-            for b in benchmarks if any(r.benchmark == b for r in group)
-        } if multi else {}
-        per_treatment[t] = section
-    report = {
-        "report_version": REPORT_VERSION,
-        "title": ctx.title,
-        "created_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
-        "runset": ctx.runset,
-        "mode": ctx.mode,
-        "rubric": ctx.rubric,
-        "judges": ctx.judges,
-        "judging": ctx.judging,
-        "card": card_summary(ctx.card) if ctx.card is not None else None,
-        "rules": dict(RULES),
-        "params": {"ks": ks, "n_boot": ctx.n_boot, "seed": ctx.seed, "level": ctx.level,
-                   "correct_for_judge": ctx.correct_for_judge},
-        "treatments": treatments,
-        "benchmarks": benchmarks,
-        "overall": {**_counts(runs), "routing": routing_section(runs)},
-        "per_treatment": per_treatment,
-        "task_matrix": task_matrix(runs, treatments, multi),
-        "paired": paired_section(runs, treatments, ks, ctx, multi),
-        "hard_gate_failures": hard_gate_failures(runs),
-        "unscored": [{"run_id": r.run_id, "treatment": r.treatment, "task": r.task_id,
-                      "reason": r.reason} for r in runs if r.analysed and r.outcome is None],
-        "notes": list(ctx.notes),
-        "gate": None,
-        "runs": [r.to_dict() for r in runs],
-    }
-    report["headline"] = headline(report)
-    result: dict[str, Any] = json_safe(report)
-    return result
+        per_treatment[t] = TreatmentSection(
+            **_group_fields(group, task_counts(group, multi), ks, ctx, multi),
+            balanced=balanced_section(group, ctx) if multi else None,
+            corrected=_correction(group, ctx, multi) if ctx.correct_for_judge else None,
+            by_benchmark={
+                b: group_section([r for r in group if r.benchmark == b], ks, ctx, False)
+                for b in benchmarks if any(r.benchmark == b for r in group)
+            } if multi else {},
+        )
+    report = RunSetReport(
+        report_version=REPORT_VERSION,
+        title=ctx.title,
+        created_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        runset=ctx.runset,
+        mode=ctx.mode,
+        rubric=ctx.rubric,
+        judges=ctx.judges,
+        judging=ctx.judging,
+        card=card_summary(ctx.card) if ctx.card is not None else None,
+        rules=dict(RULES),
+        params=ReportParams(ks=ks, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level,
+                            correct_for_judge=ctx.correct_for_judge),
+        treatments=treatments,
+        benchmarks=benchmarks,
+        overall=OverallCounts(**_counts(runs).model_dump(), routing=routing_section(runs)),
+        per_treatment=per_treatment,
+        task_matrix=task_matrix(runs, treatments, multi),
+        paired=paired_section(runs, treatments, ks, ctx, multi),
+        hard_gate_failures=hard_gate_failures(runs),
+        unscored=[UnscoredRun(run_id=r.run_id, treatment=r.treatment, task=r.task_id,
+                              reason=r.reason) for r in runs if r.analysed and r.outcome is None],
+        notes=list(ctx.notes),
+        gate=None,
+        runs=list(runs),
+        headline=Headline(columns=[], rows=[]),
+    )
+    report.headline = headline(report)
+    return report
 
 
-def _correction(group: Sequence[ScoredRun], ctx: ReportContext, multi: bool) -> dict[str, Any]:
+def _correction(group: Sequence[ScoredRun], ctx: ReportContext, multi: bool
+                ) -> Correction | NoCorrection:
     if ctx.card is None:
-        return {"available": False, "reason": "no calibration card (--card) to correct with"}
+        return NoCorrection(reason="no calibration card (--card) to correct with")
     if ctx.mode != "judge":
-        return {"available": False, "reason": "scored from gold labels: nothing to correct"}
+        return NoCorrection(reason="scored from gold labels: nothing to correct")
     judged_by = {r.source for r in group if r.scored and r.source.startswith("judge:")}
     if judged_by != {f"judge:{ctx.card.judge.model}"}:
-        return {"available": False,
-                "reason": "runs were not all judged by the card's judge alone (panel or family "
-                "exclusion): the card's error rates do not describe these verdicts"}
+        return NoCorrection(
+            reason="runs were not all judged by the card's judge alone (panel or family "
+            "exclusion): the card's error rates do not describe these verdicts")
     return corrected_section(task_counts(group, multi), ctx.card, ctx)
 
 
-def headline(report: Mapping[str, Any]) -> dict[str, Any]:
+def headline(report: RunSetReport) -> Headline:
     """The headline table: one row per treatment (and per treatment x benchmark when mixed)."""
-    ks = list(report["params"]["ks"])
+    ks = list(report.params.ks)
     columns = ["treatment", "benchmark", "runs raw / analysed / excluded", "tasks",
                "pass@1 [95% CI]", *[f"pass^{k}" for k in ks if k > 1]]
     if ks and ks[-1] > 1:
         columns.append(f"pass@{ks[-1]}")
     columns += ["unscored", "cost / success"]
     rows = []
-    for t in report["treatments"]:
-        sec = report["per_treatment"][t]
+    for t in report.treatments:
+        sec = report.per_treatment[t]
         rows.append(_headline_row(t, "all", sec, ks))
-        for b, bsec in (sec.get("by_benchmark") or {}).items():
+        for b, bsec in sec.by_benchmark.items():
             rows.append(_headline_row(t, b, bsec, ks))
-    return {"columns": columns, "rows": rows}
+    return Headline(columns=columns, rows=rows)
 
 
-def _fmt_rate(fig: Mapping[str, Any] | None, with_ci: bool) -> str:
-    if not fig or fig.get("value") is None:
+def _fmt_rate(fig: MacroFigure | None, with_ci: bool) -> str:
+    if fig is None or fig.value is None:
         return "undefined"
-    text = f"{fig['value']:.3f}"
-    ci = fig.get("ci95")
-    if with_ci and ci:
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    if fig.get("n_omitted"):
-        omitted = fig["n_omitted"]
+    text = f"{fig.value:.3f}"
+    if with_ci and fig.ci95:
+        text += f" [{fig.ci95[0]:.3f}, {fig.ci95[1]:.3f}]"
+    if fig.n_omitted:
+        omitted = fig.n_omitted
         text += f" ({omitted} task{'s' if omitted > 1 else ''} omitted)"
     return text
 
 
-def _headline_row(t: str, b: str, sec: Mapping[str, Any], ks: Sequence[int]) -> list[str]:
-    c = sec["counts"]
-    at = {f["k"]: f for f in sec["macro"]["pass@k"]}
-    hat = {f["k"]: f for f in sec["macro"]["pass^k"]}
-    row = [t, b, f"{c['raw']} / {c['analysis']} / {c['excluded']}", str(c["tasks"]),
+def _headline_row(t: str, b: str, sec: GroupSection, ks: Sequence[int]) -> list[str]:
+    c = sec.counts
+    at = {f.k: f for f in sec.macro.pass_at_k}
+    hat = {f.k: f for f in sec.macro.pass_hat_k}
+    row = [t, b, f"{c.raw} / {c.analysis} / {c.excluded}", str(c.tasks),
            _fmt_rate(at.get(1), True), *[_fmt_rate(hat.get(k), False) for k in ks if k > 1]]
     if ks and ks[-1] > 1:
         row.append(_fmt_rate(at.get(ks[-1]), False))
-    cost = sec["cost"]["per_success_usd"]
-    row += [str(c["unscored"]), f"${cost:.2f}" if cost is not None else "—"]
+    cost = sec.cost.per_success_usd
+    row += [str(c.unscored), f"${cost:.2f}" if cost is not None else "—"]
     return row

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from calibration.intervals import bootstrap_sums, percentile_interval
+
 #: Fewer tasks than this get no macro interval: a bootstrap over one task is a point.
 MIN_TASKS_FOR_INTERVAL = 2
 
@@ -165,8 +167,6 @@ def _bootstrap_ratio(
 ) -> tuple[float, float] | None:
     """Percentile interval of sum(num)/sum(den) over resampled clusters (one pair each)."""
     import numpy as np
-
-    from calibration.intervals import bootstrap_sums, percentile_interval
 
     sums = bootstrap_sums(np.asarray(pairs, dtype=np.float64), n_boot=n_boot, seed=seed)
     with np.errstate(invalid="ignore", divide="ignore"):

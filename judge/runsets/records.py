@@ -35,12 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
 from judge.errors import InputError
+from judge.traces import import_file
 from judge.types import Case
 
 RunStatus = Literal["completed", "infra_error", "timeout"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
-FORMAT_HINT = "see judge/runsets.py for the run-set format"
+FORMAT_HINT = "see judge/runsets/records.py for the run-set format"
 
 
 class RunRecord(BaseModel):
@@ -203,8 +204,6 @@ def _traced_case(
     record: RunRecord, path: Path, line: int, imports: dict[tuple[Path, str | None], Any]
 ) -> tuple[Case, str | None]:
     """The case read from the record's trace file with its importer (each file read once)."""
-    from judge.traces import import_file
-
     assert record.trace is not None  # checked by the caller
     trace = Path(record.trace)
     if not trace.is_absolute():

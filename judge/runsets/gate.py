@@ -13,59 +13,79 @@ Three checks, in order, on the tasks both treatments ran (scored runs only):
 3. **Rubric dimensions.** Each criterion's per-task pass rate difference; those that moved by
    more than ``tolerance`` are listed (drops as warnings). They inform; they do not decide.
 
-The result says what it cannot support (superiority, runs left out, uncalibrated verdicts, ...).
+The result (:class:`~judge.runsets.models.GateResult`, a section of the report) says what it
+cannot support (superiority, runs left out, uncalibrated verdicts, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
 
 from judge.errors import InputError
-from judge.report import natural_key, paired_difference, task_key
-from judge.scoring import ScoredRun
+from judge.runsets.models import (
+    Decision,
+    DimensionShift,
+    GateResult,
+    HardGateCheck,
+    NewGateFailure,
+    NonInferiority,
+    PairedDifference,
+    RubricCriterion,
+    RunSetReport,
+)
+from judge.runsets.report import natural_key, paired_difference, task_key
+from judge.runsets.scoring import ScoredRun
 
-Decision = Literal["ship", "block", "inconclusive"]
 DEFAULT_MIN_TASKS = 10
 DEFAULT_TOLERANCE = 0.05
+
+
+def _judged(run: ScoredRun) -> bool:
+    """The run's outcome came from a judge or a panel (not from a gold label or a rule)."""
+    return run.source.startswith(("judge:", "panel:"))
 
 
 def _hard_gates(
     base: Sequence[ScoredRun], cand: Sequence[ScoredRun], hard: Sequence[str], multi: bool,
     shared: set[str],
-) -> dict[str, Any]:
+) -> HardGateCheck:
+    runs = (*base, *cand)
+    if not any(_judged(r) for r in runs) and any(r.source == "gold" for r in runs):
+        # No rubric at all: saying "the rubric has no hard-gate criteria" would be untrue.
+        return HardGateCheck(checked=False, new_failures=[],
+                             summary="not checked: the run set was scored from gold labels, "
+                             "so there are no judge criteria")
     if not hard:
-        return {"checked": False, "new_failures": [],
-                "summary": "not checked: the rubric has no hard-gate criteria"}
-    judged = [r for r in (*base, *cand) if r.scored and r.criteria]
+        return HardGateCheck(checked=False, new_failures=[],
+                             summary="not checked: the rubric has no hard-gate criteria")
+    judged = [r for r in runs if r.scored and r.criteria]
     if not judged:
-        return {"checked": False, "new_failures": [],
-                "summary": "not checked: no run carries criterion verdicts (gold labels or a "
-                "rubric without criteria)"}
+        return HardGateCheck(checked=False, new_failures=[],
+                             summary="not checked: no run carries criterion verdicts (gold "
+                             "labels or a rubric without criteria)")
     failed_base: dict[str, set[str]] = {}
     for r in base:
         if r.scored:
             failed_base.setdefault(task_key(r, multi), set()).update(
                 g for g in r.failed_hard_gates if g in hard)
-    new: list[dict[str, Any]] = []
+    new: list[NewGateFailure] = []
     for r in cand:
         t = task_key(r, multi)
         if not r.scored or t not in shared:
             continue
         fresh = [g for g in r.failed_hard_gates if g in hard and g not in failed_base.get(t, ())]
         if fresh:
-            new.append({"task": t, "run_id": r.run_id, "gates": fresh})
+            new.append(NewGateFailure(task=t, run_id=r.run_id, gates=fresh))
     summary = (f"{len(new)} new hard-gate failure(s) in the candidate: "
-               + "; ".join(f"{n['task']} ({', '.join(n['gates'])}, run {n['run_id']})"
-                           for n in new[:10])
+               + "; ".join(f"{n.task} ({', '.join(n.gates)}, run {n.run_id})" for n in new[:10])
                if new else f"no new hard-gate failure on {len(shared)} shared tasks")
-    return {"checked": True, "new_failures": new, "summary": summary}
+    return HardGateCheck(checked=True, new_failures=new, summary=summary)
 
 
-def _non_inferiority(d: Mapping[str, Any], margin: float, min_tasks: int
+def _non_inferiority(d: PairedDifference, margin: float, min_tasks: int
                      ) -> tuple[Decision, str]:
-    ci = d["ci95"]
-    n = d["n_shared"]
+    ci = d.ci95
+    n = d.n_shared
     if n < min_tasks:
         return "inconclusive", (f"only {n} shared task(s); at least {min_tasks} are needed "
                                 "before an interval can rule a regression in or out")
@@ -83,12 +103,12 @@ def _non_inferiority(d: Mapping[str, Any], margin: float, min_tasks: int
 
 
 def _dimensions(
-    base: Sequence[ScoredRun], cand: Sequence[ScoredRun], criteria: Sequence[Mapping[str, Any]],
+    base: Sequence[ScoredRun], cand: Sequence[ScoredRun], criteria: Sequence[RubricCriterion],
     tolerance: float, multi: bool, shared: set[str],
-) -> list[dict[str, Any]]:
+) -> list[DimensionShift]:
     out = []
     for spec in criteria:
-        cid = spec["id"]
+        cid = spec.id
         rates = []
         for runs in (base, cand):
             per: dict[str, list[int]] = {}
@@ -102,10 +122,11 @@ def _dimensions(
         if not both:
             continue
         diff = sum(rates[1][t] - rates[0][t] for t in both) / len(both)
-        out.append({"id": cid, "hard_gate": bool(spec.get("hard_gate")), "n_tasks": len(both),
-                    "baseline": sum(rates[0][t] for t in both) / len(both),
-                    "candidate": sum(rates[1][t] for t in both) / len(both),
-                    "diff": diff, "moved": abs(diff) > tolerance})
+        out.append(DimensionShift(
+            id=cid, hard_gate=spec.hard_gate, n_tasks=len(both),
+            baseline=sum(rates[0][t] for t in both) / len(both),
+            candidate=sum(rates[1][t] for t in both) / len(both),
+            diff=diff, moved=abs(diff) > tolerance))
     return out
 
 
@@ -115,7 +136,7 @@ def evaluate_gate(
     baseline: str,
     candidate: str,
     margin: float,
-    criteria: Sequence[Mapping[str, Any]] = (),
+    criteria: Sequence[RubricCriterion] = (),
     tolerance: float = DEFAULT_TOLERANCE,
     min_tasks: int = DEFAULT_MIN_TASKS,
     metric: str = "pass@k",
@@ -124,8 +145,8 @@ def evaluate_gate(
     seed: int = 0,
     level: float = 0.95,
     calibrated: bool = False,
-) -> dict[str, Any]:
-    """The gate's decision, its evidence and what it cannot support (JSON-safe dict)."""
+) -> GateResult:
+    """The gate's decision, its evidence and what it cannot support."""
     if margin < 0:
         raise InputError(f"the margin must be >= 0, got {margin}", field="margin")
     treatments = {r.treatment for r in runs}
@@ -138,51 +159,51 @@ def evaluate_gate(
     cand = [r for r in runs if r.treatment == candidate]
     d = paired_difference(base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot,
                           seed=seed, level=level)
-    shared = set(d["per_task"])
-    hard = [c["id"] for c in criteria if c.get("hard_gate")]
+    shared = set(d.per_task)
+    hard = [c.id for c in criteria if c.hard_gate]
     gates = _hard_gates(base, cand, hard, multi, shared)
     ni_decision, ni_summary = _non_inferiority(d, margin, min_tasks)
-    if gates["new_failures"]:
+    if gates.new_failures:
         decision: Decision = "block"
         reason = "a hard gate the baseline passed fails in the candidate"
     else:
         decision, reason = ni_decision, ni_summary
     dims = _dimensions(base, cand, criteria, tolerance, multi, shared)
-    warnings = [f"{x['id']} dropped by {-x['diff']:.3f} (> {tolerance})" for x in dims
-                if x["moved"] and x["diff"] < 0]
-    return {
-        "decision": decision,
-        "reason": reason,
-        "baseline": baseline,
-        "candidate": candidate,
-        "margin": margin,
-        "tolerance": tolerance,
-        "min_tasks": min_tasks,
-        "level": level,
-        "hard_gates": gates,
-        "non_inferiority": {
-            "metric": d["metric"], "n_shared": d["n_shared"], "baseline": d["baseline_rate"],
-            "candidate": d["candidate_rate"], "diff": d["diff"], "ci95": d["ci95"],
-            "decision": ni_decision, "summary": ni_summary,
-            "method": f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
+    warnings = [f"{x.id} dropped by {-x.diff:.3f} (> {tolerance})" for x in dims
+                if x.moved and x.diff < 0]
+    return GateResult(
+        decision=decision,
+        reason=reason,
+        baseline=baseline,
+        candidate=candidate,
+        margin=margin,
+        tolerance=tolerance,
+        min_tasks=min_tasks,
+        level=level,
+        hard_gates=gates,
+        non_inferiority=NonInferiority(
+            metric=d.metric, n_shared=d.n_shared, baseline=d.baseline_rate,
+            candidate=d.candidate_rate, diff=d.diff, ci95=d.ci95,
+            decision=ni_decision, summary=ni_summary,
+            method=f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
             f"two-sided {level:.0%} interval of the mean per-task difference",
-        },
-        "dimensions": dims,
-        "warnings": warnings,
-        "cannot_support": _cannot_support(decision, d, base, cand, gates, calibrated),
-    }
+        ),
+        dimensions=dims,
+        warnings=warnings,
+        cannot_support=_cannot_support(decision, d, base, cand, gates, calibrated),
+    )
 
 
-def _cannot_support(decision: Decision, d: Mapping[str, Any], base: Sequence[ScoredRun],
-                    cand: Sequence[ScoredRun], gates: Mapping[str, Any], calibrated: bool
+def _cannot_support(decision: Decision, d: PairedDifference, base: Sequence[ScoredRun],
+                    cand: Sequence[ScoredRun], gates: HardGateCheck, calibrated: bool
                     ) -> list[str]:
     out = []
     if decision == "ship":
         out.append("that the candidate is better: non-inferiority within the margin only")
     if decision == "inconclusive":
         out.append("'no regression': the data cannot rule one out")
-    if d["only_baseline"] or d["only_candidate"]:
-        out.append(f"anything about the {d['only_baseline'] + d['only_candidate']} task(s) run "
+    if d.only_baseline or d.only_candidate:
+        out.append(f"anything about the {d.only_baseline + d.only_candidate} task(s) run "
                    "by only one treatment (left out)")
     unscored = sum(r.analysed and r.outcome is None for r in (*base, *cand))
     excluded = sum(not r.analysed for r in (*base, *cand))
@@ -196,23 +217,28 @@ def _cannot_support(decision: Decision, d: Mapping[str, Any], base: Sequence[Sco
     if any(r.route == "uncalibrated" for r in (*base, *cand)) and not calibrated:
         out.append("the judge's own error: its verdicts are uncalibrated (no card), and its "
                    "errors are not in the interval")
-    if not gates["checked"]:
-        out.append(f"safety on hard gates: {gates['summary']}")
+    if not gates.checked:
+        out.append(f"safety on hard gates: {gates.summary}")
     out.append("other tasks, benchmarks or conditions than the shared tasks compared here")
     return out
 
 
-def gate_from_report(report: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-    """Evaluate the gate on a report dict (its runs, rubric criteria and bootstrap params)."""
-    try:
-        runs = [ScoredRun.from_dict(r) for r in report["runs"]]
-        params = report["params"]
-    except (KeyError, TypeError) as exc:
-        raise InputError(f"not a run-set report (missing or invalid {exc})",
-                         hint="use the report.json written by `judge score`") from exc
-    criteria = (report.get("rubric") or {}).get("criteria") or []
-    options.setdefault("n_boot", params["n_boot"])
-    options.setdefault("seed", params["seed"])
-    options.setdefault("level", params["level"])
-    options.setdefault("calibrated", report.get("card") is not None)
-    return evaluate_gate(runs, criteria=criteria, **options)
+def gate_from_report(
+    report: RunSetReport,
+    *,
+    baseline: str,
+    candidate: str,
+    margin: float,
+    tolerance: float = DEFAULT_TOLERANCE,
+    min_tasks: int = DEFAULT_MIN_TASKS,
+    metric: str = "pass@k",
+    k: int = 1,
+) -> GateResult:
+    """Evaluate the gate on a report (its runs, rubric criteria and bootstrap params)."""
+    params = report.params
+    return evaluate_gate(
+        report.runs, baseline=baseline, candidate=candidate, margin=margin,
+        criteria=report.rubric.criteria if report.rubric is not None else (),
+        tolerance=tolerance, min_tasks=min_tasks, metric=metric, k=k, n_boot=params.n_boot,
+        seed=params.seed, level=params.level, calibrated=report.card is not None,
+    )

@@ -1,7 +1,8 @@
 """Score the runs of a run set: judge each completed run (or read its gold label), apply the
 declared rules for runs that did not complete, and route verdicts with a calibration card.
 
-The result is one :class:`ScoredRun` per run; :mod:`judge.report` turns them into figures.
+The result is one :class:`ScoredRun` per run; :mod:`judge.runsets.report` turns them into
+figures.
 
 Declared rules (shown in every report, see :data:`RULES`):
 
@@ -18,20 +19,24 @@ Declared rules (shown in every report, see :data:`RULES`):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from calibration.card import Card
+from calibration.confidence import score_items
+from calibration.inputs import judgment_to_row
 from judge.errors import InputError
 from judge.families import model_family
+from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judging_plan, run_steps
 from judge.review import apply_card
 from judge.routing import card_models, majority
-from judge.runsets import Run
+from judge.rubrics import Rubric
+from judge.runsets.records import Run
+from judge.store import Store
 from judge.types import Judgment
-
-if TYPE_CHECKING:
-    from calibration.card import Card
-    from judge.judging import Runner, RunSummary, Step
 
 RULES: Mapping[str, str] = {
     "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
@@ -49,9 +54,11 @@ RULES: Mapping[str, str] = {
 ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule")
 
 
-@dataclass(frozen=True)
-class ScoredRun:
-    """One run with its outcome and everything the report needs about it."""
+class ScoredRun(BaseModel):
+    """One run with its outcome and everything the report needs about it (the report keeps
+    every run in this form, so the gate can recompute from it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     task_id: str
@@ -67,8 +74,8 @@ class ScoredRun:
     #: True when the run is in the analysis set (not excluded by a rule).
     analysed: bool = True
     reason: str | None = None
-    criteria: dict[str, str] = field(default_factory=dict)
-    failed_hard_gates: list[str] = field(default_factory=list)
+    criteria: dict[str, str] = Field(default_factory=dict)
+    failed_hard_gates: list[str] = Field(default_factory=list)
     route: str = "none"
     route_reason: str | None = None
     #: P(pass) of the card's judge for this run, when it returned probabilities.
@@ -77,23 +84,17 @@ class ScoredRun:
     cost_usd: float | None = None
     tokens: int | None = None
     duration_s: float | None = None
+    #: The summed cost of the judgments that recorded one (None when none did).
     judge_cost_usd: float | None = None
     judge_tokens: int = 0
-    judgment_ids: list[str] = field(default_factory=list)
+    judgment_ids: list[str] = Field(default_factory=list)
+    #: How many of the judgments recorded a cost (the others were not priced by the provider).
+    judge_priced: int = 0
 
     @property
     def scored(self) -> bool:
         """In the analysis set and with an outcome."""
         return self.analysed and self.outcome in ("pass", "fail")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (the report keeps every run, so the gate can recompute from it)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ScoredRun:
-        """Inverse of :meth:`to_dict`; unknown keys are an error."""
-        return cls(**dict(data))
 
 
 def _base(run: Run) -> dict[str, Any]:
@@ -142,6 +143,26 @@ def score_from_gold(runs: Sequence[Run], file: str = "<run set>") -> list[Scored
 # --- self-family exclusion -----------------------------------------------------------------------
 
 
+class JudgeFamily(BaseModel):
+    """One judge of the report: its model family and how many runs it was kept off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    family: str | None
+    runs_excluded: int
+
+
+class JudgesInfo(BaseModel):
+    """The judges and the self-family exclusion, as the report states them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: list[JudgeFamily]
+    runs_with_unknown_agent_family: int
+    rule: str
+
+
 @dataclass
 class Eligibility:
     """Which judges may grade which runs."""
@@ -151,15 +172,15 @@ class Eligibility:
     excluded: dict[str, list[str]]
     unknown_family_runs: list[str]
 
-    def summary(self, models: Sequence[str]) -> dict[str, Any]:
+    def summary(self, models: Sequence[str]) -> JudgesInfo:
         """For the report: families and how many runs each judge was kept off."""
         off: Counter[str] = Counter(m for ms in self.excluded.values() for m in ms)
-        return {
-            "judges": [{"model": m, "family": model_family(m), "runs_excluded": off[m]}
-                       for m in models],
-            "runs_with_unknown_agent_family": len(self.unknown_family_runs),
-            "rule": RULES["self_family"],
-        }
+        return JudgesInfo(
+            judges=[JudgeFamily(model=m, family=model_family(m), runs_excluded=off[m])
+                    for m in models],
+            runs_with_unknown_agent_family=len(self.unknown_family_runs),
+            rule=RULES["self_family"],
+        )
 
 
 def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
@@ -197,8 +218,6 @@ def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
 
 # --- judging -------------------------------------------------------------------------------------
 
-Execute = Callable[["Runner", "list[Step]"], "RunSummary"]
-
 
 @dataclass
 class JudgedRuns:
@@ -210,36 +229,41 @@ class JudgedRuns:
 
 
 def judge_runs(
+    store: Store,
     runs: Sequence[Run],
-    runner: Runner,
-    models: Sequence[str],
-    execute: Execute,
     *,
+    rubric: Rubric,
+    models: Sequence[str],
+    options: JudgeOptions,
     card: Card | None = None,
     audit_fraction: float = 0.05,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+    source: str = "",
 ) -> JudgedRuns:
-    """Judge every completed run with the eligible models (through the runner's cache), then
-    decide each run's outcome and route the card's judge's verdicts with ``card`` (when given;
-    see :func:`route_with_card`)."""
-    from judge.judging import Step
-
+    """Judge every completed run with the eligible models, by the same protocol as
+    :func:`judge.judging.judge_cases` (prompt variants, orders, samples; nothing paid twice),
+    then decide each run's outcome and route the card's judge's verdicts with ``card`` (when
+    given; see :func:`route_with_card`)."""
     allowed = eligibility(runs, models)
     steps = [
-        Step(case=run.case, model=model)
+        step
         for run in runs
         if run.record.status == "completed" and run.case is not None
-        for model in allowed.by_run[run.run_id]
+        for step in judging_plan([run.case], rubric, allowed.by_run[run.run_id], options)
     ]
-    summary = execute(runner, steps)
+    summary = run_steps(store, steps, rubric=rubric, models=models, options=options,
+                        on_start=on_start, on_done=on_done, source=source)
     # Steps that could not even be attempted (e.g. a case the rubric cannot render) leave
     # their runs without a verdict: unscored, with the reason.
     not_judged = {step.case.id: f"{step.model}: {error}" for step, error in summary.errors}
-    judged: dict[str, dict[str, Judgment]] = {}
+    judged: dict[str, dict[str, list[Judgment]]] = {}
     for outcome in summary.outcomes:
-        judged.setdefault(outcome.step.case.id, {})[outcome.step.model] = outcome.judgment
+        by_model = judged.setdefault(outcome.step.case.id, {})
+        by_model.setdefault(outcome.step.model, []).append(outcome.judgment)
     routes: dict[str, Route] = {}
     if card is not None:
-        routes = route_with_card(runner, card, [o.judgment for o in summary.outcomes],
+        routes = route_with_card(store, card, [o.judgment for o in summary.outcomes],
                                  audit_fraction=audit_fraction)
     out = []
     for run in runs:
@@ -255,35 +279,52 @@ def judge_runs(
                 "review", f"the card's judge {card.judge.model} did not judge this run", None)
         scored = _from_judgments(run, judged.get(run.run_id, {}), route)
         if scored.outcome is None and run.run_id in not_judged:
-            scored = replace(scored, reason=f"not judged ({not_judged[run.run_id]})")
+            scored = scored.model_copy(
+                update={"reason": f"not judged ({not_judged[run.run_id]})"})
         out.append(scored)
     return JudgedRuns(out, summary, allowed)
 
 
-def _from_judgments(run: Run, judgments: Mapping[str, Judgment], route: Route) -> ScoredRun:
+def model_verdict(judgments: Sequence[Judgment]) -> tuple[str | None, str]:
+    """One judge's verdict on one run from all its judgments (prompt variants, samples): the
+    label its pooled score decides (``calibration.confidence.score_items``: the mean P(pass),
+    else the vote share; None at exactly one half), and the statuses when there is none."""
+    rows = [judgment_to_row(j) for j in judgments]
+    scores = score_items(rows, kind="binary")
+    label = scores.items[0].decision("binary") if scores.items else None
+    statuses = "/".join(sorted({j.status for j in judgments})) or "no judgment"
+    return label, statuses
+
+
+def _from_judgments(
+    run: Run, judgments: Mapping[str, Sequence[Judgment]], route: Route
+) -> ScoredRun:
     models = sorted(judgments)
-    votes = [j.verdict.label for j in judgments.values()
-             if j.status == "ok" and j.verdict is not None and j.verdict.label in ("pass", "fail")]
+    every = [j for m in models for j in judgments[m]]
+    verdicts = {m: model_verdict(judgments[m]) for m in models}
+    votes = [label for label, _ in verdicts.values() if label is not None]
     outcome = majority(votes)
     reason = None
     if outcome is None:
-        statuses = ", ".join(f"{m}: {judgments[m].status}" for m in models) or "no judgment"
+        statuses = ", ".join(f"{m}: {verdicts[m][1]}" for m in models) or "no judgment"
         reason = "panel tie" if len(votes) > 1 else f"no verdict ({statuses})"
-    criteria = _criteria(judgments.values())
-    costs = [j.usage.cost_usd for j in judgments.values() if j.usage.cost_usd is not None]
+    criteria = _criteria(every)
+    # What judging cost is what the judgments recorded: the providers' cost where they priced
+    # the call (local models cost 0), and the tokens of every judgment.
+    costs = [j.usage.cost_usd for j in every if j.usage.cost_usd is not None]
     source = ("judge:" if len(models) == 1 else "panel:") + ",".join(models)
     return ScoredRun(
         **_base(run), outcome=outcome, source=source, reason=reason, criteria=criteria,
-        failed_hard_gates=sorted(_hard_gates(judgments.values(), criteria)),
+        failed_hard_gates=sorted(_hard_gates(every, criteria)),
         route=route.route, route_reason=route.reason, p_pass=route.p_pass,
         judge_cost_usd=sum(costs) if costs else None,
-        judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens
-                         for j in judgments.values()),
-        judgment_ids=[judgments[m].id for m in models],
+        judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens for j in every),
+        judgment_ids=[j.id for j in every],
+        judge_priced=len(costs),
     )
 
 
-def _criteria(judgments: Any) -> dict[str, str]:
+def _criteria(judgments: Iterable[Judgment]) -> dict[str, str]:
     """Criterion id -> the majority label over the judges that answered it."""
     labels: dict[str, list[str]] = {}
     for j in judgments:
@@ -298,7 +339,7 @@ def _criteria(judgments: Any) -> dict[str, str]:
     return out
 
 
-def _hard_gates(judgments: Any, criteria: Mapping[str, str]) -> set[str]:
+def _hard_gates(judgments: Iterable[Judgment], criteria: Mapping[str, str]) -> set[str]:
     gates: set[str] = set()
     for j in judgments:
         if j.status == "ok" and j.verdict is not None:
@@ -318,7 +359,7 @@ class Route:
     p_pass: float | None
 
 
-def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
+def route_with_card(store: Store, card: Card, judgments: Sequence[Judgment],
                     *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
     """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
@@ -326,7 +367,7 @@ def route_with_card(runner: Runner, card: Card, judgments: Sequence[Judgment],
     mine = [j for j in judgments if j.provenance.model in models]
     if not mine:
         return {}
-    run = apply_card(runner.store, card, judgments=mine, audit_fraction=audit_fraction,
+    run = apply_card(store, card, judgments=mine, audit_fraction=audit_fraction,
                      seed=seed)
     return {d.case_id: Route(d.decision, f"{d.reason}: {d.detail}", d.score)
             for d in run.decisions}

@@ -1,0 +1,125 @@
+"""Run sets: the runs of agents to score, their outcomes, pass@k / pass^k, the report, the
+regression gate, and the report's Markdown, HTML and charts.
+
+Modules, each importing only those before it: :mod:`~judge.runsets.records` (the run-set file),
+:mod:`~judge.runsets.passk` (estimators), :mod:`~judge.runsets.scoring` (outcomes of runs),
+:mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.report` (its figures),
+:mod:`~judge.runsets.gate` (ship, block or inconclusive), :mod:`~judge.runsets.plots` (SVG
+charts) and :mod:`~judge.runsets.render` (Markdown and HTML through the Jinja2 templates in
+``templates/``).
+"""
+
+from judge.runsets.gate import DEFAULT_MIN_TASKS, DEFAULT_TOLERANCE, evaluate_gate, gate_from_report
+from judge.runsets.models import (
+    CardSummary,
+    CostSection,
+    GateResult,
+    GroupSection,
+    JudgingInfo,
+    PairedDifference,
+    RubricCriterion,
+    RubricInfo,
+    RunSetReport,
+    TreatmentSection,
+    load_report,
+)
+from judge.runsets.passk import (
+    MacroEstimate,
+    TaskCount,
+    macro,
+    mean_interval,
+    pass_at_k,
+    pass_hat_k,
+    pooled_interval,
+)
+from judge.runsets.plots import CHARTS, pass_k_curves_svg, pass_k_figure
+from judge.runsets.records import (
+    LoadedRuns,
+    Run,
+    RunRecord,
+    load_runs,
+    runset_from_gold,
+    write_runs,
+)
+from judge.runsets.render import (
+    Section,
+    Table,
+    judging_cost,
+    markdown_table,
+    render_html,
+    render_markdown,
+    sections,
+    write_report,
+)
+from judge.runsets.report import (
+    ReportContext,
+    build_report,
+    card_summary,
+    paired_difference,
+    rogan_gladen,
+)
+from judge.runsets.scoring import (
+    RULES,
+    JudgedRuns,
+    JudgesInfo,
+    ScoredRun,
+    eligibility,
+    judge_runs,
+    route_with_card,
+    score_from_gold,
+)
+
+__all__ = [
+    "CHARTS",
+    "DEFAULT_MIN_TASKS",
+    "DEFAULT_TOLERANCE",
+    "RULES",
+    "CardSummary",
+    "CostSection",
+    "GateResult",
+    "GroupSection",
+    "JudgedRuns",
+    "JudgesInfo",
+    "JudgingInfo",
+    "LoadedRuns",
+    "MacroEstimate",
+    "PairedDifference",
+    "ReportContext",
+    "RubricCriterion",
+    "RubricInfo",
+    "Run",
+    "RunRecord",
+    "RunSetReport",
+    "ScoredRun",
+    "Section",
+    "Table",
+    "TaskCount",
+    "TreatmentSection",
+    "build_report",
+    "card_summary",
+    "eligibility",
+    "evaluate_gate",
+    "gate_from_report",
+    "judge_runs",
+    "judging_cost",
+    "load_report",
+    "load_runs",
+    "macro",
+    "markdown_table",
+    "mean_interval",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_k_curves_svg",
+    "pass_k_figure",
+    "pooled_interval",
+    "render_html",
+    "render_markdown",
+    "rogan_gladen",
+    "route_with_card",
+    "runset_from_gold",
+    "sections",
+    "score_from_gold",
+    "write_report",
+    "write_runs",
+]

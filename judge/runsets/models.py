@@ -1,0 +1,563 @@
+"""The run-set report's typed sections: :class:`RunSetReport` and what it is made of.
+
+report.json is ``RunSetReport.model_dump(mode="json")``; :func:`load_report` reads it back
+(strictly: every model forbids unknown keys). :mod:`judge.runsets.report` computes the figures,
+:mod:`judge.runsets.gate` the :class:`GateResult`, :mod:`judge.runsets.render` and
+:mod:`judge.runsets.plots` render them.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
+
+from calibration.card import GoldRef, RubricRef
+from judge.errors import InputError
+from judge.rubrics import Rubric
+from judge.runsets.passk import MacroEstimate
+from judge.runsets.scoring import JudgesInfo, ScoredRun
+
+REPORT_VERSION = 1
+
+Mode = Literal["judge", "gold"]
+Decision = Literal["ship", "block", "inconclusive"]
+
+
+def _finite(value: Any) -> Any:
+    # The report's numbers are plain JSON: a NaN or an infinity is "no value" (null).
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+#: A figure that may be missing (undefined, or no data); NaN becomes None.
+Figure = Annotated[float | None, BeforeValidator(_finite)]
+#: A [low, high] interval, or None when none could be computed.
+Interval = list[float] | None
+
+
+class _Model(BaseModel):
+    # Strict at the edge (report.json is read back by `judge gate`). JSON keys that are no
+    # Python names ("pass@k", "pass") are aliases of fields; the JSON always uses the keys.
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True,
+                              validate_by_alias=True)
+
+
+# --- what the report states about how the runs were scored ---------------------------------------
+
+
+class RubricCriterion(_Model):
+    """One criterion of the rubric, as the report and the gate use it."""
+
+    id: str
+    hard_gate: bool = False
+    weight: float = 1.0
+
+
+class RubricInfo(_Model):
+    """The rubric the runs were judged with."""
+
+    ref: str
+    id: str
+    version: int
+    kind: str
+    digest: str
+    #: The criteria of a multi-criterion rubric (empty for the others).
+    criteria: list[RubricCriterion] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, rubric: Rubric) -> RubricInfo:
+        """What the report states about a loaded rubric."""
+        criteria = [RubricCriterion(id=c.id, hard_gate=c.hard_gate, weight=c.weight)
+                    for c in rubric.spec.criteria] if rubric.kind == "multi-criterion" else []
+        return cls(ref=rubric.ref, id=rubric.id, version=rubric.version, kind=rubric.kind,
+                   digest=rubric.digest, criteria=criteria)
+
+
+class JudgingInfo(_Model):
+    """The judging batch behind a judged report."""
+
+    models: list[str]
+    batch_id: str
+    judgments: int
+    called: int
+    cached: int
+    statuses: dict[str, int]
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    db: str
+
+
+class RecordedRate(_Model):
+    """An error rate of the card's judge (recorded on the card, or from its confusion counts)."""
+
+    value: Figure
+    ci95: Interval = None
+    k: int | float | None = None
+    n: int | float | None = None
+
+
+class CardSummary(_Model):
+    """What the report says about the judge's calibration card."""
+
+    model: str
+    rubric: RubricRef
+    gold: GoldRef
+    confusion_matrix: dict[str, Any] | None
+    false_accept_rate: RecordedRate | None
+    false_reject_rate: RecordedRate | None
+    guarantee: str
+    auto_accept_threshold: Figure
+    auto_reject_threshold: Figure
+    human_review_rule: str
+    coverage: Figure
+    created_at: str
+    expires_at: str
+    card_digest: str
+
+
+class ReportParams(_Model):
+    """The k values and the bootstrap settings of the report."""
+
+    ks: list[int]
+    n_boot: int
+    seed: int
+    level: float
+    correct_for_judge: bool
+
+
+# --- the figures of one group of runs ------------------------------------------------------------
+
+
+class Counts(_Model):
+    """Raw runs, exclusions, the analysis set and what was scored."""
+
+    raw: int
+    excluded: int
+    excluded_infra_error: int
+    analysis: int
+    timeouts_counted_as_fail: int
+    unscored: int
+    scored: int
+    passes: int
+    tasks: int
+
+
+class Routing(_Model):
+    """How the analysed runs' verdicts were decided."""
+
+    routes: dict[str, int]
+    auto_decided: int
+    awaiting_people: int
+    uncalibrated: int
+    gold: int
+    by_rule: int
+
+
+class OverallCounts(Counts):
+    """The counts over every run, and how their verdicts were decided."""
+
+    routing: Routing
+
+
+class PooledRate(_Model):
+    """The pass rate pooled over scored runs."""
+
+    value: Figure
+    k: int
+    n: int
+    method: str
+    ci95: Interval
+
+
+class MacroFigure(_Model):
+    """A macro average over tasks at one k (see :class:`judge.runsets.passk.MacroEstimate`)."""
+
+    metric: str
+    k: int
+    value: Figure
+    ci95: Interval
+    method: str
+    n_tasks: int
+    n_omitted: int
+    omitted: list[str]
+    note: str | None
+
+    @classmethod
+    def of(cls, estimate: MacroEstimate) -> MacroFigure:
+        """The report's form of an estimate."""
+        return cls.model_validate(estimate.to_dict())
+
+
+class MacroFigures(_Model):
+    """pass@k and pass^k for every k of the report."""
+
+    pass_at_k: list[MacroFigure] = Field(validation_alias="pass@k", serialization_alias="pass@k")
+    pass_hat_k: list[MacroFigure] = Field(validation_alias="pass^k", serialization_alias="pass^k")
+
+
+class TaskFigures(_Model):
+    """One task: runs, passes, its Wilson interval, and its pass@k / pass^k (None: k > n)."""
+
+    task: str
+    n: int
+    c: int
+    rate: float
+    wilson95: list[float]
+    pass_at_k: dict[str, Figure] = Field(validation_alias="pass@k", serialization_alias="pass@k")
+    pass_hat_k: dict[str, Figure] = Field(validation_alias="pass^k", serialization_alias="pass^k")
+
+
+class Spread(_Model):
+    """Total, mean, median and 95th percentile of the known values."""
+
+    n: int
+    total: Figure
+    mean: Figure
+    median: Figure
+    p95: Figure
+
+
+class CostSection(_Model):
+    """Cost per run and per success, tokens, duration, and what judging cost."""
+
+    runs: int
+    runs_with_cost: int
+    total_usd: Figure
+    per_run_usd: Figure
+    per_success_usd: Figure
+    rule: str
+    note: str | None
+    tokens: Spread
+    duration_s: Spread
+    #: The summed cost of the judgments that recorded one (None when none did).
+    judge_usd: Figure
+    judge_tokens: int
+    #: The judgments behind these runs, and how many of them recorded a cost (None in a report
+    #: written before these were counted).
+    judge_judgments: int | None = None
+    judge_priced: int | None = None
+
+
+class CriterionRate(_Model):
+    """One criterion's pass rate over the scored runs that answered it."""
+
+    id: str
+    hard_gate: bool
+    weight: float
+    passes: int = Field(validation_alias="pass", serialization_alias="pass")
+    fail: int
+    not_applicable: int
+    value: Figure
+    ci95: Interval
+
+
+class WeightedOverall(_Model):
+    """The weighted overall score of a multi-criterion rubric."""
+
+    value: Figure
+    n_runs: int
+    ci95: Interval
+    rule: str
+
+
+class CriteriaSection(_Model):
+    """Per-criterion pass rates and the weighted overall score."""
+
+    criteria: list[CriterionRate]
+    weighted_overall: WeightedOverall
+
+
+class GroupSection(_Model):
+    """Every figure for one group of runs (a treatment, or a treatment on one benchmark)."""
+
+    counts: Counts
+    pooled: PooledRate
+    macro: MacroFigures
+    tasks: list[TaskFigures]
+    cost: CostSection
+    criteria: CriteriaSection | None
+    routing: Routing
+
+
+class BenchmarkRate(_Model):
+    """One benchmark's macro pass@1."""
+
+    tasks: int
+    value: Figure
+
+
+class Rate(_Model):
+    """A rate and its interval."""
+
+    value: Figure
+    ci95: Interval
+
+
+class BalancedRate(Rate):
+    """The benchmark-balanced rate and how its interval was made."""
+
+    method: str
+
+
+class BalancedSection(_Model):
+    """Benchmark-balanced pass@1 beside pass@1 pooled over tasks and over runs."""
+
+    benchmarks: dict[str, BenchmarkRate]
+    balanced: BalancedRate
+    pooled_over_tasks: Rate
+    pooled_over_runs: Rate
+    note: str
+
+
+class CorrectedRate(_Model):
+    """A pass rate as judged and corrected for the judge's error rates."""
+
+    observed: float
+    value: Figure
+    ci95: Interval
+
+
+class Correction(_Model):
+    """pass@1 corrected for the card's FAR and FRR (Rogan-Gladen)."""
+
+    available: Literal[True] = True
+    far: float
+    frr: float
+    method: str
+    assumption: str
+    pooled: CorrectedRate | None = None
+    macro: CorrectedRate | None = None
+
+
+class NoCorrection(_Model):
+    """Why the rates could not be corrected."""
+
+    available: Literal[False] = False
+    reason: str
+
+
+class TreatmentSection(GroupSection):
+    """A treatment's figures, with its balanced rates, its correction and its benchmarks."""
+
+    balanced: BalancedSection | None
+    #: Only when the correction was asked for (``correct_for_judge``); absent from the JSON
+    #: otherwise.
+    corrected: Correction | NoCorrection | None = None
+    by_benchmark: dict[str, GroupSection]
+
+    @model_serializer(mode="wrap")
+    def _without_absent_correction(self, handler: SerializerFunctionWrapHandler
+                                   ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.corrected is None:
+            data.pop("corrected", None)
+        return data
+
+
+# --- across treatments ---------------------------------------------------------------------------
+
+
+class MatrixCell(_Model):
+    """Passes and scored runs of one task under one treatment."""
+
+    c: int
+    n: int
+
+
+class MatrixRow(_Model):
+    """One task across the treatments (None where a treatment has no scored run)."""
+
+    task: str
+    cells: dict[str, MatrixCell | None]
+
+
+class TaskMatrix(_Model):
+    """Task x treatment: passes and scored runs."""
+
+    treatments: list[str]
+    rows: list[MatrixRow]
+
+
+class PairedDifference(_Model):
+    """Candidate minus baseline on their shared tasks."""
+
+    metric: str
+    n_shared: int
+    only_baseline: int
+    only_candidate: int
+    baseline_rate: Figure
+    candidate_rate: Figure
+    diff: Figure
+    ci95: Interval
+    per_task: dict[str, float]
+
+
+class PairedComparison(_Model):
+    """A paired difference with the treatments it compares."""
+
+    baseline: str
+    candidate: str
+    metric: str
+    n_shared: int
+    only_baseline: int
+    only_candidate: int
+    baseline_rate: Figure
+    candidate_rate: Figure
+    diff: Figure
+    ci95: Interval
+    per_task: dict[str, float]
+
+
+class HardGateFailure(_Model):
+    """An analysed run that failed a hard-gate criterion."""
+
+    run_id: str
+    treatment: str
+    benchmark: str
+    task: str
+    repetition: int
+    gates: list[str]
+
+
+class UnscoredRun(_Model):
+    """An analysed run without a verdict, and why."""
+
+    run_id: str
+    treatment: str
+    task: str
+    reason: str | None
+
+
+# --- the regression gate (computed by judge.runsets.gate; a section of the report) ---------------
+
+
+class NewGateFailure(_Model):
+    """A hard gate a candidate run fails on a task where no baseline run failed it."""
+
+    task: str
+    run_id: str
+    gates: list[str]
+
+
+class HardGateCheck(_Model):
+    """The gate's first check: new hard-gate failures in the candidate."""
+
+    checked: bool
+    new_failures: list[NewGateFailure]
+    summary: str
+
+
+class NonInferiority(_Model):
+    """The gate's second check: the paired difference of the primary rate against -margin."""
+
+    metric: str
+    n_shared: int
+    baseline: Figure
+    candidate: Figure
+    diff: Figure
+    ci95: Interval
+    decision: Decision
+    summary: str
+    method: str
+
+
+class DimensionShift(_Model):
+    """A rubric criterion's per-task pass rate, baseline against candidate."""
+
+    id: str
+    hard_gate: bool
+    n_tasks: int
+    baseline: float
+    candidate: float
+    diff: float
+    moved: bool
+
+
+class GateResult(_Model):
+    """The gate's decision, its evidence and what it cannot support."""
+
+    decision: Decision
+    reason: str
+    baseline: str
+    candidate: str
+    margin: float
+    tolerance: float
+    min_tasks: int
+    level: float
+    hard_gates: HardGateCheck
+    non_inferiority: NonInferiority
+    dimensions: list[DimensionShift]
+    warnings: list[str]
+    cannot_support: list[str]
+
+
+class Headline(_Model):
+    """The headline table: one row per treatment (and per treatment x benchmark when mixed)."""
+
+    columns: list[str]
+    rows: list[list[str]]
+
+
+class RunSetReport(_Model):
+    """The whole report. ``model_dump(mode="json")`` is report.json."""
+
+    report_version: int
+    title: str
+    created_at: str
+    runset: str
+    mode: Mode
+    rubric: RubricInfo | None
+    judges: JudgesInfo | None
+    judging: JudgingInfo | None
+    card: CardSummary | None
+    rules: dict[str, str]
+    params: ReportParams
+    treatments: list[str]
+    benchmarks: list[str]
+    overall: OverallCounts
+    per_treatment: dict[str, TreatmentSection]
+    task_matrix: TaskMatrix
+    paired: list[PairedComparison]
+    hard_gate_failures: list[HardGateFailure]
+    unscored: list[UnscoredRun]
+    notes: list[str]
+    gate: GateResult | None
+    runs: list[ScoredRun]
+    headline: Headline
+
+
+def load_report(path: str | Path) -> RunSetReport:
+    """Read a report.json written by `judge score`; an InputError names the first field that
+    does not fit."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the report: {exc}", file=str(path),
+                         hint="write it with `judge score ... --out-dir DIR`") from exc
+    try:
+        return RunSetReport.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise InputError(f"cannot read the report: {first['msg']}", file=str(path),
+                             hint="write it with `judge score ... --out-dir DIR`") from exc
+        field_name = ".".join(str(part) for part in first["loc"]) or None
+        raise InputError(f"not a run-set report ({first['msg']})", file=str(path),
+                         field=field_name, hint="use the report.json written by `judge score`"
+                         ) from exc
+
+

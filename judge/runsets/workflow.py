@@ -1,0 +1,135 @@
+"""Score a run set: judge its runs (or read their gold labels), build the report, and gate.
+
+:func:`score_runs` is what ``judge score`` and a Python user call; :func:`gate` is the regression
+gate on a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from calibration.card import Card, load_card, verify_card
+from judge.errors import CardError, InputError
+from judge.evidence import SELECTOR_VERSION
+from judge.judging import JudgeOptions, Outcome, Step
+from judge.routing import card_models
+from judge.rubrics import Rubric, load_rubric
+from judge.runsets.gate import gate_from_report
+from judge.runsets.models import GateResult, JudgingInfo, RubricInfo, RunSetReport
+from judge.runsets.records import Run
+from judge.runsets.report import ReportContext, build_report
+from judge.runsets.scoring import eligibility, judge_runs, score_from_gold
+from judge.store import Store
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How the report computes and states its figures."""
+
+    title: str = "Run-set report"
+    #: The k of pass@k / pass^k (None: 1 .. the most runs of a task).
+    ks: Sequence[int] | None = None
+    n_boot: int = 2000
+    seed: int = 0
+    #: Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).
+    correct_for_judge: bool = False
+    #: Notes the report carries (e.g. records skipped).
+    notes: Sequence[str] = ()
+
+
+def load_verified_card(card: Card | str, models: Sequence[str], rubric: Rubric) -> Card:
+    """The card (or the card at a path), refused unless one of its judges is among ``models``
+    and it binds this rubric and today's evidence selector."""
+    where = card if isinstance(card, str) else "the card"
+    loaded = load_card(card) if isinstance(card, str) else card
+    if not set(card_models(loaded)) & set(models):
+        raise CardError(f"{where}: the card is for {loaded.judge.model!r}, which is not among "
+                        f"the judges ({', '.join(models)}); add it with --model")
+    verify_card(loaded, judge_model=loaded.judge.model, rubric_digest=rubric.digest,
+                selector_version=SELECTOR_VERSION)
+    return loaded
+
+
+def score_runs(
+    runs: Sequence[Run],
+    *,
+    source: str,
+    store: Store | None = None,
+    rubric: str | Rubric | None = None,
+    models: Sequence[str] = (),
+    card: Card | str | None = None,
+    gold_labels: bool = False,
+    judge_options: JudgeOptions | None = None,
+    report: ReportOptions | None = None,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> RunSetReport:
+    """Score a run set (``source`` names it in the report) and build its report.
+
+    With ``gold_labels``, each run's gold label is its outcome. Otherwise every completed run is
+    judged in ``store`` with ``rubric`` by the ``models`` of another model family than its agent,
+    by the same protocol as ``judge run`` (``judge_options``: prompt variants, orders,
+    samples; nothing is paid twice), and with ``card`` the verdicts are routed (decisions
+    stored, review and audits queued) and the report carries the card's error rates.
+    """
+    options = report or ReportOptions()
+    if gold_labels:
+        if models or card is not None or rubric is not None or options.correct_for_judge:
+            raise InputError("scoring from gold labels uses no judge: give no model, rubric or "
+                             "card, and no correction for a judge", field="gold_labels")
+        ctx = ReportContext(runset=source, mode="gold")
+        scored = score_from_gold(runs, source)
+    else:
+        if not models or rubric is None or store is None:
+            raise InputError("judging a run set needs a rubric, one or more models and a store",
+                             field="models", hint="or score from the runs' gold labels")
+        if options.correct_for_judge and card is None:
+            raise InputError("a correction for the judge needs the judge's card", field="card")
+        chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
+        if chosen.kind == "pairwise":
+            raise InputError(f"rubric {chosen.ref} is pairwise; a run set is scored with a "
+                             "binary or multi-criterion rubric", field="rubric")
+        eligibility(runs, models)  # refuse a same-family judge before anything is paid for
+        verified = load_verified_card(card, models, chosen) if card is not None else None
+        judged = judge_runs(store, runs, rubric=chosen, models=models,
+                            options=judge_options or JudgeOptions(), card=verified,
+                            on_start=on_start, on_done=on_done, source=source)
+        s = judged.summary
+        notes = []
+        if verified is not None:
+            notes.append(f"Routing: the card's decisions are stored in {store.location}; "
+                         "verdicts in the review band (and a seeded 5% audit of automatic ones) "
+                         "are queued for people (`judge review`).")
+        ctx = ReportContext(
+            runset=source, mode="judge", rubric=RubricInfo.of(chosen),
+            judges=judged.eligibility.summary(models), card=verified,
+            judging=JudgingInfo(models=list(models), batch_id=s.batch_id,
+                                judgments=len(s.outcomes), called=s.called, cached=s.cached,
+                                statuses=dict(s.statuses), prompt_tokens=s.prompt_tokens,
+                                completion_tokens=s.completion_tokens,
+                                seconds=round(s.seconds, 2), db=store.location),
+            notes=notes,
+        )
+        scored = judged.runs
+    ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (options.title, list(options.ks or []) or None,
+                                               options.n_boot, options.seed)
+    ctx.correct_for_judge = options.correct_for_judge
+    ctx.notes.extend(options.notes)
+    return build_report(scored, ctx)
+
+
+def gate(
+    report: RunSetReport,
+    *,
+    baseline: str,
+    candidate: str,
+    margin: float,
+    tolerance: float = 0.05,
+    min_tasks: int = 10,
+) -> GateResult:
+    """May ``candidate`` replace ``baseline``? Hard gates first, then paired non-inferiority of
+    pass@1 within ``margin``, then rubric dimensions that move more than ``tolerance``; fewer
+    than ``min_tasks`` shared tasks is inconclusive, never "no regression"."""
+    return gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
+                            tolerance=tolerance, min_tasks=min_tasks)
