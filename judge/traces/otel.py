@@ -23,8 +23,9 @@ are listed in ``meta.conventions``. Read:
 * messages in the *parts* form, as a JSON string attribute (or an OTLP array / kvlist value):
   ``[{"role": "system"|"user"|"assistant"|"tool", "parts": [{"type": "text", "content"},
   {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id",
-  "response" (or "result", as the spec's own example has it)}, ...]}]``; output messages also have ``finish_reason``. Other part types (blob,
-  file_data, uri, reasoning, ...) are shown as ``[type]`` placeholders (reasoning as a note).
+  "response" (or "result", as the spec's own example has it)}, ...]}]``; output messages
+  also have ``finish_reason``. Other part types (blob, file_data, uri, reasoning, ...) are
+  shown as ``[type]`` placeholders (reasoning as a note).
   The same attributes on a ``gen_ai.client.inference.operation.details`` span event are read
   when the span itself lacks them;
 * ``gen_ai.request.model`` / ``gen_ai.response.model`` (the agent model: the response model of

@@ -95,7 +95,7 @@ def read_tasks(path: str | Path) -> TaskSource:
                          file=name) from exc
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        records = []
+        records: list[tuple[int | None, Any]] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 records.append((number, _parse(line, name, number)))
