@@ -235,7 +235,9 @@ class ClaudeCodeImporter(BaseImporter):
         if first.get("type") in ("assistant", "user") and isinstance(
                 first.get("message"), dict) and "session_id" in first:
             return True
-        return first.get("type") in _PROJECT_FIRST and '"sessionId"' in read_head(path)
+        kind = first.get("type")
+        return isinstance(kind, str) and kind in _PROJECT_FIRST and (
+            '"sessionId"' in read_head(path))
 
     def load(self, path: Path) -> ImportResult:
         """Every session of ``path`` as a case; an error for each bad line."""

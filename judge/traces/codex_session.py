@@ -82,7 +82,8 @@ def looks_like_session(first: dict[str, Any] | None) -> bool:
     if first is None:
         return False
     kind = first.get("type")
-    if kind in ENVELOPE_TYPES and isinstance(first.get("payload"), dict):
+    if isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(first.get("payload"),
+                                                                       dict):
         return True
     # The pre-0.44 form starts with the session's meta object, without a type.
     return kind is None and isinstance(first.get("id"), str) and "timestamp" in first and (
@@ -148,6 +149,10 @@ class _Reader(StreamReader):
         if self.first_line is None:
             self.first_line = number
         kind = obj.get("type")
+        if not isinstance(kind, str) and kind is not None:
+            self.out.errors.append(InputError("must be a string", file=self.file, line=number,
+                                              field="type"))
+            return
         payload = obj.get("payload")
         if kind in ENVELOPE_TYPES:
             if not isinstance(payload, dict):

@@ -282,6 +282,9 @@ class _Reader:
         span = validate(_Span, raw, self.out.errors, self.file, line=line, where=where)
         if span is None:
             return
+        if not span.traceId.strip():
+            self.error("must be a non-empty trace id", line, f"{where}.traceId")
+            return
         attrs = _attributes(span.attributes)
         events = [(event.name, _attributes(event.attributes)) for event in span.events]
         for name, event_attrs in events:
