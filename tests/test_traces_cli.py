@@ -54,7 +54,8 @@ def test_gold_labels_are_written_and_read_back(tmp_path: Path) -> None:
 def test_malformed_input_exits_1_and_names_each_line(tmp_path: Path) -> None:
     source = DATA / "codex" / "malformed.jsonl"
     out = tmp_path / "cases.jsonl"
-    code, stdout, stderr, _ = _run("--format", "codex", str(source), "--out", str(out))
+    code, stdout, stderr, _ = _run("--format", "codex", str(source), "--out", str(out),
+                                   "--task", "Run the tests.")
     assert code == 1
     assert "1 cases" in stdout and "3 errors" in stdout
     assert f"{source}:3:" in stderr and f"{source}:4 field 'item.id'" in stderr
