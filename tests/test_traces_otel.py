@@ -52,6 +52,8 @@ def test_collector_jsonl_tool_spans_without_content_and_an_agent_error() -> None
     quiet, failed = result.cases
     # No message content recorded: the tool spans still show the run (v1.38 tool attributes).
     assert quiet.task == "" and quiet.meta["task_missing"] is True
+    [warning] = result.warnings  # a trace without content has no task: said, not silent
+    assert f"case '{quiet.id}' has no task" in str(warning) and warning.line == 1
     assert quiet.agent_model == "claude-sonnet-4-5-20250929"
     assert [t.kind for t in quiet.trace] == ["tool_call", "test_run", "tool_call",
                                              "tool_result", "tool_call", "test_run"]

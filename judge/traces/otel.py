@@ -185,7 +185,9 @@ class OtelGenAIImporter(BaseImporter):
     def sniff(self, path: Path) -> bool:
         """OTLP JSON (a ``resourceSpans`` key) or the SDK's console span output."""
         head = read_head(path)
-        return '"resourceSpans"' in head or looks_like_console(head)
+        # An OTLP logs document is taken too, to be refused with a message saying what it is.
+        return ('"resourceSpans"' in head or '"resourceLogs"' in head
+                or looks_like_console(head))
 
     def load(self, path: Path) -> ImportResult:
         """Every trace with gen_ai spans as a case; an error for each bad span or attribute."""
@@ -232,6 +234,7 @@ class _Reader:
         self.other_traces: dict[str, int] = {}
         self.services: dict[str, str] = {}
         self.conventions: dict[str, set[str]] = {}
+        self.first_lines: dict[str, int] = {}  # trace id -> line of its first gen_ai span
         self.seq = 0
 
     def error(self, message: str, line: int | None, where: str) -> None:
@@ -303,6 +306,8 @@ class _Reader:
         parsed.outputs = self.messages(parsed, "gen_ai.output.messages", line)
         parsed.system = self.parts(parsed, line)
         self.traces.setdefault(span.traceId, []).append(parsed)
+        if line is not None:
+            self.first_lines.setdefault(span.traceId, line)
         if service:
             self.services.setdefault(span.traceId, service)
 
@@ -433,6 +438,7 @@ class _TraceCase:
             "trace_id": self.trace_id, "root_span_id": span.spanId,
             "semconv_version": SEMCONV_VERSION,
             "conventions": sorted(self.reader.conventions.get(self.trace_id, set())) or None,
+            "first_line": self.reader.first_lines.get(self.trace_id),
             "duration_ms": (span.endTimeUnixNano - span.startTimeUnixNano) / 1e6,
             "conversation_id": root.attrs.get("gen_ai.conversation.id"),
             "agent_name": agent_name, "provider": provider, "usage": dict(usage) or None,
