@@ -222,7 +222,8 @@ def _result_text(content: str | list[dict[str, Any]] | None) -> str:
 class ClaudeCodeImporter(BaseImporter):
     """Claude Code stream-json output: one case per session."""
 
-    description = "Claude Code `claude -p --output-format stream-json --verbose` JSONL"
+    description = ("Claude Code `claude -p --output-format stream-json --verbose` JSONL, or a "
+                   "project session file (~/.claude/projects/<project>/<session>.jsonl)")
 
     def sniff(self, path: Path) -> bool:
         """The first line is a Claude Code event (system/init, assistant or user message), or

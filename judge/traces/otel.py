@@ -180,7 +180,8 @@ class _GenAISpan:
 class OtelGenAIImporter(BaseImporter):
     """OTLP JSON with GenAI spans: one case per trace."""
 
-    description = f"OpenTelemetry GenAI spans in OTLP JSON (semconv v{SEMCONV_VERSION})"
+    description = (f"OpenTelemetry GenAI spans in OTLP JSON or SDK console JSON (semconv "
+                   f"v{SEMCONV_VERSION}; also OpenLLMetry, OpenInference, pre-1.37 messages)")
 
     def sniff(self, path: Path) -> bool:
         """OTLP JSON (a ``resourceSpans`` key) or the SDK's console span output."""
