@@ -35,8 +35,11 @@ def test_a_successful_coding_run() -> None:
 
 
 def test_a_run_that_hit_max_turns_without_its_prompt() -> None:
-    [case] = import_file(DATA / "max_turns.jsonl", "claude-code").cases
+    result = import_file(DATA / "max_turns.jsonl", "claude-code")
+    [case] = result.cases
     assert case.task == "" and case.meta["task_missing"] is True
+    [warning] = result.warnings  # `claude -p` does not echo the prompt: said, not silent
+    assert warning.line == 1 and f"case '{case.id}' has no task" in str(warning)
     assert case.agent_model == "claude-haiku-4-5-20251001"
     assert case.diff is None
     assert case.trace[-1].kind == "error" and "error_max_turns" in case.trace[-1].content

@@ -16,6 +16,10 @@ def test_a_successful_coding_run() -> None:
     [case] = result.cases
     assert case.id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
     assert case.task == "" and case.meta["task_missing"] is True and case.agent_model is None
+    # The stream does not record the prompt: never silent, a warning names case, file, line.
+    [warning] = result.warnings
+    assert (warning.file, warning.line) == (str(DATA / "fix_slugify.jsonl"), 1)
+    assert f"case '{case.id}' has no task" in str(warning)
     assert case.diff is not None and case.diff.startswith("diff --git a/textkit/slug.py")
     assert case.meta["usage"] == {"input_tokens": 48213, "cached_input_tokens": 40192,
                                   "output_tokens": 1877}
@@ -73,3 +77,13 @@ def test_an_unfinished_command_and_two_threads(tmp_path: Path) -> None:
     assert [t.kind for t in first.trace] == ["tool_call", "error"]
     assert "had not finished" in first.trace[1].content
     assert [t.kind for t in second.trace] == ["final_answer"]
+
+
+def test_a_stream_cut_after_turn_started_is_an_error_not_an_empty_case(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    path.write_text('{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.started"}\n')
+    result = import_file(path, "codex")
+    assert result.cases == []
+    [error] = result.errors
+    assert (error.file, error.line) == (str(path), 1)
+    assert "case 't1' has no trace turns" in str(error)

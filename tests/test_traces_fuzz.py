@@ -120,7 +120,8 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _samples(fmt: str) -> list[Path]:
-    return sorted(p for p in (DATA / fmt).iterdir() if p.is_file())
+    return sorted(p for p in (DATA / fmt).iterdir()
+                  if p.is_file() and p.name != "README.md" and p.suffix != ".py")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -1,21 +1,23 @@
-"""OTel GenAI (semconv v1.37.0) OTLP JSON: one case per trace, messages added once, tool spans."""
+"""OTel GenAI (semconv v1.38.0) OTLP JSON: one case per trace, messages added once, tool spans."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from judge import otel_export
 from judge.traces import import_file
 from judge.traces.otel import SEMCONV_VERSION, any_value
 
 DATA = Path(__file__).parent / "data" / "traces" / "otel-genai"
 
 
-def test_the_pinned_version_is_stated() -> None:
-    assert SEMCONV_VERSION == "1.37.0"
+def test_the_pinned_version_is_stated_and_the_same_as_export() -> None:
+    assert SEMCONV_VERSION == "1.38.0" == otel_export.SEMCONV_VERSION
     import judge.traces.otel as module
 
-    assert "v1.37.0" in (module.__doc__ or "")
+    assert "v1.38.0" in (module.__doc__ or "")
+    assert "v1.38.0" in (otel_export.__doc__ or "")
 
 
 def test_a_coding_run_with_full_message_content() -> None:
@@ -50,6 +52,8 @@ def test_collector_jsonl_tool_spans_without_content_and_an_agent_error() -> None
     quiet, failed = result.cases
     # No message content recorded: the tool spans still show the run (v1.38 tool attributes).
     assert quiet.task == "" and quiet.meta["task_missing"] is True
+    [warning] = result.warnings  # a trace without content has no task: said, not silent
+    assert f"case '{quiet.id}' has no task" in str(warning) and warning.line == 1
     assert quiet.agent_model == "claude-sonnet-4-5-20250929"
     assert [t.kind for t in quiet.trace] == ["tool_call", "test_run", "tool_call",
                                              "tool_result", "tool_call", "test_run"]
@@ -69,14 +73,17 @@ def test_bad_spans_and_attributes_are_named_and_the_rest_kept() -> None:
     assert fields == [
         "resourceSpans[0].scopeSpans[0].spans[2].spanId",
         "span d2d2d2d2d2d2d2d2 gen_ai.input.messages",
-        "span d2d2d2d2d2d2d2d2 gen_ai.output.messages[0].parts",
         "resourceSpans[0].scopeSpans[0].spans[5].startTimeUnixNano",
         "resourceSpans[0].scopeSpans[0].spans[6]",
         "resourceSpans[1].scopeSpans",
     ]
-    assert "not valid JSON" in str(result.errors[1]) and "'soon'" in str(result.errors[3])
+    assert "not valid JSON" in str(result.errors[1]) and "'soon'" in str(result.errors[2])
     [case] = result.cases
-    assert [t.kind for t in case.trace] == ["message", "tool_call", "test_run", "final_answer"]
+    # An output message in the role/content form (no "parts") is read as the pre-1.37 form.
+    assert [t.kind for t in case.trace] == ["message", "tool_call", "test_run", "message",
+                                            "final_answer"]
+    assert case.trace[3].content == "no parts here"
+    assert case.meta["conventions"] == ["gen_ai role/content (semconv < 1.37)"]
     assert case.trace[2].source == "span f4f4f4f4f4f4f4f4"
 
 

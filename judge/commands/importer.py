@@ -22,16 +22,32 @@ EXIT_INVALID_INPUT = 1
 @click.option("--list", "list_formats", is_flag=True, help="List the trace formats and exit.")
 @click.option("--notes/--no-notes", default=True, show_default=True,
               help="Print what was skipped on purpose (unknown event types, ...).")
+@click.option("--task", "task", metavar="TEXT",
+              help="The prompt the agent was given, for every case whose log does not record "
+                   "it (claude -p stream-json, codex exec --json).")
+@click.option("--task-from", "task_from", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Read the prompt from FILE: a text file (its content, for every case), or "
+                   "a per-session mapping: .json {\"<session id>\": \"<task>\"} or a list of "
+                   "{\"session_id\", \"task\"}, .jsonl one such record per line.")
 def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_formats: bool,
-               notes: bool) -> None:
+               notes: bool, task: str | None, task_from: str | None) -> None:
     """Validate agent traces (FILES) and convert them to Case JSONL.
 
     Prints the count of cases and errors per file and every error with its line, span id or
     JSON path. Gold labels found in the input (gold files, tau-bench rewards) are written as
-    the record's ``gold`` field. Exit code 0: everything imported; 1: some records were
-    invalid (all valid ones were still imported and written).
+    the record's ``gold`` field.
+
+    Never a silent empty case: a case with no turn (a log cut short) is an error; a case
+    without a task is an error and is not written, unless --task or --task-from gives the
+    prompt (stream formats do not record it). A session id in a --task-from mapping is
+    matched against the case id and the session / thread / trace / conversation id the
+    format records. A log that records its own task keeps it.
+
+    Exit code 0: everything imported; 1: some records were invalid or incomplete (all
+    complete ones were still imported and written).
     """
     from judge.traces import formats, get_importer, import_file
+    from judge.traces.tasks import read_tasks, task_text
 
     if list_formats:
         for name, description in formats():
@@ -41,15 +57,24 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
         raise click.UsageError("give at least one FILE (or --list)")
     if fmt is not None:
         get_importer(fmt)  # an unknown name fails before any file is read
+    if task is not None and task_from is not None:
+        raise click.UsageError("give --task or --task-from, not both")
+    # A bad task file fails before any trace is read.
+    tasks = task_text(task) if task is not None else (
+        read_tasks(task_from) if task_from is not None else None)
     # With --out -, stdout carries the JSONL, so the report goes to stderr.
     report: IO[str] = sys.stderr if out == "-" else sys.stdout
     records: list[str] = []
     seen: dict[str, str] = {}
     failed = False
     for name in files:
-        result = import_file(Path(name), fmt)
+        result = import_file(Path(name), fmt, tasks=tasks)
         duplicates = 0
+        # A case without a task is not written: the judge would read an empty task.
+        untasked = {c.id for c in result.cases if not c.task.strip()}
         for case in result.cases:
+            if case.id in untasked:
+                continue
             if case.id in seen:
                 click.echo(f"error: {name}: case id {case.id!r} already imported from "
                            f"{seen[case.id]}; skipped", err=True)
@@ -60,16 +85,21 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
             if case.id in result.gold:
                 record["gold"] = result.gold[case.id]
             records.append(_dumps(record))
-        errors = len(result.errors) + duplicates
+        errors = len(result.errors) + duplicates + len(result.warnings)
         failed = failed or errors > 0
-        turns = sum(len(c.trace) for c in result.cases)
-        click.echo(f"{name}: {len(result.cases) - duplicates} cases, {turns} turns, "
+        written = [c for c in result.cases if c.id not in untasked]
+        turns = sum(len(c.trace) for c in written)
+        click.echo(f"{name}: {len(written) - duplicates} cases, {turns} turns, "
                    f"{errors} errors", file=report)
-        for error in result.errors:
+        for error in [*result.errors, *result.warnings]:
             click.echo(f"error: {error}", err=True)
         if notes:
             for note in result.notes:
                 click.echo(f"note: {note}", file=report)
+    if tasks is not None and tasks.unused():
+        unused = tasks.unused()
+        click.echo(f"note: {tasks.origin}: {len(unused)} session id(s) matched no case: "
+                   f"{', '.join(unused[:5])}", file=report)
     if out is not None:
         _write(out, records)
     if failed:

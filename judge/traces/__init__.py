@@ -23,18 +23,22 @@ from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from judge.errors import InputError
+from judge.traces.tasks import TaskSource, settle
 from judge.types import Case
 
 
 @dataclass
 class ImportResult:
     """The cases read from one file, an error for each bad record, and notes on what was
-    skipped on purpose. ``gold`` holds labels found in the file (case id -> label)."""
+    skipped on purpose. ``gold`` holds labels found in the file (case id -> label).
+    ``warnings`` name the kept cases that lack something (a task; see
+    :mod:`judge.traces.tasks`)."""
 
     cases: list[Case] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     gold: dict[str, str] = field(default_factory=dict)
+    warnings: list[InputError] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -110,13 +114,19 @@ def detect_format(path: str | Path) -> str:
                      hint="pass --format")
 
 
-def import_file(path: str | Path, fmt: str | None = None) -> ImportResult:
-    """Read ``path`` with the importer ``fmt``, or with the detected one when ``fmt`` is None."""
+def import_file(path: str | Path, fmt: str | None = None, *,
+                tasks: TaskSource | None = None) -> ImportResult:
+    """Read ``path`` with the importer ``fmt``, or with the detected one when ``fmt`` is None.
+
+    Every result goes through :func:`judge.traces.tasks.settle`: ``tasks`` fill the cases
+    whose log has no task, a case with nothing to judge becomes an error, a case still
+    without a task a warning.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=str(path))
     found = get_importer(fmt) if fmt is not None else get_importer(detect_format(path))
-    return found.load(path)
+    return settle(found.load(path), str(path), tasks)
 
 
 def formats() -> list[tuple[str, str]]:

@@ -1,6 +1,20 @@
-"""``claude-code``: Claude Code ``claude -p --output-format stream-json --verbose`` JSONL.
+"""``claude-code``: Claude Code stream-json output and Claude Code project session files.
 
-One JSON event per line (as of Claude Code 1.x-2.x):
+Two forms of one event vocabulary are read (and detected):
+
+* ``claude -p --output-format stream-json --verbose`` output (below);
+* the session files Claude Code keeps in ``~/.claude/projects/<project>/<session id>.jsonl``
+  (and ``<session id>/subagents/agent-*.jsonl``): the same ``user`` / ``assistant`` lines,
+  keyed ``sessionId`` (camelCase) and carrying ``uuid``, ``parentUuid``, ``isSidechain``
+  (a sub-agent's turn), ``isMeta`` (text Claude Code adds: skipped with a note), ``cwd``,
+  ``gitBranch`` and ``version``; without ``system/init`` or ``result`` lines. Their
+  bookkeeping lines (``summary``, ``file-history-snapshot``, ``progress``,
+  ``queue-operation``, ``last-prompt``, other ``system`` subtypes) are skipped with a note.
+  The prompt is recorded: the task is the first user text that is not a slash command, a
+  local command's output or an interruption marker (those become ``note`` turns). A file
+  whose lines are all sidechain (a sub-agent's own file) is read as that agent's run.
+
+One JSON event per line in stream-json (as of Claude Code 1.x-2.x):
 
 * ``{"type": "system", "subtype": "init", "session_id", "model", "tools", "cwd",
   "claude_code_version", ...}`` starts a session;
@@ -41,7 +55,14 @@ from typing import Any, Literal
 
 from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult, importer
-from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
+from judge.traces._common import (
+    Loose,
+    TraceBuilder,
+    first_json_object,
+    read_head,
+    to_text,
+    validate,
+)
 from judge.traces._stream import StreamReader
 from judge.types import Case
 
@@ -100,6 +121,8 @@ class _Assistant(Loose):
     message: _Message
     parent_tool_use_id: str | None = None
     session_id: str | None = None
+    sessionId: str | None = None  # noqa: N815 - the project session files' key
+    isSidechain: bool | None = None  # noqa: N815
 
 
 class _User(Loose):
@@ -107,6 +130,9 @@ class _User(Loose):
     message: _Message
     parent_tool_use_id: str | None = None
     session_id: str | None = None
+    sessionId: str | None = None  # noqa: N815
+    isSidechain: bool | None = None  # noqa: N815
+    isMeta: bool | None = None  # noqa: N815
 
 
 class _Result(Loose):
@@ -129,6 +155,16 @@ _EVENTS: dict[str, type[Loose]] = {
 }
 #: Event types that carry nothing the complete messages do not: skipped with a note.
 _SKIPPED = {"stream_event": "partial-message stream events repeat the complete messages"}
+_BOOKKEEPING = "Claude Code bookkeeping, nothing to judge"
+#: Line types of project session files that are not part of the conversation.
+_PROJECT_SKIPPED = {kind: _BOOKKEEPING for kind in (
+    "summary", "file-history-snapshot", "progress", "queue-operation", "last-prompt",
+    "custom-title", "agent-name", "attachment")}
+#: Line types a project session file may start with.
+_PROJECT_FIRST = frozenset({"user", "assistant", "system", *_PROJECT_SKIPPED})
+#: User text that Claude Code writes itself (slash commands, local command output, interrupts).
+_HARNESS_TEXT = ("<command-name>", "<command-message>", "<local-command-stdout>",
+                 "<local-command-stderr>", "<local-command-caveat>", "[Request interrupted")
 
 
 @dataclass
@@ -146,6 +182,18 @@ class _Session:
     final_text: str | None = None
     final_source: str | None = None
     ended: bool = False
+    #: Read from a project session file (sessionId keys) rather than stream-json.
+    project: bool = False
+    #: None until the first message: whether the file's messages are all sidechain so far.
+    sidechain_file: bool | None = None
+
+    def role_of(self, sidechain: bool) -> str:
+        """``subagent`` for a sub-agent's turn, unless the file is that sub-agent's own."""
+        if self.sidechain_file is None:
+            self.sidechain_file = sidechain
+        elif not sidechain:
+            self.sidechain_file = False
+        return "subagent" if sidechain and not self.sidechain_file else "assistant"
 
     def step_of(self, message_id: str | None) -> int:
         """The step of a model response: one per distinct message id."""
@@ -174,17 +222,23 @@ def _result_text(content: str | list[dict[str, Any]] | None) -> str:
 class ClaudeCodeImporter(BaseImporter):
     """Claude Code stream-json output: one case per session."""
 
-    description = "Claude Code `claude -p --output-format stream-json --verbose` JSONL"
+    description = ("Claude Code `claude -p --output-format stream-json --verbose` JSONL, or a "
+                   "project session file (~/.claude/projects/<project>/<session>.jsonl)")
 
     def sniff(self, path: Path) -> bool:
-        """The first line is a Claude Code event (system/init, assistant or user message)."""
+        """The first line is a Claude Code event (system/init, assistant or user message), or
+        a project session file's line (``sessionId`` in the first lines)."""
         first = first_json_object(path)
         if first is None:
             return False
         if first.get("type") == "system" and "session_id" in first:
             return True
-        return first.get("type") in ("assistant", "user") and isinstance(
-            first.get("message"), dict) and "session_id" in first
+        if first.get("type") in ("assistant", "user") and isinstance(
+                first.get("message"), dict) and "session_id" in first:
+            return True
+        kind = first.get("type")
+        return isinstance(kind, str) and kind in _PROJECT_FIRST and (
+            '"sessionId"' in read_head(path))
 
     def load(self, path: Path) -> ImportResult:
         """Every session of ``path`` as a case; an error for each bad line."""
@@ -206,6 +260,9 @@ class _Reader(StreamReader):
             return
         if kind in _SKIPPED:
             self.skip(f"'{kind}' events ({_SKIPPED[kind]})", number)
+            return
+        if kind in _PROJECT_SKIPPED:
+            self.skip(f"'{kind}' lines ({_PROJECT_SKIPPED[kind]})", number)
             return
         model = _EVENTS.get(kind)
         if model is None:
@@ -269,14 +326,19 @@ class _Reader(StreamReader):
         return out
 
     def assistant(self, event: _Assistant, number: int) -> None:
-        session = self.current(event.session_id, number)
+        session = self.current(event.session_id or event.sessionId, number)
+        session.project = session.project or event.sessionId is not None
         session.model = session.model or event.message.model
         step = session.step_of(event.message.id)
-        role = "subagent" if event.parent_tool_use_id else "assistant"
+        role = session.role_of(bool(event.isSidechain))
+        if event.parent_tool_use_id:
+            role = "subagent"
         builder = session.builder
         for index, block in self.blocks(event.message.content, number):
             source = f"line {number} content[{index}]"
             if isinstance(block, _Text):
+                if not block.text.strip():
+                    continue  # Claude Code writes "\n\n" text blocks before thinking
                 builder.add(role, block.text, "message", source, step)
             elif isinstance(block, _Thinking):
                 builder.add(role, block.thinking, "note", source, step)
@@ -284,7 +346,13 @@ class _Reader(StreamReader):
                 builder.call(block.id, block.name, block.input, source, step, role=role)
 
     def user(self, event: _User, number: int) -> None:
-        session = self.current(event.session_id, number)
+        if event.isMeta:
+            self.skip("user lines marked isMeta (text Claude Code adds)", number)
+            return
+        session = self.current(event.session_id or event.sessionId, number)
+        session.project = session.project or event.sessionId is not None
+        sub = bool(event.parent_tool_use_id) or session.role_of(
+            bool(event.isSidechain)) == "subagent"
         builder = session.builder
         for index, block in self.blocks(event.message.content, number):
             source = f"line {number} content[{index}]"
@@ -292,7 +360,10 @@ class _Reader(StreamReader):
                 builder.result(block.tool_use_id, _result_text(block.content), source,
                                is_error=bool(block.is_error))
             elif isinstance(block, _Text):
-                if session.task is None and not event.parent_tool_use_id:
+                if block.text.lstrip().startswith(_HARNESS_TEXT):
+                    builder.add("user", block.text, "note", source)
+                    continue
+                if session.task is None and not sub:
                     session.task = block.text
                 builder.add("user", block.text, "message", source)
 
@@ -326,6 +397,8 @@ class _Reader(StreamReader):
                 session.builder.add("assistant", session.final_text, "final_answer",
                                     session.final_source or "result")
         meta = dict(session.meta, session_id=session.session_id, first_line=session.line)
+        if session.project:
+            meta["format"] = "claude-code project session"
         printed = session.builder.printed_diff()
         if printed:
             meta["diff_source"] = printed[0]

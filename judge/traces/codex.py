@@ -1,4 +1,8 @@
-"""``codex``: OpenAI Codex CLI ``codex exec --json`` JSONL events.
+"""``codex``: OpenAI Codex CLI ``codex exec --json`` JSONL events, and Codex session files.
+
+Session files (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``, which every interactive or
+``exec`` session writes) are read by :mod:`judge.traces.codex_session`; they record the prompt
+and the model, which the ``exec --json`` stream below does not.
 
 Followed: the ``ThreadEvent`` schema of ``codex-rs/exec/src/exec_events.rs`` (openai/codex,
 read at commit 08a1f30; the format introduced with codex 0.44, October 2025):
@@ -48,6 +52,7 @@ from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult, importer
 from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
 from judge.traces._stream import StreamReader
+from judge.traces.codex_session import looks_like_session, read_session
 from judge.types import Case
 
 
@@ -178,16 +183,20 @@ class _Thread:
 class CodexImporter(BaseImporter):
     """Codex exec JSONL: one case per thread."""
 
-    description = "OpenAI Codex CLI `codex exec --json` JSONL events"
+    description = ("OpenAI Codex CLI: `codex exec --json` JSONL events, or a session file "
+                   "(~/.codex/sessions/.../rollout-*.jsonl)")
 
     def sniff(self, path: Path) -> bool:
-        """The first line is a Codex thread event."""
+        """The first line is a Codex thread event or a Codex session (rollout) line."""
         first = first_json_object(path)
         kind = first.get("type") if first else None
-        return isinstance(kind, str) and (kind.startswith(("thread.", "turn.", "item.")))
+        return (isinstance(kind, str) and kind.startswith(("thread.", "turn.", "item."))) or (
+            looks_like_session(first))
 
     def load(self, path: Path) -> ImportResult:
-        """Every thread of ``path`` as a case; an error for each bad line."""
+        """Every thread (or the session) of ``path`` as a case; an error for each bad line."""
+        if looks_like_session(first_json_object(path)):
+            return read_session(path)
         return _Reader.read(path)
 
 

@@ -1,22 +1,31 @@
-"""``otel-genai``: OpenTelemetry GenAI spans in OTLP JSON.
+"""``otel-genai``: OpenTelemetry GenAI spans in OTLP JSON (or the SDK's console output).
 
-**Pinned version: OpenTelemetry semantic conventions for GenAI v1.37.0** (the first release with
-the structured ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
-``gen_ai.system_instructions`` attributes and ``gen_ai.provider.name``). Read:
+**Pinned version: OpenTelemetry semantic conventions for GenAI v1.38.0**, the version
+:mod:`judge.otel_export` writes (v1.37.0 introduced the structured ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` / ``gen_ai.system_instructions`` attributes and
+``gen_ai.provider.name``; v1.38.0 added ``gen_ai.tool.call.arguments`` / ``.result`` and the
+evaluation event; v1.37 spans read the same). Older and other conventions are read too, through
+:mod:`judge.traces.otel_compat`: OpenLLMetry's indexed ``gen_ai.prompt.<i>.*`` attributes,
+the pre-1.37 role/content messages, and OpenInference (Arize Phoenix) attributes; the ones found
+are listed in ``meta.conventions``. Read:
 
 * the OTLP/JSON encoding: ``{"resourceSpans": [{"resource": {"attributes"}, "scopeSpans":
   [{"scope", "spans": [{"traceId", "spanId", "parentSpanId", "name", "startTimeUnixNano",
   "endTimeUnixNano", "attributes": [{"key", "value": AnyValue}], "events", "status"}]}]}]}``,
   as one JSON document or as JSONL with one such document per line (the collector's file
-  exporter); ids are hex strings, 64-bit integers may be strings;
+  exporter); ids are hex strings, 64-bit integers may be strings. The OpenTelemetry Python
+  SDK's ``ConsoleSpanExporter`` output (``span.to_json()`` objects one after the other) is read
+  too (:mod:`judge.traces.otel_console`); an OTLP *logs* document (``resourceLogs``) is refused
+  with a message saying so;
 * ``gen_ai.operation.name``: ``invoke_agent`` (the agent run: the root of a case),
   ``chat`` / ``text_completion`` / ``generate_content`` (model calls), ``execute_tool``
   (tool runs); other operations (``create_agent``, ``embeddings``, ...) carry no turns;
 * messages in the *parts* form, as a JSON string attribute (or an OTLP array / kvlist value):
   ``[{"role": "system"|"user"|"assistant"|"tool", "parts": [{"type": "text", "content"},
   {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id",
-  "response"}, ...]}]``; output messages also have ``finish_reason``. Other part types (blob,
-  file_data, uri, reasoning, ...) are shown as ``[type]`` placeholders (reasoning as a note).
+  "response" (or "result", as the spec's own example has it)}, ...]}]``; output messages
+  also have ``finish_reason``. Other part types (blob, file_data, uri, reasoning, ...) are
+  shown as ``[type]`` placeholders (reasoning as a note).
   The same attributes on a ``gen_ai.client.inference.operation.details`` span event are read
   when the span itself lacks them;
 * ``gen_ai.request.model`` / ``gen_ai.response.model`` (the agent model: the response model of
@@ -64,9 +73,12 @@ from judge.traces._common import (
     to_text,
     validate,
 )
+from judge.traces.otel_compat import normalise, parts_message
+from judge.traces.otel_console import looks_like_console, read_console
 from judge.types import Case
 
-SEMCONV_VERSION = "1.37.0"
+#: The GenAI semconv version read (and written by judge.otel_export: keep the two equal).
+SEMCONV_VERSION = "1.38.0"
 
 _MODEL_CALLS = ("chat", "text_completion", "generate_content")
 _MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
@@ -168,15 +180,32 @@ class _GenAISpan:
 class OtelGenAIImporter(BaseImporter):
     """OTLP JSON with GenAI spans: one case per trace."""
 
-    description = f"OpenTelemetry GenAI spans in OTLP JSON (semconv v{SEMCONV_VERSION})"
+    description = (f"OpenTelemetry GenAI spans in OTLP JSON or SDK console JSON (semconv "
+                   f"v{SEMCONV_VERSION}; also OpenLLMetry, OpenInference, pre-1.37 messages)")
 
     def sniff(self, path: Path) -> bool:
-        """OTLP JSON: a ``resourceSpans`` key."""
-        return '"resourceSpans"' in read_head(path)
+        """OTLP JSON (a ``resourceSpans`` key) or the SDK's console span output."""
+        head = read_head(path)
+        # An OTLP logs document is taken too, to be refused with a message saying what it is.
+        return ('"resourceSpans"' in head or '"resourceLogs"' in head
+                or looks_like_console(head))
 
     def load(self, path: Path) -> ImportResult:
         """Every trace with gen_ai spans as a case; an error for each bad span or attribute."""
         reader = _Reader(str(path))
+        if looks_like_console(read_head(path)):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reader.out.errors.append(InputError(f"cannot read the file ({exc})",
+                                                    file=str(path)))
+                return reader.out
+            spans, errors = read_console(text, str(path))
+            reader.out.errors.extend(errors)
+            for number, raw, service in spans:
+                reader.span(raw, number, "span", service)
+            reader.build()
+            return reader.out
         if looks_like_jsonl(path):
             for number, obj in iter_jsonl(path):
                 if isinstance(obj, InputError):
@@ -205,6 +234,8 @@ class _Reader:
         self.traces: dict[str, list[_GenAISpan]] = {}
         self.other_traces: dict[str, int] = {}
         self.services: dict[str, str] = {}
+        self.conventions: dict[str, set[str]] = {}
+        self.first_lines: dict[str, int] = {}  # trace id -> line of its first gen_ai span
         self.seq = 0
 
     def error(self, message: str, line: int | None, where: str) -> None:
@@ -213,6 +244,13 @@ class _Reader:
     def document(self, data: dict[str, Any], line: int | None) -> None:
         """One ExportTraceServiceRequest: resourceSpans / scopeSpans / spans."""
         resource_spans = data.get("resourceSpans")
+        if resource_spans is None and "resourceLogs" in data:
+            self.out.errors.append(InputError(
+                "this is an OTLP logs document (resourceLogs), not spans", file=self.file,
+                line=line, field="resourceLogs",
+                hint="export the traces (the collector's file exporter on the traces pipeline, "
+                     "or an OTLP/HTTP /v1/traces body)"))
+            return
         if not isinstance(resource_spans, list):
             self.error("required field is missing or not a list", line, "resourceSpans")
             return
@@ -248,11 +286,18 @@ class _Reader:
         span = validate(_Span, raw, self.out.errors, self.file, line=line, where=where)
         if span is None:
             return
+        if not span.traceId.strip():
+            self.error("must be a non-empty trace id", line, f"{where}.traceId")
+            return
         attrs = _attributes(span.attributes)
-        for event in span.events:
-            if event.name == _DETAILS_EVENT:
-                for key, value in _attributes(event.attributes).items():
+        events = [(event.name, _attributes(event.attributes)) for event in span.events]
+        for name, event_attrs in events:
+            if name == _DETAILS_EVENT:
+                for key, value in event_attrs.items():
                     attrs.setdefault(key, value)
+        attrs, convention = normalise(attrs, events)
+        if convention is not None:
+            self.conventions.setdefault(span.traceId, set()).add(convention)
         if not any(key.startswith("gen_ai.") for key in attrs):
             self.other_traces[span.traceId] = self.other_traces.get(span.traceId, 0) + 1
             return
@@ -262,6 +307,8 @@ class _Reader:
         parsed.outputs = self.messages(parsed, "gen_ai.output.messages", line)
         parsed.system = self.parts(parsed, line)
         self.traces.setdefault(span.traceId, []).append(parsed)
+        if line is not None:
+            self.first_lines.setdefault(span.traceId, line)
         if service:
             self.services.setdefault(span.traceId, service)
 
@@ -287,6 +334,11 @@ class _Reader:
         out = []
         for index, raw in enumerate(self.decoded(parsed, key, line) or []):
             where = f"span {parsed.sid} {key}[{index}]"
+            if isinstance(raw, dict) and "parts" not in raw and "role" in raw:
+                # The role/content form of the conventions before 1.37.
+                raw = parts_message(raw)
+                self.conventions.setdefault(parsed.span.traceId, set()).add(
+                    "gen_ai role/content (semconv < 1.37)")
             message = validate(_Message, raw, self.out.errors, self.file, line=line,
                                where=where)
             if message is not None:
@@ -323,6 +375,8 @@ class _TraceCase:
         self.tool_errors: dict[str, bool] = {}
         self.message_calls: set[str] = set()
         self.message_results: set[str] = set()
+        # (tool name, arguments) -> call id, for tool spans that do not record the call id
+        self.calls_by_content: dict[tuple[str, str], str] = {}
         self.calls_have_messages = any(
             s.inputs for s in self.spans if s.op in _MODEL_CALLS or s.op is None)
         for s in self.spans:
@@ -335,6 +389,8 @@ class _TraceCase:
                     if isinstance(part.get("id"), str):
                         if part.get("type") == "tool_call":
                             self.message_calls.add(part["id"])
+                            self.calls_by_content.setdefault(
+                                _call_key(part.get("name"), part.get("arguments")), part["id"])
                         elif part.get("type") == "tool_call_response":
                             self.message_results.add(part["id"])
 
@@ -382,6 +438,8 @@ class _TraceCase:
         meta: dict[str, Any] = {
             "trace_id": self.trace_id, "root_span_id": span.spanId,
             "semconv_version": SEMCONV_VERSION,
+            "conventions": sorted(self.reader.conventions.get(self.trace_id, set())) or None,
+            "first_line": self.reader.first_lines.get(self.trace_id),
             "duration_ms": (span.endTimeUnixNano - span.startTimeUnixNano) / 1e6,
             "conversation_id": root.attrs.get("gen_ai.conversation.id"),
             "agent_name": agent_name, "provider": provider, "usage": dict(usage) or None,
@@ -478,7 +536,8 @@ class _TraceCase:
             elif kind == "tool_call_response":
                 flush(index)
                 call_id = part.get("id") if isinstance(part.get("id"), str) else None
-                self.builder.result(call_id, to_text(part.get("response")), source,
+                response = part.get("response", part.get("result"))
+                self.builder.result(call_id, to_text(response), source,
                                     is_error=self.tool_errors.get(call_id or "", False))
             elif kind == "reasoning":
                 flush(index)
@@ -494,6 +553,11 @@ class _TraceCase:
         call_id = s.attrs.get("gen_ai.tool.call.id")
         call_id = call_id if isinstance(call_id, str) else None
         name = to_text(s.attrs.get("gen_ai.tool.name")) or s.span.name or "tool"
+        if call_id is None:
+            # A tool span without the call id (OpenInference, traceloop) is the run of the
+            # message's call with the same name and arguments, when there is one.
+            call_id = self.calls_by_content.get(
+                _call_key(name, s.attrs.get("gen_ai.tool.call.arguments")))
         source = f"span {s.sid}"
         if phase == "start" and (call_id is None or call_id not in self.message_calls):
             arguments = s.attrs.get("gen_ai.tool.call.arguments")
@@ -508,6 +572,14 @@ class _TraceCase:
             if error and s.span.status is not None and s.span.status.message:
                 text += f"\n[error: {s.span.status.message}]"
             self.builder.result(call_id or f"span-{s.sid}", text, source, is_error=error)
+
+
+def _call_key(name: Any, arguments: Any) -> tuple[str, str]:
+    """A tool call's name and arguments, compared as canonical JSON."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(json.JSONDecodeError, RecursionError):
+            arguments = json.loads(arguments)
+    return to_text(name), json.dumps(arguments, sort_keys=True, default=str)
 
 
 def _part_text(part: dict[str, Any]) -> str:
