@@ -27,7 +27,7 @@ from typing import Any
 from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.evidence import select_evidence
 from judge.judging import Runner, plan
-from judge.providers import ModelParams, _prepare_litellm
+from judge.providers import ModelParams, prepare_litellm
 from judge.rubrics import load_rubric
 from judge.store import Store
 
@@ -103,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
 
 
-    _prepare_litellm()
+    prepare_litellm()
     rubric = load_rubric("agent-run-success")
     n = args.n
     cases = unique_cases(n + 2 * args.concurrency, args.cases)

@@ -91,6 +91,8 @@ from judge.runsets import (
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
 from judge.store import Store, default_location, store_exists
+from judge.traces import ImportResult, formats, get_importer, import_file
+from judge.traces.tasks import read_tasks, task_text
 from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
 
 __all__ = [
@@ -102,6 +104,7 @@ __all__ = [
     "Case",
     "GateResult",
     "GoldExport",
+    "ImportResult",
     "InstalledModel",
     "ItemView",
     "JobManager",
@@ -145,11 +148,14 @@ __all__ = [
     "end_session",
     "export_gold",
     "export_store",
+    "formats",
     "gate",
     "get_card",
+    "get_importer",
     "get_job",
     "gold_records",
     "headline_markdown",
+    "import_file",
     "install_model",
     "item_view",
     "job_judgments",
@@ -166,6 +172,7 @@ __all__ = [
     "parse_card",
     "queue",
     "read_jsonl",
+    "read_tasks",
     "refresh_audit",
     "resume_job",
     "revoke_key",
@@ -175,6 +182,7 @@ __all__ = [
     "save_card",
     "score_runs",
     "store_exists",
+    "task_text",
     "verify_key",
     "verify_session",
     "write_report",

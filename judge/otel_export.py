@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import judge
 from judge.types import Case, Judgment
+from judge.version import __version__
 
 SEMCONV_VERSION = "1.38.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
@@ -150,11 +150,11 @@ def _score(label: str) -> list[dict[str, Any]]:
 
 def _resource() -> dict[str, Any]:
     return {"attributes": [attribute("service.name", "judge"),
-                           attribute("service.version", judge.__version__)]}
+                           attribute("service.version", __version__)]}
 
 
 def _scope() -> dict[str, Any]:
-    return {"name": "judge", "version": judge.__version__}
+    return {"name": "judge", "version": __version__}
 
 
 def _hex_id(text: str, nbytes: int) -> str:

@@ -11,6 +11,7 @@ network.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
@@ -86,7 +87,7 @@ class AttemptLog:
         self.entries.append({"outcome": outcome, "error": error, **usage})
 
 
-def _prepare_litellm() -> Any:
+def prepare_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -99,7 +100,7 @@ def _prepare_litellm() -> Any:
 @cache
 def _client(model_prefix: str) -> Any:
     """An instructor client over litellm.acompletion (one per provider prefix)."""
-    litellm = _prepare_litellm()
+    litellm = prepare_litellm()
     if model_prefix == "local":
         register_local()
     import instructor
@@ -195,7 +196,7 @@ def _retry_after_s(exc: BaseException) -> float | None:
 
 def _is_provider_error(exc: BaseException) -> bool:
     """A failure of the provider or the connection, not of the answer's content."""
-    litellm = _prepare_litellm()
+    litellm = prepare_litellm()
     return isinstance(exc, litellm.exceptions.APIError | litellm.exceptions.APIConnectionError
                       | litellm.exceptions.Timeout | litellm.exceptions.AuthenticationError
                       | litellm.exceptions.BadRequestError | litellm.exceptions.NotFoundError
@@ -203,7 +204,7 @@ def _is_provider_error(exc: BaseException) -> bool:
 
 
 def _is_retryable(exc: BaseException) -> bool:
-    litellm = _prepare_litellm()
+    litellm = prepare_litellm()
     retryable = (
         litellm.RateLimitError,
         litellm.Timeout,
@@ -255,7 +256,7 @@ def _cost_of(completion: Any, model: str) -> float | None:
     known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
     if isinstance(known, int | float) and not isinstance(known, bool):
         return float(known)
-    litellm = _prepare_litellm()
+    litellm = prepare_litellm()
     try:
         return float(litellm.completion_cost(completion_response=completion))
     except Exception:  # noqa: BLE001 - an unknown price is "unknown", never a failure
@@ -286,8 +287,6 @@ async def call_model(
     Raises InfraError when the provider keeps failing, ParseError when the answers never
     validate. ``labels`` are the verdict labels whose probabilities are read from logprobs.
     """
-    import asyncio
-
     sleep = sleep or asyncio.sleep
     log = log or AttemptLog()
     client = _client(model.split("/", 1)[0])

@@ -21,7 +21,8 @@ PACKAGES = ("judge", "calibration")
 HEAVY = frozenset({
     "litellm", "instructor", "numpy", "scipy", "sklearn", "statsmodels", "krippendorff",
     "matplotlib", "llama_cpp", "uvicorn", "ray", "psycopg", "psycopg_pool", "sqlite_utils",
-    "yaml", "fastapi", "starlette", "httpx", "pandas", "playwright",
+    "yaml", "fastapi", "starlette", "httpx", "pandas", "playwright", "jinja2", "tenacity",
+    "threadpoolctl",
 })
 
 #: What calibration/ may import of judge/: the shared bottom layer.

@@ -9,6 +9,8 @@ from typing import IO
 
 import click
 
+import judge
+
 #: Exit codes: 0 every record imported; 1 some records were invalid (the others were imported).
 EXIT_INVALID_INPUT = 1
 
@@ -46,29 +48,26 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
     Exit code 0: everything imported; 1: some records were invalid or incomplete (all
     complete ones were still imported and written).
     """
-    from judge.traces import formats, get_importer, import_file
-    from judge.traces.tasks import read_tasks, task_text
-
     if list_formats:
-        for name, description in formats():
+        for name, description in judge.formats():
             click.echo(f"{name:<12} {description}")
         return
     if not files:
         raise click.UsageError("give at least one FILE (or --list)")
     if fmt is not None:
-        get_importer(fmt)  # an unknown name fails before any file is read
+        judge.get_importer(fmt)  # an unknown name fails before any file is read
     if task is not None and task_from is not None:
         raise click.UsageError("give --task or --task-from, not both")
     # A bad task file fails before any trace is read.
-    tasks = task_text(task) if task is not None else (
-        read_tasks(task_from) if task_from is not None else None)
+    tasks = judge.task_text(task) if task is not None else (
+        judge.read_tasks(task_from) if task_from is not None else None)
     # With --out -, stdout carries the JSONL, so the report goes to stderr.
     report: IO[str] = sys.stderr if out == "-" else sys.stdout
     records: list[str] = []
     seen: dict[str, str] = {}
     failed = False
     for name in files:
-        result = import_file(Path(name), fmt, tasks=tasks)
+        result = judge.import_file(Path(name), fmt, tasks=tasks)
         duplicates = 0
         # A case without a task is not written: the judge would read an empty task.
         untasked = {c.id for c in result.cases if not c.task.strip()}

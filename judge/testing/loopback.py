@@ -9,8 +9,10 @@ a judge: nothing in judge uses it by default.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -74,7 +76,6 @@ def logprobs_for(
     """OpenAI-format token logprobs for ``content`` with ``dist`` (label -> probability) as the
     candidates at the position where the value of ``key`` begins. Tokens are split so that the
     value starts a token, as real tokenizers do after ``": "``."""
-    import math
 
     marker = f'"{key}": "'
     at = content.find(marker)
@@ -103,7 +104,6 @@ class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
 
         if isinstance(sys.exc_info()[1], ConnectionError | OSError):
             return
