@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from judge.digests import utcnow
+from judge.digests import sha256_hex, utcnow
 from judge.errors import InputError
 from judge.store import Store
 from judge.types import ROLES, ApiKeyRecord, Role
@@ -87,7 +87,7 @@ def revoke_key(store: Store, name_or_id: str) -> bool:
 
 
 def _token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    return sha256_hex(token)
 
 
 def create_session(store: Store, principal: Principal, hours: float = 12.0) -> str:

@@ -16,9 +16,15 @@ from typing import Any
 PREFIX = "sha256:"
 
 
+def sha256_hex(data: bytes | str) -> str:
+    """The bare SHA-256 hex digest of bytes (or UTF-8 text): hashes kept without a prefix
+    (session tokens, ids derived from content)."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
 def bytes_digest(data: bytes) -> str:
     """``sha256:<hex>`` of raw bytes."""
-    return PREFIX + hashlib.sha256(data).hexdigest()
+    return PREFIX + sha256_hex(data)
 
 
 def text_digest(text: str) -> str:
@@ -76,12 +82,12 @@ def full_digest(value: str) -> str:
 
 def short_hash(text: str, n: int = 20) -> str:
     """The first ``n`` hex digits of SHA-256(text): ids derived from content."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
+    return sha256_hex(text)[:n]
 
 
 def seeded_hex(seed: int | str, key: str) -> str:
     """SHA-256 hex of ``"{seed}:{key}"``: a seeded order of keys without shared state."""
-    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+    return sha256_hex(f"{seed}:{key}")
 
 
 def seeded_unit(seed: int | str, key: str) -> float:

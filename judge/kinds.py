@@ -42,6 +42,10 @@ class KindSpec:
     swap: Mapping[str, str] = field(default_factory=dict)
     #: Evidence parts shown by default (a rubric names its own; this is for rebuilding views).
     visible: tuple[str, ...] = ("task", "diff", "trace")
+    #: An evidence part every rubric of this kind must show (the candidates of a pair).
+    must_show: str | None = None
+    #: The answer carries one verdict per criterion, and the rubric must list criteria.
+    criteria: bool = False
 
     @property
     def allowed(self) -> frozenset[str]:
@@ -83,12 +87,12 @@ KINDS: Mapping[str, KindSpec] = MappingProxyType(
             name="pairwise", scoring="pairwise", case_kind="pairwise", labels=("A", "B", "tie"),
             required=frozenset({"A", "B"}), positive="A", negative="B", half="tie",
             votes=MappingProxyType({"A": 1.0, "B": 0.0, "tie": 0.5}), swap=_SWAP,
-            visible=("task", "candidates"),
+            visible=("task", "candidates"), must_show="candidates",
         ),
         "multi-criterion": KindSpec(
             name="multi-criterion", scoring="binary", case_kind="agent_run",
             labels=("pass", "fail"), required=frozenset({"pass", "fail"}), positive="pass",
-            negative="fail", half=None, votes=_PASS_FAIL,
+            negative="fail", half=None, votes=_PASS_FAIL, criteria=True,
         ),
     }
 )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from calibration.card import Card, load_card, parse_card
 from calibration.gold import dumps_record as dumps_gold_record
+from calibration.workflow import CalibrationOptions, CompareOptions
 from judge.access import (
     Principal,
     create_key,
@@ -98,10 +99,12 @@ from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, Ro
 __all__ = [
     "ApiKeyRecord",
     "AuditStatus",
+    "CalibrationOptions",
     "CalibrationRun",
     "Card",
     "CardRecord",
     "Case",
+    "CompareOptions",
     "GateResult",
     "GoldExport",
     "ImportResult",
@@ -135,6 +138,7 @@ __all__ = [
     "audit_cards",
     "bad_value",
     "blinded",
+    "calibrate",
     "calibrate_judge",
     "check_card",
     "check_card_before_judging",
@@ -228,3 +232,29 @@ def audit_cards(store: Store, digest: str | None = None) -> list[AuditStatus]:
     a card whose bound exceeds its alpha is flagged stale (routing with it is then refused)."""
     digests = [digest] if digest else [record.digest for record in store.card_records()]
     return [refresh_audit(store, d) for d in digests]
+
+
+def calibrate(
+    *,
+    db: str | Path | None = None,
+    judgments: str | Path | None = None,
+    recorded: str | Path | None = None,
+    gold: str | Path | None = None,
+    options: CalibrationOptions | None = None,
+    rubric: str | None = None,
+    out: str | Path | None = None,
+    report: str | Path | None = None,
+) -> CalibrationRun:
+    """Measure a judge against gold and write its calibration card (and an HTML report).
+
+    The verdicts come from exactly one of a judge store (``db``), a JSONL of judgments or a
+    JSONL of recorded verdicts; ``gold`` is a gold JSONL (None: the labels the verdicts carry).
+    ``options`` set the guarantee (alpha, delta), the threshold grid, cascades and panels."""
+    source = VerdictSource(
+        db=None if db is None else str(db),
+        judgments=None if judgments is None else str(judgments),
+        recorded=None if recorded is None else str(recorded),
+        rubric=rubric,
+    )
+    return calibrate_judge(source, options or CalibrationOptions(),
+                           gold=None if gold is None else str(gold), out=out, report=report)

@@ -28,12 +28,12 @@ nanosecond strings, as OTLP/JSON requires.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from judge.digests import sha256_hex
 from judge.types import Case, Judgment
 from judge.version import __version__
 
@@ -159,7 +159,7 @@ def _scope() -> dict[str, Any]:
 
 def _hex_id(text: str, nbytes: int) -> str:
     """A deterministic id from text (the same judgment always gets the same span)."""
-    return hashlib.sha256(text.encode()).hexdigest()[: 2 * nbytes]
+    return sha256_hex(text)[: 2 * nbytes]
 
 
 def log_records(items: Iterable[tuple[Judgment, Case | None]]) -> list[dict[str, Any]]:

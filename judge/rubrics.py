@@ -22,7 +22,6 @@ evidence tag inside the text neutralised, so text from a run cannot pose as anot
 
 from __future__ import annotations
 
-import hashlib
 import html
 import os
 import re
@@ -30,14 +29,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from judge import kinds, plugins
+from judge.digests import bytes_digest
 from judge.errors import RubricError
 from judge.evidence import EvidenceSet, check_citations
+from judge.kinds import RubricKind
 from judge.types import ABSTAIN_LABEL, Case, CriterionVerdict, EvidenceItem, Order, Verdict
 
 #: The rubrics shipped with the project; override with $JUDGE_RUBRICS_DIR or ``root=``.
@@ -56,28 +57,7 @@ _VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
 RATIONALE_MAX_CHARS = 400
 MAX_CITATIONS = 20
 
-RubricKind = Literal["binary", "pairwise", "multi-criterion"]
 CRITERION_LABELS = ("pass", "fail", "not_applicable")
-#: In pairwise rubrics, the labels that name a candidate and swap with the answer order.
-PAIRWISE_SWAP: Mapping[str, str] = MappingProxyType({"A": "B", "B": "A"})
-
-
-@dataclass(frozen=True)
-class KindRule:
-    """What labels a rubric kind must and may have."""
-
-    required: frozenset[str]
-    allowed: frozenset[str]
-
-
-#: A registry of rubric kinds: the labels each kind needs. New kinds register here.
-KINDS: Mapping[str, KindRule] = MappingProxyType(
-    {
-        "binary": KindRule(frozenset({"pass", "fail"}), frozenset({"pass", "fail"})),
-        "pairwise": KindRule(frozenset({"A", "B"}), frozenset({"A", "B", "tie"})),
-        "multi-criterion": KindRule(frozenset({"pass", "fail"}), frozenset({"pass", "fail"})),
-    }
-)
 
 
 class CriterionSpec(BaseModel):
@@ -135,7 +115,7 @@ class RubricSpec(BaseModel):
 
 def _check_kind(spec: RubricSpec, file: Path) -> None:
     """Labels fit the kind; kind-specific needs (criteria, candidates)."""
-    rule = KINDS[spec.kind]
+    rule = kinds.kind(spec.kind)
     labels = set(spec.labels)
     if not rule.required <= labels or not labels <= rule.allowed:
         raise RubricError(
@@ -143,11 +123,12 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
             f"{sorted(rule.required)} and may add only {sorted(rule.allowed - rule.required)}; "
             f"got {spec.labels}"
         )
-    if spec.kind == "multi-criterion" and not spec.criteria:
-        raise RubricError(f"{file}: field 'criteria': a multi-criterion rubric needs criteria")
-    if spec.kind == "pairwise" and "candidates" not in spec.evidence_visible:
+    if rule.criteria and not spec.criteria:
+        raise RubricError(f"{file}: field 'criteria': a {spec.kind} rubric needs criteria")
+    if rule.must_show is not None and rule.must_show not in spec.evidence_visible:
         raise RubricError(
-            f"{file}: field 'evidence_visible': a pairwise rubric must show 'candidates'"
+            f"{file}: field 'evidence_visible': a {spec.kind} rubric must show "
+            f"'{rule.must_show}'"
         )
 
 
@@ -155,12 +136,31 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
 # Locating and loading.
 
 
-def rubrics_dir(root: Path | None = None) -> Path:
-    """The rubric folder: ``root`` if given, else $JUDGE_RUBRICS_DIR, else the repo's rubrics/."""
+def rubric_roots(root: Path | None = None) -> list[Path]:
+    """Where rubrics are looked up: ``root`` if given, else $JUDGE_RUBRICS_DIR, else every
+    folder registered in the entry-point group ``judge.rubrics`` (the project's rubrics/ and
+    those of installed plugin packages), in entry-point name order."""
     if root is not None:
-        return Path(root)
+        return [Path(root)]
     env = os.environ.get(RUBRICS_DIR_ENV)
-    return Path(env) if env else RUBRICS_DIR
+    if env:
+        return [Path(env)]
+    return [Path(obj() if callable(obj) else obj)
+            for _, obj in plugins.load_group(plugins.RUBRICS)] or [RUBRICS_DIR]
+
+
+def rubrics_dir(root: Path | None = None, rubric_id: str | None = None) -> Path:
+    """The folder that holds ``rubric_id`` (the first root that has it), or the first root.
+    Two installed roots with the same rubric id are refused: one id, one rubric."""
+    roots = rubric_roots(root)
+    if rubric_id is None:
+        return roots[0]
+    holding = [r for r in roots if _versions(r / rubric_id)]
+    if len(holding) > 1:
+        raise RubricError(f"rubric '{rubric_id}' is in several rubric folders "
+                          f"({', '.join(map(str, holding))}); uninstall one of the plugins or "
+                          f"set ${RUBRICS_DIR_ENV}")
+    return holding[0] if holding else roots[0]
 
 
 def parse_ref(ref: str) -> tuple[str, int | None]:
@@ -202,10 +202,13 @@ def _available(root: Path) -> str:
 def load_rubric(ref: str, root: Path | None = None) -> Rubric:
     """Load and validate rubric ``ref`` ("id" for the latest version, or "id@N")."""
     rubric_id, version = parse_ref(ref)
-    base = rubrics_dir(root)
+    base = rubrics_dir(root, rubric_id)
     versions = _versions(base / rubric_id)
     if not versions:
-        raise RubricError(f"no rubric '{rubric_id}' in {base}; available: {_available(base)}")
+        roots = rubric_roots(root)
+        where = (_available(base) if len(roots) == 1
+                 else "; ".join(f"{r}: {_available(r)}" for r in roots))
+        raise RubricError(f"no rubric '{rubric_id}' in {base}; available: {where}")
     if version is None:
         version = versions[-1]
     elif version not in versions:
@@ -217,16 +220,16 @@ def load_rubric(ref: str, root: Path | None = None) -> Rubric:
 
 
 def list_rubrics(root: Path | None = None) -> list[Rubric]:
-    """Every version of every rubric under the rubric folder, by id then version."""
-    base = rubrics_dir(root)
-    if not base.is_dir():
-        return []
-    return [
+    """Every version of every rubric in the rubric folders, by id then version."""
+    found = [
         load_rubric_dir(child / f"v{version}")
-        for child in sorted(base.iterdir())
+        for base in rubric_roots(root)
+        if base.is_dir()
+        for child in base.iterdir()
         if _ID.match(child.name)
         for version in _versions(child)
     ]
+    return sorted(found, key=lambda r: (r.id, r.version))
 
 
 def _read_spec(file: Path) -> tuple[RubricSpec, bytes]:
@@ -280,7 +283,7 @@ def load_rubric_dir(folder: Path) -> Rubric:
             f"{prompt_file}: not valid UTF-8 ({exc.reason} at byte {exc.start}); save the "
             "prompt template as UTF-8"
         ) from exc
-    digest = "sha256:" + hashlib.sha256(spec_bytes + b"\0" + prompt_bytes).hexdigest()
+    digest = bytes_digest(spec_bytes + b"\0" + prompt_bytes)
     rubric = Rubric(spec=spec, template=template, digest=digest, path=folder)
     rubric.system_prompt  # noqa: B018 - render once now so template errors surface at load
     return rubric
@@ -467,13 +470,13 @@ class Rubric:
     def _case_context(
         self, case: Case, evidence: EvidenceSet, order: Order | None
     ) -> dict[str, Any]:
-        if self.kind != "pairwise" and order is not None:
+        if not kinds.kind(self.kind).swap and order is not None:
             raise RubricError(f"rubric {self.ref} is {self.kind}: an answer order applies only "
                               "to pairwise rubrics")
         task = next((i for i in evidence.items if i.kind == "task"), None)
         by_source = {i.source: i for i in evidence.items if i.kind == "candidate"}
         candidates: list[dict[str, Any]] = []
-        if self.kind == "pairwise":
+        if kinds.kind(self.kind).must_show == "candidates":
             if set(by_source) != {"candidate:A", "candidate:B"}:
                 raise RubricError(
                     f"rubric {self.ref} needs both candidates in the evidence of case "
@@ -493,7 +496,8 @@ class Rubric:
 
     def answer_model(self) -> type[BaseModel]:
         """The structured answer a judge must return (``verdict`` is the first key)."""
-        criteria = tuple(c.id for c in self.spec.criteria) if self.kind == "multi-criterion" else ()
+        with_criteria = kinds.kind(self.kind).criteria
+        criteria = tuple(c.id for c in self.spec.criteria) if with_criteria else ()
         return _answer_model(self.ref, tuple(self.all_labels), criteria, self.spec.max_citations)
 
     def interpret(
@@ -515,13 +519,12 @@ class Rubric:
         if "verdict" not in data:
             raise RubricError(f"rubric {self.ref}: the answer has no verdict: {data!r}")
         label_shown = str(data["verdict"])
-        swap = order == "BA" and self.kind == "pairwise"
-        label = PAIRWISE_SWAP.get(label_shown, label_shown) if swap else label_shown
+        spec = kinds.kind(self.kind)
+        swap = order == "BA" and bool(spec.swap)
+        label = spec.swapped(label_shown) if swap else label_shown
         probs = None
         if label_probs is not None:
-            probs = {
-                (PAIRWISE_SWAP.get(k, k) if swap else k): float(v) for k, v in label_probs.items()
-            }
+            probs = {(spec.swapped(k) if swap else k): float(v) for k, v in label_probs.items()}
         cited, invalid = check_citations(data.get("evidence") or [], shown_ids)
         criteria, failed = self._criteria_verdicts(data.get("criteria") or [], shown_ids, invalid)
         if failed:
@@ -542,7 +545,7 @@ class Rubric:
         self, answers: Sequence[Mapping[str, Any]], shown_ids: Sequence[str], invalid: list[str]
     ) -> tuple[list[CriterionVerdict], list[str]]:
         """Criterion verdicts in rubric order, and the hard gates that failed."""
-        if self.kind != "multi-criterion":
+        if not kinds.kind(self.kind).criteria:
             return [], []
         by_id = {str(a["id"]): a for a in reversed(answers)}  # first answer per id wins
         verdicts: list[CriterionVerdict] = []

@@ -36,10 +36,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("judge.store",)),
     ("core", ("judge.cases", "judge.evidence", "judge.rubrics", "judge.providers", "judge.local",
               "judge.traces", "judge.redact", "judge.injection", "judge.families",
-              "judge.otel_export", "judge.secrets", "judge.normalize")),
+              "judge.otel_export", "judge.secrets", "judge.normalize", "judge.plugins")),
     ("workflows", ("judge.judging", "judge.routing", "judge.review", "judge.runsets",
                    "judge.access", "judge.jobs", "judge.calibrating", "judge.ppi",
-                   "judge.scale", "judge.importing", "judge.plugins")),
+                   "judge.scale", "judge.importing")),
     ("library", ("judge.library", "judge")),
     ("interfaces", ("judge.commands", "judge.api", "judge.cli", "judge.__main__",
                     "judge.client", "judge.testing", "bench")),
@@ -308,3 +308,30 @@ def test_the_sql_check_finds_sql() -> None:
 )
 def test_no_sql_outside_the_store(module: str) -> None:
     assert sql_outside_the_store(MODULES[module].read_text(encoding="utf-8")) == []
+
+
+# --- The library API -----------------------------------------------------------------------------
+
+
+def test_the_package_exports_the_library_api() -> None:
+    import judge
+    import judge.library
+
+    assert set(judge.__all__) - {"__version__"} == set(judge.library.__all__)
+    for name in judge.library.__all__:
+        assert getattr(judge, name) is getattr(judge.library, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        judge.nope  # noqa: B018
+
+
+def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, judge, judge.types, judge.defaults; "
+            "print(sorted(m for m in sys.modules if m == 'judge.library' "
+            "or m.split('.')[0] in ('litellm', 'numpy', 'scipy', 'sklearn', 'matplotlib', "
+            "'llama_cpp', 'fastapi')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=REPO)
+    assert done.stdout.strip() == "[]"

@@ -452,7 +452,7 @@ def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None
 
 
 def test_a_cascade_card_is_accepted_where_one_of_its_stages_judges(tmp_path: Path) -> None:
-    from judge.commands.score import _load_verified_card
+    from judge.runsets.workflow import load_verified_card
     from judge.routing import check_card_before_judging
     from judge.rubrics import load_rubric
 
@@ -463,6 +463,6 @@ def test_a_cascade_card_is_accepted_where_one_of_its_stages_judges(tmp_path: Pat
         check_card_before_judging(card, ["someone/else"], rubric.digest)
     path = tmp_path / "c.yaml"
     path.write_text(card.to_yaml())
-    assert _load_verified_card(str(path), [CHEAP], rubric).policy.cascade
+    assert load_verified_card(str(path), [CHEAP], rubric).policy.cascade
     with pytest.raises(CardError, match="not among the judges"):
-        _load_verified_card(str(path), ["someone/else"], rubric)
+        load_verified_card(str(path), ["someone/else"], rubric)

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judge.errors import InputError
-from judge.traces import IMPORTERS, ImportResult
+from judge.traces import ImportResult, importers
 from judge.types import Case
 
 DATA = Path(__file__).parent / "data" / "traces"
-FORMATS = sorted(IMPORTERS)
+FORMATS = sorted(importers())
 EXAMPLES = settings(max_examples=50, deadline=None)
 
 # Keys the importers look for, so that random objects reach past the first checks.
@@ -67,8 +67,8 @@ def _check(result: Any, *, numbered: bool) -> None:
 
 
 def _load(fmt: str, path: Path) -> None:
-    _check(IMPORTERS[fmt].load(path), numbered=fmt != "gold")
-    IMPORTERS[fmt].sniff(path)  # sniffers must not crash either
+    _check(importers()[fmt].load(path), numbered=fmt != "gold")
+    importers()[fmt].sniff(path)  # sniffers must not crash either
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from judge import plugins
 from judge.errors import InputError
+from judge.rubrics import RUBRICS_DIR, list_rubrics, load_rubric
 from judge.traces import (
-    IMPORTERS,
     BaseImporter,
     Importer,
     ImportResult,
@@ -17,7 +18,7 @@ from judge.traces import (
     formats,
     get_importer,
     import_file,
-    importer,
+    importers,
 )
 from judge.traces._common import TraceBuilder, classify_result, diff_in, render_call
 
@@ -26,9 +27,9 @@ FORMATS = ["claude-code", "codex", "gold", "openai-chat", "otel-genai", "swe-age
 
 
 def test_every_format_is_registered_with_a_description() -> None:
-    assert sorted(IMPORTERS) == FORMATS
+    assert sorted(importers()) == FORMATS
     assert [name for name, _ in formats()] == FORMATS
-    for name, imp in IMPORTERS.items():
+    for name, imp in importers().items():
         assert isinstance(imp, Importer) and imp.name == name and imp.description
 
 
@@ -74,20 +75,76 @@ def test_undetectable_and_ambiguous_files_ask_for_format(tmp_path: Path) -> None
         detect_format(both)
 
 
-def test_decorator_registers_by_name_and_refuses_a_duplicate() -> None:
-    try:
-        @importer("test-only-format")
-        class _Fake(BaseImporter):
-            description = "a fake"
+class _Fake(BaseImporter):
+    description = "a fake format from a plugin package"
 
-            def load(self, path: Path) -> ImportResult:
-                return ImportResult(notes=[f"read {path.name}"])
+    def load(self, path: Path) -> ImportResult:
+        return ImportResult(notes=[f"read {path.name}"])
 
-        assert get_importer("test-only-format").load(Path("a.x")).notes == ["read a.x"]
-        with pytest.raises(ValueError, match="registered twice"):
-            importer("test-only-format")(_Fake)
-    finally:
-        IMPORTERS.pop("test-only-format", None)
+
+class _EntryPoint:
+    """What importlib.metadata gives for an entry point, as far as judge reads it."""
+
+    def __init__(self, name: str, obj: object) -> None:
+        self.name, self.value, self.dist, self._obj = name, f"plugin:{name}", None, obj
+
+    def load(self) -> object:
+        if isinstance(self._obj, Exception):
+            raise self._obj
+        return self._obj
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[_EntryPoint]]:
+    """Entry points as if a plugin package were installed beside judge."""
+    extra: dict[str, list[_EntryPoint]] = {plugins.IMPORTERS: [], plugins.RUBRICS: []}
+    real = plugins.entry_points
+
+    def entry_points(group: str) -> list[object]:
+        return sorted([*real(group), *extra.get(group, [])], key=lambda ep: ep.name)
+
+    monkeypatch.setattr(plugins, "entry_points", entry_points)
+    plugins.load_group.cache_clear()
+    importers.cache_clear()
+    yield extra
+    plugins.load_group.cache_clear()
+    importers.cache_clear()
+
+
+def test_the_built_in_importers_and_rubrics_are_entry_points() -> None:
+    names = {ep.name for ep in plugins.entry_points(plugins.IMPORTERS)}
+    assert names == set(FORMATS)
+    assert [ep.name for ep in plugins.entry_points(plugins.RUBRICS)] == ["builtin"]
+
+
+def test_an_installed_plugin_adds_an_importer_and_rubrics(
+    installed: dict[str, list[_EntryPoint]], tmp_path: Path
+) -> None:
+    installed[plugins.IMPORTERS].append(_EntryPoint("test-only-format", _Fake))
+    folder = tmp_path / "rubrics" / "plugin-check" / "v1"
+    folder.mkdir(parents=True)
+    builtin = RUBRICS_DIR / "agent-run-success" / "v1"
+    (folder / "rubric.yaml").write_text(
+        (builtin / "rubric.yaml").read_text().replace("agent-run-success", "plugin-check")
+    )
+    (folder / "prompt.md").write_text((builtin / "prompt.md").read_text())
+    installed[plugins.RUBRICS].append(_EntryPoint("zz-plugin", tmp_path / "rubrics"))
+    assert get_importer("test-only-format").load(Path("a.x")).notes == ["read a.x"]
+    assert "test-only-format" in dict(formats())
+    assert load_rubric("plugin-check").ref == "plugin-check@1"
+    refs = {r.ref for r in list_rubrics()}
+    assert "plugin-check@1" in refs and "agent-run-success@2" in refs
+
+
+def test_a_broken_plugin_is_named(installed: dict[str, list[_EntryPoint]]) -> None:
+    installed[plugins.IMPORTERS].append(_EntryPoint("broken", ImportError("no module x")))
+    with pytest.raises(plugins.PluginError, match="'broken'.*no module x"):
+        get_importer("gold")
+    plugins.load_group.cache_clear()
+    importers.cache_clear()
+    installed[plugins.IMPORTERS][-1] = _EntryPoint("not-an-importer", object())
+    with pytest.raises(plugins.PluginError, match="not an importer"):
+        get_importer("gold")
 
 
 # --- classification -------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from judge import kinds
-from judge.digests import cache_key, digest
+from judge.digests import cache_key, digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
@@ -192,7 +192,7 @@ class Runner:
             {
                 "code": code_digest(),
                 "selector": SELECTOR_VERSION,
-                "case": hashlib.sha256(case_json).hexdigest(),
+                "case": sha256_hex(case_json),
                 "rubric": self.rubric.digest,
                 "token_budget": self.token_budget,
                 "model": step.model,

@@ -1,12 +1,15 @@
 """Trace importers: turn agent traces of many formats into :class:`~judge.types.Case` records.
 
-One module per format, each registered by name with :func:`importer`::
+One module per format, each registered by name as an entry point of the group
+``judge.importers`` (the built-in ones in judge's pyproject.toml, a plugin's in its own)::
 
-    @importer("codex")
     class CodexImporter(BaseImporter):
         description = "OpenAI Codex CLI `codex exec --json` JSONL events"
         def load(self, path: Path) -> ImportResult: ...
         def sniff(self, path: Path) -> bool: ...   # optional: format detection
+
+    [project.entry-points."judge.importers"]
+    codex = "judge.traces.codex:CodexImporter"
 
 :func:`import_file` reads a file with a named importer, or detects the format when none is
 given. A bad record never stops the others: it becomes an :class:`~judge.errors.InputError` in
@@ -16,12 +19,14 @@ on purpose (event types that carry nothing to judge) are listed in :attr:`Import
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
 
+from judge import plugins
 from judge.errors import InputError
 from judge.traces.tasks import TaskSource, settle
 from judge.types import Case
@@ -72,41 +77,44 @@ class BaseImporter:
         return False
 
 
-#: name -> importer. Filled by :func:`importer` when the format modules below are imported.
-IMPORTERS: dict[str, Importer] = {}
-
-_B = TypeVar("_B", bound=BaseImporter)
-
-
-def importer(name: str) -> Callable[[type[_B]], type[_B]]:
-    """Class decorator registering an importer under ``name``."""
-
-    def register(cls: type[_B]) -> type[_B]:
-        if name in IMPORTERS:
-            raise ValueError(f"importer {name!r} is registered twice")
-        cls.name = name
-        IMPORTERS[name] = cls()
-        return cls
-
-    return register
+@cache
+def importers() -> Mapping[str, Importer]:
+    """name -> importer: every entry point of the group ``judge.importers`` (a class is
+    instantiated; its name is the entry point's)."""
+    found: dict[str, Importer] = {}
+    for name, obj in plugins.load_group(plugins.IMPORTERS):
+        instance = obj() if isinstance(obj, type) else obj
+        if not isinstance(instance, Importer):
+            raise plugins.PluginError(
+                f"the judge.importers plugin {name!r} is not an importer (it needs a name, a "
+                "description, load(path) and sniff(path))"
+            )
+        instance.name = name
+        found[name] = instance
+    if not found:
+        raise plugins.PluginError(
+            "no trace importer is installed (the group judge.importers is empty): reinstall "
+            "judge (`pip install -e .`) so that its entry points are registered"
+        )
+    return MappingProxyType(found)
 
 
 def get_importer(name: str) -> Importer:
     """The importer registered as ``name``; an InputError listing the known ones otherwise."""
-    found = IMPORTERS.get(name)
+    found = importers().get(name)
     if found is None:
         raise InputError(f"unknown trace format {name!r}",
-                         hint=f"known formats: {', '.join(sorted(IMPORTERS))}")
+                         hint=f"known formats: {', '.join(sorted(importers()))}")
     return found
 
 
 def detect_format(path: str | Path) -> str:
     """The name of the one importer whose ``sniff`` accepts ``path``; InputError otherwise."""
     path = Path(path)
-    matches = [name for name, imp in IMPORTERS.items() if imp.sniff(path)]
+    matches = [name for name, imp in importers().items() if imp.sniff(path)]
     if len(matches) == 1:
         return matches[0]
-    known = ", ".join(sorted(IMPORTERS))
+    known = ", ".join(sorted(importers()))
     if not matches:
         raise InputError("cannot tell the trace format", file=str(path),
                          hint=f"pass --format, one of: {known}")
@@ -131,10 +139,4 @@ def import_file(path: str | Path, fmt: str | None = None, *,
 
 def formats() -> list[tuple[str, str]]:
     """(name, description) of every registered importer, by name."""
-    return [(name, IMPORTERS[name].description) for name in sorted(IMPORTERS)]
-
-
-# The built-in formats register themselves on import. Order matters only for `judge import
-# --list` ties; detection requires exactly one match.
-for _module in ("gold", "otel", "claude_code", "codex", "openai_chat", "swe_agent", "tau_bench"):
-    importlib.import_module(f"judge.traces.{_module}")
+    return [(name, imp.description) for name, imp in sorted(importers().items())]

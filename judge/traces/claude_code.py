@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import (
     Loose,
     TraceBuilder,
@@ -218,7 +218,6 @@ def _result_text(content: str | list[dict[str, Any]] | None) -> str:
     return "\n".join(parts)
 
 
-@importer("claude-code")
 class ClaudeCodeImporter(BaseImporter):
     """Claude Code stream-json output: one case per session."""
 

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
 from judge.traces._stream import StreamReader
 from judge.traces.codex_session import looks_like_session, read_session
@@ -179,7 +179,6 @@ class _Thread:
     failed: bool = False
 
 
-@importer("codex")
 class CodexImporter(BaseImporter):
     """Codex exec JSONL: one case per thread."""
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from judge.cases import load_cases
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import first_json_object
 
 
-@importer("gold")
 class GoldImporter(BaseImporter):
     """The gold-set JSONL format: one Case (plus gold label and provenance) per line."""
 

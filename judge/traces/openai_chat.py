@@ -24,7 +24,7 @@ from typing import Any
 
 from judge.cases import iter_jsonl
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter
 from judge.traces._common import Loose, TraceBuilder, looks_like_jsonl, read_head, read_json
 from judge.traces._common import validate as check
@@ -38,7 +38,6 @@ class _Conversation(Loose):
     metadata: dict[str, Any] | None = None
 
 
-@importer("openai-chat")
 class OpenAIChatImporter(BaseImporter):
     """Chat message lists: a JSON list, a ``{"messages"}`` object, or JSONL of those."""
 

@@ -63,7 +63,7 @@ from typing import Any
 
 from judge.cases import iter_jsonl
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import (
     Loose,
     TraceBuilder,
@@ -176,7 +176,6 @@ class _GenAISpan:
         return self.span.spanId
 
 
-@importer("otel-genai")
 class OtelGenAIImporter(BaseImporter):
     """OTLP JSON with GenAI spans: one case per trace."""
 

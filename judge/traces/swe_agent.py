@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter, ChatMessage
 from judge.traces._common import Loose, TraceBuilder, inner_tag, read_head, read_json, validate
 from judge.types import Case
@@ -133,7 +133,6 @@ class _MiniConverter(ChatConverter):
                             exit_code=int(code.group(1)) if code else None)
 
 
-@importer("swe-agent")
 class SweAgentImporter(BaseImporter):
     """mini-swe-agent / SWE-agent trajectory files: one case per file."""
 

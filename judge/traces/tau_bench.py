@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import InputError
-from judge.traces import BaseImporter, ImportResult, importer
+from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter
 from judge.traces._common import Loose, TraceBuilder, read_head, read_json, validate
 from judge.types import Case
@@ -61,7 +61,6 @@ class _SimulatedUser(ChatConverter):
         self.builder.add("user(simulated)", text, "message", source)
 
 
-@importer("tau-bench")
 class TauBenchImporter(BaseImporter):
     """tau-bench results: one case per (task, trial)."""
 
