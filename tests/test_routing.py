@@ -452,9 +452,9 @@ def test_keys_commands_print_a_key_once_and_store_a_hash(tmp_path: Path) -> None
 
 
 def test_a_cascade_card_is_accepted_where_one_of_its_stages_judges(tmp_path: Path) -> None:
-    from judge.runsets.workflow import load_verified_card
     from judge.routing import check_card_before_judging
     from judge.rubrics import load_rubric
+    from judge.runsets.workflow import load_verified_card
 
     rubric = load_rubric("agent-run-success@1")
     card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)])
