@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from judge.redact_gitleaks import GENERIC, find, load_rules
+from judge.redact_gitleaks import candidates, find, load_rules, split_generic
 from judge.types import Case, Judgment, TraceTurn
 
 Replacer = Callable[[re.Match[str]], str]
@@ -72,7 +72,9 @@ def _keep_prefix(name: str, *, skip_placeholders: bool = False) -> Replacer:
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
-        if skip_placeholders and (_is_placeholder(secret) or _is_trivial(secret)):
+        if skip_placeholders and (
+            _is_placeholder(secret) or _is_trivial(secret) or secret.startswith("-")
+        ):
             return m.group(0)
         suffix = m.groupdict().get("after") or ""
         return f"{m.group('keep')}{text}{suffix}"
@@ -282,12 +284,12 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
         re.compile(
             r"(?P<keep>(?<![\w-])(?!(?i:sec-websocket-key|idempotency-key)\b)"
             r"(?i:(?:[a-z0-9]{1,30}-){1,4}(?:api-?key|key|token|secret|auth|signature)"
-            r"|x-?api-?key|api-?key)"
-            r"[ \t]{0,3}:[ \t]{0,5})"
+            r"|x-?api-?key|api-?key):[ \t]{0,5})"
             r"(?P<secret>[A-Za-z0-9._~+/=\-]{8,4000})(?![^\s\"',;\]})])"
         ),
         _keep_prefix("api-key-header", skip_placeholders=True),
-        ("key", "token", "secret", "auth", "signature"),
+        # An HTTP header has no space before its colon: these are rare outside headers.
+        ("-key:", "-token:", "-secret:", "-auth:", "-signature:", "apikey:"),
     ),
     SecretPattern(
         "url-password",
@@ -305,7 +307,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
     SecretPattern(
         "connection-string",
         re.compile(
-            r"(?P<keep>(?<=[?&;])"
+            r"(?P<keep>[?&;]"
             r"(?i:sig|signature|x-amz-signature|x-amz-security-token|x-amz-credential|"
             r"account_?key|shared_?access_?key|shared_?access_?signature|password|pwd|"
             r"(?:access|refresh|id|auth|api|private)_?token|client_?secret|api_?key|apikey|"
@@ -316,28 +318,51 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
         ("sig", "signature", "key", "password", "pwd", "token", "secret", "sessionid",
          "amz-"),
     ),
-    # Passwords on command lines: ``--password=x``, ``--token x``, ``mysql -uroot -px``,
-    # ``sshpass -p x``, ``redis-cli -a x``, ``docker login -p x``, ``curl -u user:pass``.
+    # Passwords on command lines: ``--password=x``, ``--db-password x``, ``--api-token x`` (not
+    # ``--no-password``), ``mysql -uroot -px``, ``sshpass -p x``, ``redis-cli -a x``,
+    # ``docker login -p x``, ``curl -u user:pass``. Each pattern starts with a literal, so the
+    # regex engine jumps from one "--" or "-u" to the next instead of trying every position.
     SecretPattern(
         "cli-password",
         re.compile(
-            # --password, --db-password, --api-token, --client-secret (not --no-password)
-            r"(?P<keep>(?:(?<=\s)|^)--(?!no-)(?:[a-z0-9]{1,20}-){0,3}"
+            r"(?P<keep>--(?<!\S--)(?!no-)(?:[a-z0-9]{1,20}-){0,3}"
             r"(?:password|passwd|pass|token|api-?key|apikey|secret|passphrase)(?:=|[ \t]{1,5}))"
             rf"(?P<secret>{_VALUE})"
-            r"|(?P<keep2>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|"
+        ),
+        _keep_prefix("cli-password", skip_placeholders=True),
+        ("--",),
+    ),
+    SecretPattern(
+        "cli-password",
+        re.compile(
+            r"(?P<keep>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|"
             r"mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p)"
-            rf"(?P<secret2>{_VALUE})"
-            r"|(?P<keep3>\b(?:sshpass[ \t]{1,5}-p|redis-cli\b[^\n|;&]{0,200}?[ \t]-a|"
+            rf"(?P<secret>{_VALUE})"
+        ),
+        _keep_prefix("cli-password", skip_placeholders=True),
+        ("mysql", "mariadb"),
+    ),
+    SecretPattern(
+        "cli-password",
+        re.compile(
+            r"(?P<keep>\b(?:sshpass[ \t]{1,5}-p|redis-cli\b[^\n|;&]{0,200}?[ \t]-a|"
             r"(?:docker|podman|helm|buildah)[ \t]{1,5}(?:registry[ \t]{1,5})?login\b"
             r"[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,5})"
-            rf"(?P<secret3>{_VALUE})"
-            r"|(?P<keep4>(?:(?<=\s)|^)(?:-u|--user)(?:=|[ \t]{1,5})[\"']?"
-            r"(?!\d{1,10}:\d{1,10}\b)[^\s:\"']{1,256}:)"
-            r"(?P<secret4>[^\s\"']{1,1000})"
+            rf"(?P<secret>{_VALUE})"
         ),
-        lambda m: _cli_password(m),
-        ("--", "mysql", "mariadb", "sshpass", "redis-cli", "login", "-u"),
+        _keep_prefix("cli-password", skip_placeholders=True),
+        ("sshpass", "redis-cli", "login"),
+    ),
+    SecretPattern(
+        "cli-password",
+        re.compile(
+            # ``-u 1000:1000`` (docker's uid:gid) is not a credential.
+            r"(?P<keep>-(?:u|-user)(?<!\S-u)(?<!\S--user)(?:=|[ \t]{1,5})[\"']?"
+            r"(?!\d{1,10}:\d{1,10}\b)[^\s:\"']{1,256}:)"
+            r"(?P<secret>[^\s\"']{1,1000})"
+        ),
+        _keep_prefix("cli-password", skip_placeholders=True),
+        ("-u", "--user"),
     ),
     # ``.netrc``: ``machine h login u password p``, on one line or several.
     SecretPattern(
@@ -429,18 +454,6 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
 PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL
 
 
-def _cli_password(m: re.Match[str]) -> str:
-    """The command-line rule has four alternatives, each with its own keep/secret groups."""
-    for keep, secret in (("keep", "secret"), ("keep2", "secret2"), ("keep3", "secret3"),
-                         ("keep4", "secret4")):
-        value = m.group(secret)
-        if value is not None:
-            if _is_placeholder(value) or _is_trivial(value) or value.startswith("-"):
-                return m.group(0)
-            return f"{m.group(keep)}{marker('cli-password')}"
-    return m.group(0)
-
-
 _KIND_SECRET = re.compile(r"\bkind[\"']?[ \t]{0,5}:[ \t]{0,5}[\"']?Secret\b")
 _YAML_ENTRY = re.compile(r"(?m)^(?P<keep>[ \t+\-]*[\w.\-]{1,253}:[ \t]*)(?P<value>[^\n]*?)[ \t]*$")
 _JSON_ENTRY = re.compile(r"(?P<keep>\"[\w.\-]{1,253}\"\s{0,20}:\s{0,20})(?P<value>\"[^\"]*\")")
@@ -488,18 +501,26 @@ def redact(
     if not text:
         return text, 0
     if patterns is not None:
-        return _run_patterns(text, patterns)
-    text, total = _run_patterns(text, SPECIFIC)
-    text, n = _run_gitleaks(text, generic=False)
+        return _run_patterns(text, patterns)[:2]
+    rules = load_rules()
+    lowered = text.lower()
+    # Which gitleaks rules can match is decided once, on the text as given: redaction only
+    # removes text (a marker's own words are never rewritten).
+    provider, generic = split_generic(rules, candidates(lowered, rules))
+    text, total, lowered = _run_patterns(text, SPECIFIC, lowered)
+    text, n = _run_gitleaks(text, provider)
     total += n
-    text, n = _run_patterns(text, STRUCTURAL)
+    text, n, _ = _run_patterns(text, STRUCTURAL, lowered if not n else None)
     total += n
-    text, n = _run_gitleaks(text, generic=True)
+    text, n = _run_gitleaks(text, generic)
     return text, total + n
 
 
-def _run_patterns(text: str, patterns: Sequence[SecretPattern]) -> tuple[str, int]:
-    lowered: str | None = None
+def _run_patterns(
+    text: str, patterns: Sequence[SecretPattern], lowered: str | None = None
+) -> tuple[str, int, str | None]:
+    """Apply ``patterns`` in order; the text, the count and its lower-case view (None when the
+    text changed since that view was made)."""
     total = 0
     for pattern in patterns:
         if pattern.needles:
@@ -511,19 +532,17 @@ def _run_patterns(text: str, patterns: Sequence[SecretPattern]) -> tuple[str, in
         if n:
             total += n
             lowered = None  # the text changed; recompute the prefilter view when next needed
-    return text, total
+    return text, total, lowered
 
 
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 
-def _run_gitleaks(text: str, *, generic: bool) -> tuple[str, int]:
-    """One gitleaks stage: the generic rules, or all the others."""
-    rules = load_rules()
-    if generic:
-        spans = find(text, text.lower(), rules, rule_ids=GENERIC)
-    else:
-        spans = find(text, text.lower(), rules, exclude=GENERIC)
+def _run_gitleaks(text: str, rule_indexes: Sequence[int]) -> tuple[str, int]:
+    """Replace what the gitleaks rules ``rule_indexes`` find."""
+    if not rule_indexes:
+        return text, 0
+    spans = find(text, load_rules(), rule_indexes)
     if not spans:
         return text, 0
     # Never rewrite an earlier marker, nor part of one.

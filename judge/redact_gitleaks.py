@@ -54,6 +54,13 @@ SKIPPED: dict[str, str] = {
 #: name what was found more precisely), as the last net.
 GENERIC = frozenset({"generic-api-key", "curl-auth-header", "curl-auth-user"})
 
+
+def split_generic(ruleset: RuleSet, indexes: Sequence[int]) -> tuple[list[int], list[int]]:
+    """``indexes`` split into (provider rules, generic rules)."""
+    rules = ruleset.rules
+    return ([i for i in indexes if rules[i].id not in GENERIC],
+            [i for i in indexes if rules[i].id in GENERIC])
+
 _LAZY_CONTEXT = r"[\w.-]{0,50}?"
 _CONTEXT_CHARS = re.compile(r"[\w.-]{1,50}\Z", re.ASCII)
 
@@ -283,21 +290,20 @@ def _secret_span(rule: Rule, m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
-def find(text: str, lowered: str, ruleset: RuleSet, rule_ids: frozenset[str] | None = None,
-         exclude: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
-    """Spans of secrets found by the rules (``rule_ids`` only, when given): (start, end, rule).
-
-    ``lowered`` is ``text.lower()`` (the caller usually has it). Spans may overlap; the caller
-    keeps the first of overlapping ones.
-    """
-    candidates = set(ruleset.always)
+def candidates(lowered: str, ruleset: RuleSet) -> list[int]:
+    """Indexes of the rules whose keywords occur in ``lowered`` (``text.lower()``), in order."""
+    found = set(ruleset.always)
     for word in set(ruleset.keyword_finder.findall(lowered)):
-        candidates |= ruleset.rules_by_keyword[word]
+        found |= ruleset.rules_by_keyword[word]
+    return sorted(found)  # in the file's order, so that results are stable
+
+
+def find(text: str, ruleset: RuleSet, rule_indexes: Sequence[int]) -> list[tuple[int, int, str]]:
+    """Spans of secrets found by the rules ``rule_indexes`` (see :func:`candidates`): (start,
+    end, rule id). Spans may overlap; the caller keeps the first of overlapping ones."""
     found: list[tuple[int, int, str]] = []
-    for index in sorted(candidates):  # in the file's order, so that results are stable
+    for index in rule_indexes:
         rule = ruleset.rules[index]
-        if rule.id in exclude or (rule_ids is not None and rule.id not in rule_ids):
-            continue
         for m in rule.regex.finditer(text):
             start, end = _secret_span(rule, m)
             secret = text[start:end]
