@@ -52,6 +52,10 @@ class SecretPattern(NamedTuple):
     needles: tuple[str, ...] = ()
 
 
+#: Every marker starts with this text.
+MARKER_PREFIX = "[REDACTED:"
+
+
 def marker(name: str) -> str:
     """The text that stands in for a secret found by pattern ``name``."""
     return f"[REDACTED:{name}]"
@@ -63,18 +67,23 @@ def _whole(name: str) -> Replacer:
     return lambda m: text
 
 
-def _keep_prefix(name: str, *, skip_placeholders: bool = False) -> Replacer:
+def _keep_prefix(
+    name: str, *, skip_placeholders: bool = False, skip_dummies: bool = False
+) -> Replacer:
     """Keep group ``keep`` (a label such as ``password=``), replace group ``secret``.
 
-    With ``skip_placeholders``, a placeholder or a dummy value (:func:`_is_trivial`) is kept.
+    With ``skip_placeholders``, a placeholder (``$VAR``, ``None``) is kept; with
+    ``skip_dummies`` also a dummy value (:func:`_is_trivial`) or another flag (``-x``). The
+    rules that existed before the dummy filter do not use it: they keep redacting exactly what
+    they did, so that the evidence, and so the cache key, of a case they judged is unchanged.
     """
     text = marker(name)
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
-        if skip_placeholders and (
-            _is_placeholder(secret) or _is_trivial(secret) or secret.startswith("-")
-        ):
+        if skip_placeholders and _is_placeholder(secret):
+            return m.group(0)
+        if skip_dummies and (_is_trivial(secret) or secret.startswith("-")):
             return m.group(0)
         suffix = m.groupdict().get("after") or ""
         return f"{m.group('keep')}{text}{suffix}"
@@ -273,7 +282,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?:[A-Za-z][\w\-]{0,30}[ \t]{1,5})?)"
             r"(?P<secret>(?!\[REDACTED:)[^\s\"'\\]{8,4000})"
         ),
-        _keep_prefix("auth-header", skip_placeholders=True),
+        _keep_prefix("auth-header", skip_placeholders=True, skip_dummies=True),
         ("authorization",),
     ),
     # API-key and token headers: X-Api-Key, DD-API-KEY, DD-APPLICATION-KEY, PRIVATE-TOKEN,
@@ -287,7 +296,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"|x-?api-?key|api-?key):[ \t]{0,5})"
             r"(?P<secret>[A-Za-z0-9._~+/=\-]{8,4000})(?![^\s\"',;\]})])"
         ),
-        _keep_prefix("api-key-header", skip_placeholders=True),
+        _keep_prefix("api-key-header", skip_placeholders=True, skip_dummies=True),
         # An HTTP header has no space before its colon: these are rare outside headers.
         ("-key:", "-token:", "-secret:", "-auth:", "-signature:", "apikey:"),
     ),
@@ -314,7 +323,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"secret|token|sessionid|phpsessid|jsessionid)=)"
             r"(?P<secret>[^\s;&\"'<>#]{1,4000})"
         ),
-        _keep_prefix("connection-string", skip_placeholders=True),
+        _keep_prefix("connection-string", skip_placeholders=True, skip_dummies=True),
         ("sig", "signature", "key", "password", "pwd", "token", "secret", "sessionid",
          "amz-"),
     ),
@@ -329,7 +338,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?:password|passwd|pass|token|api-?key|apikey|secret|passphrase)(?:=|[ \t]{1,5}))"
             rf"(?P<secret>{_VALUE})"
         ),
-        _keep_prefix("cli-password", skip_placeholders=True),
+        _keep_prefix("cli-password", skip_placeholders=True, skip_dummies=True),
         ("--",),
     ),
     SecretPattern(
@@ -339,7 +348,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p)"
             rf"(?P<secret>{_VALUE})"
         ),
-        _keep_prefix("cli-password", skip_placeholders=True),
+        _keep_prefix("cli-password", skip_placeholders=True, skip_dummies=True),
         ("mysql", "mariadb"),
     ),
     SecretPattern(
@@ -350,7 +359,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,5})"
             rf"(?P<secret>{_VALUE})"
         ),
-        _keep_prefix("cli-password", skip_placeholders=True),
+        _keep_prefix("cli-password", skip_placeholders=True, skip_dummies=True),
         ("sshpass", "redis-cli", "login"),
     ),
     SecretPattern(
@@ -361,7 +370,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?!\d{1,10}:\d{1,10}\b)[^\s:\"']{1,256}:)"
             r"(?P<secret>[^\s\"']{1,1000})"
         ),
-        _keep_prefix("cli-password", skip_placeholders=True),
+        _keep_prefix("cli-password", skip_placeholders=True, skip_dummies=True),
         ("-u", "--user"),
     ),
     # ``.netrc``: ``machine h login u password p``, on one line or several.
@@ -372,7 +381,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?:\s{1,20}(?:login|account|port|protocol)[ \t]{1,20}[^\s]{1,256}){0,3}"
             r"\s{1,20}password[ \t]{1,20})(?P<secret>[^\s]{1,1000})"
         ),
-        _keep_prefix("netrc-password", skip_placeholders=True),
+        _keep_prefix("netrc-password", skip_placeholders=True, skip_dummies=True),
         ("password",),
     ),
     # ``.npmrc``: ``//registry/:_authToken=...``, ``_auth=``, ``_password=`` (base64).
@@ -382,7 +391,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?P<keep>(?:(?<=[\s:])|^)_(?:authToken|auth|password)[ \t]{0,5}=[ \t]{0,5})"
             r"(?P<secret>[^\s\"'#;]{1,4000})"
         ),
-        _keep_prefix("npmrc-auth", skip_placeholders=True),
+        _keep_prefix("npmrc-auth", skip_placeholders=True, skip_dummies=True),
         ("_auth", "_password"),
     ),
     # Docker ``config.json`` (``"auths": {"host": {"auth": "<base64 user:pass>"}}``) and the
@@ -393,7 +402,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?P<keep>\"(?:auth|identitytoken|registrytoken)\"[ \t]{0,5}:[ \t]{0,5}\")"
             r"(?P<secret>[^\"\\\n]{8,8000})(?P<after>\")"
         ),
-        _keep_prefix("docker-auth", skip_placeholders=True),
+        _keep_prefix("docker-auth", skip_placeholders=True, skip_dummies=True),
         ("auth", "token"),
     ),
     SecretPattern(
@@ -622,6 +631,19 @@ def redact_case(case: Case) -> tuple[Case, int]:
     return case.model_copy(update=update), total
 
 
+# Pydantic's validation errors quote the model's output as ``input_value='head...tail'``: a cut
+# secret whose tail no pattern recognises any more. The raw output is kept (redacted) anyway.
+_INPUT_VALUE = re.compile(r"input_value=(?P<q>['\"]).{0,1000}?(?P=q)(?=, input_type=)")
+
+
+def redact_error(text: str) -> tuple[str, int]:
+    """:func:`redact` for error messages: also elides the quoted input of validation errors."""
+    elided, n = _INPUT_VALUE.subn("input_value=[elided]", text) if "input_value=" in text else (
+        text, 0)
+    redacted, m = redact(elided)
+    return redacted, n + m
+
+
 def redact_judgment(judgment: Judgment) -> tuple[Judgment, int]:
     """The judgment with its free text redacted, and the count.
 
@@ -649,7 +671,10 @@ def redact_judgment(judgment: Judgment) -> tuple[Judgment, int]:
             update={"rationale": scrub(verdict.rationale), "criteria": criteria}
         )
     raw_output = scrub(judgment.raw_output)
-    error = scrub(judgment.error)
+    error = None
+    if judgment.error is not None:
+        error, n = redact_error(judgment.error)
+        total += n
     if not total:
         return judgment, 0
     update = {"verdict": verdict, "raw_output": raw_output, "error": error}

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- the texts are fixtures: realistic lines, kept whole so that they read as such
 """Write the second part of the planted-secrets corpus: ``more_cases.jsonl`` and
 ``more_planted.jsonl`` (run from anywhere: ``python tests/data/secrets/make_more.py``).
 
@@ -66,7 +67,7 @@ def case(
         "trace": [{"id": f"t{i}", "role": role, "content": text.format(*values)}
                   for i, (role, text) in enumerate(trace)],
     })
-    for (kind, where, secret, marker, context), value in zip(planted, values, strict=True):
+    for (kind, where, _secret, marker, context), value in zip(planted, values, strict=True):
         PLANTED.append({"case": case_id, "kind": kind, "secret": value, "where": where,
                         "marker": marker, "context": context})
 
@@ -327,6 +328,8 @@ case(
 
 # --- benign look-alikes: every one must reach the judge unchanged --------------------------------
 
+#: Benign look-alikes that are redacted all the same, with the marker that replaces them.
+KNOWN_FALSE = {"dummy-password": "config-secret", "dummy-secret-key": "config-secret"}
 BENIGN = [
     ("git-sha", "3f786850e387550fdab836ed7e6dc881de23001b"),
     ("uuid", "4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"),
@@ -339,11 +342,13 @@ BENIGN = [
     ("etag", "ETag: \"33a64df551425fcc55e4d42a148795d9f25f89d4\""),
     ("uid-gid", "docker run -u 1000:1000 --rm app pytest"),
     ("mkdir-p", "mkdir -p build/secrets && pip install -U pip"),
+    # Known false redactions (``false_positive`` rows): dummy values that the rules older than
+    # the dummy filter still redact, so that the cache keys of cases judged before stay put.
     ("dummy-password", "User.objects.create_user(username='alice', password='password')"),
     ("dummy-secret-key", "SECRET_KEY = 'fake-key'"),
     ("token-variable", "token = tokens[0]"),
     ("k8s-configmap", "kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n  FEATURE_FLAGS: search,export"),
-    ("publishable-key", "Stripe.setPublishableKey('pk_live_51NqXgLm2Vx9Rt4Wz7Yb1Nc5Kd3Jf6Hg0Ps2Ua8E')"),
+    ("publishable-key", "Stripe.setPublishableKey('pk_live_51" + fake(40) + "')"),
     ("placeholder-env", "export GITHUB_TOKEN=${GITHUB_TOKEN}"),
     ("env-read", "api_key = os.environ['API_KEY']"),
     ("annotation", "def login(username: str, password: str) -> Token:"),
@@ -356,9 +361,12 @@ case(
     "@@ -1,3 +1,3 @@\n" + "".join(f"+{{{i}}}\n" for i in range(0, 10)),
     [("agent", "```bash\n" + "\n".join(f"echo '{{{i}}}'" for i in range(10, 14)) + "\n```"),
      ("observation", "\n".join(f"{{{i}}}" for i in range(14, len(BENIGN))) + "\n== 12 passed in 0.31s ==")],
-    [(f"benign:{name}", "diff" if i < 10 else "trace", value, None, "")
-     for i, (name, value) in enumerate(BENIGN)],
+    [(f"benign:{name}", "diff" if i < 10 else "trace", value,
+      KNOWN_FALSE.get(name), "") for i, (name, value) in enumerate(BENIGN)],
 )
+for row in PLANTED:
+    if row["kind"].removeprefix("benign:") in KNOWN_FALSE:
+        row["false_positive"] = True
 
 
 def main() -> None:
