@@ -57,6 +57,8 @@ from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.injection (shown as ``flags="..."``); redaction of secrets under
 #: lower-case keys (``password: "x"``) and of URL passwords with an empty user.
+#: Not bumped for the redaction rules of issue 16: they change only the evidence of cases that
+#: hold secrets, whose digest (and so cache key) changes by itself; a bump would re-key all.
 SELECTOR_VERSION: str = "evidence-v2"
 DEFAULT_TOKEN_BUDGET: int = 1400
 CHARS_PER_TOKEN: float = 3.5

@@ -239,6 +239,13 @@ SPECIFIC: tuple[SecretPattern, ...] = (
         _whole("mailgun-api-key"),
         ("key-",),
     ),
+    # SendGrid keys of any length ("SG." + id + "." + secret; gitleaks wants exactly 22 + 43).
+    SecretPattern(
+        "sendgrid-api-token",
+        re.compile(rf"(?<![{_TOK}.])SG\.[{_TOK}]{{16,32}}\.[{_TOK}]{{16,80}}(?![{_TOK}.])"),
+        _whole("sendgrid-api-token"),
+        ("sg.",),
+    ),
     SecretPattern(
         "stripe-key",
         re.compile(rf"(?<![{_TOK}])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,247}}(?![{_TOK}])"),
@@ -512,11 +519,11 @@ def redact(
     if patterns is not None:
         return _run_patterns(text, patterns)[:2]
     rules = load_rules()
-    lowered = text.lower()
+    original_lowered = text.lower()
     # Which gitleaks rules can match is decided once, on the text as given: redaction only
     # removes text (a marker's own words are never rewritten).
-    provider, generic = split_generic(rules, candidates(lowered, rules))
-    text, total, lowered = _run_patterns(text, SPECIFIC, lowered)
+    provider, generic = split_generic(rules, candidates(original_lowered, rules))
+    text, total, lowered = _run_patterns(text, SPECIFIC, original_lowered)
     text, n = _run_gitleaks(text, provider)
     total += n
     text, n, _ = _run_patterns(text, STRUCTURAL, lowered if not n else None)
