@@ -4,6 +4,8 @@ cost of redaction per case.
     python bench/reliability_secrets.py corpus     # judge the corpus through a loopback server
     python bench/reliability_secrets.py gold       # redactions on ../shared/gold, with samples
     python bench/reliability_secrets.py timing     # ms per case on the SWE-bench dev traces
+    python bench/reliability_secrets.py reuse --baseline DIR --cases FILE
+        # judge FILE with the checkout DIR, then with this one on the same store: new calls?
 
 ``timing`` imports only ``judge.redact.redact``, so the same command measures an older checkout
 (``PYTHONPATH=<old checkout> python bench/reliability_secrets.py timing``) for a before/after.
@@ -16,6 +18,7 @@ import json
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -170,15 +173,42 @@ def timing(repeats: int) -> None:
           f"total {sum(ms) / 1000:.2f} s (load {one:.2f} {five:.2f}, {os.cpu_count()} cpus)")
 
 
+def reuse(baseline: str, cases: str) -> None:
+    """Judge ``cases`` with the code in ``baseline`` (a checkout of an earlier commit), then with
+    this checkout on the same store, through one loopback server; print the requests of each."""
+    import subprocess
+
+    from judge.testing.loopback import LoopbackServer, Reply
+
+    answer = '{"verdict": "pass", "evidence": ["E1"], "rationale": "E1 shows it."}'
+    with tempfile.TemporaryDirectory() as tmp, LoopbackServer(
+        lambda r: Reply(content=answer)
+    ) as server:
+        db = str(Path(tmp) / "j.db")
+        for label, path in (("baseline", baseline), ("this checkout", str(REPO))):
+            before = len(server.requests)
+            env = {**os.environ, "PYTHONPATH": path, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+            done = subprocess.run(
+                [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1",
+                 "--model", "openai/loopback", "--api-base", server.api_base, "--db", db,
+                 "--quiet", str(Path(cases).resolve())],
+                env=env, capture_output=True, text=True, cwd=path, check=False)
+            print(f"{label}: exit {done.returncode}, {len(server.requests) - before} model calls")
+
+
 def main() -> None:
     """Parse the arguments and run one part."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["corpus", "gold", "timing"])
+    parser.add_argument("part", choices=["corpus", "gold", "timing", "reuse"])
+    parser.add_argument("--baseline", help="reuse: a checkout of the earlier code")
+    parser.add_argument("--cases", help="reuse: the cases to judge (JSONL)")
     parser.add_argument("--samples", type=int, default=40, help="gold: samples to print")
     parser.add_argument("--repeats", type=int, default=3, help="timing: best of N")
     args = parser.parse_args()
     if args.part == "corpus":
         corpus()
+    elif args.part == "reuse":
+        reuse(args.baseline, args.cases)
     elif args.part == "gold":
         gold(args.samples)
     else:
