@@ -51,12 +51,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import InputError
 from judge.injection import flag_injection
-from judge.redact import redact
+from judge.redact import MARKER_PREFIX, redact
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.injection (shown as ``flags="..."``); redaction of secrets under
 #: lower-case keys (``password: "x"``) and of URL passwords with an empty user.
+#: Not bumped for the redaction rules of issue 16: they change only the evidence of cases that
+#: hold secrets, whose digest (and so cache key) changes by itself; a bump would re-key all.
 SELECTOR_VERSION: str = "evidence-v2"
 DEFAULT_TOKEN_BUDGET: int = 1400
 CHARS_PER_TOKEN: float = 3.5
@@ -232,6 +234,17 @@ class _Turn:
     runs_tests: bool  # an agent turn whose command runs tests
 
 
+def _redact(text: str) -> tuple[str, int]:
+    """The redacted text and how many redaction markers it holds.
+
+    Markers, not replacements, are counted: a case stored already redacted (the store keeps
+    cases that way) then gives the same items and digest as the case as first given, so the
+    review page rebuilds exactly the evidence the judge saw.
+    """
+    redacted, replaced = redact(text)
+    return redacted, (redacted.count(MARKER_PREFIX) if replaced or MARKER_PREFIX in text else 0)
+
+
 def _role_kind(role: str) -> EvidenceKind:
     """Kind from the role alone; unknown roles are messages."""
     lowered = role.lower()
@@ -271,7 +284,7 @@ def _matches(regex: re.Pattern[str], needles: Sequence[str], text: str) -> bool:
 
 def classify_turns(trace: Sequence[TraceTurn]) -> list[_Turn]:
     """Redact and classify every turn; an importer's explicit ``kind`` wins."""
-    redacted = [redact(t.content) for t in trace]
+    redacted = [_redact(t.content) for t in trace]
     last_agent = max(
         (i for i, t in enumerate(trace) if t.role.lower() in AGENT_ROLES), default=None
     )
@@ -575,7 +588,7 @@ def select_evidence(
             field="token_budget",
             hint=f"use at least {4 * MIN_TURN_TOKENS} tokens",
         )
-    fixed = [(source, kind, *redact(raw)) for source, kind, raw in _fixed_sources(case, visible)]
+    fixed = [(source, kind, *_redact(raw)) for source, kind, raw in _fixed_sources(case, visible)]
     turns = classify_turns(case.trace) if "trace" in visible else []
     texts = {t.index: _elide_repeated_diff(t.text, case.diff) for t in turns}
     pairwise = any(kind == "candidate" for _, kind, _, _ in fixed)
@@ -604,7 +617,7 @@ def render_all_evidence(
     """
     _check_visible(visible)
     drafts = [
-        _Draft((0, n), kind, source, *_unclipped(redact(raw)))
+        _Draft((0, n), kind, source, *_unclipped(_redact(raw)))
         for n, (source, kind, raw) in enumerate(_fixed_sources(case, visible))
     ]
     turns = classify_turns(case.trace) if "trace" in visible else []

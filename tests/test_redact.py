@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from judge.redact import PATTERNS, marker, pattern_names, redact
+from judge.redact_gitleaks import go_to_python, load_rules, shannon_entropy
 
 AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
@@ -207,3 +208,96 @@ def test_large_input_is_linear(chunk: str) -> None:
     text = chunk * (50_000_000 // len(chunk))
     redacted, _ = redact(text)
     assert len(redacted) >= len(text) // 2
+
+
+# --- issue 16: the kinds that reached the provider, and the general shapes -----------------------
+# Values are assembled from pieces, like the ones above.
+HEX32 = "3f9a1c7e5b2d4f6a" + "8c0e1b3d5f7a9c2e"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("key = rk_live_" + "51NqXgLm2Vx9Rt4Wz7Yb1Nc5", "key = [REDACTED:stripe-key]"),
+        ("AccountName=a;AccountKey=" + "Xk9Lm2Vb7Rt4Wz1N==" + ";EndpointSuffix=core",
+         "AccountName=a;AccountKey=[REDACTED:connection-string];EndpointSuffix=core"),
+        ("https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=" + "q8Lm2Vx9Rt%2B4Wz%3D",
+         "https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=[REDACTED:connection-string]"),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQVYBGVxQ2kBDADK"
+         "q3Lm9Xv2Rb8Tz4Wc1Nk5\n=Xk9L\n-----END PGP PRIVATE KEY BLOCK-----",
+         "[REDACTED:private-key]"),
+        ("//registry.npmjs.org/:_authToken=npm_" + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3Jf6Hg0Ps8Ua2Ee4",
+         "//registry.npmjs.org/:_authToken=[REDACTED:npm-access-token]"),
+        ("login(token='hf_" + "XqLmVbRtWzNcKdJfHgPsUaEeIoUyTqZxCv')",
+         "login(token='[REDACTED:huggingface-access-token]')"),
+        ("machine pypi.internal\n  login ci\n  password " + "Tq3-Wm8Zr5Yx2",
+         "machine pypi.internal\n  login ci\n  password [REDACTED:netrc-password]"),
+        ("curl -u admin:" + "Zq8mP2vLx9Kt4 https://x",
+         "curl -u admin:[REDACTED:cli-password] https://x"),
+        # gitleaks wants exactly 22 + 43 characters; this module's rule (same name) any length.
+        ("sg = Client('SG." + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3J."
+         + "f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6Mm4Ll2Kk0Jj')",
+         "sg = Client('[REDACTED:sendgrid-api-token]')"),
+        ("SG." + "Xq7Lm2Vb9Rt4Wz1Nc5K.f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6",
+         "[REDACTED:sendgrid-api-token]"),
+        ('{"auths": {"ghcr.io": {"auth": "Y2ktYm90Om' + 'doc9YcTdMbTJWYjlS"}}}',
+         '{"auths": {"ghcr.io": {"auth": "[REDACTED:docker-auth]"}}}'),
+        ("mysql -h db -u app -p" + "Tr0ub4dor-x7 app",
+         "mysql -h db -u app -p[REDACTED:cli-password] app"),
+        ("kind: Secret\ndata:\n  username: YXBw\n  password: " + "UzNjcjN0LVBy",
+         "kind: Secret\ndata:\n  username: [REDACTED:kubernetes-secret]\n"
+         "  password: [REDACTED:kubernetes-secret]"),
+        ("api_key: key-" + HEX32, "api_key: [REDACTED:mailgun-api-key]"),
+        ('-H "DD-API-KEY: ' + HEX32 + '"', '-H "DD-API-KEY: [REDACTED:api-key-header]"'),
+        ("TWILIO_AUTH_TOKEN=" + HEX32, "TWILIO_AUTH_TOKEN=[REDACTED:env-secret]"),
+        ("Authorization: Digest " + "username=u, response=6629fae4939", "Authorization: Digest "
+         "[REDACTED:auth-header] response=6629fae4939"),
+        ("./sync --db-password=" + "v9Rt4-Wz7Y --api-token " + "Wz7Yb1Nc5Kd3",
+         "./sync --db-password=[REDACTED:cli-password] --api-token [REDACTED:cli-password]"),
+    ],
+)
+def test_issue_16_kinds_are_redacted(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+        "tests/auth/test_tokens.py::TestRefresh::test_password_reset_token[expired-1]",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "django-4.2.11-py3-none-any.whl and /home/runner/.ssh/id_ed25519.pub",
+        'ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"',
+        "docker run -u 1000:1000 --rm app && mkdir -p build/secrets && pip install -U pip",
+        "kind: ConfigMap\ndata:\n  LOG_LEVEL: info",
+        "pg_dump --no-password app; psql --password-file=/run/pw",
+        "curl -u user:pass https://example.com",  # a dummy, in the rules added for issue 16
+        # (Not here: "Sec-WebSocket-Key: <base64 nonce>", which gitleaks' generic-api-key
+        # redacts; harmless, and not a secret either.)
+        "Authorization: Bearer $TOKEN",
+        'cfg = {"auth": "none", "token": None}',
+    ],
+)
+def test_issue_16_look_alikes_are_left_alone(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
+def test_go_regex_syntax_is_translated() -> None:
+    # RE2 lets "(?i)" stand mid-pattern, scoped to the rest of its group, also across "|".
+    assert go_to_python(r"\b(SG\.(?i)[a-z]{3})\z") == r"\b(SG\.(?i:[a-z]{3}))\Z"
+    assert go_to_python(r"a(?i)b|c") == r"a(?i:b)|(?i:c)"
+    assert go_to_python(r"pat[[:alnum:]]{2}") == r"pat[0-9A-Za-z]{2}"
+    assert go_to_python(r"[\]x](?i)y") == r"[\]x](?i:y)"
+
+
+def test_gitleaks_rules_load_with_their_entropy_and_allowlists() -> None:
+    rules = {r.id: r for r in load_rules().rules}
+    assert len(rules) == 220 and "pkcs12-file" not in rules
+    assert rules["generic-api-key"].entropy == 3.5 and rules["generic-api-key"].allowlists
+    # 1 bit per character for two symbols in equal shares; 0 for one symbol repeated.
+    assert shannon_entropy("abab") == pytest.approx(1.0)
+    assert shannon_entropy("aaaa") == 0.0
+    # Low entropy is skipped, high entropy under a secret name is a finding.
+    assert redact("api_secret = 'aaaaaaaaaaaaaaaaaaaa'")[0].count("generic-api-key") == 0
+    found = redact("widget_key = Xk9Lm2Vb7Rt4Wz1Nc5Kd3")[0]
+    assert found == "widget_key = [REDACTED:generic-api-key]"

@@ -32,6 +32,7 @@ from judge.digests import cache_key, digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
+from judge.redact import redact_case, redact_error, redact_judgment
 from judge.rubrics import Rubric
 from judge.store import Store
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
@@ -211,7 +212,8 @@ class Runner:
             # Its case was stored by the run that made this judgment (same id, same content).
             return Outcome(step, known, cached=True)
         if step.case.id not in self._stored_cases:
-            self.store.put_case(step.case)
+            # The stored copy is shown to reviewers and exported: keep it without secrets.
+            self.store.put_case(redact_case(step.case)[0])
             self._stored_cases.add(step.case.id)
         rubric = self.rubric
         evidence = select_evidence(
@@ -266,8 +268,14 @@ class Runner:
             error = exc
         elapsed = time.perf_counter() - started
         for attempt, entry in enumerate(log.entries, start=1):
+            if entry.get("error"):
+                entry = {**entry, "error": redact_error(str(entry["error"]))[0]}
             self.store.record_call(cache_key=key, model=step.model, attempt=attempt, **entry)
-        judgment = self._judgment(step, key, provenance, result, error, elapsed, shown)
+        # A model's answer may quote a secret (from the evidence or elsewhere): redact the
+        # judgment's free text before it is stored, shown or exported.
+        judgment = redact_judgment(
+            self._judgment(step, key, provenance, result, error, elapsed, shown)
+        )[0]
         self.store.put(judgment, batch_id=self.batch_id)
         self.store.remember_step(step_key, key)
         return Outcome(step, judgment, cached=False)
