@@ -20,6 +20,10 @@ DEFAULT_MODEL = LOCAL_PREFIX + "qwen2.5-coder-1.5b"
 #: Completion-token cap of a judge call (the verdict JSON with its reason and citations).
 DEFAULT_MAX_TOKENS = 384
 
+#: The threshold grid of `judge calibrate` (calibration.bands.GRIDS): the published 5,000
+#: evenly spaced confidence levels of Trust or Escalate.
+DEFAULT_GRID = "levels:5000"
+
 
 def is_local(model: str) -> bool:
     """True for a model served by the embedded runtime (no API key, no cost, one call at a time)."""

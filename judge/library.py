@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from calibration.card import Card, load_card, parse_card
+from calibration.gold import GoldSet, load_gold
 from calibration.gold import dumps_record as dumps_gold_record
 from calibration.workflow import CalibrationOptions, CompareOptions
 from judge.access import (
@@ -107,6 +108,7 @@ __all__ = [
     "CompareOptions",
     "GateResult",
     "GoldExport",
+    "GoldSet",
     "ImportResult",
     "InstalledModel",
     "ItemView",
@@ -168,6 +170,7 @@ __all__ = [
     "list_rubrics",
     "load_card",
     "load_cases",
+    "load_gold",
     "load_report",
     "load_rubric",
     "load_runs",

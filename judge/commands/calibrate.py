@@ -12,8 +12,7 @@ from collections.abc import Sequence
 import click
 
 import judge
-from calibration.bands import DEFAULT_GRID
-from calibration.workflow import CalibrationOptions
+from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
 
@@ -172,7 +171,7 @@ def calibrate(
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
-    opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
+    opts = judge.CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
     run = judge.calibrate_judge(
         judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric,
                       selector=selector),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import click
 
 import judge
-from calibration.workflow import CompareOptions
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,7 +57,7 @@ def compare(
     """Compare judges on the same items: paired differences, McNemar, agreement."""
     study = judge.compare_judges(
         judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric),
-        CompareOptions.model_validate(options),
+        judge.CompareOptions.model_validate(options),
         gold=gold_path,
         html=html_out,
         json_out=json_out,
