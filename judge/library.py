@@ -60,6 +60,7 @@ from judge.review import (
     ItemView,
     PairAgreement,
     RoutingRun,
+    StoredPlan,
     add_label,
     add_shown_label,
     agreement,
@@ -68,6 +69,7 @@ from judge.review import (
     export_gold,
     gold_records,
     item_view,
+    load_plan,
     queue,
 )
 from judge.routing import (
@@ -89,6 +91,7 @@ from judge.runsets import (
     write_report,
     write_runs,
 )
+from judge.runsets.labels import HumanLabels, PlanResult, load_labels, plan_review
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
 from judge.store import Store, default_location, store_exists
@@ -107,6 +110,7 @@ __all__ = [
     "CompareOptions",
     "GateResult",
     "GoldExport",
+    "HumanLabels",
     "ImportResult",
     "InstalledModel",
     "ItemView",
@@ -118,6 +122,7 @@ __all__ = [
     "LoadedRuns",
     "Outcome",
     "PairAgreement",
+    "PlanResult",
     "Principal",
     "ReportOptions",
     "ReviewItem",
@@ -130,6 +135,7 @@ __all__ = [
     "SEMCONV_VERSION",
     "Step",
     "Store",
+    "StoredPlan",
     "VerdictSource",
     "add_label",
     "add_shown_label",
@@ -168,12 +174,15 @@ __all__ = [
     "list_rubrics",
     "load_card",
     "load_cases",
+    "load_labels",
+    "load_plan",
     "load_report",
     "load_rubric",
     "load_runs",
     "load_store_rows",
     "open_store",
     "parse_card",
+    "plan_review",
     "queue",
     "read_jsonl",
     "read_tasks",

@@ -44,6 +44,9 @@ def _gate_options(fn: Any) -> Any:
               help="Score from each run's official/gold label instead of a judge.")
 @click.option("--correct-for-judge", is_flag=True,
               help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
+              help="Human labels of some runs (gold JSONL, e.g. from `judge gold export "
+              "--plan ID`): pass@1 from labels only and PPI++ beside the judge's.")
 @click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
               help="Where report.json, report.md and report.html go.")
 @click.option("--db", default="judge.db", show_default=True, help="SQLite store (the cache).")
@@ -73,7 +76,8 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
-          card_path: str | None, gold_labels: bool, correct_for_judge: bool, out_dir: str,
+          card_path: str | None, gold_labels: bool, correct_for_judge: bool,
+          labels_path: str | None, out_dir: str,
           db: str, ks: tuple[int, ...], title: str, n_boot: int, seed: int, skip_invalid: bool,
           baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
           min_tasks: int, api_base: str | None, orders: str, samples: int,
@@ -83,8 +87,11 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
 
     Each completed run is judged by the --model judges of another model family than its agent
     (through the store: nothing is paid for twice), or scored from its gold label with
-    --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
-    invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
+    --gold-labels. Prints the headline table. With --labels (human labels of a random sample
+    drawn by `judge review plan`), the report adds pass@1 and the paired differences from the
+    labels alone and by PPI++ (judge plus labels), and the gate uses PPI++'s interval. Exit
+    code 0: report written; 1: some records were invalid (--skip-invalid); 3: some runs got no
+    verdict (listed in the report as unscored).
     """
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be >= 1", param_hint="--k")
@@ -98,9 +105,9 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         raise click.ClickException(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
             "--skip-invalid to score the others (the report then leaves those runs out)")
-    if gold_labels and (models or card_path or rubric_ref or correct_for_judge):
+    if gold_labels and (models or card_path or rubric_ref or correct_for_judge or labels_path):
         raise click.UsageError("--gold-labels scores without a judge: drop --model, "
-                               "--rubric, --card and --correct-for-judge")
+                               "--rubric, --card, --correct-for-judge and --labels")
     if not gold_labels:
         if not models or not rubric_ref:
             raise click.UsageError("give --rubric and --model (or --gold-labels)")
@@ -129,12 +136,15 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
             report = judge.score_runs(
                 loaded.runs, source=runs_file, store=store, rubric=rubric_ref,
                 models=list(models), card=card_path, judge_options=judge_options,
-                report=report_options, on_start=shown.on_start, on_done=shown.on_done)
+                report=report_options, labels=labels_path, on_start=shown.on_start,
+                on_done=shown.on_done)
     if baseline is not None and candidate is not None and margin is not None:
         report.gate = judge.gate(report, baseline=baseline, candidate=candidate,
                                  margin=margin, tolerance=tolerance, min_tasks=min_tasks)
     paths = judge.write_report(report, out_dir, charts=not no_charts)
     click.echo(judge.headline_markdown(report))
+    for line in _label_lines(report):
+        click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
     if report.gate:
         click.echo(f"gate: {report.gate.decision}: {report.gate.reason}", err=True)
@@ -143,6 +153,34 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     if report.unscored:
         click.echo(f"{len(report.unscored)} run(s) got no verdict (see the report)", err=True)
         sys.exit(EXIT_UNSCORED)
+
+
+def _interval(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "none"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
+
+
+def _label_lines(report: judge.RunSetReport) -> list[str]:
+    """One line per treatment: pass@1 by the judge, from the labels alone, and by PPI++."""
+    info = report.labels
+    if info is None:
+        return []
+    lines = [] if info.valid_for_ppi else [f"labels not valid for PPI: {info.reason}"]
+    for t in report.treatments:
+        sec = report.per_treatment[t]
+        at1 = next((f for f in sec.macro.pass_at_k if f.k == 1), None)
+        alone = sec.labels_only["pass@1"] if sec.labels_only else None
+        line = (f"pass@1 {t}: judge {_interval(at1.value, at1.ci95) if at1 else 'none'}; "
+                f"labels only {_interval(alone.value, alone.ci95) if alone else 'none'} "
+                f"({alone.n_labels if alone else 0} labels)")
+        both = sec.ppi["pass@1"] if sec.ppi else None
+        if both is not None:
+            worth = (f", worth {both.effective_labels:.1f} labels"
+                     if both.effective_labels is not None else "")
+            line += f"; PPI++ {_interval(both.value, both.ci95)}{worth}"
+        lines.append(line)
+    return lines
 
 
 @click.command()
