@@ -221,6 +221,8 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
     diff = f"{ni.diff:+.3f}" if ni.diff is not None else "none"
     click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, "
                f"{ni.n_shared} shared tasks")
+    if report.labels is not None:
+        click.echo(f"  interval: {ni.method}")
     for warning in result.warnings:
         click.echo(f"  warning: {warning}")
     for item in result.cannot_support:

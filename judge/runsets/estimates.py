@@ -100,7 +100,7 @@ def _estimate(result: PPIResult, n_human: int, *, tuned: bool) -> LabelEstimate:
                      else (float("inf") if result.se_labels_only > 0 else float(n_human)))
     return LabelEstimate(
         value=result.value, ci95=list(result.ci95), n_labels=n_human, se=result.se,
-        method=result.method, lam=result.lam, effective_labels=effective,
+        method=result.method, lam=abs(result.lam), effective_labels=effective,
         labelled_units=result.df + 1, note=result.note)
 
 

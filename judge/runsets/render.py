@@ -138,18 +138,21 @@ def _labels(report: RunSetReport) -> Section | None:
     else:
         sec.paragraphs.append(f"**Not valid for PPI**: {info.reason}.")
     sec.paragraphs += info.notes
-    rows, notes = [], []
+    rows = []
     for r in compared_rows(report):
         ppi = r.ppi
         effective = (f"{ppi.effective_labels:.1f}" if ppi and ppi.effective_labels is not None
                      else "—")
         rows.append([r.name, f"{_num(r.judge_value)} {_ci(r.judge_ci)}",
                      _est(r.labels_only), str(r.labels_only.n_labels), _est(ppi), effective,
-                     _num(ppi.lam, 2) if ppi else "—"])
-        for what, e in (("labels only", r.labels_only), ("PPI++", ppi)):
-            if e is not None and e.note and (r.name, e.note) not in notes:
-                notes.append((r.name, e.note))
-                sec.paragraphs.append(f"{r.name} ({what}): {e.note}.")
+                     # lambda is in [0, 1]: never print a rounding error as "-0.00".
+                     _num(abs(ppi.lam), 2) if ppi and ppi.lam is not None else "—"])
+        # The two estimates of a row share their sample, so mostly their notes: say each once.
+        note = r.labels_only.note
+        if note:
+            sec.paragraphs.append(f"{r.name}: {note}.")
+        if ppi is not None and ppi.note and ppi.note != note:
+            sec.paragraphs.append(f"{r.name} (PPI++): {ppi.note}.")
     sec.tables.append(Table(["estimand", "judge only [95% CI]", "labels only [95% CI]",
                              "labels", "PPI++ [95% CI]", "effective labels", "lambda"], rows))
     sec.paragraphs.append(
