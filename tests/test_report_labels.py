@@ -6,6 +6,7 @@ tiny case, by hand; bad label files refused naming file, line and field."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -23,6 +24,7 @@ from judge.cli import cli
 from judge.errors import InputError
 from judge.runsets import ReportContext, ScoredRun, build_report
 from judge.runsets.models import LabelsInfo
+from judge.runsets.plots import FOREST_METHODS
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 
 SMALL = Path(__file__).parent / "data" / "runsets" / "small.jsonl"
@@ -478,3 +480,55 @@ def test_a_report_without_labels_has_no_label_keys(tmp_path: Path) -> None:
     assert "labels" not in report and "ppi" not in report["per_treatment"]["base"]
     assert "ppi" not in report["paired"][0]
     assert "PPI" not in (out / "report.md").read_text()
+
+
+# --- the HTML report in headless Chromium ------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+#: Where the screenshot of the report's label section is kept for a person to look at.
+REPORT_SCREENSHOT = Path("/tmp/judge-report-ppi.png")
+
+
+def _pixels_near(png: bytes, colour: str, tolerance: int = 12) -> int:
+    """How many pixels of a PNG are within ``tolerance`` of ``colour`` (#rrggbb) per channel."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
+    target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    return int((np.abs(pixels - target) <= tolerance).all(axis=-1).sum())
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(),
+                    reason="/usr/bin/chromium is absent: apt-get install -y chromium")
+def test_report_html_shows_the_forest_plot(flow: Flow, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    report = judge.load_report(flow.folder / "r1" / "report.json")
+    paths = judge.write_report(report, tmp_path / "html")  # with its charts this time
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM),
+                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(paths["html"].as_uri())
+        heading = page.locator("h2", has_text="Judge only, labels only and PPI++")
+        assert heading.count() == 1
+        # The section's table, then its chart: one small forest plot.
+        table = heading.locator("xpath=following-sibling::table[1]")
+        assert "PPI++ [95% CI]" in table.inner_text() and "cand - base pass@1" in (
+            table.inner_text())
+        figures = heading.locator("xpath=following-sibling::div[contains(@class, 'figs')][1]")
+        plot = figures.locator("svg")
+        assert plot.count() == 1
+        plot.scroll_into_view_if_needed()
+        assert plot.is_visible()
+        box = plot.bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 150
+        shot = plot.screenshot()
+        page.screenshot(path=str(REPORT_SCREENSHOT))  # the viewport, scrolled to the plot
+        browser.close()
+    # Each of the three estimates is drawn in its own colour (judge grey, labels only orange,
+    # PPI++ blue): their intervals are on the screen, not just in the markup.
+    for name, colour, _ in FOREST_METHODS:
+        assert _pixels_near(shot, colour) > 50, name

@@ -139,8 +139,10 @@ def ppi_forest_figure(report: RunSetReport) -> Any:
     ax.set_yticks(range(len(rows)), [r.name for r in rows], fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel("pass@1, or difference (95% intervals)")
-    ax.set_title("judge only, labels only and PPI++")
-    ax.legend(fontsize=7, loc="best")
+    ax.set_title("judge only, labels only and PPI++", pad=16)
+    # Between the title and the axes, so that it never hides an interval.
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+              frameon=False, borderaxespad=0.2)
     return fig
 
 
