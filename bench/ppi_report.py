@@ -22,9 +22,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import judge
-from bench._common import REPO, SHARED
-from judge.types import Judgment
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import judge  # noqa: E402
+from judge.types import Judgment  # noqa: E402
+
+SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 
 DATASETS = {"tau": ("tau.judgments.jsonl", "taubench_airline_dev"),
             "swe": ("swe.judgments.jsonl", "swebench_verified_dev")}

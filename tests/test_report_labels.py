@@ -26,6 +26,7 @@ from judge.runsets import ReportContext, ScoredRun, build_report
 from judge.runsets.models import LabelsInfo
 from judge.runsets.plots import FOREST_METHODS
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
+from tests.conftest import bench_module, shared_path
 
 SMALL = Path(__file__).parent / "data" / "runsets" / "small.jsonl"
 #: Runs the loopback judge gets wrong (so PPI has something to correct).
@@ -147,6 +148,10 @@ def test_plan_draws_a_uniform_sample_and_queues_it_blind(flow: Flow) -> None:
             if i.reason == "label_plan"]
         assert {i.case_id for i in planned} == set(plan["plan"]["chosen"])
         assert all(i.blind and i.card_digest is None and i.routing_id is None for i in planned)
+        # The review page shows a planned run blind: no judge verdict, score or reason.
+        view = judge.item_view(store, planned[0].id)
+        assert view.blind and view.verdicts == [] and view.reason_text is None
+        assert view.task.startswith("Task ")
         # Drawing the same plan again queues nothing new.
         result = judge.plan_review(store, judge.load_runs(flow.runs).runs, source="x",
                                    budget=BUDGET, seed=0)
@@ -532,3 +537,27 @@ def test_report_html_shows_the_forest_plot(flow: Flow, tmp_path: Path) -> None:
     # PPI++ blue): their intervals are on the screen, not just in the markup.
     for name, colour, _ in FOREST_METHODS:
         assert _pixels_near(shot, colour) > 50, name
+
+
+# --- the bench on real runs ----------------------------------------------------------------------
+
+
+@pytest.mark.shared
+def test_bench_ppi_report_on_the_embedded_judges_tau_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/ppi_report.py (the README's line): 60 tau-bench runs, the embedded judge's
+    recorded judgments (no model call), 20 labels drawn uniformly with seed 0."""
+    shared_path("gold/taubench_airline_dev.jsonl")
+    bench = bench_module("ppi_report")
+    assert bench.main(["--dataset", "tau", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "180 judgments from the store" in printed
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    sec = report["per_treatment"]["gpt-4o"]
+    # A judge at chance (AUROC 0.44 on these runs, JUDGE_QUALITY.md) gets lambda 0: PPI++ is
+    # the labels-only estimate and worth exactly the labels used.
+    assert sec["ppi"]["pass@1"]["lambda"] == pytest.approx(0.0)
+    assert sec["ppi"]["pass@1"]["value"] == pytest.approx(sec["labels_only"]["pass@1"]["value"])
+    assert sec["ppi"]["pass@1"]["effective_labels"] == pytest.approx(20.0)
+    assert "truth 0.407; judge 0.120 [0.013, 0.240]; labels only 0.340 [0.079, 0.601]" in printed

@@ -22,10 +22,14 @@ each benchmark):
   rate, and the card's FAR and FRR drawn from their Jeffreys posteriors Beta(k + 1/2,
   n - k + 1/2) given the card's confusion counts, so the interval widens by the card's own
   uncertainty. It assumes the judge errs on these runs as it did on the card's gold.
+- with human labels of some runs (``ReportContext.labels``; the runs carry them): pass@1 from
+  the labels alone and by PPI++ (judge plus labels; only when the labels are a label plan's
+  random sample), for the treatment and each benchmark (:mod:`judge.runsets.estimates`).
 
 Across treatments: the task matrix (task x treatment, passes of runs) and the paired difference
 of every later treatment against each earlier one on their shared tasks (per-task difference,
-mean, task-cluster bootstrap interval).
+mean, task-cluster bootstrap interval), and with human labels the same difference of pass@1
+from the labels alone and by PPI++.
 """
 
 from __future__ import annotations
