@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 import judge
+from judge.commands.label_lines import label_lines
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
 
@@ -143,7 +144,7 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
                                  margin=margin, tolerance=tolerance, min_tasks=min_tasks)
     paths = judge.write_report(report, out_dir, charts=not no_charts)
     click.echo(judge.headline_markdown(report))
-    for line in _label_lines(report):
+    for line in label_lines(report):
         click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
     if report.gate:
@@ -153,34 +154,6 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     if report.unscored:
         click.echo(f"{len(report.unscored)} run(s) got no verdict (see the report)", err=True)
         sys.exit(EXIT_UNSCORED)
-
-
-def _interval(value: float | None, ci: list[float] | None) -> str:
-    if value is None:
-        return "none"
-    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
-
-
-def _label_lines(report: judge.RunSetReport) -> list[str]:
-    """One line per treatment: pass@1 by the judge, from the labels alone, and by PPI++."""
-    info = report.labels
-    if info is None:
-        return []
-    lines = [] if info.valid_for_ppi else [f"labels not valid for PPI: {info.reason}"]
-    for t in report.treatments:
-        sec = report.per_treatment[t]
-        at1 = next((f for f in sec.macro.pass_at_k if f.k == 1), None)
-        alone = sec.labels_only["pass@1"] if sec.labels_only else None
-        line = (f"pass@1 {t}: judge {_interval(at1.value, at1.ci95) if at1 else 'none'}; "
-                f"labels only {_interval(alone.value, alone.ci95) if alone else 'none'} "
-                f"({alone.n_labels if alone else 0} labels)")
-        both = sec.ppi["pass@1"] if sec.ppi else None
-        if both is not None:
-            worth = (f", worth {both.effective_labels:.1f} labels"
-                     if both.effective_labels is not None else "")
-            line += f"; PPI++ {_interval(both.value, both.ci95)}{worth}"
-        lines.append(line)
-    return lines
 
 
 @click.command()
