@@ -61,6 +61,7 @@ from judge.review import (
     ItemView,
     PairAgreement,
     RoutingRun,
+    StoredPlan,
     add_label,
     add_shown_label,
     agreement,
@@ -69,6 +70,7 @@ from judge.review import (
     export_gold,
     gold_records,
     item_view,
+    load_plan,
     queue,
 )
 from judge.routing import (
@@ -90,6 +92,7 @@ from judge.runsets import (
     write_report,
     write_runs,
 )
+from judge.runsets.labels import HumanLabels, PlanResult, load_labels, plan_review
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
 from judge.store import Store, default_location, store_exists
@@ -109,6 +112,7 @@ __all__ = [
     "GateResult",
     "GoldExport",
     "GoldSet",
+    "HumanLabels",
     "ImportResult",
     "InstalledModel",
     "ItemView",
@@ -120,6 +124,7 @@ __all__ = [
     "LoadedRuns",
     "Outcome",
     "PairAgreement",
+    "PlanResult",
     "Principal",
     "ReportOptions",
     "ReviewItem",
@@ -132,6 +137,7 @@ __all__ = [
     "SEMCONV_VERSION",
     "Step",
     "Store",
+    "StoredPlan",
     "VerdictSource",
     "add_label",
     "add_shown_label",
@@ -171,12 +177,15 @@ __all__ = [
     "load_card",
     "load_cases",
     "load_gold",
+    "load_labels",
+    "load_plan",
     "load_report",
     "load_rubric",
     "load_runs",
     "load_store_rows",
     "open_store",
     "parse_card",
+    "plan_review",
     "queue",
     "read_jsonl",
     "read_tasks",

@@ -18,6 +18,7 @@ from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError
 from judge.store.jobs import JobTables
 from judge.store.judgments import CACHED_STATUSES, JudgmentTables
+from judge.store.plans import PlanTables
 from judge.store.review import LabelRule, LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
@@ -59,7 +60,7 @@ def connect(location: str | Path) -> Backend:
     return SQLiteBackend(location)
 
 
-class Store(JudgmentTables, RoutingTables, ReviewTables, AccessTables, JobTables):
+class Store(JudgmentTables, RoutingTables, ReviewTables, AccessTables, JobTables, PlanTables):
     """A judge store, opened (and migrated to the current schema) at ``location``."""
 
     def __init__(self, location: str | Path = DEFAULT_DB) -> None:

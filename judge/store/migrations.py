@@ -316,3 +316,27 @@ def m009_step_keys(s: Schema) -> None:
         not_null={"cache_key"},
     )
     s.create_index("step_keys", ["cache_key"])
+
+
+@migration
+def m010_label_plans(s: Schema) -> None:
+    """Label plans: the runs drawn for people to label and every run's inclusion probability
+    (the plan itself as JSON), keyed by the set of runs they were drawn from."""
+    s.create_table(
+        "label_plans",
+        {
+            "id": str,
+            "runs_digest": str,
+            "runset": str,
+            "design": str,  # uniform | active
+            "seed": int,
+            "budget": int,
+            "n_runs": int,
+            "n_chosen": int,
+            "created_at": str,
+            "json": str,
+        },
+        pk="id",
+        not_null={"runs_digest", "design", "json"},
+    )
+    s.create_index("label_plans", ["runs_digest"])
