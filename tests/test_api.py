@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from calibration.gold import load_gold
+from judge.api.roles import declared_routes
 from judge.client import APIError, JudgeClient
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer
-from judge.api.roles import declared_routes
 from tests.review_fixtures import (
     MODEL,
     RunningService,

@@ -6,15 +6,15 @@ limiter, job workers, the CSRF secret); nothing lives at module level. Every rou
 ``judge.api.roles``, rate limit, body limit, the Origin of page forms) and
 ``SecurityHeaders``; an app with a route whose roles are not declared is not built. The
 OpenAPI schema is served at ``/openapi.json`` to authenticated callers, declares both key
-schemes and each operation's roles (``x-roles``). Errors are JSON ``{"error": {"code", "message"}}`` with a matching status
-(``judge.api.errors``). The routes live in ``judge.api.routes``, one module per resource.
+schemes and each operation's roles (``x-roles``). Errors are JSON
+``{"error": {"code", "message"}}`` with a matching status (``judge.api.errors``). The routes
+live in ``judge.api.routes``, one module per resource.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-
 from typing import Any
 
 from fastapi import FastAPI
