@@ -104,7 +104,9 @@ def match_route(routes: Sequence[Any], scope: Mapping[str, Any]) -> str | None:
     for context in _endpoints(routes):
         match, _ = context.matches(dict(scope))
         if match == Match.FULL:
-            return route_name(scope["method"], context.path)
+            # HEAD is served by the GET route, with the same roles.
+            method = "GET" if scope["method"] == "HEAD" else scope["method"]
+            return route_name(method, context.path)
     return None
 
 
