@@ -68,12 +68,23 @@ class JudgeSettings:
         )
 
 
-def get_job(store: Store, job_id: str) -> JobRecord:
-    """The job with this id; NotFoundError otherwise."""
+def get_job(store: Store, job_id: str, *, owner: str | None = None) -> JobRecord:
+    """The job with this id; NotFoundError otherwise.
+
+    ``owner``: the API key id asking; a job another key created is "not found" too, with the
+    same message, so that job ids cannot be probed (None: any job, for admins and workers).
+    """
     record = store.job(job_id)
-    if record is None:
+    if record is None or (owner is not None and record.key_id != owner):
         raise NotFoundError(f"no job {job_id!r}")
     return record
+
+
+def list_jobs(
+    store: Store, *, owner: str | None = None, limit: int = 50, offset: int = 0
+) -> list[JobRecord]:
+    """Jobs, newest first: those API key ``owner`` created, or every job when None."""
+    return store.jobs(key_id=owner, limit=limit, offset=offset)
 
 
 def create_job(
@@ -134,18 +145,20 @@ def _by_idempotency(
     return record
 
 
-def resume_job(store: Store, job_id: str) -> JobRecord:
-    """Queue a finished or failed job again (ConflictError while it is queued or running)."""
-    state = get_job(store, job_id)
+def resume_job(store: Store, job_id: str, *, owner: str | None = None) -> JobRecord:
+    """Queue a finished or failed job again (ConflictError while it is queued or running;
+    NotFoundError for a job ``owner`` did not create, as in :func:`get_job`)."""
+    state = get_job(store, job_id, owner=owner)
     if state.status in ("queued", "running"):
         raise ConflictError(f"job {job_id} is {state.status} already")
     store.update_job(job_id, status="queued", finished_at=None)
     return get_job(store, job_id)
 
 
-def job_judgments(store: Store, job_id: str) -> list[Judgment]:
-    """The judgments a job produced or reused (NotFoundError for an unknown job)."""
-    get_job(store, job_id)
+def job_judgments(store: Store, job_id: str, *, owner: str | None = None) -> list[Judgment]:
+    """The judgments a job produced or reused (NotFoundError for an unknown job, or one
+    ``owner`` did not create)."""
+    get_job(store, job_id, owner=owner)
     return store.judgments_by_id(store.job_judgment_ids(job_id))
 
 

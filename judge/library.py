@@ -50,6 +50,7 @@ from judge.jobs import (
     create_job,
     get_job,
     job_judgments,
+    list_jobs,
     resume_job,
     run_job,
 )
@@ -172,6 +173,7 @@ __all__ = [
     "item_view",
     "job_judgments",
     "judge_cases",
+    "list_jobs",
     "list_keys",
     "list_rubrics",
     "load_card",

@@ -29,6 +29,9 @@ class ServiceConfig:
     concurrency: int = 4
     audit_fraction: float = 0.05
     session_hours: float = 12.0
+    #: Origins (``https://judge.example.org``) besides the service's own (its Host header) from
+    #: which the review page's forms may be posted: e.g. the public origin behind a TLS proxy.
+    trusted_origins: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -48,6 +48,13 @@ from judge.defaults import DEFAULT_MODEL
     show_default=True,
     help="Audit share when POST /v1/judge routes with a card.",
 )
+@click.option(
+    "--trusted-origin",
+    "trusted_origins",
+    multiple=True,
+    help="Another origin the review page is served from (e.g. https://judge.example.org behind "
+    "a TLS proxy): its form posts are accepted (repeat).",
+)
 @click.option("--log-level", default="info", show_default=True)
 def serve(
     db: str,
@@ -62,12 +69,14 @@ def serve(
     workers: int,
     concurrency: int,
     audit_fraction: float,
+    trusted_origins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve the JSON API (/v1, schema at /openapi.json) and the review page (/review).
 
-    Every route needs an API key (`judge keys create --name NAME`): send it as
-    'Authorization: Bearer KEY' or 'X-API-Key: KEY'; the page asks for it once at /login.
+    Every route needs an API key (`judge keys create --name NAME`; the first key of a store is
+    an admin key): send it as 'Authorization: Bearer KEY' or 'X-API-Key: KEY'; the page asks a
+    reviewer or adjudicator key once at /login.
     """
     import uvicorn
 
@@ -84,6 +93,7 @@ def serve(
         job_workers=workers,
         concurrency=concurrency,
         audit_fraction=audit_fraction,
+        trusted_origins=tuple(o.rstrip("/") for o in trusted_origins),
     )
     app = create_app(config)
     click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), store {db}", err=True)

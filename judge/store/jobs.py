@@ -53,10 +53,15 @@ class JobTables:
         )
         return None if row is None else _job(row)
 
-    def jobs(self, *, limit: int = 50, offset: int = 0) -> list[JobRecord]:
-        """Jobs, newest first."""
+    def jobs(
+        self, *, key_id: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[JobRecord]:
+        """Jobs, newest first (only those created by API key ``key_id`` when given)."""
+        where, params = ("WHERE key_id = ? ", [key_id]) if key_id is not None else ("", [])
         rows = self.backend.query(
-            f"SELECT * FROM jobs ORDER BY created_at DESC LIMIT {int(limit)} OFFSET {int(offset)}"
+            f"SELECT * FROM jobs {where}ORDER BY created_at DESC "
+            f"LIMIT {int(limit)} OFFSET {int(offset)}",
+            params,
         )
         return [_job(r) for r in rows]
 
