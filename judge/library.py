@@ -16,6 +16,7 @@ benchmark scripts call these functions and nothing private below them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -186,6 +187,7 @@ __all__ = [
     "save_card",
     "score_runs",
     "store_exists",
+    "take_rate_token",
     "task_text",
     "verify_key",
     "verify_session",
@@ -198,6 +200,13 @@ def open_store(location: str | Path | None = None) -> Store:
     """Open (and migrate) the store at ``location``: a SQLite file path or a database URL;
     default ``$JUDGE_DB`` or ``judge.db``. Use it as a context manager to close it."""
     return Store(location if location is not None else default_location())
+
+
+def take_rate_token(store: Store, key_id: str, *, rate: float, burst: int) -> float:
+    """Take a request token from API key ``key_id``'s bucket in the store (``rate`` a second,
+    up to ``burst``), shared by every service replica on it: 0.0 when the request may go on,
+    else the seconds until it may."""
+    return store.take_rate_token(key_id, rate=rate, burst=burst, now=time.time())
 
 
 def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:

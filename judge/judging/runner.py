@@ -31,10 +31,11 @@ from judge import kinds
 from judge.digests import cache_key, digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
+from judge.judging.claims import CallClaims
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.redact import redact_case, redact_error, redact_judgment
 from judge.rubrics import Rubric
-from judge.store import Store
+from judge.store import Store, StoreUnavailable
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
 from judge.version import __version__
 
@@ -183,6 +184,8 @@ class Runner:
         #: Ids of the cases this runner has stored in this run (each is stored once, before
         #: its first judgment that is not found by its step key).
         self._stored_cases: set[str] = set()
+        #: Claims on the cache keys this runner pays for (one payment across processes).
+        self.claims = CallClaims(store, f"{self.batch_id}:{uuid.uuid4().hex[:8]}")
 
     def step_key(self, step: Step) -> str:
         """The identity of everything that decides a step's prompt and call, computed without
@@ -234,6 +237,10 @@ class Runner:
             selector_version=evidence.selector_version,
         )
         hit = self.store.cached(key)
+        if hit is None:
+            # Another worker (thread, process, replica) may be paying for this key right now:
+            # wait for its judgment rather than pay twice (judge/judging/claims.py).
+            hit = await self.claims.acquire(key)
         if hit is not None:
             self.store.remember_step(step_key, key)
             return Outcome(step, hit, cached=True)
@@ -266,6 +273,9 @@ class Runner:
             )
         except (ParseError, InfraError) as exc:
             error = exc
+        except BaseException:
+            self.claims.release(key)
+            raise
         elapsed = time.perf_counter() - started
         for attempt, entry in enumerate(log.entries, start=1):
             if entry.get("error"):
@@ -276,7 +286,10 @@ class Runner:
         judgment = redact_judgment(
             self._judgment(step, key, provenance, result, error, elapsed, shown)
         )[0]
-        self.store.put(judgment, batch_id=self.batch_id)
+        try:
+            self.store.put(judgment, batch_id=self.batch_id)
+        finally:
+            self.claims.release(key)
         self.store.remember_step(step_key, key)
         return Outcome(step, judgment, cached=False)
 
@@ -331,6 +344,8 @@ class Runner:
             async with semaphore:
                 try:
                     outcome = await self.judge_step(step)
+                except StoreUnavailable:
+                    raise  # the database went away: stop the batch (a rerun resumes it)
                 except JudgeError as exc:
                     summary.errors.append((step, exc))
                     return
