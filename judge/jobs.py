@@ -16,8 +16,6 @@ job and resumes it from the store. Only the lease holder records a job's end.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import uuid
 from collections import Counter
@@ -27,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
-from judge.digests import now_iso
 from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
 from judge.judging import JudgeOptions, Outcome, Step, judge_cases
+from judge.judging.claims import dead_here, worker_name
 from judge.rubrics import load_rubric
 from judge.store import DuplicateError, Store, StoreUnavailable
 from judge.types import Case, JobRecord, Judgment
@@ -40,11 +38,6 @@ log = logging.getLogger("judge.jobs")
 FINAL = frozenset({"done", "failed"})
 #: Seconds between two looks at the queue for jobs submitted to other replicas.
 POLL_S = 1.0
-
-
-def worker_name() -> str:
-    """A name for a worker process, unique among replicas: host, process id, random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
 @dataclass(frozen=True)
@@ -298,6 +291,16 @@ class JobManager:
         if self._started:
             return
         self._started = True
+        try:
+            with Store(self.db) as store:
+                for row in store.job_leases():
+                    # A job whose worker was a process of this machine that is gone (this
+                    # service, restarted) is resumed now, not when its lease expires.
+                    owner = row["lease_owner"]
+                    if row["status"] == "running" and owner and dead_here(owner.split("/")[0]):
+                        store.expire_job_lease(row["id"], owner)
+        except JudgeError as err:
+            log.warning("leases of dead workers not checked: %s", err)
         for thread in self._threads:
             thread.start()
 

@@ -185,7 +185,7 @@ class Runner:
         #: its first judgment that is not found by its step key).
         self._stored_cases: set[str] = set()
         #: Claims on the cache keys this runner pays for (one payment across processes).
-        self.claims = CallClaims(store, f"{self.batch_id}:{uuid.uuid4().hex[:8]}")
+        self.claims = CallClaims(store)
 
     def step_key(self, step: Step) -> str:
         """The identity of everything that decides a step's prompt and call, computed without

@@ -20,9 +20,9 @@ from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavai
 from judge.store.coordination import CoordinationTables
 from judge.store.jobs import JobTables
 from judge.store.judgments import CACHED_STATUSES, JudgmentTables
-from judge.store.review import LabelRule, LabelWrite, ReviewTables
 from judge.store.migrations import MIGRATIONS
 from judge.store.postgres import PostgresBackend, is_url, mask_url
+from judge.store.review import LabelRule, LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
 

@@ -182,7 +182,7 @@ class Backend(ABC):
     def close(self) -> None:
         """Release the connection(s)."""
 
-    def sync_identities(self) -> None:
+    def sync_identities(self) -> None:  # noqa: B027 - a hook most backends need not fill
         """After rows were copied in with their integer ids: make new rows get larger ids
         (nothing to do where the database picks max(id) + 1 by itself)."""
 

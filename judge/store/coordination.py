@@ -45,6 +45,13 @@ class CoordinationTables:
         )
         return changed == 1
 
+    def call_claim_owner(self, cache_key: str) -> str | None:
+        """Who holds the claim on ``cache_key`` (expired or not), or None."""
+        value = self.backend.scalar(
+            "SELECT owner FROM call_claims WHERE cache_key = ?", [cache_key]
+        )
+        return None if value is None else str(value)
+
     def release_call(self, cache_key: str, owner: str) -> None:
         """Give up ``owner``'s claim (its judgment is stored, or the call was abandoned)."""
         self.backend.execute(

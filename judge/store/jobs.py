@@ -145,6 +145,13 @@ class JobTables:
         )
         return changed == 1
 
+    def expire_job_lease(self, job_id: str, owner: str) -> bool:
+        """End ``owner``'s lease on a job now (its worker is known to be gone)."""
+        changed = self.backend.execute(
+            "UPDATE jobs SET lease_until = NULL WHERE id = ? AND lease_owner = ?", [job_id, owner]
+        )
+        return changed == 1
+
     def finish_job(
         self, job_id: str, owner: str, *, status: str, counts: Mapping[str, int],
         error: str | None,

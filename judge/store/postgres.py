@@ -228,7 +228,9 @@ def _pool(url: str, shown: str) -> ConnectionPool[Any]:
                 else "check that the server is running and the URL's host, port, user, password "
                 f"and database (given with --db or {DB_ENV})"
             )
-            raise StoreUnavailable(f"{shown}: cannot connect to PostgreSQL ({reason}); {hint}") from err
+            raise StoreUnavailable(
+                f"{shown}: cannot connect to PostgreSQL ({reason}); {hint}"
+            ) from err
 
         def configure(conn: psycopg.Connection[Any]) -> None:
             conn.autocommit = True  # a statement outside a transaction commits at once
@@ -311,7 +313,7 @@ class PostgresBackend(Backend):
     def query(self, sql: str, args: Args = ()) -> list[Row]:
         with self._connection() as conn, self._errors():
             cursor = conn.cursor(row_factory=_row_maker)
-            cursor.execute(to_format(sql), _args(args))  # type: ignore[arg-type]
+            cursor.execute(to_format(sql), _args(args))
             rows: list[Row] = cursor.fetchall()
         return rows
 
@@ -332,19 +334,19 @@ class PostgresBackend(Backend):
                                  row_factory=_row_maker)
             cursor.itersize = 500
             try:
-                cursor.execute(to_format(sql), _args(args))  # type: ignore[arg-type]
+                cursor.execute(to_format(sql), _args(args))
                 yield from cursor
             finally:
                 cursor.close()
 
     def execute(self, sql: str, args: Args = ()) -> int:
         with self._connection() as conn, self._errors():
-            cursor = conn.execute(to_format(sql), _args(args))  # type: ignore[arg-type]
+            cursor = conn.execute(to_format(sql), _args(args))
             return cursor.rowcount
 
     def executemany(self, sql: str, rows: Sequence[Args]) -> None:
         with self.transaction(), self._connection() as conn, self._errors():
-            conn.cursor().executemany(to_format(sql), [_args(r) for r in rows])  # type: ignore[arg-type]
+            conn.cursor().executemany(to_format(sql), [_args(r) for r in rows])
 
     @contextmanager
     def transaction(self, *, lock: bool = False) -> Iterator[None]:

@@ -12,8 +12,8 @@ power cut, and the tests run faster). Used by tests/conftest.py and bench/store_
 from __future__ import annotations
 
 import glob
-import pwd
 import os
+import pwd
 import shutil
 import socket
 import subprocess
