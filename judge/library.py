@@ -92,9 +92,10 @@ from judge.runsets import (
 )
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
-from judge.store import Store, default_location, store_exists
+from judge.store import Store, default_location, mask_url, store_exists
 from judge.traces import ImportResult, formats, get_importer, import_file
 from judge.traces.tasks import read_tasks, task_text
+from judge.transfer import CopyReport, MigrationReport, TableCopy, copy_store, migrate_store
 from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
 
 __all__ = [
@@ -106,6 +107,7 @@ __all__ = [
     "CardRecord",
     "Case",
     "CompareOptions",
+    "CopyReport",
     "GateResult",
     "GoldExport",
     "ImportResult",
@@ -117,6 +119,7 @@ __all__ = [
     "Judgment",
     "LoadedCases",
     "LoadedRuns",
+    "MigrationReport",
     "Outcome",
     "PairAgreement",
     "Principal",
@@ -131,6 +134,7 @@ __all__ = [
     "SEMCONV_VERSION",
     "Step",
     "Store",
+    "TableCopy",
     "VerdictSource",
     "add_label",
     "add_shown_label",
@@ -144,6 +148,7 @@ __all__ = [
     "check_card",
     "check_card_before_judging",
     "compare_judges",
+    "copy_store",
     "create_job",
     "create_key",
     "create_session",
@@ -173,6 +178,8 @@ __all__ = [
     "load_rubric",
     "load_runs",
     "load_store_rows",
+    "mask_url",
+    "migrate_store",
     "open_store",
     "parse_card",
     "queue",

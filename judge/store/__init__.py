@@ -25,6 +25,7 @@ from judge.store.postgres import PostgresBackend, is_url, mask_url
 from judge.store.review import LabelRule, LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
+from judge.store.transfer import TransferTables
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -116,7 +117,13 @@ def check_schema(backend: Backend, *, migrate: bool) -> list[str]:
 
 
 class Store(
-    JudgmentTables, RoutingTables, ReviewTables, AccessTables, JobTables, CoordinationTables
+    JudgmentTables,
+    RoutingTables,
+    ReviewTables,
+    AccessTables,
+    JobTables,
+    CoordinationTables,
+    TransferTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless
