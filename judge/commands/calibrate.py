@@ -14,6 +14,7 @@ import click
 import judge
 from calibration.bands import DEFAULT_GRID
 from calibration.workflow import CalibrationOptions
+from judge.commands.options import env_db
 from judge.errors import InputError
 
 
@@ -39,7 +40,9 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
     help="Gold JSONL; default: the gold labels the verdict rows carry.",
 )
 @click.option(
-    "--db", type=click.Path(dir_okay=False), help="Judge store (SQLite) to read judgments from."
+    "--db",
+    help="Judge store to read judgments from: a SQLite file or a postgresql:// URL "
+    "(default $JUDGE_DB when neither --judgments nor --recorded is given).",
 )
 @click.option(
     "--judgments",
@@ -174,8 +177,9 @@ def calibrate(
     """Measure a judge against gold and write a calibration card and report."""
     opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
     run = judge.calibrate_judge(
-        judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric,
-                      selector=selector),
+        judge.VerdictSource(db=db or (None if judgments or recorded else env_db()),
+                            judgments=judgments, recorded=recorded, rubric=rubric,
+                            selector=selector),
         opts,
         gold=gold_path,
         out=out,

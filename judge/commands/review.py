@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+from judge.commands.options import db_option
 
 
 @click.group()
@@ -15,7 +16,7 @@ def review() -> None:
 
 
 @review.command("queue")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--reviewer", help="Only the items this reviewer may label now.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--limit", type=int, default=50, show_default=True)
@@ -52,7 +53,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
 @click.option("--reviewer", required=True, help="Your reviewer name.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--note", default="")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
     """Label one item (canonical frame)."""
     with judge.open_store(db) as store:
@@ -69,7 +70,7 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
 
 
 @review.command("agreement")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair."""
     with judge.open_store(db) as store:
@@ -85,7 +86,7 @@ def agreement_cmd(db: str) -> None:
 
 
 @review.command("audit")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--card", "digest", help="One card's digest (default: every stored card).")
 def audit_cmd(db: str, digest: str | None) -> None:
     """Each card's live band error bounds from audit labels; stale cards are flagged."""
@@ -112,7 +113,7 @@ def audit_cmd(db: str, digest: str | None) -> None:
     show_default=True,
     help="Licence of the exported records.",
 )
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def export_gold_cmd(out: str, license_: str, db: str) -> None:
     """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`)."""
     with judge.open_store(db) as store:

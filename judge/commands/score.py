@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 import judge
+from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
 
@@ -46,7 +47,7 @@ def _gate_options(fn: Any) -> Any:
               help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).")
 @click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
               help="Where report.json, report.md and report.html go.")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store (the cache).")
+@db_option()
 @click.option("--k", "ks", type=int, multiple=True,
               help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.")
 @click.option("--title", default="Run-set report", show_default=True)
@@ -198,7 +199,7 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel",
               show_default=True)
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--out", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output JSON file ('-' for stdout).")
 @click.option("--signal", type=click.Choice(["logs", "spans"]), default="logs",
