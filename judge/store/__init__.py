@@ -41,6 +41,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "default_location",
+    "forget_schema_checks",
     "mask_url",
     "store_exists",
 ]
@@ -76,6 +77,12 @@ def _auto_migrate() -> bool:
 #: Databases (name, location, process) found current by this process: the API opens a store
 #: per request, and a shared database's schema is checked once, not on every request.
 _current: set[tuple[str, str, int]] = set()
+
+
+def forget_schema_checks() -> None:
+    """Check every shared database's schema again at its next opening (after it was changed
+    behind this process's back: tests, or an operator dropping tables)."""
+    _current.clear()
 
 
 def check_schema(backend: Backend, *, migrate: bool) -> list[str]:

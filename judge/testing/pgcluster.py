@@ -86,16 +86,25 @@ class PgCluster:
         try:
             cluster._run("initdb", "-D", str(data), "-A", "trust", "-U", cluster.user,
                          "--no-sync", "-E", "UTF8", "--locale=C")
-            options = (
-                f"-p {cluster.port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-            )
-            cluster._run("pg_ctl", "-D", str(data), "-l", str(data / "log.txt"), "-w",
-                         "-t", "60", "start", "-o", options)
+            cluster.resume()
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
         return cluster
+
+    def resume(self) -> None:
+        """Start the server (again, after ``pause``) on the same port and data."""
+        data, sock = self.root / "data", self.root / "sock"
+        options = (
+            f"-p {self.port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        self._run("pg_ctl", "-D", str(data), "-l", str(data / "log.txt"), "-w", "-t", "60",
+                  "start", "-o", options)
+
+    def pause(self) -> None:
+        """Stop the server at once, as a crash would, keeping its data (``resume`` restarts)."""
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-w", "-m", "immediate", "stop")
 
     def _run(self, tool: str, *args: str) -> str:
         done = subprocess.run(
