@@ -103,7 +103,7 @@ def test_streaming_a_table_while_writing_to_it(store_location: str) -> None:
         for i in range(1200):  # more than one fetch of the stream
             store.put(make_judgment(f"case-{i}", 0.9))
         seen = 0
-        for j in store.judgments():
+        for _ in store.judgments():
             seen += 1
             if seen % 300 == 0:  # a write between two rows commits on its own
                 store.put_case(make_case(f"w{seen}"))

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, Literal
 
-from judge.errors import JudgeError
+from judge.errors import ConflictError, JudgeError, UnavailableError
 from judge.store.migrations import MIGRATIONS
 
 Row = dict[str, Any]
@@ -31,11 +31,11 @@ class StoreError(JudgeError):
     """The store cannot be opened or used (names the location and what to do)."""
 
 
-class DuplicateError(StoreError):
+class DuplicateError(StoreError, ConflictError):
     """A row with this key exists already (a unique constraint refused the write)."""
 
 
-class StoreUnavailable(StoreError):
+class StoreUnavailable(StoreError, UnavailableError):
     """The database cannot be reached now (refused, dropped mid-batch, timed out). What was
     written before is kept: run the same command again once the database is back."""
 
