@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -62,7 +63,13 @@ ROWID = "_rowid"
 
 _TYPES: dict[type, str] = {str: 'TEXT COLLATE "C"', int: "BIGINT", float: "DOUBLE PRECISION"}
 
+#: Seconds during which a database found unreachable is not tried again: a batch whose
+#: database went away stops at once instead of waiting a connection timeout per statement.
+DOWN_S = 5.0
+
 _pools: dict[tuple[str, int], ConnectionPool[Any]] = {}
+#: (url, pid) -> until when (monotonic) the database is taken as down.
+_down: dict[tuple[str, int], float] = {}
 _pools_lock = threading.Lock()
 
 
@@ -255,8 +262,9 @@ def close_pool(url: str) -> None:
     """Close this process's pool for ``url`` (before dropping its database, or at exit)."""
     with _pools_lock:
         pool = _pools.pop((url, os.getpid()), None)
+        _down.pop((url, os.getpid()), None)
     if pool is not None:
-        pool.close()
+        pool.close(timeout=1.0)
 
 
 @atexit.register
@@ -287,17 +295,24 @@ class PostgresBackend(Backend):
         import psycopg
         from psycopg_pool import PoolTimeout
 
+        key = (self.url, os.getpid())
+        if _down.get(key, 0.0) > time.monotonic():
+            raise StoreUnavailable(self._lost("it did not answer a moment ago"))
         try:
             yield
         except psycopg.errors.UniqueViolation as err:
             raise DuplicateError(f"{self.location}: {_first_line(err)}") from err
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as err:
-            raise StoreUnavailable(
-                f"{self.location}: the database cannot be reached ({_first_line(err)}); "
-                "what was finished is stored: run the same command again once it is back"
-            ) from err
+            _down[key] = time.monotonic() + DOWN_S
+            raise StoreUnavailable(self._lost(_first_line(err))) from err
         except psycopg.Error as err:
             raise StoreError(f"{self.location}: {_first_line(err)}") from err
+
+    def _lost(self, reason: str) -> str:
+        return (
+            f"{self.location}: the database cannot be reached ({reason}); what was finished is "
+            "stored: run the same command again once it is back"
+        )
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

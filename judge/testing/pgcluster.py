@@ -3,7 +3,10 @@
 ``initdb`` refuses to run as root, so when this process is root the cluster is created and run
 as the ``postgres`` system user (which Debian's ``postgresql`` package creates). The data
 directory lives in a temporary folder; ``fsync`` is off (a throwaway cluster need not survive a
-power cut, and the tests run faster). Used by tests/conftest.py and bench/store_scale.py::
+power cut, and the tests run faster); commits still reach the operating system before they
+return (``synchronous_commit`` stays on), so a server killed as a crash would kill it loses no
+committed row (tests/test_store_outage.py relies on it). Used by tests/conftest.py and
+bench/store_scale.py::
 
     with PgCluster.start() as pg:
         url = pg.create_database("judge")   # postgresql://postgres@127.0.0.1:PORT/judge
@@ -97,7 +100,7 @@ class PgCluster:
         data, sock = self.root / "data", self.root / "sock"
         options = (
             f"-p {self.port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            "-c full_page_writes=off -c max_connections=200"
         )
         self._run("pg_ctl", "-D", str(data), "-l", str(data / "log.txt"), "-w", "-t", "60",
                   "start", "-o", options)
@@ -145,7 +148,8 @@ class PgCluster:
     def stop(self) -> None:
         """Stop the server at once and delete its folder."""
         try:
-            self._run("pg_ctl", "-D", str(self.root / "data"), "-w", "-m", "immediate", "stop")
+            if (self.root / "data" / "postmaster.pid").exists():  # not paused
+                self._run("pg_ctl", "-D", str(self.root / "data"), "-w", "-m", "immediate", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
