@@ -123,7 +123,7 @@ def _is_recorded(path: Path) -> bool:
 def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Judgment]:
     """The judgments of a judge store, oldest first (``rubric``: only this rubric id, or
     ID@VERSION's id). Errors name the store and the judgment's position."""
-    file = str(db)
+    file = mask_url(str(db))
     if not store_exists(db):
         raise InputError("no such database", file=file, hint="give the path of the judge store")
     try:

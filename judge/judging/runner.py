@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import hashlib
+import threading
 import time
 import uuid
 from collections import Counter
@@ -81,6 +82,11 @@ def plan(
     return steps
 
 
+#: CPython 3.11's ast.parse is not safe in two threads at once ("AST constructor recursion
+#: depth mismatch"): two job workers starting together must not compute the digest together.
+_CODE_DIGEST_LOCK = threading.Lock()
+
+
 @cache
 def code_digest() -> str:
     """Digest of the code that turns a case into a prompt and a call: the source of
@@ -88,7 +94,9 @@ def code_digest() -> str:
     functions included), with the judge and Jinja versions. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
-    for name, path in sorted(_judge_imports(root, __name__).items()):
+    with _CODE_DIGEST_LOCK:
+        imports = _judge_imports(root, __name__)
+    for name, path in sorted(imports.items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return "sha256:" + h.hexdigest()
 
