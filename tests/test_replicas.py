@@ -6,7 +6,9 @@ loopback model server answering over HTTP, one replica killed with SIGKILL mid-w
   model is paid at most once per judgment plus the calls that were in flight in the dead one.
 - Two reviewers label the same 50 items at the same moment through two replicas: no label is
   lost, agreement and adjudication come out as worked by hand; a key revoked through one replica
-  is refused by the other at once; an idempotency key raced through both makes one job.
+  is refused by the other at once.
+- A key's rate limit is one bucket across replicas; an idempotency key raced through both
+  replicas makes one job (two apps in this process on one database).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tests.review_fixtures import (
     make_case,
     make_judgment,
     responder,
+    running_service,
     scripted_case,
 )
 
@@ -181,7 +184,7 @@ def test_two_reviewers_label_the_same_items_at_once_through_two_replicas(
     # of i % 3 == 0 and i % 4 == 0 holds.
     ann_labels = {f"case-{i}": "fail" if i % 3 == 0 else "pass" for i in range(n)}
     bob_labels = {f"case-{i}": "fail" if i % 4 == 0 else "pass" for i in range(n)}
-    with replicas(pg_url, 2, tmp_path) as procs:
+    with LoopbackServer(responder) as model, replicas(pg_url, 2, tmp_path, model.api_base) as procs:
         for proc, base in procs:
             _ready(base, keys["ann"], proc, tmp_path)
         (_, one), (_, two) = procs
@@ -280,3 +283,45 @@ def test_two_reviewers_label_the_same_items_at_once_through_two_replicas(
         assert httpx.get(two + "/v1/whoami", headers=bob_key, timeout=30).status_code == 401
         assert httpx.get(one + "/v1/whoami", headers=bob_key, timeout=30).status_code == 401
         assert httpx.get(two + "/review", headers=cookie, timeout=60).status_code == 303
+
+
+def test_rate_limits_and_idempotency_keys_hold_across_replicas(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with (
+        LoopbackServer(responder) as model,
+        running_service(pg_url, rate_per_s=0.5, burst=3, models=(MODEL,),  # type: ignore[arg-type]
+                        api_base=model.api_base) as a,
+        running_service(pg_url, keys=(), rate_per_s=0.5, burst=3, models=(MODEL,),  # type: ignore[arg-type]
+                        api_base=model.api_base) as b,
+    ):
+        ann = {"X-API-Key": a.keys["ann"]}
+        # One bucket of 3 for ann, whichever replica she calls.
+        codes = [httpx.get(url + "/v1/whoami", headers=ann, timeout=30).status_code
+                 for url in (a.url, b.url, a.url, b.url)]
+        assert codes == [200, 200, 200, 429]
+        # The same Idempotency-Key sent to both replicas at once makes one job (three requests:
+        # bob's bucket holds three).
+        body = {"cases": [scripted_case(1, 0.9).model_dump(mode="json")], "rubric": RUBRIC}
+        bob = {"X-API-Key": a.keys["bob"], "Idempotency-Key": "once"}
+        barrier = threading.Barrier(3)
+        answers: list[httpx.Response] = []
+
+        def submit(url: str) -> None:
+            barrier.wait(10)
+            answers.append(httpx.post(url + "/v1/jobs", json=body, headers=bob, timeout=30))
+
+        threads = [threading.Thread(target=submit, args=(u,)) for u in (a.url, b.url, a.url)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(r.status_code for r in answers) == [200, 200, 202]
+        assert len({r.json()["id"] for r in answers}) == 1
+        with Store(pg_url) as store:
+            (job,) = store.jobs()
+            deadline = time.monotonic() + 60  # let it finish before the services stop
+            while store.job(job.id).status != "done":  # type: ignore[union-attr]
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
