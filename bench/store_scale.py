@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,6 +35,7 @@ import httpx
 import judge
 from judge.client import JudgeClient
 from judge.testing.pgcluster import PgCluster
+from judge.types import Provenance, Verdict
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-loopback-not-a-key")
@@ -46,8 +49,6 @@ RUBRIC = "agent-run-success@1"  # one prompt per case: one model call per case
 
 def _judgments(n: int, tag: str) -> list[judge.Judgment]:
     """``n`` distinct judgment records (as the runner makes them), for the write benchmark."""
-    from judge.types import Provenance, Verdict
-
     prov = Provenance(rubric_id="r", rubric_version=1, rubric_digest="sha256:r", model="m",
                       prompt_digest="sha256:p", evidence_digest="sha256:e",
                       selector_version="evidence-v1", token_budget=4000, judge_version="0")
@@ -79,8 +80,6 @@ def write_rate(location: str, n: int, threads: int) -> float:
 
 
 def _port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -146,8 +145,6 @@ def main() -> None:
     args = parser.parse_args()
     out: dict[str, Any] = {"load_before": load_text()}
     with PgCluster.start() as pg:
-        import tempfile
-
         with tempfile.TemporaryDirectory() as tmp:
             writes = {}
             for threads in (1, 4):
