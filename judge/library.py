@@ -16,6 +16,7 @@ benchmark scripts call these functions and nothing private below them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -96,9 +97,10 @@ from judge.runsets import (
 from judge.runsets.labels import HumanLabels, PlanResult, load_labels, plan_review
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
-from judge.store import Store, default_location, store_exists
+from judge.store import Store, default_location, mask_url, store_exists
 from judge.traces import ImportResult, formats, get_importer, import_file
 from judge.traces.tasks import read_tasks, task_text
+from judge.transfer import CopyReport, MigrationReport, TableCopy, copy_store, migrate_store
 from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
 
 __all__ = [
@@ -110,6 +112,7 @@ __all__ = [
     "CardRecord",
     "Case",
     "CompareOptions",
+    "CopyReport",
     "GateResult",
     "GoldExport",
     "GoldSet",
@@ -123,6 +126,7 @@ __all__ = [
     "Judgment",
     "LoadedCases",
     "LoadedRuns",
+    "MigrationReport",
     "Outcome",
     "PairAgreement",
     "PlanResult",
@@ -139,6 +143,7 @@ __all__ = [
     "Step",
     "Store",
     "StoredPlan",
+    "TableCopy",
     "VerdictSource",
     "add_label",
     "add_shown_label",
@@ -152,6 +157,7 @@ __all__ = [
     "check_card",
     "check_card_before_judging",
     "compare_judges",
+    "copy_store",
     "create_job",
     "create_key",
     "create_session",
@@ -185,6 +191,8 @@ __all__ = [
     "load_rubric",
     "load_runs",
     "load_store_rows",
+    "mask_url",
+    "migrate_store",
     "open_store",
     "parse_card",
     "plan_review",
@@ -200,6 +208,7 @@ __all__ = [
     "save_card",
     "score_runs",
     "store_exists",
+    "take_rate_token",
     "task_text",
     "verify_key",
     "verify_session",
@@ -212,6 +221,13 @@ def open_store(location: str | Path | None = None) -> Store:
     """Open (and migrate) the store at ``location``: a SQLite file path or a database URL;
     default ``$JUDGE_DB`` or ``judge.db``. Use it as a context manager to close it."""
     return Store(location if location is not None else default_location())
+
+
+def take_rate_token(store: Store, key_id: str, *, rate: float, burst: int) -> float:
+    """Take a request token from API key ``key_id``'s bucket in the store (``rate`` a second,
+    up to ``burst``), shared by every service replica on it: 0.0 when the request may go on,
+    else the seconds until it may."""
+    return store.take_rate_token(key_id, rate=rate, burst=burst, now=time.time())
 
 
 def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:

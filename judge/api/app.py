@@ -37,7 +37,8 @@ __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service: API, review pages, job workers, access control, all from ``config``."""
-    jobs = judge.JobManager(config.db, config.settings(), workers=config.job_workers)
+    jobs = judge.JobManager(config.db, config.settings(), workers=config.job_workers,
+                            lease_s=config.job_lease_s, poll_s=config.job_poll_s)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,7 +81,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.add_middleware(
         AccessMiddleware,
         db=config.db,
-        limiter=RateLimiter(config.rate_per_s, config.burst),
+        limiter=RateLimiter(config.rate_per_s, config.burst, db=config.db),
         max_body_bytes=config.max_body_bytes,
         trusted_origins=frozenset(config.trusted_origins),
     )

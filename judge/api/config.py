@@ -26,6 +26,10 @@ class ServiceConfig:
     #: Force blind review for every item (items routed with --blind are blind anyway).
     blind: bool = False
     job_workers: int = 1
+    #: Seconds a replica's claim on a job lasts without a heartbeat, and between two looks at
+    #: the shared queue (None: JUDGE_JOB_LEASE_S / JUDGE_JOB_POLL_S, else 60 s and 1 s).
+    job_lease_s: float | None = None
+    job_poll_s: float | None = None
     concurrency: int = 4
     audit_fraction: float = 0.05
     session_hours: float = 12.0

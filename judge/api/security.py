@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from judge.api.roles import OPEN_ROUTES, allowed, match_route
-from judge.library import Principal, Store, verify_key, verify_session
+from judge.library import Principal, Store, take_rate_token, verify_key, verify_session
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -140,18 +140,23 @@ class TokenBucket:
 
 
 class RateLimiter:
-    """One token bucket per API key (in this process)."""
+    """One token bucket per API key: in the store given as ``db`` (shared by every replica on
+    that store), else in this process."""
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, db: str | Path | None = None) -> None:
         self.rate = rate
         self.burst = burst
+        self.db = db
         self._buckets: dict[str, TokenBucket] = {}
         self._lock = threading.Lock()
 
     def check(self, key_id: str) -> float:
-        """0.0 when the request may go on, else the seconds to wait."""
+        """0.0 when the request may go on, else the seconds to wait (blocking: the store)."""
         if self.rate <= 0:
             return 0.0
+        if self.db is not None:
+            with Store(self.db) as store:
+                return take_rate_token(store, key_id, rate=self.rate, burst=self.burst)
         with self._lock:
             bucket = self._buckets.get(key_id)
             if bucket is None:
@@ -313,7 +318,7 @@ class AccessMiddleware:
                 )
                 return
             scope.setdefault("state", {})["principal"] = principal
-            wait = self.limiter.check(principal.key_id)
+            wait = await run_in_threadpool(self.limiter.check, principal.key_id)
             if wait > 0:
                 await send_json(
                     send,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 import judge
+from judge.commands.options import db_option
 from judge.types import ROLES
 
 
@@ -31,7 +32,7 @@ ROLE_HELP = {
     help="; ".join(f"{role}: {text}" for role, text in ROLE_HELP.items())
     + ". Default: admin for the first key of an empty store, else reviewer.",
 )
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 def create(name: str, role: str | None, db: str) -> None:
     """Create a key and print it once (only a salted hash is stored)."""
     with judge.open_store(db) as store:
@@ -44,14 +45,15 @@ def create(name: str, role: str | None, db: str) -> None:
             err=True,
         )
     click.echo(
-        f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in {db}; "
+        f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in "
+        f"{judge.mask_url(db)}; "
         "this is the only time it is shown",
         err=True,
     )
 
 
 @keys.command("list")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 def list_cmd(db: str) -> None:
     """List keys (ids, names, roles, dates; never the keys)."""
     with judge.open_store(db) as store:
@@ -65,7 +67,7 @@ def list_cmd(db: str) -> None:
 
 @keys.command("revoke")
 @click.argument("name_or_id")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 def revoke(name_or_id: str, db: str) -> None:
     """Revoke a key by name or id; its page sessions end too."""
     with judge.open_store(db) as store:

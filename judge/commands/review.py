@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+from judge.commands.options import db_option
 
 
 @click.group()
@@ -19,7 +20,7 @@ def review() -> None:
 
 
 @review.command("queue")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--reviewer", help="Only the items this reviewer may label now.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--limit", type=int, default=50, show_default=True)
@@ -56,7 +57,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
 @click.option("--reviewer", required=True, help="Your reviewer name.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--note", default="")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
     """Label one item (canonical frame)."""
     with judge.open_store(db) as store:
@@ -73,7 +74,7 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
 
 
 @review.command("agreement")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair."""
     with judge.open_store(db) as store:
@@ -89,7 +90,7 @@ def agreement_cmd(db: str) -> None:
 
 
 @review.command("audit")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--card", "digest", help="One card's digest (default: every stored card).")
 def audit_cmd(db: str, digest: str | None) -> None:
     """Each card's live band error bounds from audit labels; stale cards are flagged."""
@@ -122,7 +123,7 @@ def audit_cmd(db: str, digest: str | None) -> None:
               help="--active: share of uniform probability mixed in (keeps every run drawable).")
 @click.option("--out", type=click.Path(dir_okay=False),
               help="Also write the plan as JSON here.")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple[str, ...],
              rubric_id: str | None, mix: float, out: str | None, db: str) -> None:
     """Draw the runs of RUNS.jsonl that people should label, at random, and queue them.
@@ -169,7 +170,7 @@ def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple
 @click.option("--plan", "plan_id",
               help="Only the items of this label plan (`judge review plan`): the labels "
               "`judge score --labels` accepts for PPI.")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def export_gold_cmd(out: str, license_: str, plan_id: str | None, db: str) -> None:
     """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`,
     or with --plan for `judge score --labels`)."""

@@ -11,6 +11,7 @@ import click
 
 import judge
 from judge.commands.label_lines import label_lines
+from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
 
@@ -50,7 +51,7 @@ def _gate_options(fn: Any) -> Any:
               "--plan ID`): pass@1 from labels only and PPI++ beside the judge's.")
 @click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
               help="Where report.json, report.md and report.html go.")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store (the cache).")
+@db_option()
 @click.option("--k", "ks", type=int, multiple=True,
               help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.")
 @click.option("--title", default="Run-set report", show_default=True)
@@ -211,7 +212,7 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel",
               show_default=True)
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--out", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output JSON file ('-' for stdout).")
 @click.option("--signal", type=click.Choice(["logs", "spans"]), default="logs",

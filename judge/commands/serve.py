@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+import judge
 from judge.api.app import ServiceConfig, create_app
+from judge.commands.options import db_option
 from judge.defaults import DEFAULT_MODEL
 
 
 @click.command()
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8321, show_default=True)
 @click.option(
@@ -96,5 +98,6 @@ def serve(
         trusted_origins=tuple(o.rstrip("/") for o in trusted_origins),
     )
     app = create_app(config)
-    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), store {db}", err=True)
+    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), "
+               f"store {judge.mask_url(db)}", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

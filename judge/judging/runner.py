@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import hashlib
+import threading
 import time
 import uuid
 from collections import Counter
@@ -31,10 +32,11 @@ from judge import kinds
 from judge.digests import cache_key, digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
+from judge.judging.claims import CallClaims
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.redact import redact_case, redact_error, redact_judgment
 from judge.rubrics import Rubric
-from judge.store import Store
+from judge.store import Store, StoreUnavailable
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
 from judge.version import __version__
 
@@ -80,6 +82,11 @@ def plan(
     return steps
 
 
+#: CPython 3.11's ast.parse is not safe in two threads at once ("AST constructor recursion
+#: depth mismatch"): two job workers starting together must not compute the digest together.
+_CODE_DIGEST_LOCK = threading.Lock()
+
+
 @cache
 def code_digest() -> str:
     """Digest of the code that turns a case into a prompt and a call: the source of
@@ -87,7 +94,9 @@ def code_digest() -> str:
     functions included), with the judge and Jinja versions. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
-    for name, path in sorted(_judge_imports(root, __name__).items()):
+    with _CODE_DIGEST_LOCK:
+        imports = _judge_imports(root, __name__)
+    for name, path in sorted(imports.items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return "sha256:" + h.hexdigest()
 
@@ -183,6 +192,8 @@ class Runner:
         #: Ids of the cases this runner has stored in this run (each is stored once, before
         #: its first judgment that is not found by its step key).
         self._stored_cases: set[str] = set()
+        #: Claims on the cache keys this runner pays for (one payment across processes).
+        self.claims = CallClaims(store)
 
     def step_key(self, step: Step) -> str:
         """The identity of everything that decides a step's prompt and call, computed without
@@ -234,6 +245,10 @@ class Runner:
             selector_version=evidence.selector_version,
         )
         hit = self.store.cached(key)
+        if hit is None:
+            # Another worker (thread, process, replica) may be paying for this key right now:
+            # wait for its judgment rather than pay twice (judge/judging/claims.py).
+            hit = await self.claims.acquire(key)
         if hit is not None:
             self.store.remember_step(step_key, key)
             return Outcome(step, hit, cached=True)
@@ -266,6 +281,9 @@ class Runner:
             )
         except (ParseError, InfraError) as exc:
             error = exc
+        except BaseException:
+            self.claims.release(key)
+            raise
         elapsed = time.perf_counter() - started
         for attempt, entry in enumerate(log.entries, start=1):
             if entry.get("error"):
@@ -276,7 +294,10 @@ class Runner:
         judgment = redact_judgment(
             self._judgment(step, key, provenance, result, error, elapsed, shown)
         )[0]
-        self.store.put(judgment, batch_id=self.batch_id)
+        try:
+            self.store.put(judgment, batch_id=self.batch_id)
+        finally:
+            self.claims.release(key)
         self.store.remember_step(step_key, key)
         return Outcome(step, judgment, cached=False)
 
@@ -331,6 +352,8 @@ class Runner:
             async with semaphore:
                 try:
                     outcome = await self.judge_step(step)
+                except StoreUnavailable:
+                    raise  # the database went away: stop the batch (a rerun resumes it)
                 except JudgeError as exc:
                     summary.errors.append((step, exc))
                     return
