@@ -1,0 +1,129 @@
+"""The learned injection detector: logistic regression on hashed character n-grams.
+
+Rules name what they look for; this model scores what they have no rule for (paraphrases,
+languages and placements the rules never saw). It reads text already folded by
+:func:`judge.injection_text.fold`, cut into windows of about :data:`WINDOW_CHARS` characters
+(an instruction planted in a long log is a few lines: scoring the whole log would dilute it),
+and flags a text when its best window scores at least the operating threshold.
+
+Features are ``HashingVectorizer(analyzer="char_wb", ngram_range=(2, 5))`` counts, so the
+model has no vocabulary to ship: the weights are one vector of :data:`N_FEATURES` float16
+values and an intercept, in ``judge/data/injection_model.npz`` (about 0.5 MB), loaded on first
+use. ``bench/train_injection_model.py`` trains it (data: bench/data/injection/README.md) and
+picks the threshold on the tuning split only. scikit-learn and numpy are imported lazily.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+#: The shipped weights.
+MODEL_PATH = Path(__file__).resolve().parent / "data" / "injection_model.npz"
+N_FEATURES: int = 2**18
+NGRAM_RANGE: tuple[int, int] = (2, 5)
+#: Windows are lines grouped up to this many characters; a longer line is cut into pieces
+#: that overlap by a quarter.
+WINDOW_CHARS: int = 320
+
+
+def vectorizer() -> Any:
+    """The feature extractor (stateless: the same hashing in training and here)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(
+        analyzer="char_wb",
+        ngram_range=NGRAM_RANGE,
+        n_features=N_FEATURES,
+        alternate_sign=False,
+        lowercase=False,
+        norm="l2",
+        dtype=_float32(),
+    )
+
+
+def _float32() -> Any:
+    import numpy as np
+
+    return np.float32
+
+
+_BLANK = re.compile(r"\s+")
+
+
+def windows(folded: str) -> list[str]:
+    """``folded`` text cut into windows: consecutive lines joined up to :data:`WINDOW_CHARS`
+    characters, long lines cut with overlap. Whitespace runs become one space."""
+    out: list[str] = []
+    current = ""
+    step = WINDOW_CHARS * 3 // 4
+    for raw in folded.split("\n"):
+        line = _BLANK.sub(" ", raw).strip()
+        if not line:
+            continue
+        if len(line) > WINDOW_CHARS:
+            if current:
+                out.append(current)
+                current = ""
+            out.extend(line[i : i + WINDOW_CHARS] for i in range(0, len(line) - step, step))
+            continue
+        if current and len(current) + 1 + len(line) > WINDOW_CHARS:
+            out.append(current)
+            current = line
+        else:
+            current = f"{current} {line}" if current else line
+    if current:
+        out.append(current)
+    return out
+
+
+class Model:
+    """Loaded weights: ``score`` gives P(injection) of each window, ``threshold`` the
+    operating point."""
+
+    def __init__(self, coef: Any, intercept: float, threshold: float, meta: dict[str, str]):
+        self.coef = coef
+        self.intercept = intercept
+        self.threshold = threshold
+        self.meta = meta
+        self._vectorizer = vectorizer()
+
+    def window_scores(self, texts: list[str]) -> list[float]:
+        """P(injection) of each (folded, windowed) text."""
+        import numpy as np
+
+        if not texts:
+            return []
+        margin = self._vectorizer.transform(texts) @ self.coef + self.intercept
+        return [float(p) for p in 1.0 / (1.0 + np.exp(-margin))]
+
+    def score(self, folded: str) -> float:
+        """P(injection) of the best window of ``folded`` text; 0.0 for empty text."""
+        return max(self.window_scores(windows(folded)), default=0.0)
+
+
+def load_model(path: Path = MODEL_PATH) -> Model | None:
+    """The weights at ``path``; None when the file is absent (then only the rules run)."""
+    import numpy as np
+
+    if not path.exists():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        coef = data["coef"].astype(np.float32)
+        meta = {str(k): str(v) for k, v in zip(data["meta_keys"], data["meta_values"],
+                                                 strict=True)}
+        return Model(coef, float(data["intercept"]), float(data["threshold"]), meta)
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> Model | None:
+    """The shipped weights, loaded once."""
+    return load_model()
+
+
+def is_injection(folded: str) -> bool:
+    """The shipped model scores some window of ``folded`` text at or above its threshold."""
+    model = shipped_model()
+    return model is not None and model.score(folded) >= model.threshold
