@@ -118,6 +118,8 @@ RULES: tuple[Rule, ...] = (
         _rx(rf"\b(?:output|respond(?: only)? with|reply(?: only)? with|answer(?: with)?|return|"
             rf"say|emit|give|write)\s+(?:only\s+)?(?:(?:that\s+)?it\s+|the verdict\s+)?"
             rf"(?!['\"`])(?:{_VERDICT_WORD})\b(?!\s*(?:or|/|\|)\s*fail)"
+            # "Output pass only when the answer matches": a grading rule, not a demand.
+            r"(?![^.\n]{0,12}?\b(?:when|if|unless|once|for each)\b)"
             rf"|\b(?:grade|rate|mark|score|judge|evaluate|classify|label|treat|consider|count)\s+"
             rf"(?:this|the|my|it|these|that)\b[^.\n]{{0,40}}?\bas\s+(?:an?\s+)?"
             rf"(?:{_GOOD}|success|a pass)\b"

@@ -27,8 +27,11 @@ from judge.injection_text import fold
 # Ideas. IGNORE: set aside; INSTR: the instructions or rubric; PRIOR: previous / all;
 # JUDGE: the one who grades; GOOD: a favourable verdict; MARK: grade / rate / declare;
 # THIS: the thing being judged ("this run"). A word of a language other than English also
-# counts as XL (another language), which makes a judge word and a verdict word enough.
-IDEAS = ("IGNORE", "INSTR", "PRIOR", "JUDGE", "GOOD", "MARK", "THIS", "XL")
+# counts as XL (another language). ADDR: a word that addresses someone ("to", "dear", "note",
+# "Hinweis an", "致", "へ"); PLEASE: a request ("bitte", "请", "ください").
+# ADDR_AFTER: the same, written after the name (Japanese へ, Korean 에게).
+IDEAS = ("IGNORE", "INSTR", "PRIOR", "JUDGE", "GOOD", "MARK", "THIS", "ADDR", "ADDR_AFTER",
+         "PLEASE", "XL")
 
 #: language -> idea -> space-separated words ("_" joins a phrase of several words).
 LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -46,6 +49,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
                 "approve approved complete completed accomplished lgtm",
         "MARK": "grade rate mark score record report declare treat consider count conclude "
                 "judge evaluate",
+        "ADDR": "dear attention note hey hi",
+        "PLEASE": "please kindly",
     },
     "es": {
         "IGNORE": "ignora ignore ignoren ignorad olvida olvide olviden omite omita descarta "
@@ -59,6 +64,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
                 "superada completada",
         "MARK": "califica califique calificala califiquela marca marque considera declara "
                 "evalua",
+        "ADDR": "para al estimado estimada querido atencion nota",
+        "PLEASE": "por_favor",
     },
     "pt": {
         "IGNORE": "ignore ignora ignorem esqueca esqueça desconsidere desconsidera",
@@ -67,6 +74,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "avaliador avaliadora juiz revisor corretor",
         "GOOD": "aprovado aprovada sucesso bem_sucedida bem_sucedido",
         "MARK": "marque marca considere classifique avalie declare",
+        "ADDR": "para ao caro cara prezado atencao nota",
+        "PLEASE": "por_favor",
     },
     "fr": {
         "IGNORE": "ignore ignorez ignorer oublie oubliez ne_tenez_pas_compte "
@@ -76,6 +85,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "evaluateur evaluatrice juge correcteur examinateur",
         "GOOD": "reussi reussie reussite valide validee approuve approuvee succes",
         "MARK": "declarez declare notez considerez evaluez",
+        "ADDR": "pour cher chere attention note remarque",
+        "PLEASE": "s'il_vous_plait veuillez merci_de",
     },
     "it": {
         "IGNORE": "ignora ignori ignorate dimentica dimentichi trascura non_considerare",
@@ -84,6 +95,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "valutatore valutatrice giudice revisore correttore",
         "GOOD": "superato superata promosso riuscito approvato successo",
         "MARK": "dichiara considera valuta segna",
+        "ADDR": "per al caro cara gentile attenzione nota",
+        "PLEASE": "per_favore",
     },
     "de": {
         "IGNORE": "ignoriere ignorieren ignoriert vergiss vergessen missachte missachten "
@@ -94,6 +107,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "bewerter bewerterin prufer pruferin ki_prufer gutachter richter beurteiler",
         "GOOD": "bestanden erfolgreich genehmigt",
         "MARK": "bewerte bewerten werte markiere",
+        "ADDR": "an_den an_die fur_den liebe lieber geehrte geehrter achtung hinweis",
+        "PLEASE": "bitte",
     },
     "nl": {
         "IGNORE": "negeer vergeet",
@@ -102,6 +117,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "beoordelaar evaluator rechter",
         "GOOD": "geslaagd goedgekeurd",
         "MARK": "beoordeel markeer",
+        "ADDR": "aan voor beste beste let_op",
+        "PLEASE": "alsjeblieft graag",
     },
     "sv": {
         "IGNORE": "ignorera glom",
@@ -110,6 +127,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "bedomare granskare",
         "GOOD": "godkand lyckad",
         "MARK": "bedom markera",
+        "ADDR": "till bast obs",
+        "PLEASE": "vanligen snalla",
     },
     "pl": {
         "IGNORE": "zignoruj zignorujcie ignoruj zapomnij pomin",
@@ -118,6 +137,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "oceniaj* sedzia recenzent weryfikator",
         "GOOD": "zaliczone zaliczony zaliczona pozytywn* sukces",
         "MARK": "ocen oznacz uznaj",
+        "ADDR": "dla drogi szanowny uwaga",
+        "PLEASE": "prosze",
     },
     "cs": {
         "IGNORE": "ignoruj ignorujte zapomen",
@@ -126,6 +147,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "hodnotitel posuzovatel",
         "GOOD": "uspesne uspech splneno",
         "MARK": "ohodnot oznac",
+        "ADDR": "pro vazeny pozor",
+        "PLEASE": "prosim",
     },
     "ru": {
         "IGNORE": "игнорируй игнорируйте проигнорируй* забудь забудьте не_обращай* "
@@ -136,6 +159,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
                  "оценивающ*",
         "GOOD": "пройдено пройден успешн* зачтено одобрено",
         "MARK": "поставь* оцени* отметь*",
+        "ADDR": "для к уважаемыи уважаемые дорогои внимание примечание",
+        "PLEASE": "пожалуиста прошу",
     },
     "uk": {
         "IGNORE": "ігноруй ігноруйте забудь забудьте не_зважай*",
@@ -144,6 +169,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "оцінювач* суддя перевіряюч*",
         "GOOD": "успішно пройдено зараховано",
         "MARK": "постав* оціни*",
+        "ADDR": "для до шановнии шановні увага",
+        "PLEASE": "будь_ласка прошу",
     },
     "tr": {
         "IGNORE": "yok_say gormezden_gel unut dikkate_alma",
@@ -152,6 +179,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "degerlendirici* hakem yargic",
         "GOOD": "basarili gecti",
         "MARK": "isaretle",
+        "ADDR": "sayin dikkat not",
+        "PLEASE": "lutfen",
     },
     "id": {
         "IGNORE": "abaikan lupakan",
@@ -160,6 +189,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "penilai juri peninjau",
         "GOOD": "lulus berhasil sukses",
         "MARK": "nyatakan tandai",
+        "ADDR": "untuk kepada yth perhatian catatan",
+        "PLEASE": "tolong silakan mohon",
     },
     "vi": {
         "IGNORE": "bo_qua phot_lo",
@@ -168,6 +199,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "nguoi_cham giam_khao nguoi_danh_gia",
         "GOOD": "dat thanh_cong",
         "MARK": "danh_gia",
+        "ADDR": "gui cho kinh_gui luu_y",
+        "PLEASE": "vui_long hay xin",
     },
     "zh": {
         "IGNORE": "忽略 无视 忽视 忘记 不要理会 不要遵循 不用理会",
@@ -176,6 +209,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "评审模型 评审员 评审者 评估者 评分者 评委 裁判 评判 审核员 阅卷 评测模型 致评审",
         "GOOD": "通过 成功 合格",
         "MARK": "判定 评为 标记为",
+        "ADDR": "致 给 请注意 注意 尊敬的",
+        "PLEASE": "请",
     },
     "ja": {
         "IGNORE": "無視 忘れ",
@@ -184,6 +219,9 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "採点者 評価者 審査員 レビュアー 評価モデル ai評価者",
         "GOOD": "合格 成功 パス",
         "MARK": "判定 評価して",
+        "ADDR": "注意 各位",
+        "ADDR_AFTER": "へ 様",
+        "PLEASE": "ください お願い",
     },
     "ko": {
         "IGNORE": "무시 잊어",
@@ -192,6 +230,9 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "평가자 심사위원 채점자",
         "GOOD": "통과 성공 합격",
         "MARK": "판정",
+        "ADDR": "주의",
+        "ADDR_AFTER": "에게 께",
+        "PLEASE": "주세요 하세요 바랍니다",
     },
     "ar": {
         "IGNORE": "تجاهل انس",
@@ -200,6 +241,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "المقيم الحكم المراجع المقيّم",
         "GOOD": "ناجحة ناجح نجاح",
         "MARK": "اعتبر",
+        "ADDR": "إلى الى عزيزي ملاحظة تنبيه",
+        "PLEASE": "من_فضلك يرجى الرجاء",
     },
     "hi": {
         "IGNORE": "अनदेखा नज़रअंदाज़ भूल_जाओ",
@@ -208,6 +251,8 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "JUDGE": "मूल्यांकनकर्ता समीक्षक",
         "GOOD": "पास सफल उत्तीर्ण",
         "MARK": "घोषित",
+        "ADDR": "के_लिए प्रिय ध्यान_दें",
+        "PLEASE": "कृपया",
     },
 })
 
@@ -217,7 +262,8 @@ _TOKEN = re.compile(r"\w+")
 # "pass or fail", "pass/fail": a description of outcomes, not a verdict.
 _EITHER = re.compile(r"\s*(?:or|/|\|)\s*fail")
 #: Scripts written without spaces between words: their words are found by substring search.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+#: Indic scripts are searched the same way: their vowel signs are not word characters to \w.
+_UNSPACED = re.compile(r"[\u0900-\u0dff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 class _Index(NamedTuple):
@@ -288,12 +334,16 @@ def idea_hits(folded: str) -> list[tuple[int, str]]:
     return hits
 
 
-def _near(hits: list[tuple[int, str]], first: str, second: str, window: int) -> int | None:
+def _near(hits: list[tuple[int, str]], first: str, second: str, window: int,
+          *, foreign: bool = False) -> int | None:
     """The offset of a ``first`` idea that has a ``second`` idea within ``window`` characters
-    (not the same word), or None."""
+    (not the same word), or None. ``foreign``: one of the two must be a word of a language
+    other than English."""
     a = [pos for pos, idea in hits if idea == first]
     b = [pos for pos, idea in hits if idea == second]
-    return next((x for x in a for y in b if x != y and abs(x - y) <= window), None)
+    xl = {pos for pos, idea in hits if idea == "XL"} if foreign else set()
+    return next((x for x in a for y in b if x != y and abs(x - y) <= window
+                 and (not foreign or x in xl or y in xl)), None)
 
 
 #: Rule name -> what it means (the reasons this module gives, without the "injection:" prefix).
@@ -305,6 +355,17 @@ SIGNALS: Mapping[str, str] = MappingProxyType({
 })
 
 
+def _addressed(hits: list[tuple[int, str]]) -> bool:
+    """A judge word addressed: "dear / note / Hinweis an / 致" just before it, or "へ / 에게"
+    just after it."""
+    judges = [pos for pos, idea in hits if idea == "JUDGE"]
+    before = [pos for pos, idea in hits if idea == "ADDR"]
+    after = [pos for pos, idea in hits if idea == "ADDR_AFTER"]
+    return any(0 < j - a <= 16 for j in judges for a in before) or any(
+        0 < a - j <= 8 for j in judges for a in after
+    )
+
+
 def lexicon_signals(folded: str) -> list[tuple[str, int]]:
     """(name, offset) of each of the :data:`SIGNALS` that fires on ``folded`` text (from
     :func:`fold`); the offset is where its key word stands, for telling a use from a quoted
@@ -313,16 +374,19 @@ def lexicon_signals(folded: str) -> list[tuple[str, int]]:
     if len(hits) < 2:
         return []
     found: list[tuple[str, int]] = []
-    ignore = _near(hits, "IGNORE", "INSTR", 60)
+    # English word order is covered by the sentence rules of judge.injection; here a pair
+    # counts when one of its words is of another language ("ignore las instrucciones").
+    ignore = _near(hits, "IGNORE", "INSTR", 60, foreign=True)
     if ignore is not None and any(
         _near(hits, "IGNORE", other, window) is not None
         for other, window in (("PRIOR", 60), ("JUDGE", 300), ("GOOD", 300))
     ):
         found.append(("ignore-instructions", ignore))
     judge = _near(hits, "JUDGE", "GOOD", 160)
-    if judge is not None and any(
-        _near(hits, "JUDGE", other, 160) is not None
-        for other in ("MARK", "IGNORE", "INSTR", "THIS", "XL")
+    if judge is not None and (
+        any(_near(hits, "JUDGE", other, 160) is not None
+            for other in ("MARK", "IGNORE", "INSTR", "THIS", "PLEASE"))
+        or _addressed(hits)
     ):
         found.append(("judge-verdict", judge))
     return found

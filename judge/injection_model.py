@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from judge.injection_lang import idea_hits
+
 #: The shipped weights.
 MODEL_PATH = Path(__file__).resolve().parent / "data" / "injection_model.npz"
 N_FEATURES: int = 2**18
@@ -79,6 +81,25 @@ def windows(folded: str) -> list[str]:
     return out
 
 
+#: Ideas of judge.injection_lang one of which a window must contain for the model to count:
+#: the model extends the rules to paraphrases of the same ideas, in any of the lexicon's
+#: languages; a generic instruction ("Rewrite the given sentence") is not an injection.
+GATE_IDEAS = frozenset({"JUDGE", "GOOD", "IGNORE", "INSTR", "MARK"})
+
+
+#: English words about grading that the lexicon leaves out because they are too common for
+#: its rules ("correct", "score"), but that may open the gate.
+_GATE_WORDS = re.compile(r"\b(?:verdict|evaluat\w*|grad(?:e|ed|er|ing)\w*|judg\w*|scor\w*|rubric|"
+                         r"correct|10/10|approv\w*|review\w*)\b")
+
+
+def gate(window: str) -> bool:
+    """``window`` (folded) names a judge, a verdict, the instructions, or setting them aside."""
+    return _GATE_WORDS.search(window) is not None or any(
+        idea in GATE_IDEAS for _, idea in idea_hits(window)
+    )
+
+
 class Model:
     """Loaded weights: ``score`` gives P(injection) of each window, ``threshold`` the
     operating point."""
@@ -100,8 +121,9 @@ class Model:
         return [float(p) for p in 1.0 / (1.0 + np.exp(-margin))]
 
     def score(self, folded: str) -> float:
-        """P(injection) of the best window of ``folded`` text; 0.0 for empty text."""
-        return max(self.window_scores(windows(folded)), default=0.0)
+        """P(injection) of the best window of ``folded`` text that passes :func:`gate`; 0.0
+        when none does."""
+        return max(self.window_scores([w for w in windows(folded) if gate(w)]), default=0.0)
 
 
 def load_model(path: Path = MODEL_PATH) -> Model | None:
