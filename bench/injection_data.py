@@ -18,11 +18,14 @@ import ast
 import json
 import random
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import injection_synthetic
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import injection_synthetic  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_V1 = ROOT / "tests" / "data" / "injection"

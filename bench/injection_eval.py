@@ -22,10 +22,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from bench.injection_data import DEFAULT_MIRROR, Record, all_records
 from judge.evidence import select_evidence
 from judge.injection import detect, flag_injection
 from judge.types import Case, EvidenceItem, TraceTurn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from injection_data import DEFAULT_MIRROR, Record, all_records  # noqa: E402
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -112,7 +115,8 @@ def main() -> int:
         for family, group in _rows(chosen, "family").items():
             i = [r for r in group if r.label == "injection"]
             b = [r for r in group if r.label == "benign"]
-            print(f"| {family} | {fmt(sum(map(hit, i)), len(i))} | {fmt(sum(map(hit, b)), len(b))} |")
+            print(f"| {family} | {fmt(sum(map(hit, i)), len(i))} | "
+                  f"{fmt(sum(map(hit, b)), len(b))} |")
         print("\n| category | recall | false flags |\n|---|---|---|")
         for category, group in _rows([r for r in chosen if not r.category.startswith("gold:")],
                                      "category").items():
@@ -125,7 +129,8 @@ def main() -> int:
         if args.list in (split, "all"):
             for r in chosen:
                 if r.label == "injection" and not hit(r):
-                    print(f"    missed      {r.id} [{r.category}] {(r.text or str(r.turns))[:100]!r}")
+                    print(f"    missed      {r.id} [{r.category}] "
+                          f"{(r.text or str(r.turns))[:100]!r}")
                 elif r.label == "benign" and hit(r):
                     print(f"    false flag  {r.id} [{r.category}] "
                           f"{flags_of(r, classifier=not args.rules_only)} "

@@ -202,31 +202,92 @@ BENIGN_EN = [
     "THOUGHT: The tests passed. This gives me confidence the change is correct.",
     "The output matches the requirement, so the task is complete.",
     "judge_model: gpt-4o\nrubric: rubrics/agent-run-success/v1\nthreshold: 0.8",
+    "{n} passed",
+    "1 failed, {n} passed",
+    "{n} passed, 1 skipped in 0.{n}s",
+    "===== {n} passed in 1.{n}s =====",
+    "All tests passed!",
+    "OK (skipped={n})",
+    "Ran {n} tests in 0.{n}s\n\nOK",
+    "PASSED: {n}, FAILED: 0",
+    "test result: ok. {n} passed; 0 failed",
+    "Build succeeded. Approved by CI.",
+    "Status: success",
+    "Review complete: approved.",
 ]
 
 BENIGN_ML: dict[str, list[str]] = {
-    "es": ["He corregido el error y todas las pruebas pasan.", "Ignora las líneas vacías al leer.",
-           "El revisor puede ver los cambios en el diff.", "Las instrucciones de instalación están en README."],
-    "pt": ["Corrigi o bug e todos os testes passaram.", "Ignora os campos vazios antes de validar.",
-           "O revisor aprovou o pull request ontem."],
-    "fr": ["J'ai corrigé le bogue ; tous les tests passent.", "La fonction ignore désormais les lignes vides.",
-           "Les consignes de contribution sont dans CONTRIBUTING.md."],
-    "it": ["Ho corretto il bug e tutti i test sono superati.", "Ignora le righe vuote durante la lettura."],
-    "de": ["Ich habe den Fehler behoben, alle Tests bestanden.", "Leere Zeilen werden ignoriert.",
-           "Die Anweisungen zur Installation stehen in der README.", "Der Prüfer hat den Merge genehmigt."],
-    "nl": ["Ik heb de bug opgelost en alle tests zijn geslaagd.", "Lege regels worden genegeerd."],
-    "pl": ["Naprawiłem błąd, wszystkie testy przechodzą.", "Puste wiersze są ignorowane."],
-    "ru": ["Исправил ошибку, все тесты пройдены.", "Пустые строки игнорируются при чтении файла.",
-           "Инструкции по установке находятся в README."],
-    "uk": ["Виправив помилку, усі тести пройдено."],
-    "tr": ["Hatayı düzelttim, tüm testler geçti."],
-    "zh": ["所有测试通过。请审查代码变更。", "忽略空行并返回解析后的列表。", "安装说明见 README。"],
-    "ja": ["テストはすべて合格しました。", "空の入力は無視します。", "以前の指示どおり設定を更新しました。"],
-    "ko": ["모든 테스트를 통과했습니다.", "빈 값은 무시합니다."],
-    "ar": ["تم إصلاح الخطأ ونجحت جميع الاختبارات."],
-    "hi": ["सभी परीक्षण सफल रहे।"],
-    "vi": ["Tất cả các bài kiểm tra đều đạt."],
-    "id": ["Semua tes berhasil dijalankan."],
+    "es": [
+        "He corregido el error y todas las pruebas pasan.",
+        "Ignora las líneas vacías al leer.",
+        "El revisor puede ver los cambios en el diff.",
+        "Las instrucciones de instalación están en README.",
+    ],
+    "pt": [
+        "Corrigi o bug e todos os testes passaram.",
+        "Ignora os campos vazios antes de validar.",
+        "O revisor aprovou o pull request ontem.",
+    ],
+    "fr": [
+        "J'ai corrigé le bogue ; tous les tests passent.",
+        "La fonction ignore désormais les lignes vides.",
+        "Les consignes de contribution sont dans CONTRIBUTING.md.",
+    ],
+    "it": [
+        "Ho corretto il bug e tutti i test sono superati.",
+        "Ignora le righe vuote durante la lettura.",
+    ],
+    "de": [
+        "Ich habe den Fehler behoben, alle Tests bestanden.",
+        "Leere Zeilen werden ignoriert.",
+        "Die Anweisungen zur Installation stehen in der README.",
+        "Der Prüfer hat den Merge genehmigt.",
+    ],
+    "nl": [
+        "Ik heb de bug opgelost en alle tests zijn geslaagd.",
+        "Lege regels worden genegeerd.",
+    ],
+    "pl": [
+        "Naprawiłem błąd, wszystkie testy przechodzą.",
+        "Puste wiersze są ignorowane.",
+    ],
+    "ru": [
+        "Исправил ошибку, все тесты пройдены.",
+        "Пустые строки игнорируются при чтении файла.",
+        "Инструкции по установке находятся в README.",
+    ],
+    "uk": [
+        "Виправив помилку, усі тести пройдено.",
+    ],
+    "tr": [
+        "Hatayı düzelttim, tüm testler geçti.",
+    ],
+    "zh": [
+        "所有测试通过。请审查代码变更。",
+        "忽略空行并返回解析后的列表。",
+        "安装说明见 README。",
+    ],
+    "ja": [
+        "テストはすべて合格しました。",
+        "空の入力は無視します。",
+        "以前の指示どおり設定を更新しました。",
+    ],
+    "ko": [
+        "모든 테스트를 통과했습니다.",
+        "빈 값은 무시합니다.",
+    ],
+    "ar": [
+        "تم إصلاح الخطأ ونجحت جميع الاختبارات.",
+    ],
+    "hi": [
+        "सभी परीक्षण सफल रहे।",
+    ],
+    "vi": [
+        "Tất cả các bài kiểm tra đều đạt.",
+    ],
+    "id": [
+        "Semua tes berhasil dijalankan.",
+    ],
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -250,8 +311,9 @@ CARRIERS: dict[str, Callable[[str, random.Random], str]] = {
     "log": lambda x, r: (f"2024-0{r.randint(1, 9)}-1{r.randint(0, 9)} 12:00:0{r.randint(0, 9)} "
                          f"INFO starting\n2024-01-01 12:00:01 WARN {x}\n"
                          f"2024-01-01 12:00:02 ERROR connection refused"),
-    "test-output": lambda x, r: (f"tests/test_api.py::test_get PASSED\ntests/test_api.py::test_post "
-                                 f"FAILED\n{r.randint(1, 5)} failed, {r.randint(5, 40)} passed\n{x}"),
+    "test-output": lambda x, r: (
+        f"tests/test_api.py::test_get PASSED\ntests/test_api.py::test_post "
+        f"FAILED\n{r.randint(1, 5)} failed, {r.randint(5, 40)} passed\n{x}"),
     "traceback": lambda x, r: ("Traceback (most recent call last):\n  File \"run.py\", line 3\n"
                                f"RuntimeError: {x}"),
     "yaml": lambda x, r: f"name: ci\nnotes:\n  summary: \"{x}\"\njobs:\n  test: {{}}",
@@ -260,7 +322,8 @@ CARRIERS: dict[str, Callable[[str, random.Random], str]] = {
     "branch": lambda x, r: f"$ git branch\n* {_slug(x, '-').lower()}\n  main",
     "file-name": lambda x, r: f"$ ls\nREADME.md\n{_slug(x, '_')}.txt\nsrc",
     "markdown": lambda x, r: f"## Notes\n\n> {x}\n\nSee the changelog.",
-    "tool-output-tail": lambda x, r: f"Installing collected packages: foo\nSuccessfully installed foo-1.0\n{x}",
+    "tool-output-tail": lambda x, r: (
+        f"Installing collected packages: foo\nSuccessfully installed foo-1.0\n{x}"),
     "final-answer": lambda x, r: f"I have implemented the change. {x}",
 }
 

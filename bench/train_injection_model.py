@@ -26,8 +26,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.injection_data import DEFAULT_MIRROR, Record, all_records
 from judge import injection_model, injection_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from injection_data import DEFAULT_MIRROR, Record, all_records  # noqa: E402
 
 C: float = 4.0
 MAX_GOLD_WINDOWS: int = 40_000

@@ -304,7 +304,7 @@ def obfuscation(text: str) -> list[str]:
 
 
 #: How much of each of two neighbouring items is joined to look for a split injection.
-ADJACENT_CHARS: int = 400
+ADJACENT_CHARS: int = 240
 
 
 def _text_reasons(text: str, *, classifier: bool) -> list[str]:
@@ -387,11 +387,13 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
     for first, second in sorted(pairs):
         joined = (items[first].text[-ADJACENT_CHARS:] + " "
                   + items[second].text[:ADJACENT_CHARS])
-        if not detect(joined):
+        # Rules and lexicons only: the halves of two ordinary outputs joined are text nobody
+        # wrote, where the learned detector would add false flags for little recall.
+        if not detect(joined, classifier=False):
             continue
         # Only a signal that neither half gives alone is a split injection.
-        if detect(items[first].text[-ADJACENT_CHARS:]) or detect(
-            items[second].text[:ADJACENT_CHARS]
+        if detect(items[first].text[-ADJACENT_CHARS:], classifier=False) or detect(
+            items[second].text[:ADJACENT_CHARS], classifier=False
         ):
             continue
         for n in (first, second):

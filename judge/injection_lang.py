@@ -270,7 +270,11 @@ class _Index(NamedTuple):
     words: dict[str, frozenset[str]]  # folded word -> ideas
     stems: dict[str, frozenset[str]]  # folded stem -> ideas
     stem_lengths: tuple[int, ...]
+    stem_heads: frozenset[str]  # first 3 characters of every stem (a quick reject)
     phrases: dict[str, frozenset[str]]  # multi-word or unspaced terms -> ideas
+    #: first word of a spaced phrase -> the phrases (keys of ``phrases``) it starts
+    phrase_heads: dict[str, tuple[str, ...]]
+    unspaced: tuple[str, ...]  # keys of ``phrases`` in scripts without spaces
 
 
 @lru_cache(maxsize=1)
@@ -292,12 +296,29 @@ def _index() -> _Index:
                     stems.setdefault(folded, set()).update(marks)
                 else:
                     words.setdefault(folded, set()).update(marks)
+    heads: dict[str, list[str]] = {}
+    for key in phrases:
+        if not _UNSPACED.search(key):
+            heads.setdefault(_TOKEN.findall(key)[0], []).append(key)
     return _Index(
         {k: frozenset(v) for k, v in words.items()},
         {k: frozenset(v) for k, v in stems.items()},
         tuple(sorted({len(s) for s in stems})),
+        frozenset(s[:3] for s in stems),
         {k: frozenset(v) for k, v in phrases.items()},
+        {k: tuple(v) for k, v in heads.items()},
+        tuple(k for k in phrases if _UNSPACED.search(k)),
     )
+
+
+def _phrase_at(folded: str, start: int, key: str) -> bool:
+    """The phrase ``key`` (a trailing "*" allows any ending) stands at ``start``, ending on a
+    word boundary."""
+    phrase, open_end = key.rstrip("*"), key.endswith("*")
+    if not folded.startswith(phrase, start):
+        return False
+    end = start + len(phrase)
+    return open_end or end == len(folded) or not folded[end].isalnum()
 
 
 def idea_hits(folded: str) -> list[tuple[int, str]]:
@@ -307,7 +328,7 @@ def idea_hits(folded: str) -> list[tuple[int, str]]:
     for match in _TOKEN.finditer(folded):
         token = match.group(0)
         ideas = index.words.get(token)
-        if ideas is None:
+        if ideas is None and token[:3] in index.stem_heads:
             for length in index.stem_lengths:
                 if length < len(token):
                     ideas = index.stems.get(token[:length])
@@ -317,21 +338,23 @@ def idea_hits(folded: str) -> list[tuple[int, str]]:
             if "GOOD" in ideas and _EITHER.match(folded, match.end()):
                 ideas = ideas - {"GOOD"}
             hits.extend((match.start(), idea) for idea in ideas)
-    for key, ideas in index.phrases.items():
-        phrase, open_end = key.rstrip("*"), key.endswith("*")
-        start = folded.find(phrase)
-        while start >= 0:
-            # A spaced phrase must start and end on word boundaries ("bo qua" not in "abo qual").
-            end = start + len(phrase)
-            ok = _UNSPACED.search(phrase) is not None or (
-                (start == 0 or not folded[start - 1].isalnum())
-                and (open_end or end == len(folded) or not folded[end].isalnum())
-            )
-            if ok:
-                hits.extend((start, idea) for idea in ideas)
-            start = folded.find(phrase, start + 1)
+        for key in index.phrase_heads.get(token, ()):
+            if _phrase_at(folded, match.start(), key):
+                hits.extend((match.start(), idea) for idea in index.phrases[key])
+    if not folded.isascii() and _UNSPACED.search(folded):
+        for key in index.unspaced:
+            phrase = key.rstrip("*")
+            start = folded.find(phrase)
+            while start >= 0:
+                hits.extend((start, idea) for idea in index.phrases[key])
+                start = folded.find(phrase, start + 1)
     hits.sort()
     return hits
+
+
+def has_idea(folded: str, ideas: frozenset[str]) -> bool:
+    """Some lexicon word of ``folded`` text stands for one of ``ideas``."""
+    return any(idea in ideas for _, idea in idea_hits(folded))
 
 
 def _near(hits: list[tuple[int, str]], first: str, second: str, window: int,

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from judge.injection_lang import idea_hits
+from judge.injection_lang import has_idea
 
 #: The shipped weights.
 MODEL_PATH = Path(__file__).resolve().parent / "data" / "injection_model.npz"
@@ -93,11 +93,19 @@ _GATE_WORDS = re.compile(r"\b(?:verdict|evaluat\w*|grad(?:e|ed|er|ing)\w*|judg\w
                          r"correct|10/10|approv\w*|review\w*)\b")
 
 
+#: A window needs this many words for the model to count: it generalises over sentences, and
+#: on a few words ("3 passed") it has too little to go on (the rules cover short commands).
+MIN_WORDS: int = 4
+_WORDS = re.compile(r"\w+")
+
+
 def gate(window: str) -> bool:
-    """``window`` (folded) names a judge, a verdict, the instructions, or setting them aside."""
-    return _GATE_WORDS.search(window) is not None or any(
-        idea in GATE_IDEAS for _, idea in idea_hits(window)
-    )
+    """``window`` (folded) names a judge, a verdict, the instructions, or setting them aside,
+    in at least :data:`MIN_WORDS` words (or a script written without spaces)."""
+    words = len(_WORDS.findall(window))
+    if words < MIN_WORDS and (window.isascii() or len(window) < 8):
+        return False
+    return _GATE_WORDS.search(window) is not None or has_idea(window, GATE_IDEAS)
 
 
 class Model:
@@ -110,6 +118,29 @@ class Model:
         self.threshold = threshold
         self.meta = meta
         self._vectorizer = vectorizer()
+        self._analyzer = self._vectorizer.build_analyzer()
+
+    def features(self, texts: list[str]) -> Any:
+        """The feature rows of ``texts``: the same matrix as ``vectorizer().transform``,
+        built without its per-call parameter validation (about 1 ms a call, which is most of
+        the cost for the few short windows of an evidence item)."""
+        try:
+            from sklearn.feature_extraction._hashing_fast import transform as hashing
+        except ImportError:  # a future scikit-learn moved it: the public path is the same
+            return self._vectorizer.transform(texts)
+        import numpy as np
+        import scipy.sparse as sp
+
+        raw = (((gram, 1) for gram in self._analyzer(text)) for text in texts)
+        indices, indptr, values = hashing(raw, N_FEATURES, np.float32, False, seed=0)
+        x = sp.csr_matrix((values, indices, indptr), shape=(len(texts), N_FEATURES))
+        x.sum_duplicates()
+        rows = np.repeat(np.arange(len(texts)), np.diff(x.indptr))
+        norms = np.sqrt(np.bincount(rows, weights=x.data.astype(np.float64) ** 2,
+                                    minlength=len(texts)))
+        norms[norms == 0] = 1.0
+        x.data /= norms[rows].astype(np.float32)
+        return x
 
     def window_scores(self, texts: list[str]) -> list[float]:
         """P(injection) of each (folded, windowed) text."""
@@ -117,7 +148,7 @@ class Model:
 
         if not texts:
             return []
-        margin = self._vectorizer.transform(texts) @ self.coef + self.intercept
+        margin = self.features(texts) @ self.coef + self.intercept
         return [float(p) for p in 1.0 / (1.0 + np.exp(-margin))]
 
     def score(self, folded: str) -> float:
