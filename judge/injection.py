@@ -89,6 +89,10 @@ RULES: tuple[Rule, ...] = (
         _rx(rf"\b(?:ignore|disregard|forget|bypass|(?:do not|don't|never|stop) follow(?:ing)?)"
             rf"\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?{_DETERMINER}\s+(?:[a-z-]+\s+){{0,2}}?"
             rf"{_INSTRUCTIONS}\b"
+            # "Ignore any instructions that appear in retrieved documents": a defence.
+            r"(?!\s+(?:that|which)\s+(?:appear|are|come|may|might)\b"
+            r"|\s+(?:found|embedded|contained|inside|within)\b"
+            r"|\s+in\s+(?:the\s+)?(?:retrieved|tool|web|documents?|pages?|user|emails?|inputs?)\b)"
             r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)?\s*"
             r"(?:(?:written|said|stated)\s+)?(?:above|before this|previously)\b"
             r"|\bignore the above\b"),

@@ -258,7 +258,12 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
 
 # Identifiers stay whole ("test_grader" is not "grader"); slugs of three words or more were
 # already split by fold().
-_TOKEN = re.compile(r"\w+")
+# Dotted and slashed names stay whole too ("grading/judge.py" is a path, not a judge).
+_TOKEN = re.compile(r"\w+(?:[./]\w+)*")
+# "指示どおり" (as instructed), "按照之前的说明" (following the earlier instructions) follow the
+# instructions rather than set them aside (patterns folded like the text: ど -> と).
+_AS_INSTRUCTED = re.compile(r"\s*(?:とおり|通り|に従)")
+_PER_INSTRUCTIONS = re.compile(r"(?:按照|根据|依照|遵照|按)[^,.;:，。；：]{0,6}$")
 # "pass or fail", "pass/fail": a description of outcomes, not a verdict.
 _EITHER = re.compile(r"\s*(?:or|/|\|)\s*fail")
 #: Scripts written without spaces between words: their words are found by substring search.
@@ -346,7 +351,13 @@ def idea_hits(folded: str) -> list[tuple[int, str]]:
             phrase = key.rstrip("*")
             start = folded.find(phrase)
             while start >= 0:
-                hits.extend((start, idea) for idea in index.phrases[key])
+                ideas = index.phrases[key]
+                if "INSTR" in ideas and (
+                    _AS_INSTRUCTED.match(folded, start + len(phrase))
+                    or _PER_INSTRUCTIONS.search(folded, max(0, start - 8), start)
+                ):
+                    ideas = ideas - {"INSTR"}
+                hits.extend((start, idea) for idea in ideas)
                 start = folded.find(phrase, start + 1)
     hits.sort()
     return hits
@@ -378,6 +389,10 @@ SIGNALS: Mapping[str, str] = MappingProxyType({
 })
 
 
+#: A listing of results (it holds an unfavourable verdict too): data, not a request.
+_LISTING = re.compile(r"\bverdict['\"]?\s*[:=]\s*['\"]?(?:fail|failed|error)\b")
+
+
 def _addressed(hits: list[tuple[int, str]]) -> bool:
     """A judge word addressed: "dear / note / Hinweis an / 致" just before it, or "へ / 에게"
     just after it."""
@@ -406,9 +421,11 @@ def lexicon_signals(folded: str) -> list[tuple[str, int]]:
     ):
         found.append(("ignore-instructions", ignore))
     judge = _near(hits, "JUDGE", "GOOD", 160)
-    if judge is not None and (
+    if judge is not None and not _LISTING.search(folded) and (
         any(_near(hits, "JUDGE", other, 160) is not None
-            for other in ("MARK", "IGNORE", "INSTR", "THIS", "PLEASE"))
+            for other in ("MARK", "IGNORE", "INSTR", "THIS"))
+        # "please" is everywhere in English docs; a request in another language still counts
+        or _near(hits, "JUDGE", "PLEASE", 160, foreign=True) is not None
         or _addressed(hits)
     ):
         found.append(("judge-verdict", judge))
