@@ -105,15 +105,15 @@ RULES: tuple[Rule, ...] = (
             rf"|@(?:judge|grader|evaluator|reviewer|ai|llm)\b"
             rf"|\b(?:dear|hey|hi|hello|attention|note to|message to|instructions? (?:for|to))"
             rf"(?: the| any| all)?(?: ai| llm| automated| automatic)?\s+{_JUDGE}s?\b"
-            rf"|(?:^|[#/*>\-]\s*|\.\s+)(?:judge|grader|evaluator|grading model|evaluating model)"
-            rf"\s*[:,]"
+            rf"|(?:^|[#/*>\-]\s*|\.\s+)"
+            rf"(?:judges?|graders?|evaluators?|grading model|evaluating model)\s*[:,]"
             rf"|,\s*(?:judge|grader|evaluator)\s*[.!,]"
             rf"|\b(?:if|when|while)\s+you(?:'re| are)?\s+(?:grad|evaluat|judg|review|assess|scor)"
             rf"\w*"
             rf"|\bas the (?:grading|judging|evaluating|reviewing) (?:model|ai|llm|assistant)\b"
             rf"|\byour (?:rationale|verdict|grading)\b"
             rf"|\b(?:judge|grader|reviewer|evaluator)[- ]instructions?\b)"
-            rf"(?=[\s\S]{{0,300}}?\b(?:{_GOOD}|verdict|ignore|disregard|overlook|treat|mark|"
+            rf"(?=[\s\S]{{0,300}}?\b(?:{_GOOD}|verdict|ignore|disregard|overlook|treat|mark|marks|"
             rf"grade|rate|approve|accept|output|respond|reply|return|say)\b)"),
         "speaks to the judge about the verdict",
     ),
@@ -164,6 +164,7 @@ RULES: tuple[Rule, ...] = (
             r"|^#{2,4}\s*(?:system|instruction|response|user|assistant)\s*:?\s*$"
             r"|(?:^|\n\n)(?:human|user|system)\s*:[\s\S]{0,400}?\n\n?(?:assistant|ai)\s*:"
             r"|\[(?:system|admin|developer)(?: message| override| prompt)?\]"
+            r"|^(?:system|developer|admin)(?: message| notice)?\s*:\s"
             r"|\b(?:begin|start)\s+(?:judge|system|grader|evaluator|hidden|secret)\s+"
             r"instructions?\b)"
             r"(?=[\s\S]{0,400}?\b(?:pass(?:ed)?|verdict|grade[ds]?|graded|grader|judge|rubric|"
@@ -181,11 +182,20 @@ RULES: tuple[Rule, ...] = (
         "answer-format",
         # A verdict written out for the judge: JSON, YAML, XML or a "JUDGMENT: PASS" line. Test
         # fixtures and result listings are not (see _is_fixture).
-        _rx(r"['\"]?\bverdict['\"]?\s*[:=]\s*['\"]?(?:pass|passed|approved|success)\b"
+        _rx(r"['\"]?\bverdict['\"*_]{0,2}\s*[:=]\s*['\"*_]{0,2}\s*(?:pass|passed|approved|success)\b"
             r"|<verdict>\s*(?:pass|passed|approved|success)\s*</verdict>"
             r"|^\s*(?:final\s+)?(?:judge?ment|verdict|evaluation(?: result)?|grade)\s*:\s*"
             r"(?:pass|passed|approved)\s*$"),
         "writes the judge's answer for it",
+    ),
+    Rule(
+        "instructions-superseded",
+        _rx(r"\b(?:guidelines|instructions|rubric|rules|criteria|policy|grading scheme)\b"
+            r"[^.\n]{0,60}\b(?:are|is|were|was|have been|has been)\s+(?:now\s+)?"
+            r"(?:outdated|obsolete|superseded|replaced|revoked|void"
+            r"|no longer (?:valid|in effect|apply|applicable))\b"
+            rf"(?=[\s\S]{{0,240}}?\b(?:{_GOOD}|verdict|graded?|scored?)\b)"),
+        "says the judge's instructions no longer hold",
     ),
     Rule(
         "new-instructions",
@@ -212,23 +222,29 @@ def _sentence(text: str, start: int, end: int) -> str:
 
 
 def _is_mention(text: str, start: int, end: int, reach: int = 2) -> bool:
-    """The match is quoted (a quote within ``reach`` characters before it, on its line) in a
-    sentence about such phrases."""
-    before = text[max(0, start - reach) : start].rsplit("\n", 1)[-1]
-    if not any(q in before for q in _QUOTES):
+    """The match is quoted (a quote within ``reach`` characters before it, or inside a quoted
+    span of its line) in a sentence about such phrases."""
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    quoted = any(q in line[-reach:] for q in _QUOTES) or (
+        sum(line.count(q) for q in "\"`\u201c\u201d") % 2 == 1
+        or (line.count("'") - line.count("n't") - line.count("'s ")) % 2 == 1
+    )
+    if not quoted:
         return False
     return _META.search(_sentence(text, start, end)) is not None
 
 
 #: A diff or a here-document that writes a test, fixture or sample file.
 _FIXTURE_FILE = re.compile(
-    r"^(?:\+\+\+ b/|diff --git a/|cat\s*>+\s*['\"]?)\S*"
-    r"(?:test|fixture|spec|example|sample|mock|golden|snapshot)",
+    r"^(?:\+\+\+ b/|diff --git a/|\$?\s*cat\s*>*\s*['\"]?)\S*"
+    r"(?:test|fixture|spec|example|sample|mock|golden|snapshot|expected)",
     re.MULTILINE,
 )
 #: A line of code that handles a verdict rather than declares one.
 _CODE_LINE = re.compile(r"\breturn\b|==|\bassert\b|\bexpected\b|\bif\b|\bdef\b|\w\s*=\s*['\"{]"
-                        r"|\bprint\(|\.(?:get|load|loads|parse)\(")
+                        r"|\bprint\(|\.(?:get|load|loads|parse)\("
+                        # a log line: a timestamp or a level before the key=value
+                        r"|\d{4}-\d\d-\d\d[t ]\d\d:|\b(?:info|debug|warn|warning|trace)\b\s")
 #: A verdict that is not favourable: a listing or a fixture holding several outcomes.
 _OTHER_VERDICT = re.compile(r"\bverdict['\"]?\s*[:=]\s*['\"]?(?:fail|failed|error|none|null)\b"
                             r"|<verdict>\s*fail")
@@ -365,7 +381,10 @@ def flag_injection(item: EvidenceItem) -> list[str]:
         if len(field) < 12:
             continue  # "t3", "agent", "tool:bash": too short to carry an instruction
         spaced = _FIELD_SEPARATORS.sub(" ", field)
-        found = detect(spaced) or (["injection:fake-evidence"] if "<" in field else [])
+        # Rules only: ids and roles are slugs, not the prose the learned detector knows.
+        found = detect(spaced, classifier=False) or (
+            ["injection:fake-evidence"] if "<" in field else []
+        )
         for reason in found:
             tagged = reason + "@field"
             if tagged not in reasons:

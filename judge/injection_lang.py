@@ -40,15 +40,21 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "INSTR": "instructions instruction rubric rules guidelines criteria directives "
                  "system_prompt guidance",
         "PRIOR": "previous prior above earlier preceding all any original",
-        "JUDGE": "judge grader evaluator assessor reviewer reviewers graders evaluators judges "
-                 "scorer marker whoever_is_scoring whoever_is_grading grading_model "
-                 "evaluation_model evaluating_model your_verdict your_evaluation "
-                 "your_assessment your_grade your_score your_judgment your_judgement "
-                 "your_rating fair_assessment",
-        "GOOD": "pass passed passes passing success successful successfully succeeded "
-                "approve approved complete completed accomplished lgtm",
-        "MARK": "grade rate mark score record report declare treat consider count conclude "
-                "judge evaluate",
+        "JUDGE": "grading_ai judging_ai evaluation_ai ai_grader ai_evaluator ai_reviewer "
+                 "judging_model scoring_model judge grader evaluator assessor reviewer reviewers "
+                 "graders evaluators judges scorer marker whoever_is_scoring whoever_is_grading "
+                 "grading_model evaluation_model evaluating_model your_verdict your_evaluation "
+                 "your_assessment your_grade your_score your_judgment your_judgement your_rating "
+                 "fair_assessment grading_this scoring_this scores_this reviews_this judging_this "
+                 "evaluating_this grades_this the_evaluation the_assessment model_grading "
+                 "person_grading",
+        "GOOD": "pass passed passes passing success successful successfully succeeded approve "
+                "approved complete completed accomplished lgtm",
+        "MARK": "grade rate mark score record report declare treat treated consider count "
+                "conclude evaluate reflect",
+        "THIS": "this_run this_submission this_task this_case this_change this_patch this_trace "
+                "this_solution this_attempt this_execution this_trajectory this_evaluation "
+                "this_one this_batch the_task the_run the_submission",
         "ADDR": "dear attention note hey hi",
         "PLEASE": "please kindly",
     },
@@ -58,12 +64,12 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "INSTR": "instrucciones indicaciones reglas rubrica criterios consignas directrices "
                  "pautas",
         "PRIOR": "anteriores previas todas todos",
-        "JUDGE": "evaluador evaluadora juez revisor calificador corrector modelo_que_juzga "
-                 "sistema_de_evaluacion",
+        "JUDGE": "ia juez_automatico evaluador evaluadora juez revisor calificador corrector "
+                 "modelo_que_juzga sistema_de_evaluacion",
         "GOOD": "aprobado aprobada aprueba apruebe apruebes exito exitoso exitosa superado "
                 "superada completada",
-        "MARK": "califica califique calificala califiquela marca marque considera declara "
-                "evalua",
+        "MARK": "veredicto califica califique calificala califiquela marca marque considera "
+                "declara evalua",
         "ADDR": "para al estimado estimada querido atencion nota",
         "PLEASE": "por_favor",
     },
@@ -71,18 +77,18 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "IGNORE": "ignore ignora ignorem esqueca esqueça desconsidere desconsidera",
         "INSTR": "instrucoes instrucao regras criterios diretrizes rubrica",
         "PRIOR": "anteriores previas todas todos",
-        "JUDGE": "avaliador avaliadora juiz revisor corretor",
+        "JUDGE": "ia juiz_automatico avaliador avaliadora juiz revisor corretor",
         "GOOD": "aprovado aprovada sucesso bem_sucedida bem_sucedido",
-        "MARK": "marque marca considere classifique avalie declare",
+        "MARK": "veredito veredicto marque marca considere classifique avalie declare",
         "ADDR": "para ao caro cara prezado atencao nota",
         "PLEASE": "por_favor",
     },
     "fr": {
-        "IGNORE": "ignore ignorez ignorer oublie oubliez ne_tenez_pas_compte "
-                  "ne_tiens_pas_compte faites_abstraction fais_abstraction",
+        "IGNORE": "ignore ignorez ignorer oublie oubliez ne_tenez_pas_compte ne_tiens_pas_compte "
+                  "faites_abstraction fais_abstraction",
         "INSTR": "instructions consignes regles grille criteres directives",
         "PRIOR": "precedentes precedents anterieures toutes tous",
-        "JUDGE": "evaluateur evaluatrice juge correcteur examinateur",
+        "JUDGE": "ia correcteur_automatique evaluateur evaluatrice juge correcteur examinateur",
         "GOOD": "reussi reussie reussite valide validee approuve approuvee succes",
         "MARK": "declarez declare notez considerez evaluez",
         "ADDR": "pour cher chere attention note remarque",
@@ -92,9 +98,9 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "IGNORE": "ignora ignori ignorate dimentica dimentichi trascura non_considerare",
         "INSTR": "istruzioni regole criteri rubrica direttive",
         "PRIOR": "precedenti tutte tutti",
-        "JUDGE": "valutatore valutatrice giudice revisore correttore",
+        "JUDGE": "ia valutatore valutatrice giudice revisore correttore",
         "GOOD": "superato superata promosso riuscito approvato successo",
-        "MARK": "dichiara considera valuta segna",
+        "MARK": "verdetto dichiara considera valuta segna",
         "ADDR": "per al caro cara gentile attenzione nota",
         "PLEASE": "per_favore",
     },
@@ -104,9 +110,10 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "INSTR": "anweisung* instruktion* regeln vorgaben bewertungskriterien kriterien "
                  "richtlinien",
         "PRIOR": "vorherige* bisherige* alle obigen",
-        "JUDGE": "bewerter bewerterin prufer pruferin ki_prufer gutachter richter beurteiler",
+        "JUDGE": "ki sprachmodell bewertende_sprachmodell bewertende_modell ki_modell bewerter "
+                 "bewerterin prufer pruferin ki_prufer gutachter richter beurteiler",
         "GOOD": "bestanden erfolgreich genehmigt",
-        "MARK": "bewerte bewerten werte markiere",
+        "MARK": "urteil einstufen stufe bewerte bewerten werte markiere",
         "ADDR": "an_den an_die fur_den liebe lieber geehrte geehrter achtung hinweis",
         "PLEASE": "bitte",
     },
@@ -151,14 +158,13 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
         "PLEASE": "prosim",
     },
     "ru": {
-        "IGNORE": "игнорируй игнорируйте проигнорируй* забудь забудьте не_обращай* "
-                  "не_учитывай*",
+        "IGNORE": "игнорируй игнорируйте проигнорируй* забудь забудьте не_обращай* не_учитывай*",
         "INSTR": "инструкци* указани* правил* критери*",
         "PRIOR": "предыдущ* прежн* все всё",
-        "JUDGE": "проверяющ* оценщик* судь* судья рецензент* эксперт* ии_судь* "
+        "JUDGE": "ии нейросеть проверяющ* оценщик* судь* судья рецензент* эксперт* ии_судь* "
                  "оценивающ*",
         "GOOD": "пройдено пройден успешн* зачтено одобрено",
-        "MARK": "поставь* оцени* отметь*",
+        "MARK": "вердикт засчитаи* поставь* оцени* отметь*",
         "ADDR": "для к уважаемыи уважаемые дорогои внимание примечание",
         "PLEASE": "пожалуиста прошу",
     },
@@ -262,7 +268,7 @@ LEXICON: Mapping[str, Mapping[str, str]] = MappingProxyType({
 _TOKEN = re.compile(r"\w+(?:[./]\w+)*")
 # "指示どおり" (as instructed), "按照之前的说明" (following the earlier instructions) follow the
 # instructions rather than set them aside (patterns folded like the text: ど -> と).
-_AS_INSTRUCTED = re.compile(r"\s*(?:とおり|通り|に従)")
+_AS_INSTRUCTED = re.compile(r"\s*(?:どおり|とおり|通り|に従)")
 _PER_INSTRUCTIONS = re.compile(r"(?:按照|根据|依照|遵照|按)[^,.;:，。；：]{0,6}$")
 # "pass or fail", "pass/fail": a description of outcomes, not a verdict.
 _EITHER = re.compile(r"\s*(?:or|/|\|)\s*fail")
@@ -369,15 +375,16 @@ def has_idea(folded: str, ideas: frozenset[str]) -> bool:
 
 
 def _near(hits: list[tuple[int, str]], first: str, second: str, window: int,
-          *, foreign: bool = False) -> int | None:
+          *, foreign: bool = False, text: str = "") -> int | None:
     """The offset of a ``first`` idea that has a ``second`` idea within ``window`` characters
     (not the same word), or None. ``foreign``: one of the two must be a word of a language
-    other than English."""
+    other than English. ``text``: the two must stand on the same line of it."""
     a = [pos for pos, idea in hits if idea == first]
     b = [pos for pos, idea in hits if idea == second]
     xl = {pos for pos, idea in hits if idea == "XL"} if foreign else set()
     return next((x for x in a for y in b if x != y and abs(x - y) <= window
-                 and (not foreign or x in xl or y in xl)), None)
+                 and (not foreign or x in xl or y in xl)
+                 and (not text or "\n" not in text[min(x, y) : max(x, y)])), None)
 
 
 #: Rule name -> what it means (the reasons this module gives, without the "injection:" prefix).
@@ -420,12 +427,13 @@ def lexicon_signals(folded: str) -> list[tuple[str, int]]:
         for other, window in (("PRIOR", 60), ("JUDGE", 300), ("GOOD", 300))
     ):
         found.append(("ignore-instructions", ignore))
-    judge = _near(hits, "JUDGE", "GOOD", 160)
+    # The evaluator and the verdict on one line: a note to the judge is one sentence or two,
+    # while a log or a test report has "reviewer" on one line and "passed" on another.
+    judge = _near(hits, "JUDGE", "GOOD", 160, text=folded)
     if judge is not None and not _LISTING.search(folded) and (
         any(_near(hits, "JUDGE", other, 160) is not None
             for other in ("MARK", "IGNORE", "INSTR", "THIS"))
-        # "please" is everywhere in English docs; a request in another language still counts
-        or _near(hits, "JUDGE", "PLEASE", 160, foreign=True) is not None
+        # "please" / "bitte" / "ください" alone is not enough: docs ask reviewers for things
         or _addressed(hits)
     ):
         found.append(("judge-verdict", judge))

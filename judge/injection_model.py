@@ -26,6 +26,8 @@ from judge.injection_lang import has_idea
 MODEL_PATH = Path(__file__).resolve().parent / "data" / "injection_model.npz"
 N_FEATURES: int = 2**18
 NGRAM_RANGE: tuple[int, int] = (2, 5)
+#: The most windows of one text the model scores (see Model.score).
+MAX_WINDOWS: int = 256
 #: Windows are lines grouped up to this many characters; a longer line is cut into pieces
 #: that overlap by a quarter.
 WINDOW_CHARS: int = 320
@@ -83,14 +85,15 @@ def windows(folded: str) -> list[str]:
 
 #: Ideas of judge.injection_lang one of which a window must contain for the model to count:
 #: the model extends the rules to paraphrases of the same ideas, in any of the lexicon's
-#: languages; a generic instruction ("Rewrite the given sentence") is not an injection.
-GATE_IDEAS = frozenset({"JUDGE", "GOOD", "IGNORE", "INSTR", "MARK"})
+#: languages; a generic instruction ("Rewrite the given sentence") or a line about passing
+#: tests is not an injection unless it names a judge or the instructions.
+GATE_IDEAS = frozenset({"JUDGE", "IGNORE", "INSTR"})
 
 
 #: English words about grading that the lexicon leaves out because they are too common for
 #: its rules ("correct", "score"), but that may open the gate.
-_GATE_WORDS = re.compile(r"\b(?:verdict|evaluat\w*|grad(?:e|ed|er|ing)\w*|judg\w*|scor\w*|rubric|"
-                         r"correct|10/10|approv\w*|review\w*)\b")
+_GATE_WORDS = re.compile(r"\b(?:verdict|evaluat\w*|grad(?:er|ers|ing)|judg\w*|scor(?:er|ing)"
+                         r"|rubric|review(?:er|ers|ing))\b")
 
 
 #: A window needs this many words for the model to count: it generalises over sentences, and
@@ -153,8 +156,13 @@ class Model:
 
     def score(self, folded: str) -> float:
         """P(injection) of the best window of ``folded`` text that passes :func:`gate`; 0.0
-        when none does."""
-        return max(self.window_scores([w for w in windows(folded) if gate(w)]), default=0.0)
+        when none does. At most :data:`MAX_WINDOWS` gated windows are scored (the first and
+        the last halves): a text that long is a log far beyond what a judge is shown, and the
+        rules still read all of it."""
+        gated = [w for w in windows(folded) if gate(w)]
+        if len(gated) > MAX_WINDOWS:
+            gated = gated[: MAX_WINDOWS // 2] + gated[-MAX_WINDOWS // 2 :]
+        return max(self.window_scores(gated), default=0.0)
 
 
 def load_model(path: Path = MODEL_PATH) -> Model | None:

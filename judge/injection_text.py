@@ -59,11 +59,22 @@ def _letter_table() -> dict[int, str]:
     return table
 
 
+#: Combining marks that decorate any letter (accents, overlays, strike-through, underline) and
+#: variation selectors: removed. Other marks (kana voicing, Indic vowel signs and viramas,
+#: Arabic and Hebrew points) are part of their words and kept.
+_DECORATION = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
+               (0xFE00, 0xFE0F), (0xFE20, 0xFE2F), (0xE0100, 0xE01EF))
+
+
 def _is_hidden(char: str) -> bool:
     """Characters that render as nothing or only decorate the letter before them: format
-    characters (zero-width, soft hyphen, bidi, BOM), combining marks (accents, strike-through
-    overlays) and variation selectors (both are category Mn)."""
-    return unicodedata.category(char) in ("Cf", "Mn", "Me")
+    characters (zero-width, soft hyphen, bidi, BOM), enclosing marks, and the combining marks
+    and variation selectors of :data:`_DECORATION`."""
+    category = unicodedata.category(char)
+    if category in ("Cf", "Me"):
+        return True
+    code = ord(char)
+    return category == "Mn" and any(lo <= code <= hi for lo, hi in _DECORATION)
 
 
 def _untag(char: str) -> str:
@@ -75,9 +86,9 @@ def _untag(char: str) -> str:
 
 _WORD = re.compile(r"[^\W\d_]+")
 _ASCII_LETTER = re.compile(r"[a-z]")
-# Single letters separated by one space or dot ("i g n o r e"), at least 4 of them; the gaps
-# between words are then two or more spaces.
-_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .*]){3,}[^\W\d_](?![^\W\d_])")
+# Single letters separated by one space or dot ("i g n o r e"), at least 3 of them; the gaps
+# between words are then two or more spaces (or a dot and a space).
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .*]){2,}[^\W\d_](?![^\W\d_])")
 # Words joined by - or _ into one token, as in branch and file names
 # ("ignore-previous-instructions", "NOTE_TO_GRADER"); test names (test_...) describe
 # behaviour and stay joined.
