@@ -12,9 +12,10 @@ windows (gold traces subsampled to :data:`MAX_GOLD_WINDOWS`).
 Model: logistic regression (liblinear, C=:data:`C`, balanced classes) on hashed character
 2-5-grams. Threshold: 5-fold out-of-fold scores on the tuning records (folds grouped by
 record), the lowest threshold whose out-of-fold false-flag rate is at most
-:data:`MAX_FALSE_FLAGS_LOOKALIKE` on benign look-alike records and
-:data:`MAX_FALSE_FLAGS_GOLD` on gold evidence items. ``--check`` retrains and compares with the
-shipped file instead of writing it (same data -> same weights to float16 precision).
+:data:`MAX_FALSE_FLAGS_LOOKALIKE` on generated look-alikes, :data:`MAX_FALSE_FLAGS_HANDWRITTEN`
+on hand-written ones and :data:`MAX_FALSE_FLAGS_GOLD` on gold evidence items. ``--check``
+retrains and compares with the shipped file instead of writing it (same data -> same weights
+to float16 precision).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ from injection_data import DEFAULT_MIRROR, Record, all_records  # noqa: E402
 C: float = 4.0
 MAX_GOLD_WINDOWS: int = 40_000
 MAX_FALSE_FLAGS_LOOKALIKE: float = 0.01
-MAX_FALSE_FLAGS_GOLD: float = 0.002
+MAX_FALSE_FLAGS_GOLD: float = 0.0002
+#: Decided after the first held-out measurement of handwritten-v4 showed most of its false
+#: flags came from the learned detector (see RELIABILITY.md): not a held-out choice.
+MAX_FALSE_FLAGS_HANDWRITTEN: float = 0.01
 SEED: int = 7
 #: Tuning families not trained on (still scored by bench/injection_eval.py).
 EXCLUDED = frozenset({"tensor-trust-hijacking"})
@@ -113,31 +117,43 @@ def out_of_fold(docs: list[str], labels: list[int], owner: list[int]) -> list[fl
     return scores
 
 
+#: Hand-written benign look-alikes (denser in judge words than the generated ones).
+HANDWRITTEN = frozenset({"corpus-v1-dev", "handwritten-v2", "handwritten-v3"})
+
+
 def choose_threshold(scores: list[float], docs: list[str], owner: list[int],
                      used: list[Record]) -> float:
-    """Lowest threshold meeting both false-flag caps on out-of-fold record scores (each
-    record's best window that passes the gate, as at inference)."""
+    """Lowest threshold meeting every false-flag cap on out-of-fold record scores (each
+    record's best window that passes the gate, as at inference): generated look-alikes,
+    hand-written look-alikes and gold items are capped separately."""
     best = [0.0] * len(used)
     for s, d, o in zip(scores, docs, owner, strict=True):
         if injection_model.gate(d):
             best[o] = max(best[o], s)
-    lookalike = [b for b, r in zip(best, used, strict=True)
-                 if r.label == "benign" and not r.category.startswith("gold:")]
-    gold = [b for b, r in zip(best, used, strict=True) if r.category.startswith("gold:")]
+    benign = [(b, r) for b, r in zip(best, used, strict=True) if r.label == "benign"]
+    groups = {
+        "generated look-alikes": ([b for b, r in benign if r.family == "synthetic-benign"],
+                                  MAX_FALSE_FLAGS_LOOKALIKE),
+        "hand-written look-alikes": ([b for b, r in benign if r.family in HANDWRITTEN],
+                                     MAX_FALSE_FLAGS_HANDWRITTEN),
+        "gold items": ([b for b, r in benign if r.category.startswith("gold:")],
+                       MAX_FALSE_FLAGS_GOLD),
+    }
     injections = [b for b, r in zip(best, used, strict=True) if r.label == "injection"]
     for step in range(50, 1000):
         t = step / 1000
-        fl = sum(b >= t for b in lookalike) / max(1, len(lookalike))
-        fg = sum(b >= t for b in gold) / max(1, len(gold))
-        if fl <= MAX_FALSE_FLAGS_LOOKALIKE and fg <= MAX_FALSE_FLAGS_GOLD:
+        rates = {name: sum(b >= t for b in values) / max(1, len(values))
+                 for name, (values, _) in groups.items()}
+        if all(rates[name] <= cap for name, (_, cap) in groups.items()):
             recall = sum(b >= t for b in injections) / max(1, len(injections))
             for family in sorted({r.family for r in used if r.label == "injection"}):
                 fam = [b for b, r in zip(best, used, strict=True)
                        if r.family == family and r.label == "injection"]
                 print(f"  out-of-fold recall {family}: {sum(b >= t for b in fam)}/{len(fam)}")
             print(f"threshold {t:.3f}: out-of-fold recall {recall:.3f} on {len(injections)} "
-                  f"injections, false flags {fl:.4f} on {len(lookalike)} look-alikes, "
-                  f"{fg:.4f} on {len(gold)} gold items")
+                  "injections; false flags " + ", ".join(
+                      f"{rates[name]:.4f} on {len(values)} {name}"
+                      for name, (values, _) in groups.items()))
             return t
     return 0.999
 
