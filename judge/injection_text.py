@@ -91,8 +91,8 @@ _ASCII_LETTER = re.compile(r"[a-z]")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .*]){2,}[^\W\d_](?![^\W\d_])")
 # Words joined by - or _ into one token, as in branch and file names
 # ("ignore-previous-instructions", "NOTE_TO_GRADER"); test names (test_...) describe
-# behaviour and stay joined.
-_SLUG = re.compile(r"\b(?!test)[^\W\d_]+(?:[-_][^\W\d_]+){2,}\b")
+# behaviour and stay joined, and so do chat-template tokens (<|start_header_id|>, <start_of_turn>).
+_SLUG = re.compile(r"(?<![<|])\b(?!test)[^\W\d_]+(?:[-_][^\W\d_]+){2,}\b(?![|>])")
 
 
 def _unmix(match: re.Match[str]) -> str:
@@ -136,7 +136,7 @@ def fold(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Encoded runs.
 
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){10,}(?![0-9A-Fa-f])")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 #: English words a rot13-encoded instruction decodes to; their rot13 forms are rare words.
