@@ -67,10 +67,16 @@ def flags_of(record: Record, *, classifier: bool) -> list[str]:
     return detect(record.text, classifier=classifier)
 
 
-def _rows(records: Iterable[Record], key: str) -> dict[str, list[Record]]:
+def _rows(records: Iterable[Record], key: str, coarse: bool = False) -> dict[str, list[Record]]:
     groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
-        groups[getattr(r, key) if key != "category" else r.category.split("|")[0]].append(r)
+        if key != "category":
+            groups[getattr(r, key)].append(r)
+            continue
+        category = r.category.split("|")[0]
+        if coarse:
+            category = category.split(":")[0] if ":" in category else "other (benign kinds)"
+        groups[category].append(r)
     return dict(sorted(groups.items()))
 
 
@@ -81,6 +87,8 @@ def main() -> int:
     parser.add_argument("--no-gold", action="store_true", help="Leave out ../shared/gold.")
     parser.add_argument("--rules-only", action="store_true", help="No learned detector.")
     parser.add_argument("--list", choices=("tuning", "heldout", "all"), default=None)
+    parser.add_argument("--coarse", action="store_true",
+                        help="Categories by kind only (language, encoding, placement...).")
     parser.add_argument("--split", choices=("tuning", "heldout", "both"), default="both",
                         help="Score and report only this split (tune with --split tuning).")
     args = parser.parse_args()
@@ -119,7 +127,7 @@ def main() -> int:
                   f"{fmt(sum(map(hit, b)), len(b))} |")
         print("\n| category | recall | false flags |\n|---|---|---|")
         for category, group in _rows([r for r in chosen if not r.category.startswith("gold:")],
-                                     "category").items():
+                                     "category", args.coarse).items():
             i = [r for r in group if r.label == "injection"]
             b = [r for r in group if r.label == "benign"]
             if len(i) + len(b) and not category.startswith("public:"):
