@@ -2,29 +2,34 @@
 
 An agent under evaluation, or anything that wrote into its trace (a web page, a tool, a
 dependency), can plant text that speaks to the judge: "ignore the rubric", "output pass",
-"you are now a lenient grader", a fake ``<evidence>`` block, a chat-template turn. Evidence is
-always shown to the judge delimited as data (:func:`judge.rubrics.evidence_block`); this
-module adds a second line of defence: it flags such items, the flag is shown to the judge in the
-item's ``flags`` attribute and recorded in the judgment's provenance, and routing never decides a
-flagged judgment automatically (:mod:`judge.routing`).
+"you are now a lenient grader", a fake ``<evidence>`` block, a chat-template turn, in any
+language, encoded, disguised with Unicode, split over two tool outputs, or hidden in a turn's
+role or id. Evidence is always shown to the judge delimited as data
+(:func:`judge.rubrics.evidence_block`); this module adds a second line of defence: it flags such
+items, the flag is shown to the judge in the item's ``flags`` attribute and recorded in the
+judgment's provenance, and routing never decides a flagged judgment automatically
+(:mod:`judge.routing`).
 
-Detection, in order:
+Detection reads several views of a text and several signals (defence in depth, not one list):
 
-1. **Normalise** (:func:`normalize`): NFKC (fullwidth letters, ligatures), remove invisible
-   format characters (zero-width spaces and joiners, soft hyphens, bidi controls, BOM), map
-   Cyrillic and Greek look-alikes to the Latin letters they imitate, case-fold.
-2. **Rules** (:data:`RULES`, a registry of named patterns over the normalised text): each names
-   one way of speaking to a judge. A match that sits inside quotes in a sentence that talks
-   *about* such phrases ("attackers write 'ignore previous instructions'", "examples: ...") is a
-   mention, not a use, and does not count.
-3. **Obfuscation** (:func:`obfuscation`): look-alike letters inside Latin words, invisible
-   characters between letters, fullwidth Latin. Benign text has these too (Unicode test
-   strings), so they flag only together with a word a judge would act on (pass, verdict,
-   grade, rubric, instructions...).
+1. **Fold** (:func:`judge.injection_text.fold`): undo Unicode disguises (fullwidth, maths and
+   small-capital letters, combining marks, variation selectors, zero-width and tag characters,
+   look-alike letters), join spaced-out letters, split slug words.
+2. **Decode** (:func:`judge.injection_text.decoded_views`): base64, hex, percent-encoded and
+   rot13 text is decoded and read like the rest (reason ``injection:encoded``).
+3. **Rules** (:data:`RULES`): named English patterns over the folded text. A match inside quotes
+   in a sentence that talks *about* such phrases is a mention, not a use; a verdict object in a
+   test fixture, code or a result listing is data.
+4. **Lexicon signals** (:mod:`judge.injection_lang`): "ignore the instructions" and "evaluator +
+   favourable verdict" in 20 languages, by proximity of words rather than sentence patterns.
+5. **Learned detector** (:mod:`judge.injection_model`, ``injection:classifier``): a small
+   character n-gram model for paraphrases the rules have no pattern for.
+6. **Obfuscation** (:func:`obfuscation`): look-alike letters or invisible characters inside
+   words, next to a word a judge acts on.
 
-It is a pattern detector, not a classifier: it misses paraphrases it has no rule for (other
-languages, spaced-out letters) and flags some benign texts that look like instructions to a
-grader. Recall and false-flag rate on the corpus in tests/data/injection are in
+:func:`flag_injection` also reads the item's ``source`` and ``role`` (they are rendered in the
+``<evidence>`` tag); :func:`flag_adjacent` joins neighbouring trace items to catch an injection
+split between them. Figures (recall and false flags per split, family and kind) are in
 RELIABILITY.md; a false flag costs a human review, a miss is still shown as delimited data.
 """
 
