@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judge.cases import load_cases
+from judge.evidence import select_evidence
 from judge.injection import detect
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "injection"
@@ -117,8 +119,6 @@ SHARED_GOLD = Path(__file__).resolve().parents[2] / "shared" / "gold"
 
 def scan_shared(*, quiet: bool) -> None:
     """Flag rate on the evidence (as selected for a judge) of every case in ../shared/gold."""
-    from judge.cases import load_cases
-    from judge.evidence import select_evidence
 
     for path in sorted(SHARED_GOLD.glob("*.jsonl")):
         loaded = load_cases(path)

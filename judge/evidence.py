@@ -50,15 +50,16 @@ from types import MappingProxyType
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import InputError
-from judge.injection import flag_injection
+from judge.injection import flag_adjacent, flag_injection
 from judge.redact import MARKER_PREFIX, redact
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.injection (shown as ``flags="..."``); redaction of secrets under
 #: lower-case keys (``password: "x"``) and of URL passwords with an empty user.
-#: Not bumped for the redaction rules of issue 16: they change only the evidence of cases that
-#: hold secrets, whose digest (and so cache key) changes by itself; a bump would re-key all.
+#: Not bumped for the redaction rules and the injection flags of issue 16: they change only the
+#: evidence of cases that hold secrets or (newly or no longer) flagged items, whose digest (and so
+#: cache key) changes by itself; a bump would re-key every case and stale every card.
 SELECTOR_VERSION: str = "evidence-v2"
 DEFAULT_TOKEN_BUDGET: int = 1400
 CHARS_PER_TOKEN: float = 3.5
@@ -536,9 +537,8 @@ def _select_turns(
 
 def _finish(drafts: Sequence[_Draft], budget: int, dropped: list[str]) -> EvidenceSet:
     """Number the drafts in display order, flag them and compute the digest."""
-    items: list[EvidenceItem] = []
-    for n, draft in enumerate(sorted(drafts, key=lambda d: d.position), start=1):
-        item = EvidenceItem(
+    unflagged = [
+        EvidenceItem(
             id=f"E{n}",
             kind=draft.kind,
             source=draft.source,
@@ -548,7 +548,13 @@ def _finish(drafts: Sequence[_Draft], budget: int, dropped: list[str]) -> Eviden
             clipped=draft.clipped,
             redactions=draft.redactions,
         )
+        for n, draft in enumerate(sorted(drafts, key=lambda d: d.position), start=1)
+    ]
+    # Each item on its own, then neighbours joined (an injection split over two tool outputs).
+    items: list[EvidenceItem] = []
+    for item, split in zip(unflagged, flag_adjacent(unflagged), strict=True):
         flags = flag_item(item)
+        flags.extend(r for r in split if r not in flags)
         items.append(item.model_copy(update={"flags": flags}) if flags else item)
     return EvidenceSet(
         items=items,

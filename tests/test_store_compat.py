@@ -23,6 +23,15 @@ FIXTURES = Path(__file__).resolve().parent / "data" / "stores"
 REPO = FIXTURES.parents[2]
 
 
+def test_the_fixture_is_the_store_earlier_code_wrote() -> None:
+    # Opened in place by mistake, it would be migrated and no longer test anything.
+    with sqlite3.connect(f"file:{FIXTURES / 'store-bf6082d.db'}?mode=ro", uri=True) as conn:
+        names = [r[0] for r in conn.execute("select name from _migrations order by name")]
+    assert names == [f"m00{i}_{n}" for i, n in enumerate(
+        ["judgments", "calls", "cases", "batches", "routing", "review", "access", "jobs",
+         "step_keys"], start=1)]
+
+
 @pytest.mark.parametrize("forget_steps", [False, True], ids=["step-keys", "cache-keys-only"])
 @pytest.mark.parametrize(
     ("rubric", "cases", "n"),

@@ -1,0 +1,151 @@
+"""Recall and false-flag rate of the injection flagger, per split, family and category.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/injection_eval.py [--mirror /work/.mirror]
+        [--no-gold] [--rules-only] [--list tuning|heldout|all]
+
+Every record of bench/injection_data.py is scored the way evidence is flagged for a judge:
+a text through :func:`judge.injection.detect`; trace turns as a case through
+:func:`judge.evidence.select_evidence` (flagged when any item is, which covers injections in a
+turn's role or id and injections split across turns); a gold evidence item through
+:func:`judge.injection.flag_injection` with its source and role. Figures carry Wilson 95%
+intervals. ``--list`` prints misses and false flags of a split (never list the held-out split
+while tuning). Gold figures are per item and per case (a case is flagged when any item is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from judge.evidence import select_evidence
+from judge.injection import detect, flag_injection
+from judge.types import Case, EvidenceItem, TraceTurn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from injection_data import DEFAULT_MIRROR, Record, all_records  # noqa: E402
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def fmt(k: int, n: int) -> str:
+    """"k/n = p% [lo%, hi%]"."""
+    if n == 0:
+        return "-"
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} = {k / n:.1%} [{lo:.1%}, {hi:.1%}]"
+
+
+def flags_of(record: Record, *, classifier: bool) -> list[str]:
+    """The reasons the flagger gives ``record`` as shown to a judge."""
+    if record.turns:
+        case = Case(
+            id=record.id, kind="agent_run", task="Fix the failing test in the repository.",
+            trace=[TraceTurn(id=t["id"], role=t["role"], content=t["content"])
+                   for t in record.turns],
+        )
+        items = select_evidence(case, visible=("task", "trace")).items
+        return sorted({f for item in items for f in item.flags})
+    if record.source:
+        item = EvidenceItem(id="E1", kind="message", source=record.source,
+                            role=record.role or None, text=record.text)
+        found = flag_injection(item)
+        return found if classifier else [f for f in found if "classifier" not in f]
+    return detect(record.text, classifier=classifier)
+
+
+def _rows(records: Iterable[Record], key: str, coarse: bool = False) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if key != "category":
+            groups[getattr(r, key)].append(r)
+            continue
+        category = r.category.split("|")[0]
+        if coarse:
+            category = category.split(":")[0] if ":" in category else "other (benign kinds)"
+        groups[category].append(r)
+    return dict(sorted(groups.items()))
+
+
+def main() -> int:
+    """Score every record; print tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
+    parser.add_argument("--no-gold", action="store_true", help="Leave out ../shared/gold.")
+    parser.add_argument("--rules-only", action="store_true", help="No learned detector.")
+    parser.add_argument("--list", choices=("tuning", "heldout", "all"), default=None)
+    parser.add_argument("--coarse", action="store_true",
+                        help="Categories by kind only (language, encoding, placement...).")
+    parser.add_argument("--split", choices=("tuning", "heldout", "both"), default="both",
+                        help="Score and report only this split (tune with --split tuning).")
+    args = parser.parse_args()
+    records = [r for r in all_records(args.mirror, gold=not args.no_gold)
+               if args.split in ("both", r.split)]
+    started = time.perf_counter()
+    flagged = {r.id + r.family: bool(flags_of(r, classifier=not args.rules_only))
+               for r in records}
+    elapsed = time.perf_counter() - started
+    print(f"{len(records)} records scored in {elapsed:.1f} s"
+          f"{' (rules only)' if args.rules_only else ''}\n")
+
+    def hit(r: Record) -> bool:
+        return flagged[r.id + r.family]
+
+    for split in ("tuning", "heldout") if args.split == "both" else (args.split,):
+        chosen = [r for r in records if r.split == split]
+        inj = [r for r in chosen if r.label == "injection"]
+        lookalike = [r for r in chosen if r.label == "benign" and not r.category.startswith(
+            "gold:")]
+        gold = [r for r in chosen if r.category.startswith("gold:")]
+        print(f"## {split}")
+        print(f"recall                {fmt(sum(map(hit, inj)), len(inj))}")
+        print(f"false flags (look-alike texts) {fmt(sum(map(hit, lookalike)), len(lookalike))}")
+        if gold:
+            print(f"false flags (gold items)       {fmt(sum(map(hit, gold)), len(gold))}")
+            cases: dict[str, bool] = defaultdict(bool)
+            for r in gold:
+                cases[r.id.rsplit("/", 1)[0]] |= hit(r)
+            print(f"gold cases with a flag         {fmt(sum(cases.values()), len(cases))}")
+        print("\n| family | recall | false flags |\n|---|---|---|")
+        for family, group in _rows(chosen, "family").items():
+            i = [r for r in group if r.label == "injection"]
+            b = [r for r in group if r.label == "benign"]
+            print(f"| {family} | {fmt(sum(map(hit, i)), len(i))} | "
+                  f"{fmt(sum(map(hit, b)), len(b))} |")
+        print("\n| category | recall | false flags |\n|---|---|---|")
+        for category, group in _rows([r for r in chosen if not r.category.startswith("gold:")],
+                                     "category", args.coarse).items():
+            i = [r for r in group if r.label == "injection"]
+            b = [r for r in group if r.label == "benign"]
+            if len(i) + len(b) and not category.startswith("public:"):
+                print(f"| {category} | {fmt(sum(map(hit, i)), len(i))} | "
+                      f"{fmt(sum(map(hit, b)), len(b))} |")
+        print()
+        if args.list in (split, "all"):
+            for r in chosen:
+                if r.label == "injection" and not hit(r):
+                    print(f"    missed      {r.id} [{r.category}] "
+                          f"{(r.text or str(r.turns))[:100]!r}")
+                elif r.label == "benign" and hit(r):
+                    print(f"    false flag  {r.id} [{r.category}] "
+                          f"{flags_of(r, classifier=not args.rules_only)} "
+                          f"{(r.text or str(r.turns))[:100]!r}")
+            print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
