@@ -16,7 +16,7 @@ benchmark scripts call these functions and nothing private below them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -52,9 +52,11 @@ from judge.jobs import (
     resume_job,
     run_job,
 )
-from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
+from judge.judging import JudgeOptions, Outcome, RunSummary, Step
+from judge.judging import judge_cases as _judge_cases
 from judge.local.weights import InstalledModel, embedded_status, install_model
 from judge.otel_export import SEMCONV_VERSION, export_store
+from judge.providers import check_models
 from judge.review import (
     GoldExport,
     ItemView,
@@ -90,7 +92,8 @@ from judge.runsets import (
     write_runs,
 )
 from judge.runsets.render import headline_markdown
-from judge.runsets.workflow import ReportOptions, gate, score_runs
+from judge.runsets.workflow import ReportOptions, gate
+from judge.runsets.workflow import score_runs as _score_runs
 from judge.store import Store, default_location, store_exists
 from judge.traces import ImportResult, formats, get_importer, import_file
 from judge.traces.tasks import read_tasks, task_text
@@ -142,6 +145,7 @@ __all__ = [
     "calibrate_judge",
     "check_card",
     "check_card_before_judging",
+    "check_models",
     "compare_judges",
     "create_job",
     "create_key",
@@ -204,6 +208,56 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
     """Validate a JSONL of cases (gold format): the valid cases, and each invalid record's
     error naming its line and field."""
     return _load_cases(Path(path), limit=limit)
+
+
+def judge_cases(
+    store: Store,
+    cases: Sequence[Case],
+    *,
+    rubric: str | Rubric,
+    models: Sequence[str],
+    options: JudgeOptions | None = None,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+    batch_id: str | None = None,
+    source: str = "",
+) -> RunSummary:
+    """Judge ``cases`` with a rubric and one or more models; store every judgment as it
+    finishes and record the batch. Judgments already paid for are served from the store.
+
+    Every model id and its credentials are checked first (:func:`check_models`): an unknown id
+    or a missing key raises InputError before anything is judged or stored. ``on_start`` gets
+    the planned steps; ``on_done`` each finished step. A failure of one judgment never stops the
+    others: provider and parse failures are stored with their status, steps that could not be
+    attempted are in ``summary.errors``."""
+    check_models(models, api_base=(options or JudgeOptions()).api_base)
+    return _judge_cases(store, cases, rubric=rubric, models=models, options=options,
+                        on_start=on_start, on_done=on_done, batch_id=batch_id, source=source)
+
+
+def score_runs(
+    runs: Sequence[Run],
+    *,
+    source: str,
+    store: Store | None = None,
+    rubric: str | Rubric | None = None,
+    models: Sequence[str] = (),
+    card: Card | str | None = None,
+    gold_labels: bool = False,
+    judge_options: JudgeOptions | None = None,
+    report: ReportOptions | None = None,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> RunSetReport:
+    """Score a run set (``source`` names it in the report) and build its pass@k / pass^k
+    report: from each run's gold label (``gold_labels``), or judged in ``store`` with ``rubric``
+    by ``models`` (checked first, like :func:`judge_cases`) by the same protocol as
+    ``judge run``; with ``card`` the verdicts are routed."""
+    if models and not gold_labels:
+        check_models(models, api_base=(judge_options or JudgeOptions()).api_base)
+    return _score_runs(runs, source=source, store=store, rubric=rubric, models=models, card=card,
+                       gold_labels=gold_labels, judge_options=judge_options, report=report,
+                       on_start=on_start, on_done=on_done)
 
 
 def route(

@@ -107,6 +107,7 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         if correct_for_judge and not card_path:
             raise click.UsageError("--correct-for-judge needs the judge's --card")
         rubric = judge.load_rubric(rubric_ref)
+        judge.check_models(models, api_base=api_base)  # exit 2 before the store is opened
         if rubric.kind == "pairwise":
             raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with "
                                    "a binary or multi-criterion rubric")
