@@ -4,8 +4,11 @@
 limiter, job workers); nothing lives at module level. Every route sits behind
 ``judge.api.security.AccessMiddleware`` (API key or page session, rate limit, body limit); the
 OpenAPI schema is served at ``/openapi.json`` to authenticated callers and declares both key
-schemes. Errors are JSON ``{"error": {"code", "message"}}`` with a matching status
-(``judge.api.errors``). The routes live in ``judge.api.routes``, one module per resource.
+schemes, and read in Swagger UI at ``/docs`` (``judge.api.docs``: the installed
+swagger-ui-bundle-v2 package's own files, no CDN). The pages' CSS and JS are static files
+(``judge/api/static``, at ``/static``), never inline. Errors are JSON
+``{"error": {"code", "message"}}`` with a matching status (``judge.api.errors``). The routes
+live in ``judge.api.routes``, one module per resource.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from fastapi.responses import JSONResponse
 import judge
 from judge.api.config import MB, ServiceConfig
 from judge.api.deps import Caller
+from judge.api.docs import docs_router, static_files
 from judge.api.errors import error_response, install_error_handlers
 from judge.api.pages import page_router
 from judge.api.routes import api_router
@@ -53,6 +57,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(page_router())
+    app.include_router(docs_router(app))
+    app.mount("/static", static_files(), name="static")
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(caller: Caller) -> JSONResponse:

@@ -30,8 +30,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 SESSION_COOKIE = "judge_session"
 #: Paths open without a key: the login form (it is how a browser gets a session).
 OPEN_PATHS = frozenset({"/login"})
+#: Open too: the pages' own CSS and JS (judge/api/static; no data), which the login form needs.
+OPEN_PREFIXES = ("/static/",)
 #: Paths served to browsers: an unauthenticated request is sent to the login form.
-PAGE_PREFIXES = ("/review", "/logout")
+PAGE_PREFIXES = ("/review", "/logout", "/docs")
 
 
 @dataclass
@@ -164,7 +166,7 @@ class AccessMiddleware:
 
         path: str = scope["path"]
         headers = _headers(scope)
-        if path not in OPEN_PATHS:
+        if path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
             page = path == "/" or path.startswith(PAGE_PREFIXES)
             principal = await run_in_threadpool(self._authenticate, headers, page)
             if principal is None:
