@@ -108,7 +108,9 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
     assert page.locator("#task").inner_text().startswith("Fix bug")
     assert page.locator("#diff .add").count() == 1 and page.locator("#diff .del").count() == 1
     assert page.locator("#verdicts").count() == 1
-    assert page.locator(".evidence.cited").count() >= 1
+    # The judge cited E1 and E2, the task and the diff: marked on them, shown once.
+    assert page.locator("#task-card .badge.cited").count() == 1
+    assert page.locator("#diff-card .badge.cited").count() == 1
     page.screenshot(path=str(SCREENSHOT), full_page=True)
 
     # Item 1: keyboard shortcut P (pass).
