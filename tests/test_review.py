@@ -238,3 +238,37 @@ def test_export_gold_with_lineage_loads_back(tmp_path: Path) -> None:
 def test_export_with_nothing_done_is_a_clear_error(tmp_path: Path) -> None:
     with _store(tmp_path, [0.5], audit_fraction=0.0) as store, pytest.raises(ConflictError):
         export_gold(store, tmp_path / "g.jsonl")
+
+
+def test_tool_call_arguments_read_as_text() -> None:
+    from judge.review.views import tool_arguments
+
+    call = tool_arguments('[Edit] {"file_path": "/r/a.py", "old_string": "x = \\"a\\"\\n", '
+                          '"replace_all": false, "lines": [1, 2]}')
+    assert call is not None
+    tool, args = call
+    assert tool == "Edit"
+    assert [(a.name, a.value) for a in args] == [
+        ("file_path", "/r/a.py"), ("old_string", 'x = "a"\n'), ("replace_all", "false"),
+        ("lines", "[\n  1,\n  2\n]")]
+    # Anything else stays as it was written.
+    assert tool_arguments("[Bash] $ git diff") is None
+    assert tool_arguments('[Read] {"file_path": ') is None
+    assert tool_arguments('[Tool] ["not", "an object"]') is None
+
+
+def test_a_turn_that_repeats_the_task_is_marked(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        case = make_case(1)
+        case = case.model_copy(update={"trace": [
+            case.trace[0].model_copy(update={"role": "user", "content": case.task}),
+            *case.trace[1:]]})
+        seed_store(store, [case], [make_judgment(case.id, 0.5)])
+        apply_card(store, make_card(), audit_fraction=0.0)
+        (item,) = queue(store)
+        view = item_view(store, item.id)
+    repeated = [e for e in view.evidence if e.same_as == "task"]
+    assert len(repeated) == 1 and repeated[0].source == "m0"
+    # One verdict, the rubric's only prompt (v1): labelled 1 of 1, with its confidence.
+    (verdict,) = view.verdicts
+    assert (verdict.variant, verdict.n_variants) == (0, 1) and verdict.confidence == 0.5
