@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import judge.evidence  # noqa: E402
+from judge import evidence as evidence_module  # noqa: E402
 from judge.cases import load_cases  # noqa: E402
 from judge.judging import Runner, plan  # noqa: E402
 from judge.providers import ModelParams  # noqa: E402
@@ -122,13 +122,13 @@ def judge(db: str, rubric: Any, cases: Sequence[Any], model: str, *, flagging: b
     evidence selector's flaggers are switched off (no flags shown, none recorded)."""
 
     steps = plan(list(cases), rubric, [model], variants=1)
-    original = judge.evidence.flag_item
+    original = evidence_module.flag_item
     if not flagging:
-        judge.evidence.flag_item = lambda item, flaggers=None: []
+        evidence_module.flag_item = lambda item, flaggers=None: []
     try:
         return _judge_steps(db, rubric, steps, ModelParams(api_base=api_base))
     finally:
-        judge.evidence.flag_item = original
+        evidence_module.flag_item = original
 
 
 def _judge_steps(db: str, rubric: Any, steps: Sequence[Any], params: Any) -> dict[str, Any]:

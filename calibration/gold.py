@@ -31,7 +31,7 @@ from pydantic import (
 from judge.digests import bytes_digest
 from judge.errors import InputError
 from judge.kinds import SCORING
-from judge.types import Case, TraceTurn
+from judge.types import Case, EvidenceKind, TraceTurn
 
 #: A gold record's kind is the kind of case it labels (this order is gold/schema.json's).
 GoldKind = Literal["pairwise", "agent_run"]
@@ -52,12 +52,17 @@ class _Strict(BaseModel):
 
 
 class GoldTurn(_Strict):
-    """One turn of an agent's trace as stored in a gold record."""
+    """One turn of an agent's trace as stored in a gold record (a case's trace turn: what
+    ``judge import`` writes is a gold turn)."""
 
     id: str = Field(min_length=1)
     role: str
     content: str
     step: int | None = None
+    #: What the turn is (tool_call, observation, final_answer...), as the importers record it.
+    kind: EvidenceKind | None = None
+    #: Where the turn came from in the source log (line, span id, JSON path), for audit.
+    source: str | None = None
 
 
 class Lineage(_Strict):
@@ -85,6 +90,8 @@ class GoldRecord(_Strict):
     #: The agent's diff for code runs, else null.
     diff: str | None = None
     trace: list[GoldTurn] = Field(default_factory=list)
+    #: The agent's model (else read from the ``model`` or ``agent_model`` slice).
+    agent_model: str | None = None
     #: A | B | tie for pairwise items, pass | fail for agent runs.
     gold: str
     #: How the label was obtained (test harness, expert annotators, ...).
@@ -115,8 +122,10 @@ class GoldRecord(_Strict):
             raise ValueError(f"must be {' or '.join(allowed)} for kind {kind}, not {value!r}")
         return value
 
-    def agent_model(self) -> str | None:
-        """The agent's model named in the slices (``model`` or ``agent_model``), if any."""
+    def resolved_agent_model(self) -> str | None:
+        """The agent's model: the field, else the slices' ``model`` or ``agent_model``."""
+        if self.agent_model:
+            return self.agent_model
         for key in AGENT_MODEL_SLICES:
             value = self.slices.get(key)
             if value is not None and value != "":
@@ -131,10 +140,12 @@ class GoldRecord(_Strict):
             task=self.task,
             diff=self.diff,
             trace=[
-                TraceTurn(id=t.id, role=t.role, content=t.content, step=t.step) for t in self.trace
+                TraceTurn(id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind,
+                          source=t.source)
+                for t in self.trace
             ],
             candidates=dict(self.candidates) if self.candidates is not None else None,
-            agent_model=self.agent_model(),
+            agent_model=self.resolved_agent_model(),
             slices=dict(self.slices),
             meta=dict(self.meta),
         )
@@ -242,6 +253,12 @@ def parse_record(data: Any, *, file: str = "<gold>", line: int | None = None) ->
         raise InputError(
             f"expected a JSON object, got {type(data).__name__}", file=file, line=line, hint=_HINT
         )
+    if "gold" not in data and "id" in data and "kind" in data:
+        raise InputError(
+            "no gold label: this record is a case (what `judge import` writes), not yet gold",
+            file=file, line=line, field="gold",
+            hint="add gold, gold_source, source and license (gold/README.md), or label it in "
+                 "the review queue and `judge gold export`")
     try:
         return GoldRecord.model_validate(data)
     except ValidationError as err:
@@ -341,22 +358,181 @@ def schema_text() -> str:
     return json.dumps(gold_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def case_schema() -> dict[str, Any]:
+    """The JSON schema of one case (what gold/case.schema.json holds): ``judge.types.Case``,
+    the format ``judge import`` writes and ``judge run`` reads."""
+    schema = Case.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "judge case"
+    schema["description"] = (
+        "One line of a case JSONL file: what a judge is asked about (an agent run, or a pair of "
+        "candidate answers). Adding gold, gold_source, source and license makes it a gold "
+        "record (gold/schema.json). Also checked beyond this schema: pairwise cases need "
+        "candidates with exactly the keys A and B; a gold label must suit the kind; ids are "
+        "unique within a file."
+    )
+    # The one field beyond Case: a label the input already carried (tau-bench rewards).
+    schema["properties"]["gold"] = {
+        "description": "A label found in the input (A, B or tie for pairwise; pass or fail for "
+                       "agent_run); never shown to a judge.",
+        "title": "Gold",
+        "type": "string",
+    }
+    return schema
+
+
+def case_schema_text() -> str:
+    """gold/case.schema.json's exact text."""
+    return json.dumps(case_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+#: What makes a labelled case a gold record: where the item and its label come from, and the
+#: licence it is used under.
+PROVENANCE_FIELDS = ("source", "license", "gold_source")
+
+
+@dataclass
+class FileCheck:
+    """What :func:`check_file` found: every record's problem (not only the first), and the
+    records by kind: gold records, cases carrying a label without its provenance, and cases
+    awaiting a label."""
+
+    path: str
+    digest: str = ""
+    gold: Counter[str] = field(default_factory=Counter)
+    labelled_cases: Counter[str] = field(default_factory=Counter)
+    unlabelled: Counter[str] = field(default_factory=Counter)
+    labels: Counter[str] = field(default_factory=Counter)
+    errors: list[InputError] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Valid records."""
+        return sum((self.gold + self.labelled_cases + self.unlabelled).values())
+
+    def summary(self) -> str:
+        """One line: records, kinds, labels, what is not gold yet, digest."""
+        kinds = self.gold + self.labelled_cases + self.unlabelled
+        text = f"{self.n} records ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})"
+        if self.labels:
+            text += "; labels " + ", ".join(f"{k} {v}" for k, v in sorted(self.labels.items()))
+        waiting = sum(self.unlabelled.values())
+        if waiting:
+            text += f"; {waiting} unlabelled"
+        partial = sum(self.labelled_cases.values())
+        if partial:
+            text += (f"; {partial} labelled without {', '.join(PROVENANCE_FIELDS)} (add them "
+                     "before calibrating)")
+        return f"{text}; digest {self.digest}"
+
+
+def check_file(path: str | Path, *, require_labels: bool = False) -> FileCheck:
+    """Check every record of a case or gold JSONL file, going on after a bad one.
+
+    A record is a gold record (:class:`GoldRecord`), or a case (``judge.types.Case``, what
+    ``judge import`` writes) with or without a ``gold`` label: cases are accepted unless
+    ``require_labels``, which asks for complete gold records (as calibration does). Ids must be
+    unique. Never raises for a bad record: see ``errors``.
+    """
+    file = str(path)
+    out = FileCheck(path=file)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        out.errors.append(InputError(f"cannot read the file: {err.strerror}", file=file))
+        return out
+    out.digest = bytes_digest(raw)
+    first_line: dict[str, int] = {}
+    for number, chunk in enumerate(raw.split(b"\n"), start=1):
+        if not chunk.strip():
+            continue
+        try:
+            data = json.loads(chunk.decode("utf-8"))
+            record_id, kind, label, complete = _check_record(data, file, number, require_labels)
+        except UnicodeDecodeError as err:
+            out.errors.append(InputError(f"not valid UTF-8 (byte {err.start})", file=file,
+                                         line=number, hint="save the file as UTF-8"))
+            continue
+        except json.JSONDecodeError as err:
+            out.errors.append(InputError(f"not valid JSON: {err.msg} (column {err.colno})",
+                                         file=file, line=number,
+                                         hint="one JSON object per line (JSONL)"))
+            continue
+        except InputError as err:
+            out.errors.append(err)
+            continue
+        if record_id in first_line:
+            out.errors.append(InputError(
+                f"duplicate id {record_id!r} (first on line {first_line[record_id]})",
+                file=file, line=number, field="id", hint="ids must be unique within a file"))
+            continue
+        first_line[record_id] = number
+        if label is None:
+            out.unlabelled[kind] += 1
+            continue
+        (out.gold if complete else out.labelled_cases)[kind] += 1
+        out.labels[label] += 1
+    if not first_line and not out.errors:
+        out.errors.append(InputError("the file has no records", file=file, hint=_HINT))
+    return out
+
+
+def _check_record(data: Any, file: str, line: int,
+                  require_labels: bool) -> tuple[str, str, str | None, bool]:
+    """(id, kind, gold label or None, complete gold record?) of one valid record; InputError
+    naming the field otherwise."""
+    if not isinstance(data, dict) or require_labels:
+        record = parse_record(data, file=file, line=line)
+        return record.id, record.kind, record.gold, True
+    if "gold" in data:
+        try:
+            record = GoldRecord.model_validate(data)
+            return record.id, record.kind, record.gold, True
+        except ValidationError as err:
+            # Provenance missing only: a labelled case (judge import keeps the labels it
+            # finds). Any other problem is reported first, by its field.
+            other = [p for p in err.errors()
+                     if not (p["type"] == "missing" and len(p["loc"]) == 1
+                             and p["loc"][0] in PROVENANCE_FIELDS)]
+            if other:
+                more = f" (and {len(other) - 1} more problem(s) in this record)" \
+                    if len(other) > 1 else ""
+                raise InputError(_message(other[0]) + more, file=file, line=line,
+                                 field=_field_name(other[0]["loc"]) or None,
+                                 hint=_HINT) from err
+    try:
+        case = Case.model_validate({k: v for k, v in data.items() if k != "gold"})
+    except ValidationError as err:
+        raise validation_to_input_error(err, file, line) from err
+    return case.id, case.kind, (str(data["gold"]) if "gold" in data else None), False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m calibration.gold schema`` prints the schema; ``check FILE...`` validates."""
+    """``python -m calibration.gold schema [case]`` prints the gold (or case) schema;
+    ``check [--labelled] FILE...`` validates files (cases unlabelled unless --labelled)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["schema"]:
+    if args == ["schema"]:
         sys.stdout.write(schema_text())
         return 0
-    if args[:1] == ["check"] and len(args) > 1:
-        for f in args[1:]:
-            try:
-                gs = load_gold(f)
-            except InputError as err:
-                print(f"error: {err}", file=sys.stderr)
-                return 1
-            print(f"{f}: {gs.n} records, labels {gs.label_counts}, {gs.digest}")
+    if args == ["schema", "case"]:
+        sys.stdout.write(case_schema_text())
         return 0
-    print("usage: python -m calibration.gold schema | check FILE...", file=sys.stderr)
+    if args[:1] == ["check"]:
+        require = "--labelled" in args
+        files = [a for a in args[1:] if a != "--labelled"]
+        status = 0 if files else 2
+        for f in files:
+            found = check_file(f, require_labels=require)
+            for err in found.errors:
+                print(f"error: {err}", file=sys.stderr)
+            if found.errors:
+                status = 1
+            else:
+                print(f"{f}: {found.summary()}")
+        if status != 2:
+            return status
+    print("usage: python -m calibration.gold schema [case] | check [--labelled] FILE...",
+          file=sys.stderr)
     return 2
 
 

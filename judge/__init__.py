@@ -19,7 +19,6 @@ from judge.version import __version__
 
 if TYPE_CHECKING:
     from judge.library import (
-        SEMCONV_VERSION,
         ApiKeyRecord,
         AuditStatus,
         CalibrationOptions,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
         Run,
         RunSetReport,
         RunSummary,
+        SEMCONV_VERSION,
         Step,
         Store,
         StoredPlan,
@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         calibrate_judge,
         check_card,
         check_card_before_judging,
+        check_models,
         compare_judges,
         copy_store,
         create_job,
@@ -185,6 +186,7 @@ __all__ = [
     "calibrate_judge",
     "check_card",
     "check_card_before_judging",
+    "check_models",
     "compare_judges",
     "copy_store",
     "create_job",

@@ -28,6 +28,7 @@ from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
 from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
 from judge.judging import JudgeOptions, Outcome, Step, judge_cases
 from judge.judging.claims import dead_here, worker_name
+from judge.providers import check_models
 from judge.rubrics import load_rubric
 from judge.store import DuplicateError, Store, StoreUnavailable
 from judge.types import Case, JobRecord, Judgment
@@ -50,17 +51,22 @@ class JudgeSettings:
     token_budget: int | None = None
 
     def pick_models(self, asked: Sequence[str] | None) -> list[str]:
-        """The models of a request, refused unless enabled on this server."""
+        """The models of a request, refused unless enabled on this server and callable (known
+        provider, credentials in the server's environment: checked at submit time, so that a
+        job is never queued to fail in the worker)."""
         if not asked:
-            return [self.models[0]]
-        for model in asked:
-            if model not in self.models:
-                raise InputError(
-                    f"model {model!r} is not enabled on this server",
-                    field="models",
-                    hint=f"use one of: {', '.join(self.models)} (judge serve --model ...)",
-                )
-        return list(dict.fromkeys(asked))
+            chosen = [self.models[0]]
+        else:
+            for model in asked:
+                if model not in self.models:
+                    raise InputError(
+                        f"model {model!r} is not enabled on this server",
+                        field="models",
+                        hint=f"use one of: {', '.join(self.models)} (judge serve --model ...)",
+                    )
+            chosen = list(dict.fromkeys(asked))
+        check_models(chosen, api_base=self.api_base)
+        return chosen
 
     def options(self, params: dict[str, Any]) -> JudgeOptions:
         """Judging options from a request's parameters and the server's settings."""

@@ -58,6 +58,7 @@ from judge.jobs import (
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.local.weights import InstalledModel, embedded_status, install_model
 from judge.otel_export import SEMCONV_VERSION, export_store
+from judge.providers import check_models
 from judge.review import (
     GoldExport,
     ItemView,
@@ -156,6 +157,7 @@ __all__ = [
     "calibrate_judge",
     "check_card",
     "check_card_before_judging",
+    "check_models",
     "compare_judges",
     "copy_store",
     "create_job",

@@ -12,6 +12,7 @@ network.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import math
 import os
 import re
@@ -23,12 +24,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judge.defaults import DEFAULT_MAX_TOKENS, is_local
-from judge.errors import InfraError, ParseError
+from judge.defaults import DEFAULT_MAX_TOKENS, LOCAL_PREFIX, is_local
+from judge.errors import InfraError, InputError, JudgeError, ParseError
 from judge.local import register as register_local
+from judge.local.weights import get_spec, parse_model_id
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
 VERDICT_KEY = "verdict"
+
+#: The key sent to an ``api_base`` server when no key is configured: llama.cpp server and vLLM
+#: accept any key unless started with one, but the OpenAI client refuses to send no key at all.
+KEYLESS_API_KEY = "no-key"
+
+#: Providers whose litellm client has a default local base URL (ollama: localhost:11434), so
+#: that the base-URL variable validate_environment asks for is not needed.
+_DEFAULT_LOCAL_BASE = frozenset({"ollama", "ollama_chat"})
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,112 @@ def _wants_logprobs(model: str, params: ModelParams) -> bool:
     return is_local(model)
 
 
+# --- preflight: model ids and credentials, before any judgment --------------------------------
+def check_models(
+    models: Sequence[str], *, api_base: str | None = None, api_key: str | None = None
+) -> None:
+    """Refuse, before anything is judged or stored, models that cannot be called.
+
+    Each model id must name a provider litellm knows (or the embedded ``local/`` runtime, with
+    a known alias or an existing GGUF file), and the provider's credentials must be in the
+    environment (litellm's ``validate_environment``). With ``api_base`` (a self-hosted
+    OpenAI-compatible server) a missing ``*_API_KEY`` is not a problem: the call sends
+    :data:`KEYLESS_API_KEY`. Raises InputError (field ``model``) naming every unusable model
+    and the missing variables.
+    """
+    problems = [p for model in dict.fromkeys(models)
+                if (p := model_problem(model, api_base=api_base, api_key=api_key))]
+    if not problems:
+        return
+    raise InputError("; ".join(problems), field="model",
+                     hint="nothing was judged or stored")
+
+
+def model_problem(model: str, *, api_base: str | None = None,
+                  api_key: str | None = None) -> str | None:
+    """Why ``model`` cannot be called as configured (None: it can, as far as can be told
+    without a call)."""
+    if not model.strip():
+        return "empty model id (name one as provider/model, e.g. openai/gpt-4o)"
+    if is_local(model):
+        return _local_problem(model)
+    litellm = prepare_litellm()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - litellm raises BadRequestError for an unknown provider
+        return f"model {model!r}: litellm knows no provider for it ({_model_hint(model)})"
+    missing = _missing_variables(model, str(provider), api_base=api_base, api_key=api_key)
+    if not missing:
+        return None
+    names = ", ".join(missing)
+    text = f"model {model!r} ({provider}) needs {names}, not set in the environment"
+    if all(name.endswith("_API_KEY") for name in missing) and provider in ("openai", "openai_like",
+                                                                           "hosted_vllm"):
+        text += (" (or, for a self-hosted OpenAI-compatible server such as llama.cpp server or "
+                 "vLLM, give its --api-base: no key is needed then)")
+    return text
+
+
+def _missing_variables(model: str, provider: str, *, api_base: str | None,
+                       api_key: str | None) -> list[str]:
+    litellm = prepare_litellm()
+    try:
+        report = litellm.validate_environment(model=model, api_key=api_key, api_base=api_base)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot check is not refused here
+        return []
+    missing = [str(name) for name in report.get("missing_keys") or []]
+    if api_base:
+        # A self-hosted server: its key is optional (KEYLESS_API_KEY is sent instead).
+        missing = [name for name in missing if not name.endswith("_API_KEY")]
+    if provider in _DEFAULT_LOCAL_BASE:
+        missing = [name for name in missing if not name.endswith("_API_BASE")]
+    return missing
+
+
+def _local_problem(model: str) -> str | None:
+    try:
+        kind, value = parse_model_id(model)
+        if kind == "alias":
+            get_spec(value)
+        elif not os.path.isfile(os.path.expanduser(value)):
+            return f"model {model!r}: no such GGUF file {value!r}"
+    except JudgeError as exc:
+        return f"model {model!r}: {exc}"
+    return None
+
+
+def _model_hint(model: str) -> str:
+    """What to write instead: close known model ids or providers, and the general form."""
+    litellm = prepare_litellm()
+    prefix, _, rest = model.partition("/")
+    providers = [str(getattr(p, "value", p)) for p in litellm.provider_list]
+    guesses: list[str] = []
+    if rest:
+        guesses = [f"{p}/{rest}" for p in difflib.get_close_matches(prefix, providers, n=2)]
+    else:
+        guesses = difflib.get_close_matches(model, list(litellm.model_cost), n=3, cutoff=0.75)
+    hint = f"did you mean {' or '.join(guesses)}? " if guesses else ""
+    return (hint + "name it as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
+            f"{LOCAL_PREFIX}qwen2.5-coder-1.5b, or openai/<name> with --api-base for an "
+            "OpenAI-compatible server; providers: https://docs.litellm.ai/docs/providers")
+
+
+def _api_key_for(model: str, params: ModelParams) -> str | None:
+    """The key to send: the configured one; for an ``api_base`` server with no key in the
+    environment, the placeholder (a keyless llama.cpp or vLLM server ignores it)."""
+    if params.api_key:
+        return params.api_key
+    if not params.api_base or is_local(model):
+        return None
+    litellm = prepare_litellm()
+    try:
+        report = litellm.validate_environment(model=model, api_base=params.api_base)
+    except Exception:  # noqa: BLE001 - unknown: let litellm find its own key
+        return None
+    missing = report.get("missing_keys") or []
+    return KEYLESS_API_KEY if any(str(n).endswith("_API_KEY") for n in missing) else None
+
+
 # --- label probabilities -------------------------------------------------------------------
 _VALUE_START = re.compile(r'"' + VERDICT_KEY + r'"\s*:\s*("?)\s*$')
 
@@ -200,10 +316,30 @@ def _is_provider_error(exc: BaseException) -> bool:
     return isinstance(exc, litellm.exceptions.APIError | litellm.exceptions.APIConnectionError
                       | litellm.exceptions.Timeout | litellm.exceptions.AuthenticationError
                       | litellm.exceptions.BadRequestError | litellm.exceptions.NotFoundError
-                      | litellm.exceptions.RateLimitError) or _is_retryable(exc)
+                      | litellm.exceptions.RateLimitError) or _is_retryable(exc) \
+        or _is_auth_error(exc)
+
+
+#: What providers say when the key is missing or refused. litellm reports a missing OpenAI key
+#: as an InternalServerError (status 500), which would otherwise look transient.
+_AUTH_MESSAGE = re.compile(
+    r"missing credentials|api_key client option must be set|no api key|invalid api key|"
+    r"incorrect api key|invalid x-api-key|authentication|unauthori[sz]ed", re.IGNORECASE)
+
+
+def _is_auth_error(exc: BaseException) -> bool:
+    """A missing, invalid or refused credential: retrying cannot fix it."""
+    litellm = prepare_litellm()
+    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return True
+    if getattr(exc, "status_code", None) in (401, 403):
+        return True
+    return bool(_AUTH_MESSAGE.search(str(exc)))
 
 
 def _is_retryable(exc: BaseException) -> bool:
+    if _is_auth_error(exc):
+        return False
     litellm = prepare_litellm()
     retryable = (
         litellm.RateLimitError,
@@ -304,8 +440,9 @@ async def call_model(
         kwargs["seed"] = params.seed
     if params.api_base:
         kwargs["api_base"] = params.api_base
-    if params.api_key:
-        kwargs["api_key"] = params.api_key
+    api_key = _api_key_for(model, params)
+    if api_key:
+        kwargs["api_key"] = api_key
     if _wants_logprobs(model, params):
         kwargs["logprobs"] = True
         kwargs["top_logprobs"] = params.top_logprobs

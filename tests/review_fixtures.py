@@ -178,6 +178,7 @@ def make_card(
     created_at: datetime | None = None,
     valid_days: int = 3650,
     source: str = "judge store",
+    version: int = 1,
 ) -> Card:
     """A sealed card binding the judge ``model`` with the given thresholds (bands n=60, k=0)."""
     bands = (
@@ -215,13 +216,13 @@ def make_card(
         slice_key=slice_key,
         per_slice=slices,
     )
-    ref = f"{rubric}@1"
+    ref = f"{rubric}@{version}"
     return build_card(
         judge=JudgeSection(
             model=model,
             source=source,
             prompt_digest="sha256:p",
-            rubric=RubricRef(id=rubric, version=1, digest=digest or rubric_digest(ref)),
+            rubric=RubricRef(id=rubric, version=version, digest=digest or rubric_digest(ref)),
             evidence_selector=SelectorRef(version=selector, token_budget=4000),
         ),
         calibration=CalibrationSection(

@@ -19,6 +19,7 @@ import pytest
 
 from calibration.gold import load_gold
 from judge.api.roles import declared_routes
+from judge.api.security import is_page
 from judge.client import APIError, JudgeClient
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer
@@ -90,8 +91,7 @@ def _every_route(svc: RunningService) -> list[tuple[str, str, bool]]:
         method, path = name.split(" ", 1)
         if path == "/login":
             continue
-        page = path == "/" or path.startswith(("/review", "/logout"))
-        routes.add((method, _fill(path), page))
+        routes.add((method, _fill(path), is_page(path)))
     return sorted(routes)
 
 
@@ -320,7 +320,10 @@ def test_routing_review_labels_agreement_and_gold_over_http(
             "case-5",
         }
         queue = ann.review_queue()
-        assert [i.case_id for i in queue] == ["case-5", "case-3", "case-4"]  # most uncertain first
+        # Closest to a band edge first (accept 0.9, reject 0.1): case-4 at 0.6 is 0.3 from the
+        # accept edge (priority 0.9 * (1 - 0.3 / 0.5) = 0.36); 0.55 and 0.45 are 0.35 away (0.27).
+        assert queue[0].case_id == "case-4" and queue[0].priority == pytest.approx(0.36)
+        assert {i.case_id for i in queue[1:]} == {"case-3", "case-5"}
         view = ann.review_item(queue[0].id)
         assert view.verdicts and view.diff and view.evidence
         for item, (x, y) in zip(
@@ -348,8 +351,9 @@ def test_routing_review_labels_agreement_and_gold_over_http(
     path = tmp_path / "review-gold.jsonl"
     path.write_text(text)
     gold = load_gold(path)
-    assert gold.labels() == {"case-5": "pass", "case-3": "fail", "case-4": "fail"}
-    lineage = gold.by_id()["case-3"].lineage
+    assert gold.labels() == {queue[0].case_id: "pass", queue[1].case_id: "fail",
+                             queue[2].case_id: "fail"}
+    lineage = gold.by_id()[queue[1].case_id].lineage
     assert lineage is not None and "cat" in (lineage.labeller or "")
     assert f"card:{card.card_digest}" in lineage.derived_from
 

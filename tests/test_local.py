@@ -91,9 +91,25 @@ def test_resolve_gguf_rejects_non_gguf_and_relative(tmp_path: Path) -> None:
 
 def test_judge_home_default_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("JUDGE_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     assert local.judge_home() == Path.home() / ".cache" / "judge"
     monkeypatch.setenv("JUDGE_HOME", str(tmp_path))
     assert local.models_dir() == tmp_path / "models"
+
+
+def test_judge_home_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
+    monkeypatch.delenv("JUDGE_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert local.judge_home() == tmp_path / "xdg" / "judge"
+    assert local.models_dir() == tmp_path / "xdg" / "judge" / "models"
+    # JUDGE_HOME wins over XDG_CACHE_HOME.
+    monkeypatch.setenv("JUDGE_HOME", str(tmp_path / "mine"))
+    assert local.judge_home() == tmp_path / "mine"
+    # A relative XDG_CACHE_HOME is invalid by the specification and ignored.
+    monkeypatch.delenv("JUDGE_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert local.judge_home() == Path.home() / ".cache" / "judge"
 
 
 # --- assembly from (fake) part packages ----------------------------------------------------------

@@ -141,7 +141,7 @@ def test_two_replicas_one_killed_every_job_ends_once_nothing_paid_twice(
         survivor = clients[1]
         for job_id in ids:
             done = survivor.wait(job_id, timeout=180)
-            assert done.status == "done", (job_id, done)
+            assert done.status == "done", (job_id, done.error)
             assert done.n_done == 4 and done.counts.get("ok") == 4, done
         for c in clients:
             c.close()

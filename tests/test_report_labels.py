@@ -561,3 +561,11 @@ def test_bench_ppi_report_on_the_embedded_judges_tau_runs(
     assert sec["ppi"]["pass@1"]["value"] == pytest.approx(sec["labels_only"]["pass@1"]["value"])
     assert sec["ppi"]["pass@1"]["effective_labels"] == pytest.approx(20.0)
     assert "truth 0.407; judge 0.120 [0.013, 0.240]; labels only 0.340 [0.079, 0.601]" in printed
+
+
+def test_a_labels_file_accepts_every_field_of_a_gold_record() -> None:
+    """Labels files are what `judge gold export` writes: a new gold field must not break them."""
+    from calibration.gold import GoldRecord
+    from judge.runsets.labels import LabelRecord
+
+    assert set(GoldRecord.model_fields) <= set(LabelRecord.model_fields)

@@ -40,11 +40,37 @@ def test_uncertainty_is_one_at_a_half_and_zero_at_the_ends() -> None:
     assert uncertainty(0.8) == pytest.approx(0.4)  # 1 - |1.6 - 1|
 
 
-def test_queue_order_audits_then_most_uncertain(store_location: str) -> None:
-    # 0.55 (u .9), 0.7 (u .6), 0.35 (u .7) go to review; 0.99 is audited (fraction 1).
+def test_queue_order_audits_then_closest_to_a_band_edge(store_location: str) -> None:
+    # Card edges: reject 0.1, accept 0.9. 0.55 is 0.35 from the accept edge (priority
+    # 0.9 * (1 - 0.35 / 0.5) = 0.27), 0.7 is 0.2 away (0.54), 0.35 is 0.25 from the reject edge
+    # (0.45); 0.99 is auto-accepted and audited (fraction 1): priority 1.
     with _store(store_location, [0.55, 0.7, 0.35, 0.99], audit_fraction=1.0) as store:
-        order = [(i.case_id, i.audit) for i in queue(store)]
-    assert order == [("case-3", True), ("case-0", False), ("case-2", False), ("case-1", False)]
+        found = [(i.case_id, i.audit, i.priority) for i in queue(store)]
+    assert found == [("case-3", True, 1.0), ("case-1", False, pytest.approx(0.54)),
+                     ("case-2", False, pytest.approx(0.45)),
+                     ("case-0", False, pytest.approx(0.27))]
+
+
+def test_priority_without_a_certified_band_and_for_conflicts() -> None:
+    from judge.review.queue import review_priority
+    from judge.types import RoutingDecision
+
+    def decision(score: float | None, reason: str = "no_certified_band",
+                 decided: str = "review") -> RoutingDecision:
+        return RoutingDecision(id="r-1", card_digest="sha256:c", case_id="c", model="m",
+                               rubric_id="r", rubric_version=1, kind="binary",
+                               decision=decided, reason=reason, detail="", score=score,
+                               judgment_ids=[], routed_at="2025-06-01T00:00:00Z")
+
+    # Without edges the distance is to 0.5: 0.8 is 0.3 away -> 0.9 * 0.4 = 0.36.
+    assert review_priority(decision(0.8)) == pytest.approx(0.36)
+    # A judge that says pass with no probability on every prompt (score 1) is sure: 0.
+    assert review_priority(decision(1.0)) == 0.0
+    assert review_priority(decision(None, "abstained")) == 0.9
+    assert review_priority(decision(0.66, "variants_disagreed")) == 0.95
+    assert review_priority(decision(0.99, "in_accept_band", "auto_accept")) == 1.0
+    # With edges at 0.2 and 0.8: 0.75 is 0.05 from the accept edge -> 0.9 * 0.9 = 0.81.
+    assert review_priority(decision(0.75, "outside_bands"), [0.2, 0.8]) == pytest.approx(0.81)
 
 
 def test_single_label_closes_the_item_and_it_leaves_the_queue(store_location: str) -> None:
@@ -139,9 +165,15 @@ def test_open_view_shows_verdicts_cited_evidence_and_diff(store_location: str) -
         view = item_view(store, item.id)
     assert not view.blind and view.verdicts[0].label == "pass"
     assert view.agent_model == "vendor/agent-model-x"
-    assert view.evidence[0].id == "E1" and view.evidence[0].cited
+    # The judge cited E1, the task: shown once, as the task, marked cited; not among the rest.
+    assert view.task_id == "E1" and view.task_cited and view.diff_id == "E2"
+    assert all(e.kind not in ("task", "diff") for e in view.evidence)
     kinds = [d.kind for d in view.diff or []]
     assert kinds == ["file", "file", "hunk", "ctx", "del", "add"]
+    # Numbered from the hunk header "@@ -1,2 +1,2 @@".
+    assert [(d.old, d.new) for d in view.diff or []][3:] == [(1, 1), (2, None), (None, 2)]
+    assert view.diff_rows is not None and view.diff_rows[-1].left is not None
+    assert view.diff_rows[-1].left.kind == "del" and view.diff_rows[-1].right is not None
     assert "outside every certified band" in (view.reason_text or "")
 
 
@@ -206,3 +238,37 @@ def test_export_gold_with_lineage_loads_back(tmp_path: Path, store_location: str
 def test_export_with_nothing_done_is_a_clear_error(tmp_path: Path, store_location: str) -> None:
     with _store(store_location, [0.5], audit_fraction=0.0) as store, pytest.raises(ConflictError):
         export_gold(store, tmp_path / "g.jsonl")
+
+
+def test_tool_call_arguments_read_as_text() -> None:
+    from judge.review.views import tool_arguments
+
+    call = tool_arguments('[Edit] {"file_path": "/r/a.py", "old_string": "x = \\"a\\"\\n", '
+                          '"replace_all": false, "lines": [1, 2]}')
+    assert call is not None
+    tool, args = call
+    assert tool == "Edit"
+    assert [(a.name, a.value) for a in args] == [
+        ("file_path", "/r/a.py"), ("old_string", 'x = "a"\n'), ("replace_all", "false"),
+        ("lines", "[\n  1,\n  2\n]")]
+    # Anything else stays as it was written.
+    assert tool_arguments("[Bash] $ git diff") is None
+    assert tool_arguments('[Read] {"file_path": ') is None
+    assert tool_arguments('[Tool] ["not", "an object"]') is None
+
+
+def test_a_turn_that_repeats_the_task_is_marked(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        case = make_case(1)
+        case = case.model_copy(update={"trace": [
+            case.trace[0].model_copy(update={"role": "user", "content": case.task}),
+            *case.trace[1:]]})
+        seed_store(store, [case], [make_judgment(case.id, 0.5)])
+        apply_card(store, make_card(), audit_fraction=0.0)
+        (item,) = queue(store)
+        view = item_view(store, item.id)
+    repeated = [e for e in view.evidence if e.same_as == "task"]
+    assert len(repeated) == 1 and repeated[0].source == "m0"
+    # One verdict, the rubric's only prompt (v1): labelled 1 of 1, with its confidence.
+    (verdict,) = view.verdicts
+    assert (verdict.variant, verdict.n_variants) == (0, 1) and verdict.confidence == 0.5

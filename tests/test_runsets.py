@@ -167,9 +167,32 @@ def test_runset_from_gold_reads_task_and_repetition(tmp_path: Path) -> None:
     write_runs(runs, tmp_path / "r.jsonl")
     loaded = load_runs(tmp_path / "r.jsonl")
     assert loaded.errors == [] and loaded.runs[1].official == "fail"
-    with pytest.raises(InputError, match="no 'slices.trial'") as info:
-        runset_from_gold([(5, {"id": "y", "slices": {"task_id": 1}})])
+    with pytest.raises(InputError, match="no 'slices.task_id'.*no task text") as info:
+        runset_from_gold([(5, {"id": "y", "slices": {"trial": 1}})])
     assert info.value.line == 5
+    with pytest.raises(InputError, match="no treatment") as info:
+        runset_from_gold([(6, {"id": "y", "task": "t", "slices": {"task_id": 1}})])
+    assert info.value.line == 6
+
+
+def test_runset_from_cases_without_task_ids_or_repetitions() -> None:
+    # What `judge import` writes: no task id, no trial, the agent's model at the top level.
+    cases = [
+        (1, {"id": "s1", "kind": "agent_run", "task": "Fix X", "agent_model": "m1"}),
+        (2, {"id": "s2", "kind": "agent_run", "task": "Fix X ", "agent_model": "m1"}),
+        (3, {"id": "s3", "kind": "agent_run", "task": "Fix Y", "agent_model": "m1"}),
+        (4, {"id": "s4", "kind": "agent_run", "task": "Fix X", "agent_model": "m2"}),
+    ]
+    runs = runset_from_gold(cases)
+    same = runs[0]["task_id"]
+    assert same.startswith("task-") and len(same) == len("task-") + 12
+    # The same task text (surrounding blanks aside) is one task; repetitions count per
+    # (treatment, task) in file order.
+    assert [(r["task_id"] == same, r["treatment"], r["repetition"]) for r in runs] == [
+        (True, "m1", 0), (True, "m1", 1), (False, "m1", 0), (True, "m2", 0)]
+    assert runs[0]["meta"]["derived"] == {"task_id": "task text", "treatment": "agent_model",
+                                          "repetition": "file order"}
+    assert "official" not in runs[0]
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
         assert set(store.table_names()) == {
             "judgments", "calls", "cases", "batches", "cards", "routing_decisions",
             "review_items", "review_labels", "api_keys", "sessions", "jobs", "job_cases",
-            "job_results", "step_keys", "call_claims", "rate_buckets",
+            "job_results", "step_keys", "label_plans", "call_claims", "rate_buckets",
         }
     with Store(store_location) as again:
         assert again.migrated == []

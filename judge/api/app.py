@@ -6,7 +6,9 @@ limiter, job workers, the CSRF secret); nothing lives at module level. Every rou
 ``judge.api.roles``, rate limit, body limit, the Origin of page forms) and
 ``SecurityHeaders``; an app with a route whose roles are not declared is not built. The
 OpenAPI schema is served at ``/openapi.json`` to authenticated callers, declares both key
-schemes and each operation's roles (``x-roles``). Errors are JSON
+schemes and each operation's roles (``x-roles``), and read in Swagger UI at ``/docs``
+(``judge.api.docs``: the installed swagger-ui-bundle-v2 package's own files, no CDN). The
+pages' CSS and JS are static files (``judge/api/static``, at ``/static``). Errors are JSON
 ``{"error": {"code", "message"}}`` with a matching status (``judge.api.errors``). The routes
 live in ``judge.api.routes``, one module per resource.
 """
@@ -25,6 +27,7 @@ import judge
 from judge.api.config import MB, ServiceConfig
 from judge.api.csrf import new_secret
 from judge.api.deps import Caller
+from judge.api.docs import docs_router
 from judge.api.errors import error_response, install_error_handlers
 from judge.api.pages import STATIC, inline_style_hashes, page_router
 from judge.api.roles import annotate_schema, check_declared
@@ -62,6 +65,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(page_router())
+    app.include_router(docs_router(app))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/openapi.json", include_in_schema=False)

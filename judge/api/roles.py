@@ -37,6 +37,10 @@ EVERYONE: frozenset[Role] = frozenset(ROLES)
 #: "METHOD /path/{param}" -> the roles that may call it. Nothing else may.
 ROUTE_ROLES: Mapping[str, frozenset[Role]] = {
     "GET /openapi.json": EVERYONE,
+    # Swagger UI (judge.api.docs): the schema every key may read, rendered
+    "GET /docs": EVERYONE,
+    "GET /docs/openapi.json": EVERYONE,
+    "GET /docs/assets/{name}": EVERYONE,
     "GET /v1/whoami": EVERYONE,
     # keys
     "GET /v1/keys": ADMIN,

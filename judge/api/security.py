@@ -40,7 +40,7 @@ OPEN_PATHS = frozenset({"/login"})
 #: Static files of the page (scripts, styles): public, served without a key.
 STATIC_PREFIX = "/static/"
 #: Paths served to browsers: an unauthenticated request is sent to the login form.
-PAGE_PREFIXES = ("/review", "/logout")
+PAGE_PREFIXES = ("/review", "/logout", "/docs")
 #: Methods that change nothing: the only ones a page accepts without an Origin check.
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

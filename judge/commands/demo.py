@@ -45,6 +45,7 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
     """
     started = time.perf_counter()
+    judge.check_models([model])  # an unknown id or a missing key: exit 2, nothing stored
     if is_local(model):
         alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):

@@ -75,6 +75,8 @@ def run(
     if samples < 1:
         raise click.BadParameter("must be at least 1", param_hint="--samples")
     rubric = judge.load_rubric(rubric_ref)
+    # Unknown model ids and missing keys stop here (exit 2), before the store is opened.
+    judge.check_models(models, api_base=api_base)
     loaded = judge.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)

@@ -116,6 +116,7 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         if correct_for_judge and not card_path:
             raise click.UsageError("--correct-for-judge needs the judge's --card")
         rubric = judge.load_rubric(rubric_ref)
+        judge.check_models(models, api_base=api_base)  # exit 2 before the store is opened
         if rubric.kind == "pairwise":
             raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with "
                                    "a binary or multi-criterion rubric")
@@ -241,7 +242,7 @@ def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, mode
 
 
 @click.command()
-@click.argument("gold_file", metavar="GOLD.jsonl", type=click.Path(dir_okay=False))
+@click.argument("gold_file", metavar="CASES.jsonl", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Run-set JSONL.")
 @click.option("--task-key", default="slices.task_id", show_default=True,
               help="Dotted key of the task id in each record.")
@@ -253,7 +254,11 @@ def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, mode
 @click.option("--benchmark", default="default", show_default=True)
 def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatment: str | None,
            treatment_key: str, benchmark: str) -> None:
-    """Build a run set from a gold-format JSONL file (cases inline, gold as 'official')."""
+    """Build a run set from a case or gold JSONL file (cases inline, gold as 'official').
+
+    Without a task id, a run's task is its task text; without a repetition number, runs are
+    numbered in file order: the cases `judge import` writes make a run set as they are
+    (gold/README.md, "Run sets")."""
     runs = judge.runset_from_gold(judge.read_jsonl(gold_file), task_key=task_key,
                                   repetition_key=repetition_key, treatment_key=treatment_key,
                                   treatment=treatment, benchmark=benchmark, file=gold_file)

@@ -84,6 +84,7 @@ def serve(
 
     if burst < 1:
         raise click.BadParameter("must be at least 1", param_hint="--burst")
+    judge.check_models(models, api_base=api_base)  # refuse to serve a judge that cannot run
     config = ServiceConfig(
         db=db,
         models=tuple(models),

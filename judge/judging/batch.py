@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
 from judge.errors import InputError
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
-from judge.providers import ModelParams
+from judge.providers import ModelParams, check_models
 from judge.rubrics import Rubric, load_rubric
 from judge.store import Store
 from judge.types import Case
@@ -100,8 +100,11 @@ def judge_cases(
     ``on_start`` gets the planned steps (e.g. to size a progress bar); ``on_done`` each finished
     step. A failure of one judgment never stops the others: provider and parse failures are
     stored with their status, steps that could not be attempted are in ``summary.errors``.
+    Every model id and its credentials are checked first (:func:`judge.providers.check_models`):
+    an unknown id or a missing key raises InputError before anything is judged or stored.
     """
     options = options or JudgeOptions()
+    check_models(models, api_base=options.api_base)
     chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
     steps = judging_plan(cases, chosen, models, options)
     return run_steps(store, steps, rubric=chosen, models=models, options=options,

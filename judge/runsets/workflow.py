@@ -14,6 +14,7 @@ from calibration.card import Card, load_card, verify_card
 from judge.errors import CardError, InputError
 from judge.evidence import SELECTOR_VERSION
 from judge.judging import JudgeOptions, Outcome, Step
+from judge.providers import check_models
 from judge.routing import card_models
 from judge.rubrics import Rubric, load_rubric
 from judge.runsets.estimates import METHOD, POPULATION
@@ -113,6 +114,7 @@ def score_runs(
             raise InputError(f"rubric {chosen.ref} is pairwise; a run set is scored with a "
                              "binary or multi-criterion rubric", field="rubric")
         eligibility(runs, models)  # refuse a same-family judge before anything is paid for
+        check_models(models, api_base=(judge_options or JudgeOptions()).api_base)
         verified = load_verified_card(card, models, chosen) if card is not None else None
         # Bad labels are refused before anything is paid for, too.
         human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None

@@ -117,6 +117,9 @@ class LoopbackServer:
         self.queue: deque[Reply] = deque()
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        #: The Authorization header of each request, in order (None when absent), kept apart
+        #: from ``requests`` so that checks on what reached the model do not see the key.
+        self.authorizations: list[str | None] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer((host, 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -168,6 +171,8 @@ class LoopbackServer:
                 except json.JSONDecodeError:
                     request = {"_invalid": body.decode("utf-8", "replace")}
                 request["_path"] = self.path
+                with server._lock:
+                    server.authorizations.append(self.headers.get("authorization"))
                 reply = server.next_reply(request)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
