@@ -12,6 +12,7 @@ network.
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
 import os
 import re
@@ -118,6 +119,18 @@ def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
     import instructor
 
     wrapped: type[BaseModel] = instructor.openai_schema(answer_model)
+    # instructor also asks the class for its JSON schema on every call (pydantic builds it
+    # anew each time: about 1 ms of CPU per call); a class's schema never changes, so it is
+    # built once here and each call gets its own copy (the request may be changed downstream).
+    schema = wrapped.model_json_schema()
+    build = BaseModel.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if args or kwargs:
+            return build(cls, *args, **kwargs)  # type: ignore[no-any-return]
+        return copy.deepcopy(schema)
+
+    wrapped.model_json_schema = classmethod(json_schema)  # type: ignore[method-assign,assignment]
     return wrapped
 
 
