@@ -127,7 +127,7 @@ def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
 
     def json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         if args or kwargs:
-            return build(cls, *args, **kwargs)  # type: ignore[no-any-return]
+            return build(cls, *args, **kwargs)
         return copy.deepcopy(schema)
 
     wrapped.model_json_schema = classmethod(json_schema)  # type: ignore[method-assign,assignment]
