@@ -52,9 +52,10 @@ from judge.jobs import (
     resume_job,
     run_job,
 )
-from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
+from judge.judging import JudgeOptions, Outcome, RayOptions, RunSummary, Step, judge_cases
 from judge.local.weights import InstalledModel, embedded_status, install_model
 from judge.otel_export import SEMCONV_VERSION, export_store
+from judge.providers import read_router_config
 from judge.review import (
     GoldExport,
     ItemView,
@@ -119,6 +120,7 @@ __all__ = [
     "Outcome",
     "PairAgreement",
     "Principal",
+    "RayOptions",
     "ReportOptions",
     "ReviewItem",
     "RoutingDecision",
@@ -176,6 +178,7 @@ __all__ = [
     "parse_card",
     "queue",
     "read_jsonl",
+    "read_router_config",
     "read_tasks",
     "refresh_audit",
     "resume_job",

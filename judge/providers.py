@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import math
 import os
 import re
@@ -20,12 +21,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.defaults import DEFAULT_MAX_TOKENS, is_local
-from judge.errors import InfraError, ParseError
+from judge.errors import InfraError, InputError, ParseError
 from judge.local import register as register_local
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
@@ -53,6 +55,10 @@ class ModelParams:
     #: servers; hosted providers read their keys from litellm's usual environment variables.
     api_base: str | None = None
     api_key: str | None = None
+    #: A litellm Router configuration (canonical JSON, from :func:`read_router_config`): the
+    #: model name is one of its ``model_name`` groups, spread over its deployments. Where the
+    #: call goes, not what it answers: not in the cache key.
+    router: str | None = None
 
     def cache_params(self) -> dict[str, Any]:
         """The parameters that change what the model answers."""
@@ -107,6 +113,70 @@ def _client(model_prefix: str) -> Any:
     import instructor
 
     return instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+
+
+class RouterDeployment(BaseModel):
+    """One deployment of a litellm Router's ``model_list``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model_name: str = Field(min_length=1)
+    litellm_params: dict[str, Any]
+
+
+class RouterConfig(BaseModel):
+    """A litellm Router configuration: deployments, and optionally Router settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_list: list[RouterDeployment] = Field(min_length=1)
+    #: Passed to ``litellm.Router`` as they are (e.g. routing_strategy).
+    router_settings: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_router_config(path: str | Path) -> str:
+    """Validate a Router file (YAML or JSON: ``model_list`` of ``{model_name,
+    litellm_params}``, optional ``router_settings``) and return it as canonical JSON, the form
+    :attr:`ModelParams.router` carries to every worker."""
+    import yaml
+
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the router file: {exc.strerror}", file=str(file)) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"not YAML or JSON: {exc}", file=str(file),
+                         hint="write a model_list as in litellm's Router docs") from exc
+    try:
+        config = RouterConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(first["msg"], file=str(file),
+                         field=".".join(str(p) for p in first["loc"]) or None,
+                         hint="model_list: [{model_name: ..., litellm_params: {model: ...}}]"
+                         ) from exc
+    for n, deployment in enumerate(config.model_list):
+        if not isinstance(deployment.litellm_params.get("model"), str):
+            raise InputError("every deployment needs litellm_params.model", file=str(file),
+                             field=f"model_list.{n}.litellm_params.model")
+    return json.dumps(config.model_dump(), sort_keys=True, separators=(",", ":"))
+
+
+def router_models(router: str) -> list[str]:
+    """The model names (``model_name`` groups) a Router configuration serves."""
+    return list(dict.fromkeys(d["model_name"] for d in json.loads(router)["model_list"]))
+
+
+@cache
+def _router_client(router: str) -> Any:
+    """An instructor client over a litellm Router built from ``router`` (once per process)."""
+    litellm = prepare_litellm()
+    import instructor
+
+    config = json.loads(router)
+    built = litellm.Router(model_list=config["model_list"], **config["router_settings"])
+    return instructor.from_litellm(built.acompletion, mode=instructor.Mode.JSON_SCHEMA)
 
 
 @cache
@@ -302,7 +372,7 @@ async def call_model(
     """
     sleep = sleep or asyncio.sleep
     log = log or AttemptLog()
-    client = _client(model.split("/", 1)[0])
+    client = _router_client(params.router) if params.router else _client(model.split("/", 1)[0])
     kwargs: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -315,9 +385,10 @@ async def call_model(
     }
     if params.seed is not None:
         kwargs["seed"] = params.seed
-    if params.api_base:
+    # With a Router each deployment has its own base URL and key.
+    if params.api_base and not params.router:
         kwargs["api_base"] = params.api_base
-    if params.api_key:
+    if params.api_key and not params.router:
         kwargs["api_key"] = params.api_key
     if _wants_logprobs(model, params):
         kwargs["logprobs"] = True
