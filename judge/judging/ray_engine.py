@@ -257,6 +257,10 @@ def _column(values: list[Any]) -> Any:
     return column
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _error(text: str) -> JudgeError:
     """A worker's step error as a JudgeError (its type named in the message)."""
     data = json.loads(text)
@@ -409,7 +413,8 @@ def _take(
     for n, judgment_json, calls_json, case_json, error, stored, cached in zip(
         *(batch[name] for name in COLUMNS), strict=True,
     ):
-        n = int(n)
+        # A column that is None in every row of a batch comes back as nulls (NaN).
+        n, error, case_json = int(n), _text(error), _text(case_json)
         if case_json and not stored:
             cases.append(json.loads(case_json))
         if n in seen:
@@ -419,11 +424,11 @@ def _take(
         if error is not None:
             summary.errors.append((step, _error(error)))
             continue
-        judgment = Judgment.model_validate_json(judgment_json)
+        judgment = Judgment.model_validate_json(str(judgment_json))
         if not stored:
             if not cached:
                 judgments.append((judgment, batch_id))
-                calls.extend(json.loads(calls_json))
+                calls.extend(json.loads(_text(calls_json) or "[]"))
             pairs.append((keys[n], judgment.cache_key))
         outcomes.append(Outcome(step, judgment, cached=bool(cached)))
     if cases or judgments or pairs:
