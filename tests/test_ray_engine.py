@@ -28,7 +28,8 @@ from judge.digests import digest
 from judge.errors import InputError
 from judge.testing.loopback import LoopbackServer, Reply
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 ray = pytest.importorskip("ray", reason="the Ray engine needs the [ray] extra")
 
 RUBRIC = "agent-run-success@1"
@@ -262,3 +263,27 @@ def test_a_driver_killed_mid_batch_leaves_its_results_stored_and_a_rerun_pays_th
     assert set(every) == set(stored)
     # Calls <= judgments + what was in flight at the kill (2 workers x 4 batches of 2 cases).
     assert len(every) <= n + 16
+
+
+def test_a_failing_or_stalling_model_server_gives_typed_failures_on_ray(
+    tmp_path: Path, local_ray: None
+) -> None:
+    """As in the single-process runner: a server that answers 500, or too late, gives
+    infra_error judgments (never a verdict), which a rerun tries again."""
+
+    def responder(request: dict[str, Any]) -> Reply:
+        failing = "Task 1" in json.dumps(request["messages"])
+        return Reply(status=500, content="boom") if failing else Reply(content=PASS, delay_s=3)
+
+    with LoopbackServer(responder) as server:
+        summary = _judge(tmp_path / "j.db", _cases(2), model="openai/loopback", concurrency=2,
+                         api_base=server.api_base, timeout_s=0.5, max_attempts=1,
+                         ray=judge.RayOptions(workers=2))
+    assert summary.statuses == {"infra_error": 2} and summary.failed == 2
+    with judge.open_store(tmp_path / "j.db") as store:
+        stored = list(store.judgments())
+    assert {j.status for j in stored} == {"infra_error"}
+    assert all(j.verdict is None and j.error for j in stored)
+    errors = " ".join(j.error or "" for j in stored)
+    assert "500" in errors or "InternalServerError" in errors
+    assert "Timeout" in errors or "timed out" in errors.lower()
