@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import json
 import math
 import os
@@ -88,12 +89,12 @@ def start_ray(options: RayOptions) -> Any:
     env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
     if options.address is None:
         ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                 logging_level="ERROR", configure_logging=False,
+                 logging_level=logging.ERROR, configure_logging=False,
                  runtime_env={"env_vars": env} if env else None)
     else:
         # A cluster runs this copy of the code (the same prompts and keys as here).
         modules = [str(_package_dir(name)) for name in ("judge", "calibration")]
-        ray.init(address=options.address, log_to_driver=False, logging_level="ERROR",
+        ray.init(address=options.address, log_to_driver=False, logging_level=logging.ERROR,
                  configure_logging=False,
                  runtime_env={"env_vars": env, "py_modules": modules})
     return ray
