@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import logging
 import json
+import logging
 import math
 import os
 import tempfile
