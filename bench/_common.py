@@ -162,6 +162,12 @@ class CpuMeter:
         while not self._stop.wait(self.period_s):
             self._sample()
 
+    def so_far(self) -> float:
+        """CPU seconds since the block began, sampled now."""
+        self._sample()
+        children = sum(v - self.start.get(pid, 0.0) for pid, v in self.seen.items())
+        return time.process_time() - self._own + children
+
     def __enter__(self) -> CpuMeter:
         self._sample()
         self.start = dict(self.seen)

@@ -41,10 +41,17 @@ def _one(label: str, cases: list[Any], api_base: str, concurrency: int,
     options = judge.JudgeOptions(api_base=api_base, concurrency=concurrency, variants=1, ray=ray)
     with tempfile.TemporaryDirectory() as tmp, judge.open_store(Path(tmp) / "j.db") as store:
         started = time.perf_counter()
+        at_first: list[float] = []
         with CpuMeter(exclude=[server_pid]) as meter:
+
+            def done(_: Any) -> None:
+                finished.append(time.perf_counter())
+                if len(finished) == 1:
+                    at_first.append(meter.so_far())
+
             summary = judge.judge_cases(
                 store, cases, rubric="agent-run-success", models=[MODEL], options=options,
-                on_done=lambda _: finished.append(time.perf_counter()))
+                on_done=done)
         wall = time.perf_counter() - started
         stored = store.count()
     n = len(cases)
@@ -54,6 +61,9 @@ def _one(label: str, cases: list[Any], api_base: str, concurrency: int,
         "first_result_s": finished[0] - started if finished else float("nan"),
         "steady_throughput": (len(finished) - 1) / steady if steady == steady else steady,
         "cpu_ms_per_judgment": 1000 * meter.cpu_s / n,
+        # From the first finished judgment on: the cost of a judgment once everything started.
+        "steady_cpu_ms_per_judgment": 1000 * (meter.cpu_s - at_first[0]) / max(1, n - 1)
+        if at_first else float("nan"),
         "called": summary.called, "statuses": dict(summary.statuses),
         "errors": len(summary.errors), "stored": stored,
     }
@@ -92,17 +102,21 @@ def main() -> None:
     base = runs[0]
     print(f"ray.init (local, {os.cpu_count()} CPUs): {ray_start:.1f} s, once per driver")
     print(f"{'':16s} {'wall':>7s} {'judg/s':>7s} {'first':>6s} {'steady/s':>8s} "
-          f"{'CPU ms/j':>8s}  ratio (wall, steady) to in-process")
+          f"{'CPU ms/j':>8s} {'steady':>6s}  ratio (wall, steady) to in-process")
     for r in runs:
         print(f"{r['label']:16s} {r['wall_s']:6.1f}s {r['throughput']:7.1f} "
               f"{r['first_result_s']:5.1f}s {r['steady_throughput']:8.1f} "
-              f"{r['cpu_ms_per_judgment']:8.1f}  {r['throughput'] / base['throughput']:.2f}, "
+              f"{r['cpu_ms_per_judgment']:8.1f} {r['steady_cpu_ms_per_judgment']:6.1f}  "
+              f"{r['throughput'] / base['throughput']:.2f}, "
               f"{r['steady_throughput'] / base['steady_throughput']:.2f}  "
               f"({r['called']} called, {r['statuses']}, {r['errors']} not judged)")
-    overhead = {r["label"]: r["cpu_ms_per_judgment"] - base["cpu_ms_per_judgment"]
-                for r in runs[1:]}
-    print("per-judgment CPU overhead of Ray over in-process: "
-          + ", ".join(f"{k} {v:+.1f} ms" for k, v in overhead.items()))
+    overhead = {r["label"]: {
+        "whole run": r["cpu_ms_per_judgment"] - base["cpu_ms_per_judgment"],
+        "steady": r["steady_cpu_ms_per_judgment"] - base["steady_cpu_ms_per_judgment"]}
+        for r in runs[1:]}
+    print("per-judgment CPU overhead of Ray over in-process (whole run incl. actor start; "
+          "steady from the first result): " + "; ".join(
+              f"{k} {v['whole run']:+.1f} / {v['steady']:+.1f} ms" for k, v in overhead.items()))
     print(f"after: {load_text()}")
     write_json(args.json, {"runs": runs, "ray_init_s": ray_start, "latency_s": args.latency,
                            "concurrency": args.concurrency, "overhead_ms": overhead,

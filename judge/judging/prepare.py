@@ -156,3 +156,7 @@ def prepare_elsewhere(
 def default_prepare_workers() -> int:
     """Worker processes for preparing cases: one core stays with the event loop."""
     return max(0, min((os.cpu_count() or 1) - 1, 4))
+
+
+def warm_up() -> None:
+    """Nothing: sent to a new pool, it starts the processes and imports this module there."""

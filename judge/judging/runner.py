@@ -42,6 +42,7 @@ from judge.judging.prepare import (
     params_for_sample,
     prepare_case,
     prepare_elsewhere,
+    warm_up,
 )
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.redact import redact_error, redact_judgment
@@ -353,6 +354,8 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     long batches reuse it); "forkserver": the parent has threads (litellm, the API)."""
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
     atexit.register(pool.shutdown, wait=False, cancel_futures=True)
+    for _ in range(workers):
+        pool.submit(warm_up)  # start importing now, while the first cases are prepared here
     return pool
 
 
@@ -458,6 +461,9 @@ class Runner:
         loop = asyncio.get_running_loop()
         pool: ProcessPoolExecutor | None = None
         ahead = 0
+        # While a new pool starts (its processes import the judge: seconds), the first cases
+        # are prepared here, so that the first calls go out at once.
+        inline = 0
         pending: deque[tuple[Case, list[tuple[Step, str]], asyncio.Future[PreparedCase] | None]]
         pending = deque()
         for start in range(0, len(ordered), KEY_CHUNK):
@@ -478,12 +484,15 @@ class Runner:
                 pool = _pool(workers) if workers > 0 else None
                 # Keep each worker busy with the next case while the loop takes one.
                 ahead = 2 * workers if pool is not None else 0
+                inline = self.concurrency if pool is not None else 0
             for case, _ in chunk:
                 if id(case) not in todo:
                     continue
                 mine = todo[id(case)]
                 future = None
-                if pool is not None:
+                if pool is not None and inline > 0:
+                    inline -= len(mine)
+                elif pool is not None:
                     future = loop.run_in_executor(
                         pool, prepare_elsewhere, case, [_spec(s) for s, _ in mine],
                         str(self.rubric.path), self.rubric.digest, self.params,
