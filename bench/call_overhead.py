@@ -51,8 +51,9 @@ def main() -> None:
                 {"role": "user", "content": f"case {i} " * 1500}] for i in range(args.n + 32)]
     client: Any = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
     with remote_loopback(0.05) as server:
-        base: dict[str, Any] = {"model": MODEL, "api_base": server.api_base, "api_key": "sk-loopback",
-                "temperature": 0.0, "max_tokens": 384, "seed": 0, "num_retries": 0}
+        base: dict[str, Any] = {
+            "model": MODEL, "api_base": server.api_base, "api_key": "sk-loopback",
+            "temperature": 0.0, "max_tokens": 384, "seed": 0, "num_retries": 0}
         params = ModelParams(api_base=server.api_base, api_key="sk-loopback")
 
         async def bare(m: list[dict[str, str]]) -> Any:
