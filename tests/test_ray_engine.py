@@ -287,3 +287,23 @@ def test_a_failing_or_stalling_model_server_gives_typed_failures_on_ray(
     errors = " ".join(j.error or "" for j in stored)
     assert "500" in errors or "InternalServerError" in errors
     assert "Timeout" in errors or "timed out" in errors.lower()
+
+
+def test_workers_can_write_the_store_themselves(tmp_path: Path, local_ray: None) -> None:
+    """The path a database URL takes (every worker its own connection), on a SQLite file that
+    the workers of a local Ray can open: each judgment stored once, the rerun calls nothing."""
+    n = 12
+    db = tmp_path / "j.db"
+    judge.open_store(db).close()  # workers write only into a store that exists
+    with LoopbackServer(lambda r: Reply(content=PASS, delay_s=0.05)) as server:
+        options = {"model": "openai/loopback", "concurrency": 4, "api_base": server.api_base,
+                   "ray": judge.RayOptions(workers=2, writes="workers")}
+        first = _judge(db, _cases(n), **options)
+        again = _judge(db, _cases(n), **options)
+        calls = len(server.requests)
+    assert (first.called, again.called, again.cached, calls) == (n, 0, n, n)
+    with judge.open_store(db) as store:
+        stored = list(store.judgments())
+        assert store.count("calls") == n and store.count("step_keys") == n
+    assert len(stored) == len({j.cache_key for j in stored}) == n
+    assert {j.status for j in stored} == {"ok"}
