@@ -357,6 +357,10 @@ def _judge_remote(
     ray = start_ray(options)
     from ray.data import ActorPoolStrategy, DataContext
 
+    # Ray Data's notes (execution started and finished, progress bars off) would come between
+    # the progress bar and the summary: only its errors are shown.
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     context = DataContext.get_current()
     context.enable_progress_bars = False  # the driver shows its own bar
     context.print_on_execution_start = False
