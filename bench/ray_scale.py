@@ -38,7 +38,8 @@ MODEL = "openai/gpt-4o-mini"
 def _one(label: str, cases: list[Any], api_base: str, concurrency: int,
          ray: judge.RayOptions | None, server_pid: int) -> dict[str, Any]:
     finished: list[float] = []
-    options = judge.JudgeOptions(api_base=api_base, concurrency=concurrency, variants=1, ray=ray)
+    options = judge.JudgeOptions(api_base=api_base, concurrency=concurrency, variants=1, ray=ray,
+                                 prepare_workers=None)
     with tempfile.TemporaryDirectory() as tmp, judge.open_store(Path(tmp) / "j.db") as store:
         started = time.perf_counter()
         at_first: list[float] = []

@@ -50,7 +50,8 @@ def engine_fields(
         raise click.UsageError("--ray-address and --workers need --engine ray")
     if workers is not None and workers < 1:
         raise click.BadParameter("must be at least 1", param_hint="--workers")
-    fields: dict[str, Any] = {}
+    # The command's own entry point is safe to import in a pool process: prepare there.
+    fields: dict[str, Any] = {"prepare_workers": None}
     if engine == "ray":
         fields["ray"] = judge.RayOptions(address=ray_address, workers=workers)
     if router:

@@ -51,8 +51,12 @@ class JudgeOptions:
     #: A litellm Router configuration (``judge.providers.read_router_config``): the models are
     #: its model groups, each spread over its deployments.
     router: str | None = None
-    #: Processes preparing cases for the in-process runner (None: automatic; 0: none).
-    prepare_workers: int | None = None
+    #: Processes preparing cases for the in-process runner: 0 (the default) prepares in the
+    #: event loop; None: a pool (one process per core but one) for batches of 48+ cases; N: a
+    #: pool of N. The pool's processes import the ``__main__`` module (Python's "forkserver"
+    #: start), so a script that asks for a pool guards its work with
+    #: ``if __name__ == "__main__":``; ``judge run`` and ``judge score`` ask for None.
+    prepare_workers: int | None = 0
     #: Judge on Ray instead of in this process (``judge run --engine ray``).
     ray: RayOptions | None = None
 
