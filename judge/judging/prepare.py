@@ -11,6 +11,8 @@ stored (redacted) copy of the case.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -160,3 +162,21 @@ def default_prepare_workers() -> int:
 
 def warm_up() -> None:
     """Nothing: sent to a new pool, it starts the processes and imports this module there."""
+
+
+def watch_parent(pid: int, period_s: float = 1.0) -> None:
+    """A pool process's initializer: end this process once ``pid`` (the process that started
+    the pool) is gone. A pool's processes wait on their task queue forever otherwise, and a
+    ``judge run`` killed with SIGKILL would leave them (and the forkserver) behind."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(period_s)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:
+                continue  # the pid exists (another user's now, or ours)
+
+    threading.Thread(target=watch, daemon=True, name="watch-parent").start()

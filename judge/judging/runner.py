@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import hashlib
 import multiprocessing
+import os
 import time
 import uuid
 from collections import Counter, deque
@@ -43,6 +44,7 @@ from judge.judging.prepare import (
     prepare_case,
     prepare_elsewhere,
     warm_up,
+    watch_parent,
 )
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.redact import redact_error, redact_judgment
@@ -352,7 +354,8 @@ class _Writer:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A process pool for preparing cases, started once per process and kept (the API and
     long batches reuse it); "forkserver": the parent has threads (litellm, the API)."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=watch_parent, initargs=(os.getpid(),))
     atexit.register(pool.shutdown, wait=False, cancel_futures=True)
     for _ in range(workers):
         pool.submit(warm_up)  # start importing now, while the first cases are prepared here
