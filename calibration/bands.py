@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from calibration.confidence import ScoreSet
 from calibration.intervals import clopper_pearson_upper, clopper_pearson_uppers
+from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
 if TYPE_CHECKING:
@@ -181,7 +182,6 @@ GRID_HELP = {
     "items": "items (every distinct score: a scan over single items)",
     "fixed": "fixed:PARAM (the listed thresholds)",
 }
-DEFAULT_GRID = "levels:5000"
 
 
 # --- Fixed-sequence testing -----------------------------------------------------------------

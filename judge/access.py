@@ -1,9 +1,10 @@
 """API keys and review-page sessions. Only salted hashes are stored; a key is shown once.
 
 A key reads ``jk_<id>_<secret>``: the id finds the row, the secret is checked against
-HMAC-SHA256(salt, secret) in constant time. A key carries a reviewer name (its ``name``) and a
-role (``reviewer`` or ``adjudicator``), so labels given through it are attributed. Page sessions
-are random tokens kept as SHA-256 hashes, tied to a key and expiring.
+HMAC-SHA256(salt, secret) in constant time. A key carries a name (the reviewer name on labels)
+and a role (``judge.types.ROLES``: admin, client, reviewer, adjudicator; what each may call is
+``judge/api/roles.py``). The first key of an empty store is an admin unless another role is
+asked for. Page sessions are random tokens kept as SHA-256 hashes, tied to a key and expiring.
 """
 
 from __future__ import annotations
@@ -37,8 +38,22 @@ def _hash(salt: str, secret: str) -> str:
     return hmac.new(bytes.fromhex(salt), secret.encode(), hashlib.sha256).hexdigest()
 
 
-def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Principal, str]:
-    """Create a key; return its principal and the plaintext key (never stored, shown once)."""
+#: The role of a key created without one, once the store has a key (the narrowest API reach).
+DEFAULT_ROLE: Role = "reviewer"
+
+
+def default_role(store: Store) -> Role:
+    """The role a new key gets when none is asked for: ``admin`` for the first key of an empty
+    store (someone must be able to upload cards and create the other keys), else reviewer."""
+    return "admin" if not store.keys() else DEFAULT_ROLE
+
+
+def create_key(store: Store, name: str, role: str | None = None) -> tuple[Principal, str]:
+    """Create a key; return its principal and the plaintext key (never stored, shown once).
+
+    ``role`` None: :func:`default_role` (admin for the first key of an empty store)."""
+    if role is None:
+        role = default_role(store)
     if not _NAME.match(name):
         raise InputError(
             f"key name {name!r} is not allowed",
@@ -46,7 +61,8 @@ def create_key(store: Store, name: str, role: str = "reviewer") -> tuple[Princip
             hint="1-64 characters: letters, digits, and _ . @ - (not first)",
         )
     if role not in ROLES:
-        raise InputError(f"unknown role {role!r}", field="role", hint=f"use one of {ROLES}")
+        raise InputError(f"unknown role {role!r}", field="role",
+                         hint=f"use one of {', '.join(ROLES)}")
     if store.key_name_taken(name):
         raise InputError(
             f"a key named {name!r} exists already",

@@ -55,7 +55,7 @@ from calibration.workflow import (
 from judge.digests import text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
-from judge.store import Store, StoreError, store_exists
+from judge.store import Store, StoreError, mask_url, store_exists
 from judge.types import Judgment
 
 STORE_SOURCE = "judge store"
@@ -96,9 +96,15 @@ class LoadedVerdicts:
     rows: list[VerdictRow]
     #: "recorded verdicts", "judgments" or "judge store" (the card's judge.source).
     kind: str
-    path: Path
+    #: The file, or the store (a database URL with its password masked).
+    path: Path | str
     #: judge model -> its distinct provenance bindings (BINDING_FIELDS), in first-seen order.
     bindings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _shown(db: str) -> Path | str:
+    # A database URL stays text (a Path would fold its "//") and never shows its password.
+    return mask_url(db) if "://" in db else Path(db)
 
 
 def _is_recorded(path: Path) -> bool:
@@ -117,7 +123,7 @@ def _is_recorded(path: Path) -> bool:
 def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Judgment]:
     """The judgments of a judge store, oldest first (``rubric``: only this rubric id, or
     ID@VERSION's id). Errors name the store and the judgment's position."""
-    file = str(db)
+    file = mask_url(str(db))
     if not store_exists(db):
         raise InputError("no such database", file=file, hint="give the path of the judge store")
     try:
@@ -199,7 +205,7 @@ def load_verdicts(source: VerdictSource) -> LoadedVerdicts:
             rubric=source.rubric,
             selector=source.selector,
         )
-        return LoadedVerdicts(rows, STORE_SOURCE, Path(source.db), bindings)
+        return LoadedVerdicts(rows, STORE_SOURCE, _shown(source.db), bindings)
     path = Path(source.recorded or source.judgments or "")
     if not path.is_file():
         raise InputError("no such file", file=str(path))

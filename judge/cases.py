@@ -7,6 +7,7 @@ the field, and every valid record is still returned.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: no raw NUL: a \u0000 escape, or a \uD800-\uDFFF escape (pairs included: a false alarm is
 #: only a slower check).
 _ESCAPED_BAD = re.compile(r"\\u0000|\\u[dD][89a-fA-F]")
+#: In JSON text, the only ways to get a number that is not finite: Python's json reads the
+#: non-standard NaN, Infinity and -Infinity, and an exponent of 309 or more overflows to
+#: infinity (1e999). A false alarm (the word in a string) is only a slower check.
+_NONFINITE_TEXT = re.compile(r"NaN|Infinity|[eE][+]?0*[1-9]\d{2,}|\d{300,}")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -65,14 +70,21 @@ def validation_error(exc: ValidationError, file: str, line: int) -> InputError:
     return InputError(message, file=file, line=line, field=loc)
 
 
-def bad_value(obj: Any, *, check_strings: bool = True) -> tuple[str | None, str] | None:
+def bad_value(
+    obj: Any, *, check_strings: bool = True, check_numbers: bool | None = None
+) -> tuple[str | None, str] | None:
     """(field path, problem) for the first value, in document order, that cannot be stored or
     sent: a string with a NUL or a lone UTF-16 surrogate (JSON allows ``"\\ud800"``; UTF-8
-    does not), or nesting deeper than :data:`MAX_DEPTH`. None when every value is fine.
+    does not), a number that is NaN or infinite (Python's json reads ``NaN`` and ``Infinity``,
+    which JSON does not have; stored, they would silently become null), or nesting deeper than
+    :data:`MAX_DEPTH`. None when every value is fine.
 
     ``check_strings=False`` checks the nesting only: for an object parsed from JSON text that
     ``_ESCAPED_BAD`` found clean, no string or key can hold a NUL or a surrogate.
+    ``check_numbers`` (default: as ``check_strings``) likewise for text ``_NONFINITE_TEXT``
+    found clean.
     """
+    numbers = check_strings if check_numbers is None else check_numbers
     stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
     while stack:
         value, path, depth = stack.pop()
@@ -85,6 +97,14 @@ def bad_value(obj: Any, *, check_strings: bool = True) -> tuple[str | None, str]
             if check_strings and _SURROGATE.search(value):
                 return path or None, "contains a lone UTF-16 surrogate (not valid Unicode)"
             continue
+        if isinstance(value, float):
+            if numbers and not math.isfinite(value):
+                what = "NaN" if math.isnan(value) else "infinite"
+                return path or None, (
+                    f"is {what} ({value!r}): JSON has no such number; write null, or the value "
+                    "as a string"
+                )
+            continue
         children: Iterable[tuple[Any, Any]]
         if isinstance(value, dict):
             for key in map(str, value) if check_strings else ():
@@ -95,8 +115,8 @@ def bad_value(obj: Any, *, check_strings: bool = True) -> tuple[str | None, str]
             children = reversed(list(enumerate(value)))
         else:
             continue
-        # Without string checks a scalar needs no visit, unless its depth is the error.
-        every = check_strings or depth >= MAX_DEPTH
+        # Without string or number checks a scalar needs no visit, unless its depth is the error.
+        every = check_strings or numbers or depth >= MAX_DEPTH
         stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in children
                      if every or isinstance(v, dict | list))
     return None
@@ -133,7 +153,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
                 yield number, InputError("each line must be a JSON object", file=name,
                                          line=number)
                 continue
-            problem = bad_value(obj, check_strings=_ESCAPED_BAD.search(text) is not None)
+            problem = bad_value(obj, check_strings=_ESCAPED_BAD.search(text) is not None,
+                                check_numbers=_NONFINITE_TEXT.search(text) is not None)
             if problem is not None:
                 yield number, InputError(problem[1], file=name, line=number, field=problem[0])
                 continue

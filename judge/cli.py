@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "serve": "judge.commands.serve:serve",
     "keys": "judge.commands.keys:keys",
     "review": "judge.commands.review:review",
+    "db": "judge.commands.db:db",
 }
 
 
@@ -81,6 +82,7 @@ _SUMMARIES = {
     "serve": "Serve the HTTP API and the review page (uvicorn).",
     "keys": "Create, list and revoke API keys (stored hashed).",
     "review": "Review queue, labels, agreement, card audits and gold export.",
+    "db": "Migrate a store, or copy it to another database (SQLite <-> PostgreSQL).",
 }
 
 

@@ -8,8 +8,11 @@ Kept free of heavy imports: the CLI reads it at start-up.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal
+
+from judge.errors import InputError
 
 #: Model names under this prefix run in-process on the embedded runtime (judge/local.py).
 LOCAL_PREFIX = "local/"
@@ -17,8 +20,42 @@ LOCAL_PREFIX = "local/"
 #: The embedded judge (judge/local.py): Qwen2.5-Coder-1.5B-Instruct Q4_K_M through litellm.
 DEFAULT_MODEL = LOCAL_PREFIX + "qwen2.5-coder-1.5b"
 
+#: The store a command opens when given none: a SQLite file in the working directory.
+DEFAULT_DB = "judge.db"
+#: The environment variable that names the store (a SQLite path or a postgresql:// URL).
+DB_ENV = "JUDGE_DB"
+#: "off": never migrate a store when opening it (run `judge db migrate` as a release step).
+DB_MIGRATE_ENV = "JUDGE_DB_MIGRATE"
+
+#: Seconds a job worker's lease lasts without a heartbeat (how long a dead replica's job waits
+#: before another replica resumes it); JUDGE_JOB_LEASE_S overrides.
+JOB_LEASE_S = 60.0
+#: Seconds a claim on a cache key lasts without renewal (how long other workers wait for a
+#: worker that died mid-call before paying themselves); JUDGE_CALL_CLAIM_S overrides.
+CALL_CLAIM_S = 30.0
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment variable ``name``, else ``default``."""
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise InputError(f"{name}={raw!r} is not a positive number of seconds", field=name,
+                         hint="give seconds, e.g. 60")
+    return value
+
+
 #: Completion-token cap of a judge call (the verdict JSON with its reason and citations).
 DEFAULT_MAX_TOKENS = 384
+
+#: The threshold grid of `judge calibrate` (calibration.bands.GRIDS): the published 5,000
+#: evenly spaced confidence levels of Trust or Escalate.
+DEFAULT_GRID = "levels:5000"
 
 
 def is_local(model: str) -> bool:

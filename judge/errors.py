@@ -73,3 +73,7 @@ class NotFoundError(JudgeError):
 
 class ConflictError(JudgeError):
     """The request contradicts a record's state (already labelled, not awaiting you, ...)."""
+
+
+class UnavailableError(JudgeError):
+    """Something the judge needs (its database) cannot be reached now: try again later."""

@@ -16,11 +16,13 @@ benchmark scripts call these functions and nothing private below them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from calibration.card import Card, load_card, parse_card
+from calibration.gold import GoldSet, load_gold
 from calibration.gold import dumps_record as dumps_gold_record
 from calibration.workflow import CalibrationOptions, CompareOptions
 from judge.access import (
@@ -49,6 +51,7 @@ from judge.jobs import (
     create_job,
     get_job,
     job_judgments,
+    list_jobs,
     resume_job,
     run_job,
 )
@@ -61,6 +64,7 @@ from judge.review import (
     ItemView,
     PairAgreement,
     RoutingRun,
+    StoredPlan,
     add_label,
     add_shown_label,
     agreement,
@@ -69,6 +73,7 @@ from judge.review import (
     export_gold,
     gold_records,
     item_view,
+    load_plan,
     queue,
 )
 from judge.routing import (
@@ -90,11 +95,13 @@ from judge.runsets import (
     write_report,
     write_runs,
 )
+from judge.runsets.labels import HumanLabels, PlanResult, load_labels, plan_review
 from judge.runsets.render import headline_markdown
 from judge.runsets.workflow import ReportOptions, gate, score_runs
-from judge.store import Store, default_location, store_exists
+from judge.store import Store, default_location, mask_url, store_exists
 from judge.traces import ImportResult, formats, get_importer, import_file
 from judge.traces.tasks import read_tasks, task_text
+from judge.transfer import CopyReport, MigrationReport, TableCopy, copy_store, migrate_store
 from judge.types import ApiKeyRecord, CardRecord, Case, Judgment, ReviewItem, RoutingDecision
 
 __all__ = [
@@ -106,8 +113,11 @@ __all__ = [
     "CardRecord",
     "Case",
     "CompareOptions",
+    "CopyReport",
     "GateResult",
     "GoldExport",
+    "GoldSet",
+    "HumanLabels",
     "ImportResult",
     "InstalledModel",
     "ItemView",
@@ -117,8 +127,10 @@ __all__ = [
     "Judgment",
     "LoadedCases",
     "LoadedRuns",
+    "MigrationReport",
     "Outcome",
     "PairAgreement",
+    "PlanResult",
     "Principal",
     "RayOptions",
     "ReportOptions",
@@ -132,6 +144,8 @@ __all__ = [
     "SEMCONV_VERSION",
     "Step",
     "Store",
+    "StoredPlan",
+    "TableCopy",
     "VerdictSource",
     "add_label",
     "add_shown_label",
@@ -145,6 +159,7 @@ __all__ = [
     "check_card",
     "check_card_before_judging",
     "compare_judges",
+    "copy_store",
     "create_job",
     "create_key",
     "create_session",
@@ -166,16 +181,23 @@ __all__ = [
     "item_view",
     "job_judgments",
     "judge_cases",
+    "list_jobs",
     "list_keys",
     "list_rubrics",
     "load_card",
     "load_cases",
+    "load_gold",
+    "load_labels",
+    "load_plan",
     "load_report",
     "load_rubric",
     "load_runs",
     "load_store_rows",
+    "mask_url",
+    "migrate_store",
     "open_store",
     "parse_card",
+    "plan_review",
     "queue",
     "read_jsonl",
     "read_router_config",
@@ -189,6 +211,7 @@ __all__ = [
     "save_card",
     "score_runs",
     "store_exists",
+    "take_rate_token",
     "task_text",
     "verify_key",
     "verify_session",
@@ -201,6 +224,13 @@ def open_store(location: str | Path | None = None) -> Store:
     """Open (and migrate) the store at ``location``: a SQLite file path or a database URL;
     default ``$JUDGE_DB`` or ``judge.db``. Use it as a context manager to close it."""
     return Store(location if location is not None else default_location())
+
+
+def take_rate_token(store: Store, key_id: str, *, rate: float, burst: int) -> float:
+    """Take a request token from API key ``key_id``'s bucket in the store (``rate`` a second,
+    up to ``burst``), shared by every service replica on it: 0.0 when the request may go on,
+    else the seconds until it may."""
+    return store.take_rate_token(key_id, rate=rate, burst=burst, now=time.time())
 
 
 def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:

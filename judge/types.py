@@ -27,9 +27,11 @@ ScoringKind = Literal["binary", "pairwise"]
 #: What a calibration card decided for one (case, judge).
 Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
 ReviewStatus = Literal["open", "adjudicate", "done"]
-#: The role of an API key (what it may do; see judge.api.security).
-Role = Literal["reviewer", "adjudicator"]
-ROLES: tuple[Role, ...] = ("reviewer", "adjudicator")
+#: The role of an API key (what it may do; the route table is judge/api/roles.py): ``admin``
+#: (keys, cards, routing, gold export, every job), ``client`` (submits and reads its own jobs and
+#: judgments), ``reviewer`` and ``adjudicator`` (the review queue and page only).
+Role = Literal["admin", "client", "reviewer", "adjudicator"]
+ROLES: tuple[Role, ...] = ("admin", "client", "reviewer", "adjudicator")
 JobStatus = Literal["queued", "running", "done", "failed"]
 EvidenceKind = Literal[
     "task",

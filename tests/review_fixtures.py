@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -333,13 +334,19 @@ def running_service(
     db: Path,
     *,
     keys: Sequence[tuple[str, str]] = (
+        ("ops", "admin"),
         ("ann", "reviewer"),
         ("bob", "reviewer"),
         ("cat", "adjudicator"),
+        ("dan", "client"),
+        ("eve", "client"),
     ),
     **config: Any,
 ) -> Iterator[RunningService]:
-    """Start ``create_app`` under uvicorn on a free 127.0.0.1 port, in a thread; stop it after."""
+    """Start ``create_app`` under uvicorn on a free 127.0.0.1 port, in a thread; stop it after.
+
+    Keys by name: ops (admin), ann and bob (reviewers), cat (adjudicator), dan and eve
+    (clients)."""
     import uvicorn
 
     from judge.access import create_key
@@ -367,3 +374,28 @@ def running_service(
         thread.join(timeout=15)
         app.state.jobs.stop()
         sock.close()
+
+
+#: The hidden CSRF field of the review page's forms.
+_CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def form_token(html: str) -> str:
+    """The CSRF token of the first form of a page."""
+    found = _CSRF.search(html)
+    if found is None:
+        raise AssertionError("the page has no CSRF token")
+    return found.group(1)
+
+
+def page_login(http: Any, key: str, next: str = "/review") -> Any:
+    """Log in to the review page as a browser would: fetch the form (its CSRF token and nonce
+    cookie), post it from the page's own origin. ``http``: an httpx.Client with base_url."""
+    form = http.get("/login", params={"next": next})
+    origin = str(http.base_url).rstrip("/")
+    return http.post(
+        "/login",
+        data={"key": key, "next": next, "csrf_token": form_token(form.text)},
+        headers={"origin": origin},
+    )
+

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from calibration.gold import load_gold
+from judge.api.roles import declared_routes
 from judge.client import APIError, JudgeClient
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer
@@ -26,6 +27,7 @@ from tests.review_fixtures import (
     RunningService,
     free_socket,
     make_card,
+    page_login,
     responder,
     running_service,
     scripted_case,
@@ -53,9 +55,11 @@ def loopback() -> Iterator[LoopbackServer]:
 
 
 @pytest.fixture
-def service(tmp_path: Path, loopback: LoopbackServer, env: None) -> Iterator[RunningService]:
+def service(store_location: str, loopback: LoopbackServer, env: None
+            ) -> Iterator[RunningService]:
+    """The service on a SQLite file, then on PostgreSQL."""
     with running_service(
-        tmp_path / "api.db",
+        store_location,  # type: ignore[arg-type]
         models=(MODEL,),
         api_base=loopback.api_base,
         rate_per_s=0,
@@ -80,12 +84,14 @@ def _every_route(svc: RunningService) -> list[tuple[str, str, bool]]:
         for path, ops in schema["paths"].items()
         for method in ops
     }
-    for route in svc.app.routes:
-        for method in getattr(route, "methods", None) or ():
-            if method == "HEAD" or route.path == "/login":
-                continue
-            page = route.path == "/" or route.path.startswith(("/review", "/logout"))
-            routes.add((method, _fill(route.path), page))
+    # Every route the app serves (FastAPI keeps included routers lazily: app.routes alone
+    # lists none of the pages).
+    for name in declared_routes(svc.app.router.routes):
+        method, path = name.split(" ", 1)
+        if path == "/login":
+            continue
+        page = path == "/" or path.startswith(("/review", "/logout"))
+        routes.add((method, _fill(path), page))
     return sorted(routes)
 
 
@@ -94,10 +100,14 @@ def test_every_route_rejects_missing_and_wrong_keys(service: RunningService) -> 
     schema_paths = {p for _, p, page in routes if not page}
     assert "/v1/jobs" in schema_paths and "/openapi.json" in schema_paths
     assert len(routes) >= 20
+    assert ("POST", "/review/items/x/label", True) in routes
     with httpx.Client(base_url=service.url, follow_redirects=False) as http:
         for method, path, page in routes:
             for key in [None, *WRONG_KEYS]:
-                headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+                # From the page's own origin: the key, not the Origin check, is what refuses.
+                headers = {"origin": service.url}
+                if key is not None:
+                    headers["Authorization"] = f"Bearer {key}"
                 r = http.request(method, path, headers=headers, json={})
                 if page and method == "GET":
                     # A browser is sent to the login form; nothing of the page is served.
@@ -129,13 +139,13 @@ def test_valid_key_revoked_key_and_cookie_not_accepted_by_the_api(
         assert api.whoami().role == "adjudicator"
     # A page session cookie does not open the JSON API.
     with httpx.Client(base_url=service.url, follow_redirects=False) as http:
-        login = http.post("/login", data={"key": service.keys["ann"], "next": "/review"})
+        login = page_login(http, service.keys["ann"])
         assert login.status_code == 303 and "judge_session" in login.cookies
         assert http.get("/review").status_code == 200
         assert http.get("/v1/whoami").status_code == 401
-        bad = http.post("/login", data={"key": "jk_nope"})
+        bad = page_login(http, "jk_nope")
         assert bad.status_code == 401 and "not valid" in bad.text
-        evil = http.post("/login", data={"key": service.keys["ann"], "next": "//evil.example"})
+        evil = page_login(http, service.keys["ann"], next="//evil.example")
         assert evil.headers["location"] == "/review"
     with Store(service.db) as store:
         assert revoke_key(store, "bob")
@@ -146,14 +156,16 @@ def test_valid_key_revoked_key_and_cookie_not_accepted_by_the_api(
 
 def test_keys_are_stored_hashed(service: RunningService) -> None:
     with Store(service.db) as store:
-        dump = "\n".join(store.db.iterdump())
+        dump = "\n".join(json.dumps(row, default=str) for table in store.table_names()
+                         for row in store.table_rows(table))
+    assert "ann" in dump
     for key in service.keys.values():
         secret = key.split("_", 2)[2]
         assert secret not in dump and key not in dump
 
 
 def test_oversized_bodies_are_refused_with_413(service: RunningService) -> None:
-    headers = {"X-API-Key": service.keys["ann"], "content-type": "application/json"}
+    headers = {"X-API-Key": service.keys["dan"], "content-type": "application/json"}
     big = json.dumps({"cases": [], "pad": "x" * 300_000}).encode()
     with httpx.Client(base_url=service.url) as http:
         r = http.post("/v1/jobs", content=big, headers=headers)
@@ -172,9 +184,9 @@ def test_oversized_bodies_are_refused_with_413(service: RunningService) -> None:
         assert r.status_code == 422 and "cases" in r.json()["error"]["message"]
 
 
-def test_rate_limit_per_key_with_retry_after(tmp_path: Path) -> None:
+def test_rate_limit_per_key_with_retry_after(store_location: str) -> None:
     with (
-        running_service(tmp_path / "rl.db", rate_per_s=0.5, burst=3) as svc,
+        running_service(store_location, rate_per_s=0.5, burst=3) as svc,  # type: ignore[arg-type]
         httpx.Client(base_url=svc.url) as http,
     ):
         ann = {"X-API-Key": svc.keys["ann"]}
@@ -192,8 +204,8 @@ def test_rate_limit_per_key_with_retry_after(tmp_path: Path) -> None:
 
 def test_judge_one_case_and_route_it(service: RunningService, loopback: LoopbackServer) -> None:
     card = make_card()
-    with _client(service) as api:
-        info = api.upload_card(card.to_yaml())
+    with _client(service, "ops") as admin, _client(service, "dan") as api, _client(service) as ann:
+        info = admin.upload_card(card.to_yaml())
         assert info.digest == card.card_digest and not info.stale
         got = api.judge(scripted_case(1, 0.97), card=card.card_digest, rubric=RUBRIC)
         (j,) = got.judgments
@@ -203,7 +215,7 @@ def test_judge_one_case_and_route_it(service: RunningService, loopback: Loopback
         assert len(loopback.requests) == 1
         uncertain = api.judge(scripted_case(2, 0.6), card=card.card_digest, rubric=RUBRIC)
         assert uncertain.routing[0].decision == "review"
-        assert [i.case_id for i in api.review_queue()] == ["case-2"]
+        assert [i.case_id for i in ann.review_queue()] == ["case-2"]
         with pytest.raises(APIError) as err:
             api.judge(scripted_case(3, 0.9), models=["gpt-who"], rubric=RUBRIC)
         assert err.value.status == 422 and "not enabled" in err.value.message
@@ -216,11 +228,11 @@ def test_job_idempotency_results_and_resume(
     service: RunningService, loopback: LoopbackServer
 ) -> None:
     cases = [scripted_case(i, p) for i, p in enumerate([0.97, 0.95, 0.03, 0.6, 0.5])]
-    with _client(service) as api, httpx.Client(base_url=service.url) as http:
+    with _client(service, "dan") as api, httpx.Client(base_url=service.url) as http:
         job = api.submit_job(cases, idempotency_key="batch-1", rubric=RUBRIC)
         assert job.status in ("queued", "running") and job.n_cases == 5
         body = {"cases": [c.model_dump(mode="json") for c in cases], "rubric": RUBRIC}
-        headers = {"X-API-Key": service.keys["ann"], "Idempotency-Key": "batch-1"}
+        headers = {"X-API-Key": service.keys["dan"], "Idempotency-Key": "batch-1"}
         replay = http.post("/v1/jobs", json=body, headers=headers)
         assert replay.status_code == 200 and replay.json()["id"] == job.id
         assert replay.headers["idempotent-replayed"] == "true"
@@ -237,25 +249,27 @@ def test_job_idempotency_results_and_resume(
         again = api.wait(job.id, timeout=60)
         assert again.status == "done" and again.counts["cached"] == 5
         assert len(loopback.requests) == 5
-        # The idempotency key is scoped to the API key: bob gets his own job.
-    with _client(service, "bob") as bob:
-        other = bob.submit_job(cases, idempotency_key="batch-1", rubric=RUBRIC)
+        # The idempotency key is scoped to the API key: eve gets her own job.
+    with _client(service, "eve") as eve:
+        other = eve.submit_job(cases, idempotency_key="batch-1", rubric=RUBRIC)
         assert other.id != job.id
-        bob.wait(other.id, timeout=60)
-    assert len(loopback.requests) == 5  # bob's job was served from the store too
-    with _client(service) as api:
+        eve.wait(other.id, timeout=60)
+    assert len(loopback.requests) == 5  # eve's job was served from the store too
+    with _client(service, "dan") as api, _client(service, "ops") as admin:
         with pytest.raises(APIError) as err:
             api.job("job-nope")
         assert err.value.status == 404 and err.value.code == "not_found"
-        assert {j.id for j in api.jobs()} == {job.id, other.id}
+        # Each client lists its own jobs; an admin lists every job.
+        assert {j.id for j in api.jobs()} == {job.id}
+        assert {j.id for j in admin.jobs()} == {job.id, other.id}
 
 
 def test_unfinished_job_resumes_at_start_without_paying_twice(
-    tmp_path: Path, loopback: LoopbackServer, env: None
+    store_location: str, loopback: LoopbackServer, env: None
 ) -> None:
     import judge
 
-    db = tmp_path / "resume.db"
+    db = store_location
     cases = [scripted_case(i, 0.9) for i in range(4)]
     with Store(db) as store:
         job, created = judge.create_job(
@@ -270,7 +284,7 @@ def test_unfinished_job_resumes_at_start_without_paying_twice(
     assert len(loopback.requests) == 2
     with (
         running_service(db, models=(MODEL,), api_base=loopback.api_base) as svc,
-        _client(svc) as api,
+        _client(svc, "ops") as api,
     ):
         done = api.wait(job.id, timeout=120)
         assert done.status == "done" and done.counts == {
@@ -288,14 +302,19 @@ def test_routing_review_labels_agreement_and_gold_over_http(
     probs = [0.97, 0.96, 0.02, 0.55, 0.6, 0.45]
     cases = [scripted_case(i, p) for i, p in enumerate(probs)]
     card = make_card()
-    with _client(service) as ann, _client(service, "bob") as bob, _client(service, "cat") as cat:
-        job = ann.wait(ann.submit_job(cases, rubric=RUBRIC).id, timeout=120)
+    with (
+        _client(service, "ops") as ops,
+        _client(service) as ann,
+        _client(service, "bob") as bob,
+        _client(service, "cat") as cat,
+    ):
+        job = ops.wait(ops.submit_job(cases, rubric=RUBRIC).id, timeout=120)
         assert job.status == "done"
-        ann.upload_card(card.to_yaml())
-        routed = ann.route(card.card_digest, job_id=job.id, audit_fraction=0.0, double_fraction=1.0)
+        ops.upload_card(card.to_yaml())
+        routed = ops.route(card.card_digest, job_id=job.id, audit_fraction=0.0, double_fraction=1.0)
         assert routed.counts == {"auto_accept": 2, "auto_reject": 1, "review": 3}
         assert routed.reasons["outside_bands"] == 3 and routed.enqueued == 3
-        assert {d.case_id for d in ann.routing(card=card.card_digest, decision="review")} == {
+        assert {d.case_id for d in ops.routing(card=card.card_digest, decision="review")} == {
             "case-3",
             "case-4",
             "case-5",
@@ -324,8 +343,8 @@ def test_routing_review_labels_agreement_and_gold_over_http(
         # 2 of 3 agree; ann pass 1/3 fail 2/3, bob pass 2/3 fail 1/3; pe = 2/9 + 2/9 = 4/9;
         # kappa = (2/3 - 4/9) / (5/9) = 0.4
         assert pair.raw == pytest.approx(2 / 3) and pair.kappa == pytest.approx(0.4)
-        assert len(ann.labels()) == 7
-        text = ann.export_gold(license="CC0-1.0")
+        assert len(ops.labels()) == 7
+        text = ops.export_gold(license="CC0-1.0")
     path = tmp_path / "review-gold.jsonl"
     path.write_text(text)
     gold = load_gold(path)
@@ -338,7 +357,7 @@ def test_routing_review_labels_agreement_and_gold_over_http(
 def test_card_for_another_judge_is_refused_over_http(
     service: RunningService, loopback: LoopbackServer
 ) -> None:
-    with _client(service) as api:
+    with _client(service, "ops") as api:
         api.wait(api.submit_job([scripted_case(1, 0.9)], rubric=RUBRIC).id, timeout=60)
         other = make_card(model="someone/else")
         api.upload_card(other.to_yaml())
@@ -361,7 +380,7 @@ def test_card_for_another_judge_is_refused_over_http(
 
 
 def test_errors_are_json_with_code_and_message(service: RunningService) -> None:
-    with httpx.Client(base_url=service.url, headers={"X-API-Key": service.keys["ann"]}) as http:
+    with httpx.Client(base_url=service.url, headers={"X-API-Key": service.keys["ops"]}) as http:
         for r, status in [
             (http.get("/v1/nowhere"), 404),
             (
@@ -381,13 +400,15 @@ def test_errors_are_json_with_code_and_message(service: RunningService) -> None:
 
 def test_judge_serve_command_starts_the_service(tmp_path: Path) -> None:
     db = tmp_path / "serve.db"
-    key = subprocess.run(
+    made = subprocess.run(
         [sys.executable, "-m", "judge", "keys", "create", "--name", "ops", "--db", str(db)],
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.strip()
+    )
+    key = made.stdout.strip()
     assert key.startswith("jk_")
+    assert "first key of an empty store is an admin key" in made.stderr
     sock = free_socket()
     port = sock.getsockname()[1]
     sock.close()
@@ -418,7 +439,7 @@ def test_judge_serve_command_starts_the_service(tmp_path: Path) -> None:
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise
                 time.sleep(0.2)
-        assert r.status_code == 200 and r.json() == {"name": "ops", "role": "reviewer"}
+        assert r.status_code == 200 and r.json() == {"name": "ops", "role": "admin"}
         assert httpx.get(f"http://127.0.0.1:{port}/v1/whoami").status_code == 401
         page = httpx.get(f"http://127.0.0.1:{port}/review")
         assert page.status_code == 303
@@ -432,7 +453,7 @@ def test_bodies_json_allows_but_judge_cannot_store_are_422_not_500(
 ) -> None:
     """A lone surrogate or a NUL in a string, nesting deeper than 100 levels, bytes that are not
     UTF-8, a body that is not JSON: refused naming the field, never an internal error."""
-    headers = {"X-API-Key": service.keys["ann"], "content-type": "application/json"}
+    headers = {"X-API-Key": service.keys["dan"], "content-type": "application/json"}
     case = '{"id": "c1", "kind": "agent_run", "task": %s%s}'
     bodies = {
         "surrogate": ("/v1/judge", '{"case": ' + case % ('"x \\ud800 y"', "") + "}"),

@@ -26,8 +26,8 @@ from judge.store import Store
 from tests.review_fixtures import make_card, make_case, make_judgment, seed_store
 
 
-def _store(tmp_path: Path, probs: list[float], **route: object) -> Store:
-    store = Store(tmp_path / "r.db")
+def _store(location: str, probs: list[float], **route: object) -> Store:
+    store = Store(location)
     cases = [make_case(i) for i in range(len(probs))]
     seed_store(store, cases, [make_judgment(c.id, p) for c, p in zip(cases, probs, strict=True)])
     apply_card(store, make_card(), **route)  # type: ignore[arg-type]
@@ -40,15 +40,15 @@ def test_uncertainty_is_one_at_a_half_and_zero_at_the_ends() -> None:
     assert uncertainty(0.8) == pytest.approx(0.4)  # 1 - |1.6 - 1|
 
 
-def test_queue_order_audits_then_most_uncertain(tmp_path: Path) -> None:
+def test_queue_order_audits_then_most_uncertain(store_location: str) -> None:
     # 0.55 (u .9), 0.7 (u .6), 0.35 (u .7) go to review; 0.99 is audited (fraction 1).
-    with _store(tmp_path, [0.55, 0.7, 0.35, 0.99], audit_fraction=1.0) as store:
+    with _store(store_location, [0.55, 0.7, 0.35, 0.99], audit_fraction=1.0) as store:
         order = [(i.case_id, i.audit) for i in queue(store)]
     assert order == [("case-3", True), ("case-0", False), ("case-2", False), ("case-1", False)]
 
 
-def test_single_label_closes_the_item_and_it_leaves_the_queue(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.5, 0.6], audit_fraction=0.0) as store:
+def test_single_label_closes_the_item_and_it_leaves_the_queue(store_location: str) -> None:
+    with _store(store_location, [0.5, 0.6], audit_fraction=0.0) as store:
         first = queue(store)[0]
         done = add_label(store, first.id, reviewer="ann", role="reviewer", label="fail", note="x")
         assert done.status == "done" and done.final_label == "fail" and done.closed_at
@@ -61,8 +61,8 @@ def test_single_label_closes_the_item_and_it_leaves_the_queue(tmp_path: Path) ->
             add_label(store, "q-nope", reviewer="ann", role="reviewer", label="pass")
 
 
-def test_double_labels_agree_or_go_to_adjudication(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.5, 0.6], audit_fraction=0.0, double_fraction=1.0) as store:
+def test_double_labels_agree_or_go_to_adjudication(store_location: str) -> None:
+    with _store(store_location, [0.5, 0.6], audit_fraction=0.0, double_fraction=1.0) as store:
         a, b = queue(store)
         assert a.required_labels == 2
         # Agreement closes the item.
@@ -103,8 +103,8 @@ def test_agreement_raw_and_kappa_by_hand() -> None:
     assert pair_agreement("a", "b", "binary", [("pass", "pass")] * 3).kappa is None
 
 
-def test_agreement_from_the_store_per_reviewer_pair(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.5, 0.6, 0.45], audit_fraction=0.0, double_fraction=1.0) as store:
+def test_agreement_from_the_store_per_reviewer_pair(store_location: str) -> None:
+    with _store(store_location, [0.5, 0.6, 0.45], audit_fraction=0.0, double_fraction=1.0) as store:
         ids = [i.id for i in queue(store)]
         for item_id, (x, y) in zip(
             ids, [("pass", "pass"), ("pass", "fail"), ("fail", "fail")], strict=True
@@ -118,8 +118,8 @@ def test_agreement_from_the_store_per_reviewer_pair(tmp_path: Path) -> None:
     assert pair.kappa == pytest.approx(0.4)
 
 
-def test_blind_view_hides_verdicts_models_and_reasons(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.55], audit_fraction=0.0, blind=True) as store:
+def test_blind_view_hides_verdicts_models_and_reasons(store_location: str) -> None:
+    with _store(store_location, [0.55], audit_fraction=0.0, blind=True) as store:
         (item,) = queue(store)
         blind = item_view(store, item.id)
         open_view = item_view(store, item.id, force_blind=False)
@@ -133,8 +133,8 @@ def test_blind_view_hides_verdicts_models_and_reasons(tmp_path: Path) -> None:
     assert open_view.blind  # the item itself is blind: forcing off is not possible
 
 
-def test_open_view_shows_verdicts_cited_evidence_and_diff(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.55], audit_fraction=0.0) as store:
+def test_open_view_shows_verdicts_cited_evidence_and_diff(store_location: str) -> None:
+    with _store(store_location, [0.55], audit_fraction=0.0) as store:
         (item,) = queue(store)
         view = item_view(store, item.id)
     assert not view.blind and view.verdicts[0].label == "pass"
@@ -178,8 +178,8 @@ def test_pairwise_display_order_is_fixed_per_item_and_labels_map_back(tmp_path: 
     store.close()
 
 
-def test_export_gold_with_lineage_loads_back(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.5, 0.6, 0.45, 0.99], audit_fraction=1.0) as store:
+def test_export_gold_with_lineage_loads_back(tmp_path: Path, store_location: str) -> None:
+    with _store(store_location, [0.5, 0.6, 0.45, 0.99], audit_fraction=1.0) as store:
         ids = [i.id for i in queue(store)]
         labels = ["pass", "fail", "cannot_determine", "pass"]
         for item_id, label in zip(ids, labels, strict=True):
@@ -203,6 +203,6 @@ def test_export_gold_with_lineage_loads_back(tmp_path: Path) -> None:
     assert rec.to_case().task.startswith("Fix bug")
 
 
-def test_export_with_nothing_done_is_a_clear_error(tmp_path: Path) -> None:
-    with _store(tmp_path, [0.5], audit_fraction=0.0) as store, pytest.raises(ConflictError):
+def test_export_with_nothing_done_is_a_clear_error(tmp_path: Path, store_location: str) -> None:
+    with _store(store_location, [0.5], audit_fraction=0.0) as store, pytest.raises(ConflictError):
         export_gold(store, tmp_path / "g.jsonl")

@@ -70,7 +70,7 @@ def routed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningS
     with (
         LoopbackServer(responder) as loopback,
         running_service(tmp_path / "page.db", models=(MODEL,), api_base=loopback.api_base) as svc,
-        JudgeClient(svc.url, svc.keys["ann"]) as api,
+        JudgeClient(svc.url, svc.keys["ops"]) as api,
     ):
         job = api.wait(api.submit_job(
             [scripted_case(i, p) for i, p in enumerate(probs)], rubric=RUBRIC
@@ -81,6 +81,17 @@ def routed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningS
         routed = api.route(card.card_digest, job_id=job.id, audit_fraction=0.0)
         assert routed.counts["review"] == 3
         yield svc
+
+
+def _csp_violations(page: object) -> list[str]:
+    """Collects what the browser refuses under the page's Content-Security-Policy (an inline
+    script or style left in a template, a handler attribute): it must stay empty."""
+    found: list[str] = []
+    page.on(  # type: ignore[attr-defined]
+        "console",
+        lambda m: found.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    return found
 
 
 def _login(page: object, svc: RunningService, who: str = "ann") -> None:
@@ -95,6 +106,7 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
     routed: RunningService, browser: object, tmp_path: Path
 ) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+    refused = _csp_violations(page)
     _login(page, routed)
     rows = page.locator("#queue tbody tr")
     assert rows.count() == 3
@@ -139,6 +151,8 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
     assert sorted(gold.labels().values()) == ["fail", "pass", "pass"]
     for record in gold:
         assert record.lineage is not None and record.lineage.labeller == "ann"
+    # The keyboard shortcuts above ran from the static scripts; nothing was refused by the CSP.
+    assert refused == []
     page.close()
 
 
@@ -163,6 +177,7 @@ def test_blind_pairwise_page_hides_verdicts_and_maps_shown_labels(
         assert api_queue.status_code == 200 and MODEL not in api_queue.text
         assert all(i["reason"] == "hidden" for i in api_queue.json()["items"])
         page = browser.new_page()  # type: ignore[attr-defined]
+        refused = _csp_violations(page)
         _login(page, svc)
         assert "hidden (blind)" in page.inner_text("#queue")
         page.goto(f"{svc.url}/review/items/{first.id}")
@@ -173,6 +188,7 @@ def test_blind_pairwise_page_hides_verdicts_and_maps_shown_labels(
         shown_a = page.locator(".candidate").first.inner_text()
         page.keyboard.press("a")  # "A is better", in the shown frame
         page.wait_for_url(lambda url: "/items/" + first.id not in url)
+        assert refused == []
         page.close()
     with Store(db) as store:
         (label,) = [

@@ -319,8 +319,8 @@ def test_cascade_card_with_a_calibrator_is_refused() -> None:
         route_judgments(card, [make_judgment("x", 0.5, model=CHEAP)])
 
 
-def _seeded(tmp_path: Path, n: int = 10) -> Store:
-    store = Store(tmp_path / "j.db")
+def _seeded(location: str, n: int = 10) -> Store:
+    store = Store(location)
     cases = [make_case(i) for i in range(n)]
     # Half sure passes, a few sure fails, the rest uncertain.
     probs = [0.97, 0.96, 0.99, 0.95, 0.98, 0.03, 0.02, 0.5, 0.6, 0.4][:n]
@@ -328,8 +328,8 @@ def _seeded(tmp_path: Path, n: int = 10) -> Store:
     return store
 
 
-def test_apply_card_stores_decisions_and_queues_review_and_audits(tmp_path: Path) -> None:
-    with _seeded(tmp_path) as store:
+def test_apply_card_stores_decisions_and_queues_review_and_audits(store_location: str) -> None:
+    with _seeded(store_location) as store:
         card = make_card()
         run = apply_card(store, card, audit_fraction=0.5, seed=3)
         assert len(run.decisions) == 10
@@ -347,10 +347,10 @@ def test_apply_card_stores_decisions_and_queues_review_and_audits(tmp_path: Path
         assert store.count("review_items") == run.enqueued
 
 
-def test_audit_error_flags_the_card_stale_and_routing_is_refused(tmp_path: Path) -> None:
+def test_audit_error_flags_the_card_stale_and_routing_is_refused(store_location: str) -> None:
     from judge.review import add_label, queue
 
-    with _seeded(tmp_path) as store:
+    with _seeded(store_location) as store:
         card = make_card()
         run = apply_card(store, card, audit_fraction=1.0)
         audits = [i for i in queue(store) if i.audit and i.band == "accept"]
@@ -367,8 +367,8 @@ def test_audit_error_flags_the_card_stale_and_routing_is_refused(tmp_path: Path)
             apply_card(store, card)
 
 
-def test_apply_card_without_judgments_of_that_judge(tmp_path: Path) -> None:
-    with _seeded(tmp_path) as store, pytest.raises(CardError, match="no stored judgments"):
+def test_apply_card_without_judgments_of_that_judge(store_location: str) -> None:
+    with _seeded(store_location) as store, pytest.raises(CardError, match="no stored judgments"):
         apply_card(store, make_card(model="someone/else"))
 
 
@@ -389,15 +389,15 @@ def test_migrations_create_the_routing_review_access_and_job_columns(tmp_path: P
     assert {"job_id", "position", "json"} <= cols["job_cases"]
 
 
-def test_route_and_review_commands(tmp_path: Path) -> None:
+def test_route_and_review_commands(tmp_path: Path, store_location: str) -> None:
     from click.testing import CliRunner
 
     from calibration.card import write_card
     from calibration.gold import load_gold
     from judge.cli import cli
 
-    db = str(tmp_path / "j.db")
-    _seeded(tmp_path).close()
+    db = store_location  # the commands take a path or a URL alike
+    _seeded(store_location).close()
     card = tmp_path / "card.yaml"
     write_card(make_card(), card)
     runner = CliRunner()

@@ -1,28 +1,35 @@
 """The FastAPI application: JSON API under ``/v1``, review pages under ``/review``.
 
 ``create_app(ServiceConfig(...))`` builds an app with its own state (store location, rate
-limiter, job workers); nothing lives at module level. Every route sits behind
-``judge.api.security.AccessMiddleware`` (API key or page session, rate limit, body limit); the
-OpenAPI schema is served at ``/openapi.json`` to authenticated callers and declares both key
-schemes. Errors are JSON ``{"error": {"code", "message"}}`` with a matching status
-(``judge.api.errors``). The routes live in ``judge.api.routes``, one module per resource.
+limiter, job workers, the CSRF secret); nothing lives at module level. Every route sits behind
+``judge.api.security.AccessMiddleware`` (API key or page session, the route's roles from
+``judge.api.roles``, rate limit, body limit, the Origin of page forms) and
+``SecurityHeaders``; an app with a route whose roles are not declared is not built. The
+OpenAPI schema is served at ``/openapi.json`` to authenticated callers, declares both key
+schemes and each operation's roles (``x-roles``). Errors are JSON
+``{"error": {"code", "message"}}`` with a matching status (``judge.api.errors``). The routes
+live in ``judge.api.routes``, one module per resource.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 
 import judge
 from judge.api.config import MB, ServiceConfig
+from judge.api.csrf import new_secret
 from judge.api.deps import Caller
 from judge.api.errors import error_response, install_error_handlers
-from judge.api.pages import page_router
+from judge.api.pages import STATIC, inline_style_hashes, page_router
+from judge.api.roles import annotate_schema, check_declared
 from judge.api.routes import api_router
-from judge.api.security import AccessMiddleware, RateLimiter
+from judge.api.security import AccessMiddleware, RateLimiter, SecurityHeaders, page_csp
 from judge.version import __version__
 
 __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
@@ -30,7 +37,8 @@ __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service: API, review pages, job workers, access control, all from ``config``."""
-    jobs = judge.JobManager(config.db, config.settings(), workers=config.job_workers)
+    jobs = judge.JobManager(config.db, config.settings(), workers=config.job_workers,
+                            lease_s=config.job_lease_s, poll_s=config.job_poll_s)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -50,19 +58,33 @@ def create_app(config: ServiceConfig) -> FastAPI:
     )
     app.state.config = config
     app.state.jobs = jobs
+    app.state.csrf_secret = new_secret()
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(page_router())
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(caller: Caller) -> JSONResponse:
         """The OpenAPI schema (authenticated like every route)."""
         return JSONResponse(app.openapi())
 
+    plain_openapi = app.openapi
+
+    def openapi_with_roles() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = annotate_schema(plain_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi_with_roles  # type: ignore[method-assign]
+    check_declared(app.router.routes)
     app.add_middleware(
         AccessMiddleware,
         db=config.db,
-        limiter=RateLimiter(config.rate_per_s, config.burst),
+        limiter=RateLimiter(config.rate_per_s, config.burst, db=config.db),
         max_body_bytes=config.max_body_bytes,
+        trusted_origins=frozenset(config.trusted_origins),
     )
+    # Last added, outermost: the refusals of the access gate carry the headers too.
+    app.add_middleware(SecurityHeaders, csp=page_csp(inline_style_hashes()))
     return app

@@ -26,9 +26,16 @@ class ServiceConfig:
     #: Force blind review for every item (items routed with --blind are blind anyway).
     blind: bool = False
     job_workers: int = 1
+    #: Seconds a replica's claim on a job lasts without a heartbeat, and between two looks at
+    #: the shared queue (None: JUDGE_JOB_LEASE_S / JUDGE_JOB_POLL_S, else 60 s and 1 s).
+    job_lease_s: float | None = None
+    job_poll_s: float | None = None
     concurrency: int = 4
     audit_fraction: float = 0.05
     session_hours: float = 12.0
+    #: Origins (``https://judge.example.org``) besides the service's own (its Host header) from
+    #: which the review page's forms may be posted: e.g. the public origin behind a TLS proxy.
+    trusted_origins: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -47,6 +47,11 @@ def store_dep(request: Request) -> Iterator[Store]:
 Caller = Annotated[Principal, Depends(principal)]
 
 
+def job_owner(caller: Principal) -> str | None:
+    """Whose jobs the caller may see: its own key's, or every job (None) for an admin."""
+    return None if caller.role == "admin" else caller.key_id
+
+
 Db = Annotated[Store, Depends(store_dep)]
 
 
@@ -64,6 +69,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     for code, text in (
         (400, "Malformed request (body not decodable)"),
         (401, "Missing or invalid API key"),
+        (403, "This key's role may not call this route (see x-roles)"),
         (413, "Request body too large"),
         (422, "Invalid request"),
         (429, "Rate limited (see Retry-After)"),

@@ -17,6 +17,7 @@ from judge.errors import (
     JudgeError,
     NotFoundError,
     RubricError,
+    UnavailableError,
 )
 
 log = logging.getLogger("judge.api")
@@ -25,6 +26,7 @@ log = logging.getLogger("judge.api")
 ERROR_STATUS: tuple[tuple[type[JudgeError], int, str], ...] = (
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),
+    (UnavailableError, 503, "unavailable"),
     (CardError, 409, "card_refused"),
     (RubricError, 422, "invalid_rubric"),
     (InputError, 422, "invalid_input"),

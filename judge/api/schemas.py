@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judge.defaults import DEFAULT_MAX_TOKENS
 from judge.library import AuditStatus, ItemView, PairAgreement, bad_value
-from judge.types import Case, JobStatus, Judgment, ReviewItem, ReviewLabel, RoutingDecision
+from judge.types import (
+    ApiKeyRecord,
+    Case,
+    JobStatus,
+    Judgment,
+    ReviewItem,
+    ReviewLabel,
+    Role,
+    RoutingDecision,
+)
 
 __all__ = [
     "AgreementResponse",
@@ -30,6 +39,9 @@ __all__ = [
     "JobResults",
     "JudgeRequest",
     "JudgeResponse",
+    "KeyCreate",
+    "KeyCreated",
+    "KeyList",
     "LabelList",
     "LabelRequest",
     "LabelResponse",
@@ -69,6 +81,28 @@ class WhoAmI(_Body):
 
     name: str
     role: str
+
+
+class KeyCreate(_Body):
+    """A new API key: who holds it (the reviewer name on labels) and its role."""
+
+    name: str = Field(min_length=1, max_length=64)
+    role: Role
+
+
+class KeyCreated(_Body):
+    """A created key: the plaintext ``key`` is shown this once (only its hash is stored)."""
+
+    id: str
+    name: str
+    role: Role
+    key: str
+
+
+class KeyList(_Body):
+    """Every key (ids, names, roles, dates; never a key or its hash)."""
+
+    keys: list[ApiKeyRecord]
 
 
 def _check_storable(value: Any, prefix: str = "") -> Any:

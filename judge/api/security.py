@@ -1,9 +1,15 @@
-"""The access gate in front of every route: API key or session, per-key rate limit, body size.
+"""The access gate in front of every route: API key or session, role, per-key rate limit, body
+size, the origin of page forms; and the security headers of every response.
 
-A pure ASGI middleware, so that no route can forget it: a route added later is protected
-without doing anything. Order: authenticate (401, or a redirect to the login form for review
-pages), then rate-limit per key (429 with Retry-After), then limit the request body (413). Only
-the login form itself is open. Every refusal is JSON ``{"error": {"code", "message"}}``.
+Pure ASGI middlewares, so that no route can forget them: a route added later is protected
+without doing anything. Order: refuse a state-changing page request (a form post) whose Origin
+or Referer is another site (403); authenticate (401, or a redirect to the login form for review
+pages); rate-limit per key (429 with Retry-After); refuse a role the route's entry in
+``judge.api.roles.ROUTE_ROLES`` does not list (403; a route missing from the table is refused to
+everyone); limit the request body (413). Only the login form and the static files of the page
+are open. Every refusal is JSON ``{"error": {"code", "message"}}``. ``SecurityHeaders`` adds
+the headers every response carries (a strict Content-Security-Policy on pages, ``nosniff`` and
+``no-store`` everywhere).
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-from judge.library import Principal, Store, verify_key, verify_session
+from judge.api.roles import OPEN_ROUTES, allowed, match_route
+from judge.library import Principal, Store, take_rate_token, verify_key, verify_session
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -30,8 +37,83 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 SESSION_COOKIE = "judge_session"
 #: Paths open without a key: the login form (it is how a browser gets a session).
 OPEN_PATHS = frozenset({"/login"})
+#: Static files of the page (scripts, styles): public, served without a key.
+STATIC_PREFIX = "/static/"
 #: Paths served to browsers: an unauthenticated request is sent to the login form.
 PAGE_PREFIXES = ("/review", "/logout")
+#: Methods that change nothing: the only ones a page accepts without an Origin check.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+#: Headers of every response.
+COMMON_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+#: Headers of JSON API responses (a browser must never render or frame one).
+API_HEADERS = {
+    **COMMON_HEADERS,
+    "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+    "referrer-policy": "no-referrer",
+}
+
+
+def page_csp(style_hashes: list[str]) -> str:
+    """The review page's Content-Security-Policy: scripts and styles from this origin only, no
+    inline script at all, inline styles only when their hash is listed (those written in the
+    templates), no framing, forms posted only here."""
+    styles = " ".join(["'self'", *(["'unsafe-hashes'"] if style_hashes else []),
+                       *(f"'{h}'" for h in style_hashes)])
+    return "; ".join([
+        "default-src 'none'",
+        "script-src 'self'",
+        f"style-src {styles}",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ])
+
+
+def page_headers(csp: str) -> dict[str, str]:
+    """Headers of the review pages (HTML)."""
+    return {
+        **COMMON_HEADERS,
+        "content-security-policy": csp,
+        # same-origin: our own form posts keep their Referer (checked when Origin is absent).
+        "referrer-policy": "same-origin",
+        "cross-origin-opener-policy": "same-origin",
+        "permissions-policy": "camera=(), microphone=(), geolocation=()",
+    }
+
+
+def is_page(path: str) -> bool:
+    """Whether ``path`` is served to browsers (the review page and its login form)."""
+    return path in ("/", "/login") or path.startswith(PAGE_PREFIXES)
+
+
+def origin_problem(
+    headers: dict[str, str], scheme: str, trusted: frozenset[str] = frozenset()
+) -> str | None:
+    """Why a state-changing page request may not be trusted to come from our own pages, or None.
+
+    Its Origin (or, without one, its Referer) must be this service's own origin (the scheme and
+    the Host header) or one of ``trusted``; a request that sends neither is refused too (every
+    browser sends Origin with a form post).
+    """
+    own = {f"{scheme}://{headers.get('host', '')}".lower(), *(t.lower() for t in trusted)}
+    origin = headers.get("origin")
+    if origin is None:
+        referer = headers.get("referer")
+        if referer is None:
+            return "the request has no Origin or Referer header"
+        parts = urlsplit(referer)
+        origin = f"{parts.scheme}://{parts.netloc}"
+    if origin.strip().lower().rstrip("/") not in own:
+        return f"the form was posted from another site ({origin[:100]})"
+    return None
 
 
 @dataclass
@@ -58,18 +140,23 @@ class TokenBucket:
 
 
 class RateLimiter:
-    """One token bucket per API key (in this process)."""
+    """One token bucket per API key: in the store given as ``db`` (shared by every replica on
+    that store), else in this process."""
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, db: str | Path | None = None) -> None:
         self.rate = rate
         self.burst = burst
+        self.db = db
         self._buckets: dict[str, TokenBucket] = {}
         self._lock = threading.Lock()
 
     def check(self, key_id: str) -> float:
-        """0.0 when the request may go on, else the seconds to wait."""
+        """0.0 when the request may go on, else the seconds to wait (blocking: the store)."""
         if self.rate <= 0:
             return 0.0
+        if self.db is not None:
+            with Store(self.db) as store:
+                return take_rate_token(store, key_id, rate=self.rate, burst=self.burst)
         with self._lock:
             bucket = self._buckets.get(key_id)
             if bucket is None:
@@ -133,16 +220,52 @@ async def _redirect(send: Send, location: str) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+class SecurityHeaders:
+    """Add the security headers to every response: pages, API, static files and refusals."""
+
+    def __init__(self, app: ASGIApp, *, csp: str) -> None:
+        self.app = app
+        self.page = [(k.encode(), v.encode()) for k, v in page_headers(csp).items()]
+        self.api = [(k.encode(), v.encode()) for k, v in API_HEADERS.items()]
+        self.static = [(k.encode(), v.encode()) for k, v in COMMON_HEADERS.items()
+                       if k != "cache-control"]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        extra = (self.static if path.startswith(STATIC_PREFIX)
+                 else self.page if is_page(path) else self.api)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []),
+                                      *((k, v) for k, v in extra if k not in names)]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 class AccessMiddleware:
-    """Authenticate, rate-limit and size-limit every HTTP request."""
+    """Check the origin of page forms; authenticate, authorise, rate-limit and size-limit every
+    HTTP request."""
 
     def __init__(
-        self, app: ASGIApp, *, db: str | Path, limiter: RateLimiter, max_body_bytes: int
+        self,
+        app: ASGIApp,
+        *,
+        db: str | Path,
+        limiter: RateLimiter,
+        max_body_bytes: int,
+        trusted_origins: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.db = db
         self.limiter = limiter
         self.max_body = max_body_bytes
+        self.trusted_origins = trusted_origins
 
     def _authenticate(self, headers: dict[str, str], page: bool) -> Principal | None:
         with Store(self.db) as store:
@@ -164,8 +287,20 @@ class AccessMiddleware:
 
         path: str = scope["path"]
         headers = _headers(scope)
-        if path not in OPEN_PATHS:
-            page = path == "/" or path.startswith(PAGE_PREFIXES)
+        if path.startswith(STATIC_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        page = is_page(path)
+        if page and scope["method"] not in SAFE_METHODS:
+            # A page form (login, label, logout) only from our own pages: cookies are sent
+            # with a cross-site post whatever SameSite promises in older browsers.
+            problem = origin_problem(headers, scope.get("scheme", "http"), self.trusted_origins)
+            if problem is not None:
+                await send_json(send, 403, "forbidden_origin",
+                                f"{problem}; post the form from this service's own page")
+                return
+        route = match_route(scope["app"].router.routes, scope) if "app" in scope else None
+        if path not in OPEN_PATHS and route not in OPEN_ROUTES:
             principal = await run_in_threadpool(self._authenticate, headers, page)
             if principal is None:
                 if page and scope["method"] == "GET":
@@ -183,7 +318,7 @@ class AccessMiddleware:
                 )
                 return
             scope.setdefault("state", {})["principal"] = principal
-            wait = self.limiter.check(principal.key_id)
+            wait = await run_in_threadpool(self.limiter.check, principal.key_id)
             if wait > 0:
                 await send_json(
                     send,
@@ -191,6 +326,15 @@ class AccessMiddleware:
                     "rate_limited",
                     f"too many requests for key {principal.name!r}; retry after {wait:.2f}s",
                     {"retry-after": str(max(1, math.ceil(wait)))},
+                )
+                return
+            if route is not None and principal.role not in allowed(route):
+                who = ", ".join(sorted(allowed(route))) or "no role (undeclared route)"
+                await send_json(
+                    send,
+                    403,
+                    "forbidden",
+                    f"a {principal.role} key may not call {route} (allowed: {who})",
                 )
                 return
         await self._limited(scope, receive, send, headers)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import click
 
 import judge
-from calibration.bands import DEFAULT_GRID
-from calibration.workflow import CalibrationOptions
+from judge.commands.options import env_db
+from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
 
@@ -39,7 +39,9 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
     help="Gold JSONL; default: the gold labels the verdict rows carry.",
 )
 @click.option(
-    "--db", type=click.Path(dir_okay=False), help="Judge store (SQLite) to read judgments from."
+    "--db",
+    help="Judge store to read judgments from: a SQLite file or a postgresql:// URL "
+    "(default $JUDGE_DB when neither --judgments nor --recorded is given).",
 )
 @click.option(
     "--judgments",
@@ -172,10 +174,11 @@ def calibrate(
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
-    opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
+    opts = judge.CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
     run = judge.calibrate_judge(
-        judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric,
-                      selector=selector),
+        judge.VerdictSource(db=db or (None if judgments or recorded else env_db()),
+                            judgments=judgments, recorded=recorded, rubric=rubric,
+                            selector=selector),
         opts,
         gold=gold_path,
         out=out,

@@ -9,13 +9,14 @@ from __future__ import annotations
 import click
 
 import judge
-from calibration.workflow import CompareOptions
+from judge.commands.options import env_db
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--recorded", type=click.Path(dir_okay=False), help="JSONL of recorded verdicts.")
 @click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL of judgments.")
-@click.option("--db", type=click.Path(dir_okay=False), help="Judge store (SQLite).")
+@click.option("--db", help="Judge store: a SQLite file or a postgresql:// URL (default $JUDGE_DB "
+              "when neither --judgments nor --recorded is given).")
 @click.option(
     "--gold",
     "gold_path",
@@ -57,8 +58,9 @@ def compare(
 ) -> None:
     """Compare judges on the same items: paired differences, McNemar, agreement."""
     study = judge.compare_judges(
-        judge.VerdictSource(db=db, judgments=judgments, recorded=recorded, rubric=rubric),
-        CompareOptions.model_validate(options),
+        judge.VerdictSource(db=db or (None if judgments or recorded else env_db()),
+                            judgments=judgments, recorded=recorded, rubric=rubric),
+        judge.CompareOptions.model_validate(options),
         gold=gold_path,
         html=html_out,
         json_out=json_out,

@@ -14,6 +14,7 @@ from rich.table import Table
 import judge
 from calibration.inputs import judgment_to_row
 from calibration.intervals import wilson
+from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.commands.run import write_jsonl
 from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, LOCAL_PREFIX, is_local
@@ -35,7 +36,10 @@ DEMO_MODEL = DEFAULT_MODEL
 @click.option("--model", default=DEMO_MODEL, show_default=True)
 @click.option("--rubric", "rubric_ref", default=DEMO_RUBRIC, show_default=True)
 @click.option("--limit", type=int, help="Judge only the first N cases.")
-def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None) -> None:
+@db_option(help="The store: a SQLite file or a postgresql:// URL (env JUDGE_DB); default "
+           "OUT/judge.db.", default=None)
+def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None,
+         db: str | None) -> None:
     """Judge the project's demo gold set on the embedded model and print a table.
 
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
@@ -51,14 +55,15 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
         click.echo(f"invalid record: {error}", err=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    db = out / "judge.db"
+    store_at = db or str(out / "judge.db")
+    db = judge.mask_url(store_at)
     options = judge.JudgeOptions.from_protocol(DEFAULT_PROTOCOLS["agent_run"], concurrency=1)
     click.echo(
         f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "
         "(about 20-60 s each on 2 cores; stored as they finish)",
         err=True,
     )
-    with judge.open_store(db) as store, judging_progress(quiet=False) as shown:
+    with judge.open_store(store_at) as store, judging_progress(quiet=False) as shown:
         summary = judge.judge_cases(store, loaded.cases, rubric=rubric, models=[model],
                                     options=options, on_start=shown.on_start,
                                     on_done=shown.on_done, source=gold_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from calibration.gold import load_gold
+import judge
 from judge.commands.review import export_gold_cmd
 
 
@@ -18,7 +18,7 @@ def gold() -> None:
 @click.argument("path", type=click.Path(dir_okay=False))
 def validate(path: str) -> None:
     """Check a gold JSONL file record by record; print its size, labels and digest."""
-    g = load_gold(path)
+    g = judge.load_gold(path)
     labels = ", ".join(f"{k} {v}" for k, v in sorted(g.label_counts.items()))
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(g.kinds.items()))
     click.echo(f"ok: {path}: {g.n} records ({kinds}); labels {labels}; digest {g.digest}")

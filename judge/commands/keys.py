@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 import judge
+from judge.commands.options import db_option
+from judge.types import ROLES
 
 
 @click.group()
@@ -12,30 +14,46 @@ def keys() -> None:
     """Create, list and revoke API keys for the HTTP API and the review page."""
 
 
+#: What each role may do (the route table itself is judge/api/roles.py).
+ROLE_HELP = {
+    "admin": "keys, cards, routing, gold export, every job",
+    "client": "submit and read its own jobs and judgments (POST /v1/judge, /v1/jobs)",
+    "reviewer": "the review queue and page: label items",
+    "adjudicator": "the review queue and page: label, and settle items reviewers disagree on",
+}
+
+
 @keys.command("create")
 @click.option("--name", required=True, help="Who holds the key: the reviewer name on labels.")
 @click.option(
     "--role",
-    type=click.Choice(["reviewer", "adjudicator"]),
-    default="reviewer",
-    show_default=True,
-    help="Adjudicators settle items on which two reviewers disagree.",
+    type=click.Choice(list(ROLES)),
+    default=None,
+    help="; ".join(f"{role}: {text}" for role, text in ROLE_HELP.items())
+    + ". Default: admin for the first key of an empty store, else reviewer.",
 )
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
-def create(name: str, role: str, db: str) -> None:
+@db_option()
+def create(name: str, role: str | None, db: str) -> None:
     """Create a key and print it once (only a salted hash is stored)."""
     with judge.open_store(db) as store:
         principal, key = judge.create_key(store, name, role)
     click.echo(key)
+    if role is None and principal.role == "admin":
+        click.echo(
+            f"the first key of an empty store is an admin key ({ROLE_HELP['admin']}): "
+            "create the other keys with it (judge keys create --role client|reviewer|adjudicator)",
+            err=True,
+        )
     click.echo(
-        f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in {db}; "
+        f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in "
+        f"{judge.mask_url(db)}; "
         "this is the only time it is shown",
         err=True,
     )
 
 
 @keys.command("list")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 def list_cmd(db: str) -> None:
     """List keys (ids, names, roles, dates; never the keys)."""
     with judge.open_store(db) as store:
@@ -49,7 +67,7 @@ def list_cmd(db: str) -> None:
 
 @keys.command("revoke")
 @click.argument("name_or_id")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 def revoke(name_or_id: str, db: str) -> None:
     """Revoke a key by name or id; its page sessions end too."""
     with judge.open_store(db) as store:

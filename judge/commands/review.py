@@ -1,12 +1,17 @@
-"""``judge review``: the review queue from the command line, agreement, audits, gold export."""
+"""``judge review``: the review queue from the command line, label plans, agreement, audits,
+gold export."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 import judge
+from judge.commands.options import db_option
 
 
 @click.group()
@@ -15,7 +20,7 @@ def review() -> None:
 
 
 @review.command("queue")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--reviewer", help="Only the items this reviewer may label now.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--limit", type=int, default=50, show_default=True)
@@ -52,7 +57,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
 @click.option("--reviewer", required=True, help="Your reviewer name.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--note", default="")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
     """Label one item (canonical frame)."""
     with judge.open_store(db) as store:
@@ -69,7 +74,7 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
 
 
 @review.command("agreement")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair."""
     with judge.open_store(db) as store:
@@ -85,7 +90,7 @@ def agreement_cmd(db: str) -> None:
 
 
 @review.command("audit")
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--card", "digest", help="One card's digest (default: every stored card).")
 def audit_cmd(db: str, digest: str | None) -> None:
     """Each card's live band error bounds from audit labels; stale cards are flagged."""
@@ -103,6 +108,56 @@ def audit_cmd(db: str, digest: str | None) -> None:
             )
 
 
+@review.command("plan")
+@click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
+@click.option("--budget", type=int, required=True,
+              help="How many runs to label (expected count with --active).")
+@click.option("--active", is_flag=True,
+              help="Draw with probabilities from the judge's uncertainty (stored judgments of "
+              "the runs; judge them first), recorded so the weighted estimate stays valid.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--model", "models", multiple=True,
+              help="--active: the judge(s) whose stored scores to use (default: all).")
+@click.option("--rubric", "rubric_id", help="--active: the rubric id of those judgments.")
+@click.option("--mix", type=float, default=0.2, show_default=True,
+              help="--active: share of uniform probability mixed in (keeps every run drawable).")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Also write the plan as JSON here.")
+@db_option()
+def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple[str, ...],
+             rubric_id: str | None, mix: float, out: str | None, db: str) -> None:
+    """Draw the runs of RUNS.jsonl that people should label, at random, and queue them.
+
+    The plan (every run's inclusion probability) is kept in the store, and the drawn runs are
+    queued for blind review. Label them, export the labels with `judge gold export --plan ID`,
+    and give them to `judge score RUNS ... --labels LABELS --db DB`: the report then adds
+    pass@1 from the labels alone and by PPI++ (judge plus labels).
+    """
+    loaded = judge.load_runs(runs_file)
+    for error in loaded.errors:
+        click.echo(f"invalid record: {error}", err=True)
+    if loaded.errors:
+        raise click.ClickException(f"{len(loaded.errors)} invalid record(s) in {runs_file}: "
+                                   "a plan is drawn from the whole run set; fix them first")
+    with judge.open_store(db) as store:
+        result = judge.plan_review(store, loaded.runs, source=runs_file, budget=budget,
+                                   seed=seed, active=active, models=list(models),
+                                   rubric=rubric_id, mix=mix)
+    plan = result.stored.plan
+    if out:
+        Path(out).write_text(json.dumps(result.stored.to_dict(), indent=1) + "\n",
+                             encoding="utf-8")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    again = "" if result.new else " (drawn before: the same plan)"
+    click.echo(f"plan {result.stored.id}: {plan.design} sample of {len(plan.chosen)} of "
+               f"{len(plan.run_ids)} runs (seed {plan.seed}){again}; {result.enqueued} new "
+               f"item(s) queued for blind review in {db}")
+    click.echo(f"next: label them (`judge review queue --db {db}`, or the review page), then "
+               f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
+               f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`", err=True)
+
+
 @review.command("export-gold")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
 @click.option(
@@ -112,11 +167,15 @@ def audit_cmd(db: str, digest: str | None) -> None:
     show_default=True,
     help="Licence of the exported records.",
 )
-@click.option("--db", default="judge.db", show_default=True)
-def export_gold_cmd(out: str, license_: str, db: str) -> None:
-    """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`)."""
+@click.option("--plan", "plan_id",
+              help="Only the items of this label plan (`judge review plan`): the labels "
+              "`judge score --labels` accepts for PPI.")
+@db_option()
+def export_gold_cmd(out: str, license_: str, plan_id: str | None, db: str) -> None:
+    """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`,
+    or with --plan for `judge score --labels`)."""
     with judge.open_store(db) as store:
-        result = judge.export_gold(store, out, license=license_)
+        result = judge.export_gold(store, out, license=license_, plan=plan_id)
     for item_id, why in result.skipped:
         click.echo(f"skipped {item_id}: {why}", err=True)
     click.echo(f"{result.n} gold record(s) -> {result.path} ({result.digest})")

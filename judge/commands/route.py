@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+from judge.commands.options import db_option
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     type=click.Path(dir_okay=False),
     help="Calibration card (YAML) written by `judge calibrate`.",
 )
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option(
     "--audit-fraction",
     type=float,
@@ -66,7 +67,9 @@ def route(
     judgments', that has expired, or that audits flagged stale, is refused.
     """
     if not judge.store_exists(db):
-        raise click.ClickException(f"{db}: no such store (judge cases with `judge run` first)")
+        raise click.ClickException(
+            f"{judge.mask_url(db)}: no such store (judge cases with `judge run` first)"
+        )
     card = judge.load_card(card_path)
     with judge.open_store(db) as store:
         run = judge.route(
@@ -102,8 +105,8 @@ def route(
         err=True,
     )
     click.echo(
-        f"stored in {db}; label with `judge serve --db {db}` (page /review) or "
-        f"`judge review queue --db {db}`",
+        f"stored in {judge.mask_url(db)}; label with `judge serve --db {judge.mask_url(db)}` "
+        f"(page /review) or `judge review queue --db {judge.mask_url(db)}`",
         err=True,
     )
 

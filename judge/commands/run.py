@@ -12,6 +12,7 @@ from rich.table import Table
 
 import judge
 from judge.commands.engine import engine_options
+from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
@@ -31,7 +32,7 @@ EXIT_FAILED_JUDGMENTS = 3
 @click.option("--rubric", "rubric_ref", required=True, help="Rubric id or id@version.")
 @click.option("--model", "models", multiple=True, default=[DEFAULT_MODEL], show_default=True,
               help="litellm model id; repeat for a panel of judges.")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the judgments as JSONL.")
 @click.option("--limit", type=int, help="Judge only the first N valid records.")
 @click.option("--orders", type=click.Choice(["one", "both"]), default="both", show_default=True,
@@ -120,12 +121,13 @@ def _print_summary(summary: RunSummary, *, db: str, out: str | None, n_invalid: 
     )
     if n_invalid:
         console.print(f"[yellow]{n_invalid} invalid record(s) skipped (see above)[/]")
-    where = f"stored in {db}" + (f" and {out}" if out else "")
-    console.print(f"{where} (batch {summary.batch_id}); list them with: judge show --db {db}")
+    where = f"stored in {judge.mask_url(db)}" + (f" and {out}" if out else "")
+    console.print(f"{where} (batch {summary.batch_id}); list them with: "
+                  f"judge show --db {judge.mask_url(db)}")
 
 
 @click.command()
-@click.option("--db", default="judge.db", show_default=True)
+@db_option()
 @click.option("--rubric", "rubric_id", help="Only this rubric id.")
 @click.option("--model", help="Only this model.")
 @click.option("--case", "case_id", help="Only this case id.")
@@ -144,7 +146,9 @@ def show(
 ) -> None:
     """List stored judgments."""
     if not judge.store_exists(db):
-        raise click.ClickException(f"{db}: no such store (run `judge run ...` first)")
+        raise click.ClickException(
+            f"{judge.mask_url(db)}: no such store (run `judge run ...` first)"
+        )
     with judge.open_store(db) as store:
         judgments = list(store.judgments(rubric_id=rubric_id, model=model, case_id=case_id,
                                          status=status, limit=limit))

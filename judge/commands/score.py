@@ -11,6 +11,8 @@ import click
 
 import judge
 from judge.commands.engine import engine_options
+from judge.commands.label_lines import label_lines
+from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS
 
@@ -45,9 +47,12 @@ def _gate_options(fn: Any) -> Any:
               help="Score from each run's official/gold label instead of a judge.")
 @click.option("--correct-for-judge", is_flag=True,
               help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
+              help="Human labels of some runs (gold JSONL, e.g. from `judge gold export "
+              "--plan ID`): pass@1 from labels only and PPI++ beside the judge's.")
 @click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
               help="Where report.json, report.md and report.html go.")
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store (the cache).")
+@db_option()
 @click.option("--k", "ks", type=int, multiple=True,
               help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.")
 @click.option("--title", default="Run-set report", show_default=True)
@@ -75,7 +80,8 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @engine_options
 def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
-          card_path: str | None, gold_labels: bool, correct_for_judge: bool, out_dir: str,
+          card_path: str | None, gold_labels: bool, correct_for_judge: bool,
+          labels_path: str | None, out_dir: str,
           db: str, ks: tuple[int, ...], title: str, n_boot: int, seed: int, skip_invalid: bool,
           baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
           min_tasks: int, api_base: str | None, orders: str, samples: int,
@@ -86,8 +92,11 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
 
     Each completed run is judged by the --model judges of another model family than its agent
     (through the store: nothing is paid for twice), or scored from its gold label with
-    --gold-labels. Prints the headline table. Exit code 0: report written; 1: some records were
-    invalid (--skip-invalid); 3: some runs got no verdict (listed in the report as unscored).
+    --gold-labels. Prints the headline table. With --labels (human labels of a random sample
+    drawn by `judge review plan`), the report adds pass@1 and the paired differences from the
+    labels alone and by PPI++ (judge plus labels), and the gate uses PPI++'s interval. Exit
+    code 0: report written; 1: some records were invalid (--skip-invalid); 3: some runs got no
+    verdict (listed in the report as unscored).
     """
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be >= 1", param_hint="--k")
@@ -101,9 +110,9 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         raise click.ClickException(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
             "--skip-invalid to score the others (the report then leaves those runs out)")
-    if gold_labels and (models or card_path or rubric_ref or correct_for_judge):
+    if gold_labels and (models or card_path or rubric_ref or correct_for_judge or labels_path):
         raise click.UsageError("--gold-labels scores without a judge: drop --model, "
-                               "--rubric, --card and --correct-for-judge")
+                               "--rubric, --card, --correct-for-judge and --labels")
     if not gold_labels:
         if not models or not rubric_ref:
             raise click.UsageError("give --rubric and --model (or --gold-labels)")
@@ -132,12 +141,15 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
             report = judge.score_runs(
                 loaded.runs, source=runs_file, store=store, rubric=rubric_ref,
                 models=list(models), card=card_path, judge_options=judge_options,
-                report=report_options, on_start=shown.on_start, on_done=shown.on_done)
+                report=report_options, labels=labels_path, on_start=shown.on_start,
+                on_done=shown.on_done)
     if baseline is not None and candidate is not None and margin is not None:
         report.gate = judge.gate(report, baseline=baseline, candidate=candidate,
                                  margin=margin, tolerance=tolerance, min_tasks=min_tasks)
     paths = judge.write_report(report, out_dir, charts=not no_charts)
     click.echo(judge.headline_markdown(report))
+    for line in label_lines(report):
+        click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
     if report.gate:
         click.echo(f"gate: {report.gate.decision}: {report.gate.reason}", err=True)
@@ -186,6 +198,8 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
     diff = f"{ni.diff:+.3f}" if ni.diff is not None else "none"
     click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, "
                f"{ni.n_shared} shared tasks")
+    if report.labels is not None:
+        click.echo(f"  interval: {ni.method}")
     for warning in result.warnings:
         click.echo(f"  warning: {warning}")
     for item in result.cannot_support:
@@ -201,7 +215,7 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel",
               show_default=True)
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--out", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output JSON file ('-' for stdout).")
 @click.option("--signal", type=click.Choice(["logs", "spans"]), default="logs",

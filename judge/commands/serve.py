@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+import judge
 from judge.api.app import ServiceConfig, create_app
+from judge.commands.options import db_option
 from judge.defaults import DEFAULT_MODEL
 
 
 @click.command()
-@click.option("--db", default="judge.db", show_default=True, help="SQLite store.")
+@db_option()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8321, show_default=True)
 @click.option(
@@ -48,6 +50,13 @@ from judge.defaults import DEFAULT_MODEL
     show_default=True,
     help="Audit share when POST /v1/judge routes with a card.",
 )
+@click.option(
+    "--trusted-origin",
+    "trusted_origins",
+    multiple=True,
+    help="Another origin the review page is served from (e.g. https://judge.example.org behind "
+    "a TLS proxy): its form posts are accepted (repeat).",
+)
 @click.option("--log-level", default="info", show_default=True)
 def serve(
     db: str,
@@ -62,12 +71,14 @@ def serve(
     workers: int,
     concurrency: int,
     audit_fraction: float,
+    trusted_origins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve the JSON API (/v1, schema at /openapi.json) and the review page (/review).
 
-    Every route needs an API key (`judge keys create --name NAME`): send it as
-    'Authorization: Bearer KEY' or 'X-API-Key: KEY'; the page asks for it once at /login.
+    Every route needs an API key (`judge keys create --name NAME`; the first key of a store is
+    an admin key): send it as 'Authorization: Bearer KEY' or 'X-API-Key: KEY'; the page asks a
+    reviewer or adjudicator key once at /login.
     """
     import uvicorn
 
@@ -84,7 +95,9 @@ def serve(
         job_workers=workers,
         concurrency=concurrency,
         audit_fraction=audit_fraction,
+        trusted_origins=tuple(o.rstrip("/") for o in trusted_origins),
     )
     app = create_app(config)
-    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), store {db}", err=True)
+    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), "
+               f"store {judge.mask_url(db)}", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

@@ -20,6 +20,7 @@ import atexit
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 import uuid
 from collections import Counter, deque
@@ -35,6 +36,7 @@ from judge import kinds
 from judge.digests import digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION
+from judge.judging.claims import CallClaims
 from judge.judging.prepare import (
     PreparedCase,
     PreparedStep,
@@ -49,7 +51,7 @@ from judge.judging.prepare import (
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.redact import redact_error, redact_judgment
 from judge.rubrics import Rubric
-from judge.store import Store
+from judge.store import Store, StoreUnavailable
 from judge.store.judgments import call_row
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
 from judge.version import __version__
@@ -96,6 +98,11 @@ def plan(
     return steps
 
 
+#: CPython 3.11's ast.parse is not safe in two threads at once ("AST constructor recursion
+#: depth mismatch"): two job workers starting together must not compute the digest together.
+_CODE_DIGEST_LOCK = threading.Lock()
+
+
 @cache
 def code_digest() -> str:
     """Digest of the code that turns a case into a prompt and a call: the source of
@@ -103,7 +110,9 @@ def code_digest() -> str:
     functions included), with the judge and Jinja versions. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
-    for name, path in sorted(_judge_imports(root, __name__).items()):
+    with _CODE_DIGEST_LOCK:
+        imports = _judge_imports(root, __name__)
+    for name, path in sorted(imports.items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return "sha256:" + h.hexdigest()
 
@@ -289,11 +298,14 @@ class _Writer:
     batch_id: str
     summary: RunSummary
     on_done: Callable[[Outcome], None] | None
+    #: Gives up the claim on a cache key once its judgment is written (or was not).
+    release: Callable[[str], None] = lambda key: None
     cases: list[dict[str, Any]] = field(default_factory=list)
     judgments: list[tuple[Judgment, str | None]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     steps: list[tuple[str, str]] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
+    claimed: list[str] = field(default_factory=list)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False
 
@@ -311,6 +323,7 @@ class _Writer:
         if outcome is not None:
             if not outcome.cached:
                 self.judgments.append((outcome.judgment, self.batch_id))
+                self.claimed.append(outcome.judgment.cache_key)
             self.outcomes.append(outcome)
         self.calls.extend(calls)
         if step is not None:
@@ -319,17 +332,23 @@ class _Writer:
 
     def flush(self) -> None:
         """Write what is queued, then count and report its outcomes."""
-        cases, judgments, calls, steps, outcomes = (
-            self.cases, self.judgments, self.calls, self.steps, self.outcomes)
+        cases, judgments, calls, steps, outcomes, claimed = (
+            self.cases, self.judgments, self.calls, self.steps, self.outcomes, self.claimed)
         self.cases, self.judgments, self.calls, self.steps, self.outcomes = [], [], [], [], []
+        self.claimed = []
         if cases or judgments or calls or steps:
             try:
                 self.store.put_batch(cases=cases, judgments=judgments, calls=calls, steps=steps)
+            except StoreUnavailable:
+                raise  # the database went away: stop the batch (a rerun resumes it)
             except JudgeError as exc:
                 # Nothing of this write is stored: its new judgments did not happen.
                 for outcome in outcomes:
                     self.summary.errors.append((outcome.step, exc))
                 return
+            finally:
+                for key in claimed:
+                    self.release(key)
         for outcome in outcomes:
             self.summary.add(outcome)
             if self.on_done is not None:
@@ -394,6 +413,8 @@ class Runner:
         #: of at least POOL_MIN_CASES cases to prepare; 0: in the event loop).
         self.prepare_workers = prepare_workers
         self._case_digests: dict[int, tuple[Case, str]] = {}
+        #: Claims on the cache keys this runner pays for (one payment across processes).
+        self.claims = CallClaims(store)
 
     def _case_digest(self, case: Case) -> str:
         known = self._case_digests.get(id(case))
@@ -426,7 +447,7 @@ class Runner:
         """Judge every step; a failure of one never stops the others."""
         summary = RunSummary(batch_id=self.batch_id)
         started = time.perf_counter()
-        writer = _Writer(self.store, self.batch_id, summary, self.on_done)
+        writer = _Writer(self.store, self.batch_id, summary, self.on_done, self.claims.release)
         queue: asyncio.Queue[_Ready | None] = asyncio.Queue(maxsize=self.concurrency)
         flusher = asyncio.create_task(writer.run())
         consumers = [asyncio.create_task(self._consume(queue, writer, summary))
@@ -542,13 +563,28 @@ class Runner:
     ) -> None:
         """One call slot: judge queued steps until told to stop."""
         while (ready := await queue.get()) is not None:
-            step = ready.step
+            step, key = ready.step, ready.prepared.key
             try:
-                judgment, calls = await judge_prepared(ready.prepared, step.case.id,
-                                                       _spec(step), self.rubric, self.params)
+                # Another worker (thread, process, replica) may be paying for this key right
+                # now: wait for its judgment rather than pay twice (judge/judging/claims.py).
+                hit = await self.claims.acquire(key)
+            except StoreUnavailable:
+                raise
             except JudgeError as exc:
                 summary.errors.append((step, exc))
                 continue
+            if hit is not None:
+                writer.add(Outcome(step, hit, cached=True), step=(ready.step_key, key))
+                continue
+            try:
+                judgment, calls = await judge_prepared(ready.prepared, step.case.id,
+                                                       _spec(step), self.rubric, self.params)
+            except BaseException as exc:
+                self.claims.release(key)
+                if isinstance(exc, JudgeError) and not isinstance(exc, StoreUnavailable):
+                    summary.errors.append((step, exc))
+                    continue
+                raise
             writer.add(Outcome(step, judgment, cached=False), calls=calls,
                        step=(ready.step_key, judgment.cache_key))
 

@@ -4,12 +4,24 @@ page's view of an item, and the export of finished items as gold with lineage.
 ``apply`` routes a store's judgments with a card and queues what a person must see (review
 decisions and a seeded fraction of automatic ones, as audits); ``queue`` holds the labelling
 protocol; ``agreement`` compares reviewers; ``views`` builds what the page shows;
-``gold_export`` writes finished items as a gold set.
+``gold_export`` writes finished items as a gold set; ``planned`` queues the runs a label
+plan drew (blind, for prediction-powered estimates).
 """
 
 from judge.review.agreement import PairAgreement, agreement, pair_agreement
 from judge.review.apply import RoutingRun, apply_card
 from judge.review.gold_export import GoldExport, export_gold, gold_records
+from judge.review.planned import (
+    PLAN_REASON,
+    StoredPlan,
+    enqueue_plan,
+    load_plan,
+    plan_item_id,
+    plan_item_ids,
+    plans_for,
+    runs_digest,
+    save_plan,
+)
 from judge.review.queue import (
     add_label,
     add_shown_label,
@@ -36,6 +48,7 @@ from judge.review.views import (
 )
 
 __all__ = [
+    "PLAN_REASON",
     "CandidateView",
     "DiffLine",
     "EvidenceView",
@@ -43,6 +56,7 @@ __all__ = [
     "ItemView",
     "PairAgreement",
     "RoutingRun",
+    "StoredPlan",
     "VerdictView",
     "add_label",
     "add_shown_label",
@@ -50,6 +64,7 @@ __all__ = [
     "apply_card",
     "blinded",
     "diff_lines",
+    "enqueue_plan",
     "display_swapped",
     "enqueue",
     "export_gold",
@@ -59,8 +74,14 @@ __all__ = [
     "item_view",
     "items",
     "labels",
+    "load_plan",
     "pair_agreement",
+    "plan_item_id",
+    "plan_item_ids",
+    "plans_for",
     "queue",
+    "runs_digest",
+    "save_plan",
     "to_canonical",
     "to_shown",
     "uncertainty",

@@ -11,6 +11,7 @@ from pathlib import Path
 from calibration.gold import GoldRecord, GoldTurn, Lineage, write_gold
 from judge import kinds
 from judge.errors import ConflictError
+from judge.review.planned import plan_item_ids
 from judge.review.queue import items, labels
 from judge.store import Store
 from judge.types import Case, ReviewItem
@@ -27,10 +28,16 @@ class GoldExport:
 
 
 def gold_records(
-    store: Store, *, license: str = "unspecified"
+    store: Store, *, license: str = "unspecified", plan: str | None = None
 ) -> tuple[list[GoldRecord], list[tuple[str, str]]]:
-    """Finished review items as GoldRecords (one per case), and (item id, reason) skipped."""
+    """Finished review items as GoldRecords (one per case), and (item id, reason) skipped.
+
+    ``plan``: only the items a label plan queued (``judge review plan``), so that the export is
+    exactly the planned sample (the labels ``judge score --labels`` accepts for PPI)."""
     done = items(store, status="done", limit=1_000_000)
+    if plan is not None:
+        wanted = plan_item_ids(store, plan)
+        done = [i for i in done if i.id in wanted]
     by_case: dict[str, list[ReviewItem]] = defaultdict(list)
     skipped: list[tuple[str, str]] = []
     for item in done:
@@ -65,7 +72,10 @@ def _gold_record(
     refs: list[str] = []
     for i in group:
         refs += [f"judgment:{j}" for j in store.decision_judgment_ids(i.routing_id)]
-        refs += [f"routing:{i.routing_id}", f"card:{i.card_digest}", f"review:{i.id}"]
+        # Items a label plan queued come from no routing decision and no card.
+        refs += [f"routing:{i.routing_id}"] if i.routing_id else []
+        refs += [f"card:{i.card_digest}"] if i.card_digest else []
+        refs.append(f"review:{i.id}")
     final = str(group[0].final_label)
     return GoldRecord(
         id=case.id,
@@ -89,12 +99,15 @@ def _gold_record(
     )
 
 
-def export_gold(store: Store, path: str | Path, *, license: str = "unspecified") -> GoldExport:
-    """Write finished review items as a gold JSONL with lineage (``calibration.gold``)."""
-    records, skipped = gold_records(store, license=license)
+def export_gold(store: Store, path: str | Path, *, license: str = "unspecified",
+                plan: str | None = None) -> GoldExport:
+    """Write finished review items (optionally only a label plan's) as a gold JSONL with
+    lineage (``calibration.gold``)."""
+    records, skipped = gold_records(store, license=license, plan=plan)
     if not records:
         raise ConflictError(
             "no finished review items with a pass/fail (or A/B/tie) label to export yet"
+            + (f" from label plan {plan}" if plan else "")
         )
     digest = write_gold(records, path)
     return GoldExport(path=Path(path), digest=digest, n=len(records), skipped=skipped)

@@ -157,8 +157,9 @@ def display_swapped(item_id: str) -> bool:
 
 def to_canonical(item: ReviewItem, shown_label: str) -> str:
     """A label given in the shown frame, in the canonical A/B frame."""
-    if item.kind == "pairwise" and display_swapped(item.id):
-        return kinds.KINDS["pairwise"].swapped(shown_label)
+    spec = kinds.kind(item.kind)
+    if spec.swap and display_swapped(item.id):
+        return spec.swapped(shown_label)
     return shown_label
 
 

@@ -3,13 +3,24 @@ regression gate, and the report's Markdown, HTML and charts.
 
 Modules, each importing only those before it: :mod:`~judge.runsets.records` (the run-set file),
 :mod:`~judge.runsets.passk` (estimators), :mod:`~judge.runsets.scoring` (outcomes of runs),
-:mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.report` (its figures),
-:mod:`~judge.runsets.gate` (ship, block or inconclusive), :mod:`~judge.runsets.plots` (SVG
-charts) and :mod:`~judge.runsets.render` (Markdown and HTML through the Jinja2 templates in
-``templates/``).
+:mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.labels` (human labels of
+some runs, and the label plans that draw them at random), :mod:`~judge.runsets.estimates`
+(pass@1 from the labels alone and by PPI++, through calibration.ppi),
+:mod:`~judge.runsets.report` (its figures), :mod:`~judge.runsets.gate` (ship, block or
+inconclusive), :mod:`~judge.runsets.plots` (SVG charts) and :mod:`~judge.runsets.render`
+(Markdown and HTML through the Jinja2 templates in ``templates/``).
 """
 
+from judge.runsets.estimates import compared_rows, group_estimates, paired_estimates
 from judge.runsets.gate import DEFAULT_MIN_TASKS, DEFAULT_TOLERANCE, evaluate_gate, gate_from_report
+from judge.runsets.labels import (
+    HumanLabels,
+    LabelCheck,
+    PlanResult,
+    check_labels,
+    load_labels,
+    plan_review,
+)
 from judge.runsets.models import (
     CardSummary,
     CostSection,
@@ -71,19 +82,22 @@ from judge.runsets.scoring import (
 
 __all__ = [
     "CHARTS",
-    "DEFAULT_MIN_TASKS",
-    "DEFAULT_TOLERANCE",
-    "RULES",
     "CardSummary",
     "CostSection",
+    "DEFAULT_MIN_TASKS",
+    "DEFAULT_TOLERANCE",
     "GateResult",
     "GroupSection",
+    "HumanLabels",
     "JudgedRuns",
     "JudgesInfo",
     "JudgingInfo",
+    "LabelCheck",
     "LoadedRuns",
     "MacroEstimate",
     "PairedDifference",
+    "PlanResult",
+    "RULES",
     "ReportContext",
     "RubricCriterion",
     "RubricInfo",
@@ -97,29 +111,35 @@ __all__ = [
     "TreatmentSection",
     "build_report",
     "card_summary",
+    "check_labels",
+    "compared_rows",
     "eligibility",
     "evaluate_gate",
     "gate_from_report",
+    "group_estimates",
     "judge_runs",
     "judging_cost",
+    "load_labels",
     "load_report",
     "load_runs",
     "macro",
     "markdown_table",
     "mean_interval",
     "paired_difference",
+    "paired_estimates",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_curves_svg",
     "pass_k_figure",
+    "plan_review",
     "pooled_interval",
     "render_html",
     "render_markdown",
     "rogan_gladen",
     "route_with_card",
     "runset_from_gold",
-    "sections",
     "score_from_gold",
+    "sections",
     "write_report",
     "write_runs",
 ]

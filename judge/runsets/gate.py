@@ -6,7 +6,10 @@ Three checks, in order, on the tasks both treatments ran (scored runs only):
    baseline run failed it is a new failure: the decision is ``block``, whatever the rates say.
 2. **Non-inferiority on the primary rate** (macro pass@1 over shared tasks, by default). The
    per-task differences (candidate minus baseline) are averaged and a paired task-cluster
-   bootstrap gives the two-sided ``level`` interval. ``ship`` only when its lower bound is above
+   bootstrap gives the two-sided ``level`` interval. With human labels that are a label plan's
+   sample (``judge score --labels``), the difference and its interval of pass@1 are PPI++'s
+   instead (judge on every run plus the labels, :mod:`judge.runsets.estimates`): an interval
+   that holds whatever the judge's errors. ``ship`` only when its lower bound is above
    ``-margin``; ``block`` when its upper bound is below ``-margin`` (a regression larger than the
    margin); otherwise, or with fewer than ``min_tasks`` shared tasks, ``inconclusive``. Too
    little data is never "no regression".
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from judge.errors import InputError
+from judge.runsets.estimates import paired_estimates, paired_rates
 from judge.runsets.models import (
     Decision,
     DimensionShift,
@@ -145,8 +149,13 @@ def evaluate_gate(
     seed: int = 0,
     level: float = 0.95,
     calibrated: bool = False,
+    labels: bool = False,
 ) -> GateResult:
-    """The gate's decision, its evidence and what it cannot support."""
+    """The gate's decision, its evidence and what it cannot support.
+
+    ``labels``: the runs carry human labels that are a label plan's sample; pass@1's difference
+    and interval are then PPI++'s (falling back to the bootstrap, with a warning, when it
+    cannot be estimated)."""
     if margin < 0:
         raise InputError(f"the margin must be >= 0, got {margin}", field="margin")
     treatments = {r.treatment for r in runs}
@@ -159,6 +168,12 @@ def evaluate_gate(
     cand = [r for r in runs if r.treatment == candidate]
     d = paired_difference(base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot,
                           seed=seed, level=level)
+    method = (f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
+              f"two-sided {level:.0%} interval of the mean per-task difference")
+    label_warnings: list[str] = []
+    ppi_used = False
+    if labels and (metric, k) == ("pass@k", 1):
+        d, method, label_warnings, ppi_used = _with_ppi(d, method, base, cand, multi, level)
     shared = set(d.per_task)
     hard = [c.id for c in criteria if c.hard_gate]
     gates = _hard_gates(base, cand, hard, multi, shared)
@@ -170,7 +185,7 @@ def evaluate_gate(
         decision, reason = ni_decision, ni_summary
     dims = _dimensions(base, cand, criteria, tolerance, multi, shared)
     warnings = [f"{x.id} dropped by {-x.diff:.3f} (> {tolerance})" for x in dims
-                if x.moved and x.diff < 0]
+                if x.moved and x.diff < 0] + label_warnings
     return GateResult(
         decision=decision,
         reason=reason,
@@ -184,19 +199,41 @@ def evaluate_gate(
         non_inferiority=NonInferiority(
             metric=d.metric, n_shared=d.n_shared, baseline=d.baseline_rate,
             candidate=d.candidate_rate, diff=d.diff, ci95=d.ci95,
-            decision=ni_decision, summary=ni_summary,
-            method=f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
-            f"two-sided {level:.0%} interval of the mean per-task difference",
+            decision=ni_decision, summary=ni_summary, method=method,
         ),
         dimensions=dims,
         warnings=warnings,
-        cannot_support=_cannot_support(decision, d, base, cand, gates, calibrated),
+        cannot_support=_cannot_support(decision, d, base, cand, gates, calibrated, ppi_used),
     )
 
 
+def _with_ppi(d: PairedDifference, method: str, base: Sequence[ScoredRun],
+              cand: Sequence[ScoredRun], multi: bool, level: float
+              ) -> tuple[PairedDifference, str, list[str], bool]:
+    """The paired difference with PPI++'s value, interval and per-treatment rates (the
+    judge's per-task differences kept for the shared-task count), or unchanged with a
+    warning when PPI++ cannot estimate it."""
+    def task_of(r: ScoredRun) -> str:
+        return task_key(r, multi)
+
+    estimate, _, result = paired_estimates(base, cand, task_of, with_judge=True, level=level)
+    if result is None or estimate is None or estimate.value is None:
+        why = estimate.note if estimate is not None else "not estimable"
+        return d, method, [f"human labels given, but PPI++ could not estimate the difference "
+                           f"({why}): the interval is the judge's bootstrap"], False
+    b_rate, c_rate = paired_rates(base, cand, task_of, result.lam, level=level)
+    updated = d.model_copy(update={"diff": estimate.value, "ci95": estimate.ci95,
+                                   "baseline_rate": b_rate, "candidate_rate": c_rate})
+    text = (f"PPI++ (judge on all {result.n_runs} runs of the {result.n_tasks} shared tasks + "
+            f"{estimate.n_labels} human labels of a label plan, lambda {result.lam:.2f}); "
+            f"two-sided {level:.0%} Student-t interval, cluster-robust over tasks "
+            f"({estimate.effective_labels or 0:.1f} effective labels)")
+    return updated, text, [], True
+
+
 def _cannot_support(decision: Decision, d: PairedDifference, base: Sequence[ScoredRun],
-                    cand: Sequence[ScoredRun], gates: HardGateCheck, calibrated: bool
-                    ) -> list[str]:
+                    cand: Sequence[ScoredRun], gates: HardGateCheck, calibrated: bool,
+                    ppi: bool = False) -> list[str]:
     out = []
     if decision == "ship":
         out.append("that the candidate is better: non-inferiority within the margin only")
@@ -211,10 +248,15 @@ def _cannot_support(decision: Decision, d: PairedDifference, base: Sequence[Scor
         out.append(f"the {unscored} unscored and {excluded} excluded run(s): they are not in "
                    "the comparison")
     review = sum(r.analysed and r.route == "review" for r in (*base, *cand))
-    if review:
+    if ppi:
+        # PPI++ corrects the judge's errors with the labels; what it cannot see are the
+        # reviewers' own errors.
+        out.append("labelling mistakes: PPI++ takes the human labels as the truth")
+    elif review:
         out.append(f"the {review} verdict(s) still awaiting people: they count as the judge "
                    "said")
-    if any(r.route == "uncalibrated" for r in (*base, *cand)) and not calibrated:
+    if (any(r.route == "uncalibrated" for r in (*base, *cand)) and not calibrated
+            and not ppi):
         out.append("the judge's own error: its verdicts are uncalibrated (no card), and its "
                    "errors are not in the interval")
     if not gates.checked:
@@ -233,12 +275,22 @@ def gate_from_report(
     min_tasks: int = DEFAULT_MIN_TASKS,
     metric: str = "pass@k",
     k: int = 1,
+    use_labels: bool = True,
 ) -> GateResult:
-    """Evaluate the gate on a report (its runs, rubric criteria and bootstrap params)."""
+    """Evaluate the gate on a report (its runs, rubric criteria and bootstrap params). With
+    human labels valid for PPI (and ``use_labels``), pass@1's interval is PPI++'s; labels that
+    are not valid for PPI leave the judge's interval, with a warning."""
     params = report.params
-    return evaluate_gate(
+    info = report.labels
+    valid = bool(use_labels and info is not None and info.valid_for_ppi)
+    result = evaluate_gate(
         report.runs, baseline=baseline, candidate=candidate, margin=margin,
         criteria=report.rubric.criteria if report.rubric is not None else (),
         tolerance=tolerance, min_tasks=min_tasks, metric=metric, k=k, n_boot=params.n_boot,
         seed=params.seed, level=params.level, calibrated=report.card is not None,
+        labels=valid,
     )
+    if use_labels and info is not None and not info.valid_for_ppi:
+        result.warnings.append(f"the human labels are not valid for PPI ({info.reason}): the "
+                               "interval is the judge's bootstrap")
+    return result

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -52,6 +52,20 @@ class _Model(BaseModel):
     # Python names ("pass@k", "pass") are aliases of fields; the JSON always uses the keys.
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True,
                               validate_by_alias=True)
+
+
+class _OmitNone(_Model):
+    # Optional sections (a correction, figures from human labels) are absent from report.json
+    # when they were not asked for, so a report without them reads as it always did.
+    omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.omit_when_none:
+            if getattr(self, name) is None:
+                data.pop(name, None)
+        return data
 
 
 # --- what the report states about how the runs were scored ---------------------------------------
@@ -280,8 +294,30 @@ class CriteriaSection(_Model):
     weighted_overall: WeightedOverall
 
 
-class GroupSection(_Model):
+class LabelEstimate(_Model):
+    """pass@1 (or a paired difference) from human labels: labels only, or PPI++ (the judge on
+    every run plus the labels). ``value`` None with a ``note`` when it cannot be estimated."""
+
+    value: Figure
+    ci95: Interval
+    #: Human labels used (runs a declared rule decided are not counted).
+    n_labels: int
+    se: Figure = None
+    #: "ppi++" or "labels_only" (calibration.ppi's method names).
+    method: str | None = None
+    lam: Figure = Field(default=None, validation_alias="lambda", serialization_alias="lambda")
+    #: PPI++ only: how many labels the labels-only interval would need to be this narrow,
+    #: n_labels * (se_labels_only / se)^2 on the same sample.
+    effective_labels: Figure = None
+    #: Labelled units (tasks with a labelled run) behind the interval: df + 1.
+    labelled_units: int | None = None
+    note: str | None = None
+
+
+class GroupSection(_OmitNone):
     """Every figure for one group of runs (a treatment, or a treatment on one benchmark)."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ("ppi", "labels_only")
 
     counts: Counts
     pooled: PooledRate
@@ -290,6 +326,9 @@ class GroupSection(_Model):
     cost: CostSection
     criteria: CriteriaSection | None
     routing: Routing
+    #: With human labels (``--labels``): figures keyed by metric ("pass@1"). Absent otherwise.
+    ppi: dict[str, LabelEstimate] | None = None
+    labels_only: dict[str, LabelEstimate] | None = None
 
 
 class BenchmarkRate(_Model):
@@ -352,19 +391,13 @@ class NoCorrection(_Model):
 class TreatmentSection(GroupSection):
     """A treatment's figures, with its balanced rates, its correction and its benchmarks."""
 
+    omit_when_none: ClassVar[tuple[str, ...]] = ("ppi", "labels_only", "corrected")
+
     balanced: BalancedSection | None
     #: Only when the correction was asked for (``correct_for_judge``); absent from the JSON
     #: otherwise.
     corrected: Correction | NoCorrection | None = None
     by_benchmark: dict[str, GroupSection]
-
-    @model_serializer(mode="wrap")
-    def _without_absent_correction(self, handler: SerializerFunctionWrapHandler
-                                   ) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.corrected is None:
-            data.pop("corrected", None)
-        return data
 
 
 # --- across treatments ---------------------------------------------------------------------------
@@ -405,8 +438,10 @@ class PairedDifference(_Model):
     per_task: dict[str, float]
 
 
-class PairedComparison(_Model):
+class PairedComparison(_OmitNone):
     """A paired difference with the treatments it compares."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ("ppi", "labels_only")
 
     baseline: str
     candidate: str
@@ -419,6 +454,9 @@ class PairedComparison(_Model):
     diff: Figure
     ci95: Interval
     per_task: dict[str, float]
+    #: pass@1 only, with human labels: the difference from labels only and from PPI++.
+    ppi: LabelEstimate | None = None
+    labels_only: LabelEstimate | None = None
 
 
 class HardGateFailure(_Model):
@@ -504,6 +542,42 @@ class GateResult(_Model):
     cannot_support: list[str]
 
 
+# --- human labels (``--labels``) -----------------------------------------------------------------
+
+
+class LabelPlanInfo(_Model):
+    """The label plan the labels were checked against."""
+
+    id: str
+    design: str
+    seed: int
+    budget: int
+    mix: float
+    n_runs: int
+    n_chosen: int
+    runset: str
+    created_at: str
+
+
+class LabelsInfo(_Model):
+    """The human labels of the report and whether PPI++ may use them."""
+
+    file: str
+    n_labels: int
+    n_pass: int
+    n_fail: int
+    #: True when the labelled runs are exactly a stored label plan's random sample.
+    valid_for_ppi: bool
+    reason: str | None
+    plan: LabelPlanInfo | None
+    #: "uniform" or "active" (the plan's design); "not planned" without a valid plan.
+    sampling: str
+    #: calibration.ppi's population: "tasks" (intervals cluster-robust over tasks).
+    population: str
+    method: str
+    notes: list[str]
+
+
 class Headline(_Model):
     """The headline table: one row per treatment (and per treatment x benchmark when mixed)."""
 
@@ -511,8 +585,10 @@ class Headline(_Model):
     rows: list[list[str]]
 
 
-class RunSetReport(_Model):
+class RunSetReport(_OmitNone):
     """The whole report. ``model_dump(mode="json")`` is report.json."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ("labels",)
 
     report_version: int
     title: str
@@ -537,6 +613,8 @@ class RunSetReport(_Model):
     gate: GateResult | None
     runs: list[ScoredRun]
     headline: Headline
+    #: With ``--labels``: the labels, their plan and whether PPI++ may use them.
+    labels: LabelsInfo | None = None
 
 
 def load_report(path: str | Path) -> RunSetReport:

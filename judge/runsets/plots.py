@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from calibration.plots import pyplot, svg
+from judge.runsets.estimates import compared_rows
 from judge.runsets.models import RunSetReport
 
 #: One colour per treatment, in order (colour-blind-safe Okabe-Ito).
@@ -107,9 +108,55 @@ def paired_svg(report: RunSetReport) -> str:
     return svg(fig)
 
 
+#: The three estimates of a report with human labels: name, colour, marker.
+FOREST_METHODS = (("judge only", "#757575", "s"), ("labels only", PALETTE[1], "^"),
+                  ("PPI++", PALETTE[0], "o"))
+
+
+def ppi_forest_figure(report: RunSetReport) -> Any:
+    """The matplotlib figure of :func:`ppi_forest_svg` (None when there is nothing to draw)."""
+    rows = compared_rows(report)
+    if not rows:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 0.9 + 0.55 * len(rows)))
+    drawn = set()
+    for i, row in enumerate(rows):
+        figures = [(row.judge_value, row.judge_ci), (row.labels_only.value, row.labels_only.ci95),
+                   (row.ppi.value if row.ppi else None, row.ppi.ci95 if row.ppi else None)]
+        for j, ((name, colour, marker), (value, ci)) in enumerate(
+                zip(FOREST_METHODS, figures, strict=True)):
+            if value is None:
+                continue
+            y = i + (j - 1) * 0.25
+            lo, hi = ci if ci else (value, value)
+            ax.plot([lo, hi], [y, y], color=colour, linewidth=2)
+            ax.plot([value], [y], marker, color=colour, markersize=6,
+                    label=None if name in drawn else name)
+            drawn.add(name)
+    if any(r.difference for r in rows):
+        ax.axvline(0, color="#9e9e9e", linestyle=":")
+    ax.set_yticks(range(len(rows)), [r.name for r in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel("pass@1, or difference (95% intervals)")
+    ax.set_title("judge only, labels only and PPI++", pad=16)
+    # Between the title and the axes, so that it never hides an interval.
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+              frameon=False, borderaxespad=0.2)
+    return fig
+
+
+def ppi_forest_svg(report: RunSetReport) -> str:
+    """Forest plot: for each pass@1 and paired difference, the judge's interval, the labels'
+    alone and PPI++'s (judge plus labels), one above the other."""
+    fig = ppi_forest_figure(report)
+    return svg(fig) if fig is not None else ""
+
+
 #: Charts by the name sections use.
 CHARTS: Mapping[str, Callable[[RunSetReport], str]] = {
     "pass_k_curves": pass_k_curves_svg,
     "task_matrix": task_matrix_svg,
     "paired": paired_svg,
+    "ppi_forest": ppi_forest_svg,
 }

@@ -17,7 +17,14 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from judge.runsets.models import Correction, CostSection, NoCorrection, RunSetReport
+from judge.runsets.estimates import compared_rows
+from judge.runsets.models import (
+    Correction,
+    CostSection,
+    LabelEstimate,
+    NoCorrection,
+    RunSetReport,
+)
 from judge.runsets.plots import CHARTS
 
 
@@ -80,7 +87,9 @@ def judging_cost(cost: CostSection, mode: str) -> str:
 
 def sections(report: RunSetReport) -> list[Section]:
     """The report's sections in reading order."""
-    out = [_headline(report), _scoring(report), _rules(report), _macro(report)]
+    out = [_headline(report)]
+    out += [s for s in (_labels(report),) if s]
+    out += [_scoring(report), _rules(report), _macro(report)]
     out += [s for s in (_balanced(report), _matrix(report), _paired(report)) if s]
     out.append(_per_task(report))
     out.append(_cost(report))
@@ -102,6 +111,57 @@ def _headline(report: RunSetReport) -> Section:
         [Table(list(h.columns), [list(r) for r in h.rows])],
         ["pass_k_curves"],
     )
+
+
+def _est(e: LabelEstimate | None) -> str:
+    if e is None:
+        return "not valid for PPI"
+    if e.value is None:
+        return "—"
+    return f"{e.value:.3f} {_ci(e.ci95)}"
+
+
+def _labels(report: RunSetReport) -> Section | None:
+    info = report.labels
+    if info is None:
+        return None
+    sec = Section("Judge only, labels only and PPI++")
+    plan = info.plan
+    sec.paragraphs.append(
+        f"Human labels: {info.file}, {info.n_labels} run(s) labelled ({info.n_pass} pass, "
+        f"{info.n_fail} fail)."
+        + (f" Label plan {plan.id}: a {plan.design} sample of {plan.n_chosen} of "
+           f"{plan.n_runs} runs (budget {plan.budget}, seed {plan.seed})." if plan else ""))
+    if info.valid_for_ppi:
+        sec.paragraphs.append("Valid for PPI: the labelled runs are exactly the label plan's "
+                              "random sample.")
+    else:
+        sec.paragraphs.append(f"**Not valid for PPI**: {info.reason}.")
+    sec.paragraphs += info.notes
+    rows = []
+    for r in compared_rows(report):
+        ppi = r.ppi
+        effective = (f"{ppi.effective_labels:.1f}" if ppi and ppi.effective_labels is not None
+                     else "—")
+        rows.append([r.name, f"{_num(r.judge_value)} {_ci(r.judge_ci)}",
+                     _est(r.labels_only), str(r.labels_only.n_labels), _est(ppi), effective,
+                     # lambda is in [0, 1]: never print a rounding error as "-0.00".
+                     _num(abs(ppi.lam), 2) if ppi and ppi.lam is not None else "—"])
+        # The two estimates of a row share their sample, so mostly their notes: say each once.
+        note = r.labels_only.note
+        if note:
+            sec.paragraphs.append(f"{r.name}: {note}.")
+        if ppi is not None and ppi.note and ppi.note != note:
+            sec.paragraphs.append(f"{r.name} (PPI++): {ppi.note}.")
+    sec.tables.append(Table(["estimand", "judge only [95% CI]", "labels only [95% CI]",
+                             "labels", "PPI++ [95% CI]", "effective labels", "lambda"], rows))
+    sec.paragraphs.append(
+        f"{info.method} Judge only: the report's bootstrap figures, which trust every verdict. "
+        "Effective labels: how many labels alone would give an interval as narrow as PPI++'s; "
+        "their excess over the labels used is what the judge was worth. Measured coverage and "
+        "widths on real judges: CALIBRATION_RESULTS.md section 7.")
+    sec.figures.append("ppi_forest")
+    return sec
 
 
 def _scoring(report: RunSetReport) -> Section:
@@ -347,10 +407,12 @@ def _gate(report: RunSetReport) -> Section | None:
         f"Hard gates: {gate.hard_gates.summary}",
         f"Non-inferiority on {ni.metric}: difference {_num(ni.diff)} "
         f"{_ci(ni.ci95)} over {ni.n_shared} shared tasks; {ni.summary}",
+        f"Interval: {ni.method}.",
     ]
     moved = [d for d in gate.dimensions if d.moved]
     paras.append("Dimensions past the tolerance: " + (
         "; ".join(f"{d.id} {d.diff:+.3f}" for d in moved) if moved else "none"))
+    paras += [f"Warning: {w}" for w in gate.warnings]
     paras += [f"Cannot support: {c}" for c in gate.cannot_support]
     return Section("Regression gate", paras)
 

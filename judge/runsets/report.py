@@ -22,10 +22,14 @@ each benchmark):
   rate, and the card's FAR and FRR drawn from their Jeffreys posteriors Beta(k + 1/2,
   n - k + 1/2) given the card's confusion counts, so the interval widens by the card's own
   uncertainty. It assumes the judge errs on these runs as it did on the card's gold.
+- with human labels of some runs (``ReportContext.labels``; the runs carry them): pass@1 from
+  the labels alone and by PPI++ (judge plus labels; only when the labels are a label plan's
+  random sample), for the treatment and each benchmark (:mod:`judge.runsets.estimates`).
 
 Across treatments: the task matrix (task x treatment, passes of runs) and the paired difference
 of every later treatment against each earlier one on their shared tasks (per-task difference,
-mean, task-cluster bootstrap interval).
+mean, task-cluster bootstrap interval), and with human labels the same difference of pass@1
+from the labels alone and by PPI++.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from calibration.intervals import (
     ratio_interval,
     wilson,
 )
+from judge.runsets.estimates import METRIC, group_estimates, paired_estimates
 from judge.runsets.models import (
     REPORT_VERSION,
     BalancedRate,
@@ -61,6 +66,7 @@ from judge.runsets.models import (
     HardGateFailure,
     Headline,
     JudgingInfo,
+    LabelsInfo,
     MacroFigure,
     MacroFigures,
     MatrixCell,
@@ -121,6 +127,9 @@ class ReportContext:
     level: float = 0.95
     judging: JudgingInfo | None = None
     notes: list[str] = field(default_factory=list)
+    #: Human labels were given (the runs carry them): labels-only figures, and PPI++ ones when
+    #: ``labels.valid_for_ppi``.
+    labels: LabelsInfo | None = None
 
     @property
     def criteria(self) -> list[RubricCriterion]:
@@ -334,7 +343,13 @@ def _group_fields(runs: Sequence[ScoredRun], counts: Sequence[TaskCount], ks: Se
         )
         for t in counts
     ]
-    return {
+    out: dict[str, Any] = {}
+    if ctx.labels is not None:
+        both, alone = group_estimates(runs, lambda r: task_key(r, multi),
+                                      with_judge=ctx.labels.valid_for_ppi, level=ctx.level)
+        out["ppi"] = {METRIC: both} if both is not None else None
+        out["labels_only"] = {METRIC: alone}
+    return out | {
         "counts": _counts(runs),
         "pooled": PooledRate(value=rate, k=c, n=n, method="task_cluster_bootstrap",
                              ci95=_list(pooled_interval(counts, n_boot=ctx.n_boot,
@@ -459,9 +474,16 @@ def paired_section(runs: Sequence[ScoredRun], treatments: Sequence[str], ks: Seq
             for metric, k in [("pass@k", 1), *[("pass^k", k) for k in ks if k > 1]]:
                 d = paired_difference(a, b, metric=metric, k=k, multi=multi, n_boot=ctx.n_boot,
                                       seed=ctx.seed, level=ctx.level)
-                if d.n_shared:
-                    out.append(PairedComparison(baseline=base, candidate=cand,
-                                                **d.model_dump()))
+                if not d.n_shared:
+                    continue
+                extra: dict[str, Any] = {}
+                if ctx.labels is not None and (metric, k) == ("pass@k", 1):
+                    both, alone, _ = paired_estimates(
+                        a, b, lambda r: task_key(r, multi),
+                        with_judge=ctx.labels.valid_for_ppi, level=ctx.level)
+                    extra = {"ppi": both, "labels_only": alone}
+                out.append(PairedComparison(baseline=base, candidate=cand, **d.model_dump(),
+                                            **extra))
     return out
 
 
@@ -620,6 +642,7 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
         gate=None,
         runs=list(runs),
         headline=Headline(columns=[], rows=[]),
+        labels=ctx.labels,
     )
     report.headline = headline(report)
     return report

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,6 +80,14 @@ class ScoredRun(BaseModel):
     route_reason: str | None = None
     #: P(pass) of the card's judge for this run, when it returned probabilities.
     p_pass: float | None = None
+    #: The judge's score of the run in [0, 1]: its P(pass) pooled over prompt variants, orders
+    #: and samples (and over a panel's members) when every verdict carried one, else the share
+    #: of pass votes (the verdict itself for one judgment). None when no verdict was usable.
+    judge_score: float | None = None
+    #: A person's label of the run from ``--labels`` (None: not labelled), and the run's
+    #: inclusion probability under the label plan (1 for runs a declared rule decided).
+    label: Literal["pass", "fail"] | None = None
+    label_prob: float | None = None
     official: str | None = None
     cost_usd: float | None = None
     tokens: int | None = None
@@ -296,6 +304,13 @@ def model_verdict(judgments: Sequence[Judgment]) -> tuple[str | None, str]:
     return label, statuses
 
 
+def pooled_score(judgments: Sequence[Judgment]) -> float | None:
+    """The judges' score of one run from all their judgments (``score_items`` over every
+    judgment: the mean P(pass), else the vote share); None when none is usable."""
+    scores = score_items([judgment_to_row(j) for j in judgments], kind="binary")
+    return float(scores.items[0].score) if scores.items else None
+
+
 def _from_judgments(
     run: Run, judgments: Mapping[str, Sequence[Judgment]], route: Route
 ) -> ScoredRun:
@@ -317,6 +332,7 @@ def _from_judgments(
         **_base(run), outcome=outcome, source=source, reason=reason, criteria=criteria,
         failed_hard_gates=sorted(_hard_gates(every, criteria)),
         route=route.route, route_reason=route.reason, p_pass=route.p_pass,
+        judge_score=pooled_score(every) if every else None,
         judge_cost_usd=sum(costs) if costs else None,
         judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens for j in every),
         judgment_ids=[j.id for j in every],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from calibration.card import Card, load_card, verify_card
 from judge.errors import CardError, InputError
@@ -15,11 +16,20 @@ from judge.evidence import SELECTOR_VERSION
 from judge.judging import JudgeOptions, Outcome, Step
 from judge.routing import card_models
 from judge.rubrics import Rubric, load_rubric
+from judge.runsets.estimates import METHOD, POPULATION
 from judge.runsets.gate import gate_from_report
-from judge.runsets.models import GateResult, JudgingInfo, RubricInfo, RunSetReport
+from judge.runsets.labels import HumanLabels, LabelCheck, check_labels, load_labels
+from judge.runsets.models import (
+    GateResult,
+    JudgingInfo,
+    LabelPlanInfo,
+    LabelsInfo,
+    RubricInfo,
+    RunSetReport,
+)
 from judge.runsets.records import Run
 from judge.runsets.report import ReportContext, build_report
-from judge.runsets.scoring import eligibility, judge_runs, score_from_gold
+from judge.runsets.scoring import ScoredRun, eligibility, judge_runs, score_from_gold
 from judge.store import Store
 
 
@@ -62,6 +72,7 @@ def score_runs(
     gold_labels: bool = False,
     judge_options: JudgeOptions | None = None,
     report: ReportOptions | None = None,
+    labels: str | Path | None = None,
     on_start: Callable[[list[Step]], None] | None = None,
     on_done: Callable[[Outcome], None] | None = None,
 ) -> RunSetReport:
@@ -72,8 +83,19 @@ def score_runs(
     by the same protocol as ``judge run`` (``judge_options``: prompt variants, orders,
     samples; nothing is paid twice), and with ``card`` the verdicts are routed (decisions
     stored, review and audits queued) and the report carries the card's error rates.
+
+    ``labels``: a labels file (gold-format records, as ``judge gold export`` writes them) with
+    human labels of some runs. The report then gives pass@1 per treatment and benchmark, and the
+    paired differences, from the labels alone and by PPI++ (judge plus labels) beside the
+    judge's. PPI++ needs the labels to be the sample of a label plan stored in ``store``
+    (``judge review plan``); otherwise the labels are flagged "not valid for PPI" and only the
+    labels-only figures are given, with a warning. The file is checked before anything is
+    judged (:func:`judge.runsets.labels.load_labels`).
     """
     options = report or ReportOptions()
+    if labels is not None and gold_labels:
+        raise InputError("human labels (--labels) combine with a judge; scoring from gold "
+                         "labels uses none", field="labels")
     if gold_labels:
         if models or card is not None or rubric is not None or options.correct_for_judge:
             raise InputError("scoring from gold labels uses no judge: give no model, rubric or "
@@ -92,6 +114,8 @@ def score_runs(
                              "binary or multi-criterion rubric", field="rubric")
         eligibility(runs, models)  # refuse a same-family judge before anything is paid for
         verified = load_verified_card(card, models, chosen) if card is not None else None
+        # Bad labels are refused before anything is paid for, too.
+        human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None
         judged = judge_runs(store, runs, rubric=chosen, models=models,
                             options=judge_options or JudgeOptions(), card=verified,
                             on_start=on_start, on_done=on_done, source=source)
@@ -112,11 +136,45 @@ def score_runs(
             notes=notes,
         )
         scored = judged.runs
+        if human is not None:
+            check = check_labels(store, runs, human)
+            scored = with_labels(scored, human, check)
+            ctx.labels = labels_info(human, check)
     ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (options.title, list(options.ks or []) or None,
                                                options.n_boot, options.seed)
     ctx.correct_for_judge = options.correct_for_judge
     ctx.notes.extend(options.notes)
     return build_report(scored, ctx)
+
+
+def with_labels(runs: Sequence[ScoredRun], human: HumanLabels, check: LabelCheck
+                ) -> list[ScoredRun]:
+    """The runs with their human label and their inclusion probability under the plan (as if
+    uniform when the labels are no plan's sample)."""
+    return [r.model_copy(update={"label": human.labels.get(r.run_id),
+                                 "label_prob": check.probs.get(r.run_id)})
+            if r.run_id in check.probs else r for r in runs]
+
+
+def labels_info(human: HumanLabels, check: LabelCheck) -> LabelsInfo:
+    """What the report states about the labels and their plan."""
+    stored = check.plan
+    plan = None if stored is None else LabelPlanInfo(
+        id=stored.id, design=stored.plan.design, seed=stored.plan.seed,
+        budget=stored.plan.budget, mix=stored.plan.mix, n_runs=len(stored.plan.run_ids),
+        n_chosen=len(stored.plan.chosen), runset=stored.runset, created_at=stored.created_at)
+    notes = list(check.notes)
+    if not check.valid:
+        notes.append("The labels are not valid for PPI: only labels-only figures are given, "
+                     "computed as if the labelled runs were a uniform random sample; they "
+                     "describe the labelled runs and may not hold for the others. The gate "
+                     "keeps the judge's interval.")
+    counts = human.counts
+    return LabelsInfo(
+        file=human.path, n_labels=len(human.labels), n_pass=counts.get("pass", 0),
+        n_fail=counts.get("fail", 0), valid_for_ppi=check.valid, reason=check.reason,
+        plan=plan, sampling=stored.plan.design if check.valid and stored else "not planned",
+        population=POPULATION, method=METHOD, notes=notes)
 
 
 def gate(
@@ -127,9 +185,12 @@ def gate(
     margin: float,
     tolerance: float = 0.05,
     min_tasks: int = 10,
+    use_labels: bool = True,
 ) -> GateResult:
     """May ``candidate`` replace ``baseline``? Hard gates first, then paired non-inferiority of
     pass@1 within ``margin``, then rubric dimensions that move more than ``tolerance``; fewer
-    than ``min_tasks`` shared tasks is inconclusive, never "no regression"."""
+    than ``min_tasks`` shared tasks is inconclusive, never "no regression". When the report
+    carries human labels valid for PPI (``score_runs(labels=...)``) and ``use_labels``, the
+    interval of the pass@1 difference is PPI++'s."""
     return gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
-                            tolerance=tolerance, min_tasks=min_tasks)
+                            tolerance=tolerance, min_tasks=min_tasks, use_labels=use_labels)

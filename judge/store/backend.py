@@ -16,7 +16,8 @@ from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, Literal
 
-from judge.errors import JudgeError
+from judge.errors import ConflictError, JudgeError, UnavailableError
+from judge.store.migrations import MIGRATIONS
 
 Row = dict[str, Any]
 Args = Sequence[Any]
@@ -30,8 +31,13 @@ class StoreError(JudgeError):
     """The store cannot be opened or used (names the location and what to do)."""
 
 
-class DuplicateError(StoreError):
+class DuplicateError(StoreError, ConflictError):
     """A row with this key exists already (a unique constraint refused the write)."""
+
+
+class StoreUnavailable(StoreError, UnavailableError):
+    """The database cannot be reached now (refused, dropped mid-batch, timed out). What was
+    written before is kept: run the same command again once the database is back."""
 
 
 def check_name(name: str) -> str:
@@ -82,6 +88,8 @@ class Backend(ABC):
     #: `` FOR UPDATE`` where the database locks selected rows, else empty (SQLite locks the
     #: whole database for a write transaction instead).
     for_update: str = ""
+    #: ``for_update`` that skips rows another transaction holds (a queue's claim), else empty.
+    skip_locked: str = ""
     #: An expression that orders rows as they were inserted.
     rowid: str = "rowid"
 
@@ -113,7 +121,9 @@ class Backend(ABC):
     def transaction(self, *, lock: bool = False) -> AbstractContextManager[None]:
         """Statements inside the block commit together or not at all. ``lock``: take the
         write lock at the start (SQLite ``BEGIN IMMEDIATE``), so that what the block reads
-        cannot change before it writes. Nested blocks join the outer one."""
+        cannot change before it writes. A database with row locks (PostgreSQL) does not lock
+        everything: there the block locks the rows it reads with ``for_update``, which
+        every such block does. Nested blocks join the outer one."""
 
     def insert(
         self,
@@ -142,8 +152,18 @@ class Backend(ABC):
         self.executemany(sql, [list(r.values()) for r in rows])
 
     @abstractmethod
+    def applied_migrations(self) -> set[str]:
+        """Names of the migrations that have run here (empty for a new database)."""
+
     def pending_migrations(self) -> list[str]:
         """Names of the registered migrations that have not run here."""
+        done = self.applied_migrations()
+        return [name for name, _ in MIGRATIONS if name not in done]
+
+    def unknown_migrations(self) -> list[str]:
+        """Migrations that ran here but this code does not know (a newer judge's)."""
+        known = {name for name, _ in MIGRATIONS}
+        return sorted(self.applied_migrations() - known)
 
     @abstractmethod
     def migrate(self) -> list[str]:
@@ -161,6 +181,10 @@ class Backend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection(s)."""
+
+    def sync_identities(self) -> None:  # noqa: B027 - a hook most backends need not fill
+        """After rows were copied in with their integer ids: make new rows get larger ids
+        (nothing to do where the database picks max(id) + 1 by itself)."""
 
     @abstractmethod
     def iter_query(self, sql: str, args: Args = ()) -> Iterator[Row]:

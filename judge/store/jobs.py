@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
-from judge.digests import now_iso
+from judge.digests import now_iso, utcnow
 from judge.store.backend import Backend, StoreError, quote
 from judge.types import Case, JobRecord
 
@@ -17,7 +18,15 @@ def _job(row: Mapping[str, Any]) -> JobRecord:
     data["params"] = json.loads(data["params"] or "{}")
     data["counts"] = json.loads(data["counts"] or "{}")
     data["n_done"] = data["n_done"] or 0
+    # Who holds a job's lease is the workers' business, not the job's record.
+    for column in ("lease_owner", "lease_until", "attempts", "finished_by"):
+        data.pop(column, None)
     return JobRecord.model_validate(data)
+
+
+def _moment(seconds: float = 0.0) -> str:
+    # Fixed-width UTC text, so that leases compare as strings on both backends.
+    return (utcnow() + timedelta(seconds=seconds)).isoformat(timespec="microseconds")
 
 
 class JobTables:
@@ -53,10 +62,15 @@ class JobTables:
         )
         return None if row is None else _job(row)
 
-    def jobs(self, *, limit: int = 50, offset: int = 0) -> list[JobRecord]:
-        """Jobs, newest first."""
+    def jobs(
+        self, *, key_id: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[JobRecord]:
+        """Jobs, newest first (only those created by API key ``key_id`` when given)."""
+        where, params = ("WHERE key_id = ? ", [key_id]) if key_id is not None else ("", [])
         rows = self.backend.query(
-            f"SELECT * FROM jobs ORDER BY created_at DESC LIMIT {int(limit)} OFFSET {int(offset)}"
+            f"SELECT * FROM jobs {where}ORDER BY created_at DESC "
+            f"LIMIT {int(limit)} OFFSET {int(offset)}",
+            params,
         )
         return [_job(r) for r in rows]
 
@@ -100,3 +114,76 @@ class JobTables:
                 "job_results", {"job_id": job_id, "judgment_id": judgment_id}, conflict="ignore"
             )
             self.backend.execute("UPDATE jobs SET n_done = ? WHERE id = ?", [n_done, job_id])
+
+    # --- leases: one worker runs a job, among every process sharing the store ---------------
+    def claim_job(self, owner: str, lease_s: float, *, job_id: str | None = None) -> str | None:
+        """Claim the oldest job (or job ``job_id``) that is queued, or running under a lease
+        that expired (its worker died): ``owner`` holds it for ``lease_s`` seconds. None when
+        there is none. Several workers claiming at once each get a different job (PostgreSQL
+        skips rows another transaction holds; SQLite's write lock serialises the claims)."""
+        where, args = "", [_moment()]
+        if job_id is not None:
+            where, args = " AND id = ?", [*args, job_id]
+        with self.backend.transaction(lock=True):
+            row = self.backend.query_one(
+                "SELECT id FROM jobs WHERE status IN ('queued', 'running') "
+                f"AND (lease_until IS NULL OR lease_until < ?){where} "
+                "ORDER BY created_at, id LIMIT 1" + self.backend.skip_locked,
+                args,
+            )
+            if row is None:
+                return None
+            self.backend.execute(
+                "UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, "
+                "attempts = coalesce(attempts, 0) + 1, started_at = ?, error = NULL "
+                "WHERE id = ?",
+                [owner, _moment(lease_s), now_iso(), row["id"]],
+            )
+        return str(row["id"])
+
+    def renew_job_lease(self, job_id: str, owner: str, lease_s: float) -> bool:
+        """Extend ``owner``'s lease on a running job (the heartbeat); False once it lost it."""
+        changed = self.backend.execute(
+            "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? "
+            "AND status = 'running'",
+            [_moment(lease_s), job_id, owner],
+        )
+        return changed == 1
+
+    def expire_job_lease(self, job_id: str, owner: str) -> bool:
+        """End ``owner``'s lease on a job now (its worker is known to be gone)."""
+        changed = self.backend.execute(
+            "UPDATE jobs SET lease_until = NULL WHERE id = ? AND lease_owner = ?", [job_id, owner]
+        )
+        return changed == 1
+
+    def finish_job(
+        self, job_id: str, owner: str, *, status: str, counts: Mapping[str, int],
+        error: str | None,
+    ) -> bool:
+        """Record how a job ended and free its lease, if ``owner`` still holds it (a worker
+        that lost its lease to another leaves the ending to that one); whether it did."""
+        changed = self.backend.execute(
+            "UPDATE jobs SET status = ?, counts = ?, error = ?, finished_at = ?, "
+            "finished_by = ?, lease_owner = NULL, lease_until = NULL "
+            "WHERE id = ? AND lease_owner = ?",
+            [status, json.dumps(dict(counts)), error, now_iso(), owner, job_id, owner],
+        )
+        return changed == 1
+
+    def requeue_job(self, job_id: str) -> bool:
+        """Queue a finished or failed job again (False while it is queued or running)."""
+        changed = self.backend.execute(
+            "UPDATE jobs SET status = 'queued', finished_at = NULL, lease_owner = NULL, "
+            "lease_until = NULL WHERE id = ? AND status NOT IN ('queued', 'running')",
+            [job_id],
+        )
+        return changed == 1
+
+    def job_leases(self) -> list[dict[str, Any]]:
+        """Every job's id, status, lease holder and expiry, claims and finisher (oldest
+        first): what operators and tests look at to see which worker ran what."""
+        return self.backend.query(
+            "SELECT id, status, lease_owner, lease_until, attempts, finished_by FROM jobs "
+            "ORDER BY created_at, id"
+        )

@@ -23,6 +23,8 @@ TABLES = frozenset(
     {
         "judgments", "calls", "cases", "batches", "cards", "routing_decisions", "review_items",
         "review_labels", "api_keys", "sessions", "jobs", "job_cases", "job_results", "step_keys",
+        "label_plans",
+        "call_claims", "rate_buckets",
     }
 )
 #: Ids per ``IN (...)`` list (SQLite's default limit on variables is far above this).

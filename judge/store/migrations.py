@@ -30,6 +30,9 @@ class Schema(Protocol):
     def create_index(self, table: str, columns: Sequence[str], *, unique: bool = False) -> None:
         """Create an index named ``idx_<table>_<columns>``."""
 
+    def add_column(self, table: str, name: str, kind: type) -> None:
+        """Add a nullable column of type str, int or float to an existing table."""
+
 
 Migration = Callable[[Schema], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -316,3 +319,52 @@ def m009_step_keys(s: Schema) -> None:
         not_null={"cache_key"},
     )
     s.create_index("step_keys", ["cache_key"])
+
+
+@migration
+def m010_label_plans(s: Schema) -> None:
+    """Label plans: the runs drawn for people to label and every run's inclusion probability
+    (the plan itself as JSON), keyed by the set of runs they were drawn from."""
+    s.create_table(
+        "label_plans",
+        {
+            "id": str,
+            "runs_digest": str,
+            "runset": str,
+            "design": str,  # uniform | active
+            "seed": int,
+            "budget": int,
+            "n_runs": int,
+            "n_chosen": int,
+            "created_at": str,
+            "json": str,
+        },
+        pk="id",
+        not_null={"runs_digest", "design", "json"},
+    )
+    s.create_index("label_plans", ["runs_digest"])
+
+
+@migration
+def m011_shared_deployment(s: Schema) -> None:
+    """What several processes on one database share: job leases (a job is run by the one
+    worker holding its unexpired lease, renewed by a heartbeat), claims on cache keys (one
+    worker pays for a call while others wait for its judgment) and per-key rate buckets."""
+    s.add_column("jobs", "lease_owner", str)
+    s.add_column("jobs", "lease_until", str)
+    # How many times a worker claimed the job (more than once: resumed after a dead worker).
+    s.add_column("jobs", "attempts", int)
+    s.add_column("jobs", "finished_by", str)
+    s.create_index("jobs", ["status", "lease_until"])
+    s.create_table(
+        "call_claims",
+        {"cache_key": str, "owner": str, "expires_at": str},
+        pk="cache_key",
+        not_null={"owner", "expires_at"},
+    )
+    s.create_table(
+        "rate_buckets",
+        {"key_id": str, "tokens": float, "stamp": float},
+        pk="key_id",
+        not_null={"tokens", "stamp"},
+    )

@@ -70,6 +70,9 @@ class _Schema:
     def create_index(self, table: str, columns: Sequence[str], *, unique: bool = False) -> None:
         self.db.table(table).create_index(list(columns), unique=unique)
 
+    def add_column(self, table: str, name: str, kind: type) -> None:
+        self.db.table(table).add_column(name, kind)
+
 
 class SQLiteBackend(Backend):
     """A judge store in one SQLite file."""
@@ -177,14 +180,10 @@ class SQLiteBackend(Backend):
         rows = self.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         return [r["name"] for r in rows]
 
-    def _applied(self) -> set[str]:
+    def applied_migrations(self) -> set[str]:
         if "_migrations" not in self.tables():
             return set()
         return {r["name"] for r in self.query("SELECT name FROM _migrations")}
-
-    def pending_migrations(self) -> list[str]:
-        done = self._applied()
-        return [name for name, _ in MIGRATIONS if name not in done]
 
     def migrate(self) -> list[str]:
         """Apply the pending migrations under SQLite's write lock (``BEGIN IMMEDIATE`` waits
@@ -194,7 +193,7 @@ class SQLiteBackend(Backend):
             return []
         applied: list[str] = []
         with self.transaction(lock=True):
-            done = self._applied()
+            done = self.applied_migrations()
             if "_migrations" not in self.tables():
                 self.db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
             schema = _Schema(self.db)

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 import judge
 from judge.api import schemas as s
-from judge.api.deps import Caller, Config, Db, Limit, Offset, with_errors
+from judge.api.deps import Caller, Config, Db, Limit, Offset, job_owner, with_errors
 from judge.digests import digest
 from judge.types import JobRecord
 
@@ -50,20 +50,21 @@ def submit_job(
 
 
 def jobs(caller: Caller, store: Db, limit: Limit = 50, offset: Offset = 0) -> s.JobList:
-    """Jobs, newest first."""
-    return s.JobList(jobs=[job_view(r) for r in store.jobs(limit=limit, offset=offset)])
+    """Jobs, newest first: the caller's own (every job for an admin key)."""
+    found = judge.list_jobs(store, owner=job_owner(caller), limit=limit, offset=offset)
+    return s.JobList(jobs=[job_view(r) for r in found])
 
 
 def job(job_id: str, caller: Caller, store: Db) -> s.Job:
-    """A job's state and progress."""
-    return job_view(judge.get_job(store, job_id))
+    """A job's state and progress (404 for a job another key created, unless admin)."""
+    return job_view(judge.get_job(store, job_id, owner=job_owner(caller)))
 
 
 def job_results(
     job_id: str, caller: Caller, store: Db, limit: Limit = 100, offset: Offset = 0
 ) -> s.JobResults:
     """A page of the judgments a job produced (or found already stored)."""
-    state = judge.get_job(store, job_id)
+    state = judge.get_job(store, job_id, owner=job_owner(caller))
     ids = store.job_judgment_ids(job_id)
     found = store.judgments_by_id(ids[offset : offset + limit])
     found.sort(
@@ -77,7 +78,7 @@ def job_results(
 
 def resume_job(job_id: str, request: Request, caller: Caller, store: Db) -> s.Job:
     """Run a finished or failed job again: stored judgments are reused, not paid again."""
-    record = judge.resume_job(store, job_id)
+    record = judge.resume_job(store, job_id, owner=job_owner(caller))
     request.app.state.jobs.submit(job_id)
     return job_view(record)
 

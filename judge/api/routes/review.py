@@ -33,11 +33,16 @@ def review_item(item_id: str, caller: Caller, store: Db, config: Config) -> s.It
     return judge.item_view(store, item_id, force_blind=config.blind, viewer_role=caller.role)
 
 
-def label_item(item_id: str, body: s.LabelRequest, caller: Caller, store: Db) -> s.LabelResponse:
-    """Label an item (canonical frame) as this key's reviewer; returns the item's state."""
+def label_item(
+    item_id: str, body: s.LabelRequest, caller: Caller, store: Db, config: Config
+) -> s.LabelResponse:
+    """Label an item (canonical frame) as this key's reviewer; returns the item's state (blind
+    items as blind: no judge label, score, model or audit state, even after the label)."""
     item = judge.add_label(
         store, item_id, reviewer=caller.name, role=caller.role, label=body.label, note=body.note
     )
+    if item.blind or config.blind:
+        return s.LabelResponse(item=judge.blinded(item), audit=None)
     audit = None
     if item.audit and item.card_digest and item.status == "done":
         audit = judge.audit_cards(store, item.card_digest)[0]

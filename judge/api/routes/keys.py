@@ -1,0 +1,39 @@
+"""``/v1/keys``: create, list and revoke API keys (admin keys only; see judge/api/roles.py)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+import judge
+from judge.api import schemas as s
+from judge.api.deps import Caller, Db, with_errors
+from judge.errors import NotFoundError
+
+
+def keys(caller: Caller, store: Db) -> s.KeyList:
+    """Every key, oldest first (never a key or its hash)."""
+    return s.KeyList(keys=judge.list_keys(store))
+
+
+def create_key(body: s.KeyCreate, caller: Caller, store: Db) -> s.KeyCreated:
+    """Create a key; the response holds the plaintext key, shown this once."""
+    principal, key = judge.create_key(store, body.name, body.role)
+    return s.KeyCreated(id=principal.key_id, name=principal.name, role=principal.role, key=key)
+
+
+def revoke_key(name_or_id: str, caller: Caller, store: Db) -> s.KeyList:
+    """Revoke a key by name or id (its page sessions end too); returns the keys left."""
+    if not judge.revoke_key(store, name_or_id):
+        raise NotFoundError(f"no active key named or with id {name_or_id!r}")
+    return s.KeyList(keys=judge.list_keys(store))
+
+
+def router() -> APIRouter:
+    """The key routes."""
+    r = APIRouter(tags=["access"])
+    r.add_api_route("/keys", keys, methods=["GET"], response_model=s.KeyList)
+    r.add_api_route("/keys", create_key, methods=["POST"], response_model=s.KeyCreated,
+                    status_code=201)
+    r.add_api_route("/keys/{name_or_id}", revoke_key, methods=["DELETE"],
+                    response_model=s.KeyList, responses=with_errors(404))
+    return r
