@@ -307,3 +307,33 @@ def test_workers_can_write_the_store_themselves(tmp_path: Path, local_ray: None)
         assert store.count("calls") == n and store.count("step_keys") == n
     assert len(stored) == len({j.cache_key for j in stored}) == n
     assert {j.status for j in stored} == {"ok"}
+
+
+@pytest.mark.postgres
+def test_on_a_postgresql_store_the_workers_write_their_judgments(
+    pg_url: str, local_ray: None
+) -> None:
+    """A database URL: every worker opens its own connection and writes its judgments (writes
+    "auto"); the driver only counts them. Each stored once; the rerun calls nothing."""
+    n = 12
+    with LoopbackServer(lambda r: Reply(content=PASS, delay_s=0.05)) as server:
+        options = judge.JudgeOptions(concurrency=4, api_base=server.api_base,
+                                     ray=judge.RayOptions(workers=2))
+        with judge.open_store(pg_url) as store:
+            written_here: list[int] = []
+            put_batch = store.put_batch
+
+            def spy(**rows: Any) -> None:
+                written_here.append(len(rows.get("judgments", ())))
+                put_batch(**rows)
+
+            store.put_batch = spy  # type: ignore[method-assign]
+            first, again = (judge.judge_cases(store, _cases(n), rubric=RUBRIC,
+                                              models=["openai/loopback"], options=options)
+                            for _ in range(2))
+            stored = list(store.judgments())
+            calls_logged = store.count("calls")
+        calls = len(server.requests)
+    assert (first.called, again.called, again.cached, calls, calls_logged) == (n, 0, n, n, n)
+    assert len(stored) == len({j.cache_key for j in stored}) == n
+    assert sum(written_here) == 0  # the driver wrote no judgment: the workers did
