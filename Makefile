@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,dev,postgres]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
 	$(BIN)/judge model install
 	@touch $(STAMP)
 

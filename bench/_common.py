@@ -11,6 +11,8 @@ import json
 import multiprocessing as mp
 import os
 import statistics
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,14 +38,16 @@ def load_text() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cpus)"
 
 
-def _serve(delay_s: float, counter: Any, ready: Any, stop: Any) -> None:
-    """The server process: answer every request with ANSWER after ``delay_s``."""
+def _serve(delay_s: float, counter: Any, cpu: Any, ready: Any, stop: Any) -> None:
+    """The server process: answer every request with ANSWER after ``delay_s``; keep the
+    process's CPU seconds in ``cpu`` (so a benchmark can show the server is not its limit)."""
 
     logprobs = logprobs_for(ANSWER, ANSWER_PROBS)
 
     def responder(request: dict[str, Any]) -> Reply:
         with counter.get_lock():
             counter.value += 1
+        cpu.value = time.process_time()
         return Reply(content=ANSWER, logprobs=logprobs, delay_s=delay_s)
 
     with LoopbackServer(responder) as server:
@@ -66,11 +70,18 @@ class RemoteServer:
 
     api_base: str
     _counter: Any
+    _cpu: Any
+    pid: int
 
     @property
     def requests(self) -> int:
         """Requests answered so far."""
         return int(self._counter.value)
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU seconds the server process had used at its latest request."""
+        return float(self._cpu.value)
 
 
 @contextmanager
@@ -78,18 +89,98 @@ def remote_loopback(delay_s: float) -> Iterator[RemoteServer]:
     """Start the loopback server in a spawned process; stop it on exit."""
     ctx = mp.get_context("spawn")
     counter = ctx.Value("q", 0)
+    cpu = ctx.Value("d", 0.0, lock=False)
     ready = ctx.Queue()
     stop = ctx.Event()
-    process = ctx.Process(target=_serve, args=(delay_s, counter, ready, stop), daemon=True)
+    process = ctx.Process(target=_serve, args=(delay_s, counter, cpu, ready, stop), daemon=True)
     process.start()
     try:
         api_base = ready.get(timeout=60)
-        yield RemoteServer(api_base, counter)
+        assert process.pid is not None
+        yield RemoteServer(api_base, counter, cpu, process.pid)
     finally:
         stop.set()
         process.join(timeout=10)
         if process.is_alive():
             process.terminate()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc): a process pool's workers, a local Ray."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds of this process and its descendants over a block, sampled every
+    ``period_s`` so that processes ending inside the block (Ray's actors) still count up to
+    their last sample; ``exclude`` (e.g. the model server) is left out."""
+
+    def __init__(self, exclude: Sequence[int] = (), period_s: float = 0.2) -> None:
+        self.exclude = set(exclude)
+        self.period_s = period_s
+        self.seen: dict[int, float] = {}
+        self.start: dict[int, float] = {}
+        self.cpu_s = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _others(self) -> list[int]:
+        skip = set(self.exclude)
+        for pid in self.exclude:
+            skip.update(descendants(pid))
+        return [p for p in descendants(os.getpid()) if p not in skip]
+
+    def _sample(self) -> None:
+        for pid in self._others():
+            value = process_cpu_s(pid)
+            if value:
+                self.seen[pid] = max(value, self.seen.get(pid, 0.0))
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._sample()
+
+    def so_far(self) -> float:
+        """CPU seconds since the block began, sampled now."""
+        self._sample()
+        children = sum(v - self.start.get(pid, 0.0) for pid, v in self.seen.items())
+        return time.process_time() - self._own + children
+
+    def __enter__(self) -> CpuMeter:
+        self._sample()
+        self.start = dict(self.seen)
+        self._own = time.process_time()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        children = sum(v - self.start.get(pid, 0.0) for pid, v in self.seen.items())
+        self.cpu_s = time.process_time() - self._own + children
 
 
 def unique_cases(n: int, source: Path | None = None) -> list[Any]:

@@ -4,7 +4,7 @@
 
 Each command is run as a fresh process ``--repeats`` times (median and min wall time). Then each
 help path is run once more under ``python -X importtime`` and the modules it imported are
-checked: none of litellm, numpy, scipy, sklearn, pandas, matplotlib or llama_cpp may load on a
+checked: none of litellm, numpy, scipy, sklearn, pandas, matplotlib, llama_cpp or ray may load on a
 path that neither calls a model nor computes nor draws. Exit status 1 when one does.
 """
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, load_text, write_json  # noqa: E402
 
-HEAVY = ("litellm", "numpy", "scipy", "sklearn", "pandas", "matplotlib", "llama_cpp")
+HEAVY = ("litellm", "numpy", "scipy", "sklearn", "pandas", "matplotlib", "llama_cpp", "ray")
 PY = sys.executable
 #: The console script's entry point, callable under ``python -X importtime``.
 ENTRY = "import sys; from judge.cli import main; sys.argv = ['judge', *sys.argv[1:]]; main()"

@@ -19,6 +19,7 @@ from judge.version import __version__
 
 if TYPE_CHECKING:
     from judge.library import (
+        SEMCONV_VERSION,
         ApiKeyRecord,
         AuditStatus,
         CalibrationOptions,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         PairAgreement,
         PlanResult,
         Principal,
+        RayOptions,
         ReportOptions,
         ReviewItem,
         RoutingDecision,
@@ -54,7 +56,6 @@ if TYPE_CHECKING:
         Run,
         RunSetReport,
         RunSummary,
-        SEMCONV_VERSION,
         Step,
         Store,
         StoredPlan,
@@ -114,6 +115,7 @@ if TYPE_CHECKING:
         plan_review,
         queue,
         read_jsonl,
+        read_router_config,
         read_tasks,
         refresh_audit,
         resume_job,
@@ -160,6 +162,7 @@ __all__ = [
     "PairAgreement",
     "PlanResult",
     "Principal",
+    "RayOptions",
     "ReportOptions",
     "ReviewItem",
     "RoutingDecision",
@@ -229,6 +232,7 @@ __all__ = [
     "plan_review",
     "queue",
     "read_jsonl",
+    "read_router_config",
     "read_tasks",
     "refresh_audit",
     "resume_job",

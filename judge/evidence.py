@@ -246,6 +246,12 @@ def _redact(text: str) -> tuple[str, int]:
     return redacted, (redacted.count(MARKER_PREFIX) if replaced or MARKER_PREFIX in text else 0)
 
 
+def _counted(redacted: str) -> tuple[str, int]:
+    """:func:`_redact` of a text whose redaction is ``redacted``: the same pair, since a text
+    is changed exactly when a secret was replaced, and the markers are what is counted."""
+    return redacted, redacted.count(MARKER_PREFIX)
+
+
 def _role_kind(role: str) -> EvidenceKind:
     """Kind from the role alone; unknown roles are messages."""
     lowered = role.lower()
@@ -283,9 +289,16 @@ def _matches(regex: re.Pattern[str], needles: Sequence[str], text: str) -> bool:
     return any(needle in text for needle in needles) and regex.search(text) is not None
 
 
-def classify_turns(trace: Sequence[TraceTurn]) -> list[_Turn]:
-    """Redact and classify every turn; an importer's explicit ``kind`` wins."""
-    redacted = [_redact(t.content) for t in trace]
+def classify_turns(
+    trace: Sequence[TraceTurn], redacted_trace: Sequence[TraceTurn] | None = None
+) -> list[_Turn]:
+    """Redact and classify every turn; an importer's explicit ``kind`` wins. With
+    ``redacted_trace`` (the same turns as :func:`judge.redact.redact_case` returned them) the
+    redaction already done is reused (see :func:`select_evidence`)."""
+    if redacted_trace is None:
+        redacted = [_redact(t.content) for t in trace]
+    else:
+        redacted = [_counted(t.content) for t in redacted_trace]
     last_agent = max(
         (i for i, t in enumerate(trace) if t.role.lower() in AGENT_ROLES), default=None
     )
@@ -581,11 +594,16 @@ def select_evidence(
     *,
     visible: Sequence[str] = ("task", "diff", "trace"),
     token_budget: int = DEFAULT_TOKEN_BUDGET,
+    redacted: Case | None = None,
 ) -> EvidenceSet:
     """Choose, redact, clip and number the evidence of ``case`` within ``token_budget``.
 
     ``visible`` names the parts a rubric lets the judge see: "task", "candidates", "diff",
     "trace". Deterministic: the same inputs give the same items and digest.
+
+    ``redacted``: ``redact_case(case)[0]``, when the caller has it already (the runner stores
+    the case redacted): its texts are used instead of redacting every text a second time, with
+    the same result (redaction is most of the cost of a long trace).
     """
     _check_visible(visible)
     if token_budget < 4 * MIN_TURN_TOKENS:
@@ -594,8 +612,14 @@ def select_evidence(
             field="token_budget",
             hint=f"use at least {4 * MIN_TURN_TOKENS} tokens",
         )
-    fixed = [(source, kind, *_redact(raw)) for source, kind, raw in _fixed_sources(case, visible)]
-    turns = classify_turns(case.trace) if "trace" in visible else []
+    if redacted is None:
+        fixed = [(source, kind, *_redact(raw))
+                 for source, kind, raw in _fixed_sources(case, visible)]
+    else:
+        fixed = [(source, kind, *_counted(text))
+                 for source, kind, text in _fixed_sources(redacted, visible)]
+    turns = (classify_turns(case.trace, None if redacted is None else redacted.trace)
+             if "trace" in visible else [])
     texts = {t.index: _elide_repeated_diff(t.text, case.diff) for t in turns}
     pairwise = any(kind == "candidate" for _, kind, _, _ in fixed)
     demands = {source: _cost(text) for source, _, text, _ in fixed}

@@ -55,10 +55,10 @@ from judge.jobs import (
     resume_job,
     run_job,
 )
-from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
+from judge.judging import JudgeOptions, Outcome, RayOptions, RunSummary, Step, judge_cases
 from judge.local.weights import InstalledModel, embedded_status, install_model
 from judge.otel_export import SEMCONV_VERSION, export_store
-from judge.providers import check_models
+from judge.providers import check_models, read_router_config
 from judge.review import (
     GoldExport,
     ItemView,
@@ -132,6 +132,7 @@ __all__ = [
     "PairAgreement",
     "PlanResult",
     "Principal",
+    "RayOptions",
     "ReportOptions",
     "ReviewItem",
     "RoutingDecision",
@@ -200,6 +201,7 @@ __all__ = [
     "plan_review",
     "queue",
     "read_jsonl",
+    "read_router_config",
     "read_tasks",
     "refresh_audit",
     "resume_job",

@@ -12,7 +12,9 @@ network.
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
+import json
 import math
 import os
 import re
@@ -20,9 +22,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.defaults import DEFAULT_MAX_TOKENS, LOCAL_PREFIX, is_local
 from judge.errors import InfraError, InputError, JudgeError, ParseError
@@ -62,6 +65,10 @@ class ModelParams:
     #: servers; hosted providers read their keys from litellm's usual environment variables.
     api_base: str | None = None
     api_key: str | None = None
+    #: A litellm Router configuration (canonical JSON, from :func:`read_router_config`): the
+    #: model name is one of its ``model_name`` groups, spread over its deployments. Where the
+    #: call goes, not what it answers: not in the cache key.
+    router: str | None = None
 
     def cache_params(self) -> dict[str, Any]:
         """The parameters that change what the model answers."""
@@ -118,6 +125,70 @@ def _client(model_prefix: str) -> Any:
     return instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
 
 
+class RouterDeployment(BaseModel):
+    """One deployment of a litellm Router's ``model_list``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model_name: str = Field(min_length=1)
+    litellm_params: dict[str, Any]
+
+
+class RouterConfig(BaseModel):
+    """A litellm Router configuration: deployments, and optionally Router settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_list: list[RouterDeployment] = Field(min_length=1)
+    #: Passed to ``litellm.Router`` as they are (e.g. routing_strategy).
+    router_settings: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_router_config(path: str | Path) -> str:
+    """Validate a Router file (YAML or JSON: ``model_list`` of ``{model_name,
+    litellm_params}``, optional ``router_settings``) and return it as canonical JSON, the form
+    :attr:`ModelParams.router` carries to every worker."""
+    import yaml
+
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the router file: {exc.strerror}", file=str(file)) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"not YAML or JSON: {exc}", file=str(file),
+                         hint="write a model_list as in litellm's Router docs") from exc
+    try:
+        config = RouterConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(first["msg"], file=str(file),
+                         field=".".join(str(p) for p in first["loc"]) or None,
+                         hint="model_list: [{model_name: ..., litellm_params: {model: ...}}]"
+                         ) from exc
+    for n, deployment in enumerate(config.model_list):
+        if not isinstance(deployment.litellm_params.get("model"), str):
+            raise InputError("every deployment needs litellm_params.model", file=str(file),
+                             field=f"model_list.{n}.litellm_params.model")
+    return json.dumps(config.model_dump(), sort_keys=True, separators=(",", ":"))
+
+
+def router_models(router: str) -> list[str]:
+    """The model names (``model_name`` groups) a Router configuration serves."""
+    return list(dict.fromkeys(d["model_name"] for d in json.loads(router)["model_list"]))
+
+
+@cache
+def _router_client(router: str) -> Any:
+    """An instructor client over a litellm Router built from ``router`` (once per process)."""
+    litellm = prepare_litellm()
+    import instructor
+
+    config = json.loads(router)
+    built = litellm.Router(model_list=config["model_list"], **config["router_settings"])
+    return instructor.from_litellm(built.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+
+
 @cache
 def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
     """instructor's wrapper class around ``answer_model``, built once per answer model.
@@ -128,6 +199,18 @@ def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
     import instructor
 
     wrapped: type[BaseModel] = instructor.openai_schema(answer_model)
+    # instructor also asks the class for its JSON schema on every call (pydantic builds it
+    # anew each time: about 1 ms of CPU per call); a class's schema never changes, so it is
+    # built once here and each call gets its own copy (the request may be changed downstream).
+    schema = wrapped.model_json_schema()
+    build = BaseModel.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if args or kwargs:
+            return build(cls, *args, **kwargs)
+        return copy.deepcopy(schema)
+
+    wrapped.model_json_schema = classmethod(json_schema)  # type: ignore[method-assign,assignment]
     return wrapped
 
 
@@ -139,7 +222,11 @@ def _wants_logprobs(model: str, params: ModelParams) -> bool:
 
 # --- preflight: model ids and credentials, before any judgment --------------------------------
 def check_models(
-    models: Sequence[str], *, api_base: str | None = None, api_key: str | None = None
+    models: Sequence[str],
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    router: str | None = None,
 ) -> None:
     """Refuse, before anything is judged or stored, models that cannot be called.
 
@@ -147,15 +234,40 @@ def check_models(
     a known alias or an existing GGUF file), and the provider's credentials must be in the
     environment (litellm's ``validate_environment``). With ``api_base`` (a self-hosted
     OpenAI-compatible server) a missing ``*_API_KEY`` is not a problem: the call sends
-    :data:`KEYLESS_API_KEY`. Raises InputError (field ``model``) naming every unusable model
-    and the missing variables.
+    :data:`KEYLESS_API_KEY`. With a Router configuration (``router``, as read by
+    :func:`read_router_config`) a model is a Router alias: it must be one of the file's
+    ``model_name`` values, and each of its deployments is checked in its place with its own
+    api_base and key. Raises InputError (field ``model``) naming every unusable model and the
+    missing variables.
     """
-    problems = [p for model in dict.fromkeys(models)
-                if (p := model_problem(model, api_base=api_base, api_key=api_key))]
+    if router is not None:
+        problems = _router_problems(models, RouterConfig.model_validate_json(router))
+    else:
+        problems = [p for model in dict.fromkeys(models)
+                    if (p := model_problem(model, api_base=api_base, api_key=api_key))]
     if not problems:
         return
     raise InputError("; ".join(problems), field="model",
                      hint="nothing was judged or stored")
+
+
+def _router_problems(models: Sequence[str], config: RouterConfig) -> list[str]:
+    """Why the Router aliases ``models`` cannot be called: unknown aliases, and the problems of
+    each of their deployments."""
+    names = sorted({d.model_name for d in config.model_list})
+    problems = []
+    for model in dict.fromkeys(models):
+        deployments = [d for d in config.model_list if d.model_name == model]
+        if not deployments:
+            problems.append(f"model {model!r} is not in the router file (its models: "
+                            f"{', '.join(names)})")
+        for d in deployments:
+            params = d.litellm_params
+            found = model_problem(str(params["model"]), api_base=params.get("api_base"),
+                                  api_key=params.get("api_key"))
+            if found:
+                problems.append(f"router model {model!r}: {found}")
+    return problems
 
 
 def model_problem(model: str, *, api_base: str | None = None,
@@ -234,13 +346,21 @@ def _api_key_for(model: str, params: ModelParams) -> str | None:
         return params.api_key
     if not params.api_base or is_local(model):
         return None
+    keys = tuple(sorted(name for name in os.environ if name.endswith("_API_KEY")))
+    return KEYLESS_API_KEY if _needs_placeholder(model, params.api_base, keys) else None
+
+
+@cache
+def _needs_placeholder(model: str, api_base: str, keys: tuple[str, ...]) -> bool:
+    """Whether litellm misses a key for ``model`` at ``api_base``, given the names of the key
+    variables set (``keys``): asked once per such setting, not on every call."""
     litellm = prepare_litellm()
     try:
-        report = litellm.validate_environment(model=model, api_base=params.api_base)
+        report = litellm.validate_environment(model=model, api_base=api_base)
     except Exception:  # noqa: BLE001 - unknown: let litellm find its own key
-        return None
+        return False
     missing = report.get("missing_keys") or []
-    return KEYLESS_API_KEY if any(str(n).endswith("_API_KEY") for n in missing) else None
+    return any(str(n).endswith("_API_KEY") for n in missing)
 
 
 # --- label probabilities -------------------------------------------------------------------
@@ -425,7 +545,7 @@ async def call_model(
     """
     sleep = sleep or asyncio.sleep
     log = log or AttemptLog()
-    client = _client(model.split("/", 1)[0])
+    client = _router_client(params.router) if params.router else _client(model.split("/", 1)[0])
     kwargs: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -438,10 +558,11 @@ async def call_model(
     }
     if params.seed is not None:
         kwargs["seed"] = params.seed
-    if params.api_base:
+    # With a Router each deployment has its own base URL and key.
+    if params.api_base and not params.router:
         kwargs["api_base"] = params.api_base
     api_key = _api_key_for(model, params)
-    if api_key:
+    if api_key and not params.router:
         kwargs["api_key"] = api_key
     if _wants_logprobs(model, params):
         kwargs["logprobs"] = True

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from judge.cli import cli
+from judge.digests import digest
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 
@@ -152,11 +153,15 @@ def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, en
                        "--quiet", str(cases)])
     assert result.exit_code == 0, result.output
     with Store(tmp_path / "j.db") as store:
-        by_order = {j.provenance.order: j.verdict for j in store.judgments()}
+        stored = {j.provenance.order: j for j in store.judgments()}
+    by_order = {order: j.verdict for order, j in stored.items()}
     assert by_order["AB"].label == "A" and by_order["BA"].label == "B"  # type: ignore[union-attr]
     assert by_order["BA"].label_shown == "A"  # type: ignore[union-attr]
-    # In order BA the first response shown is canonical B.
-    ba_prompt = json.dumps(server.requests[1]["messages"])
+    # In order BA the first response shown is canonical B. (The two orders are sent at once:
+    # the BA request is the one whose prompt digest its judgment records.)
+    ba_request = next(r for r in server.requests
+                      if digest(r["messages"]) == stored["BA"].provenance.prompt_digest)
+    ba_prompt = json.dumps(ba_request["messages"])
     assert ba_prompt.index("Hello") < ba_prompt.index("Bonjour")
 
 

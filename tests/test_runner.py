@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+import judge.judging.prepare as prepare_module
 import judge.judging.runner as runner_module
 from judge.judging import Runner, code_digest, plan
 from judge.providers import CallResult, ModelParams
@@ -60,7 +61,7 @@ def test_rerun_finds_every_judgment_by_step_key_without_selecting_evidence(
         def no_selection(*args: Any, **kwargs: Any) -> Any:
             raise AssertionError("evidence was selected for a step already judged")
 
-        monkeypatch.setattr(runner_module, "select_evidence", no_selection)
+        monkeypatch.setattr(prepare_module, "select_evidence", no_selection)
         second = _run(store, cases)
     assert (second.called, second.cached, len(calls)) == (0, 3, 3)
     assert sorted(o.judgment.id for o in second.outcomes) == sorted(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 import judge
+from judge.commands.engine import engine_options
 from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
@@ -42,12 +43,14 @@ EXIT_FAILED_JUDGMENTS = 3
               help="Use the first N of the rubric's prompt variants (default: all).")
 @click.option("--concurrency", type=int,
               help="Judgments in flight (default 4; 1 for the embedded model, which runs one "
-                   "call at a time, so that each judgment's latency is its own).")
+                   "call at a time, so that each judgment's latency is its own); with "
+                   "--engine ray, per worker.")
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--temperature", type=float,
               help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
 @click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
+@engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(
     input_file: str,
@@ -65,6 +68,7 @@ def run(
     max_tokens: int,
     api_base: str | None,
     quiet: bool,
+    engine: dict[str, Any],
 ) -> None:
     """Judge the cases of INPUT.jsonl with a rubric and one or more models; store every judgment.
 
@@ -76,14 +80,14 @@ def run(
         raise click.BadParameter("must be at least 1", param_hint="--samples")
     rubric = judge.load_rubric(rubric_ref)
     # Unknown model ids and missing keys stop here (exit 2), before the store is opened.
-    judge.check_models(models, api_base=api_base)
+    judge.check_models(models, api_base=api_base, router=engine.get("router"))
     loaded = judge.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     options = judge.JudgeOptions(
         orders=orders,  # type: ignore[arg-type]
         samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
-        api_base=api_base, token_budget=token_budget, concurrency=concurrency,
+        api_base=api_base, token_budget=token_budget, concurrency=concurrency, **engine,
     )
     with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
         summary = judge.judge_cases(

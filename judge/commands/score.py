@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 import judge
+from judge.commands.engine import engine_options
 from judge.commands.label_lines import label_lines
 from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
@@ -77,6 +78,7 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@engine_options
 def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
           card_path: str | None, gold_labels: bool, correct_for_judge: bool,
           labels_path: str | None, out_dir: str,
@@ -84,7 +86,8 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
           baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
           min_tasks: int, api_base: str | None, orders: str, samples: int,
           variants: int | None, temperature: float | None, max_tokens: int,
-          concurrency: int, token_budget: int | None, no_charts: bool, quiet: bool) -> None:
+          concurrency: int, token_budget: int | None, no_charts: bool, quiet: bool,
+          engine: dict[str, Any]) -> None:
     """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
 
     Each completed run is judged by the --model judges of another model family than its agent
@@ -116,7 +119,8 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         if correct_for_judge and not card_path:
             raise click.UsageError("--correct-for-judge needs the judge's --card")
         rubric = judge.load_rubric(rubric_ref)
-        judge.check_models(models, api_base=api_base)  # exit 2 before the store is opened
+        # exit 2 before the store is opened
+        judge.check_models(models, api_base=api_base, router=engine.get("router"))
         if rubric.kind == "pairwise":
             raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with "
                                    "a binary or multi-criterion rubric")
@@ -130,7 +134,7 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     judge_options = judge.JudgeOptions(
         orders=orders,  # type: ignore[arg-type]
         samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
-        api_base=api_base, token_budget=token_budget, concurrency=concurrency)
+        api_base=api_base, token_budget=token_budget, concurrency=concurrency, **engine)
     if gold_labels:
         report = judge.score_runs(loaded.runs, source=runs_file, gold_labels=True,
                                   report=report_options)

@@ -8,6 +8,7 @@ from judge.judging.batch import (
     judging_plan,
     run_steps,
 )
+from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import (
     OrdersOption,
     Outcome,
@@ -24,6 +25,7 @@ __all__ = [
     "JudgeOptions",
     "OrdersOption",
     "Outcome",
+    "RayOptions",
     "RunSummary",
     "Runner",
     "Step",
@@ -32,5 +34,6 @@ __all__ = [
     "judging_plan",
     "params_for_sample",
     "plan",
+    "run_on_ray",
     "run_steps",
 ]

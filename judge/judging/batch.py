@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
 from judge.errors import InputError
+from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
 from judge.providers import ModelParams, check_models
 from judge.rubrics import Rubric, load_rubric
@@ -47,6 +48,17 @@ class JudgeOptions:
     max_reasks: int | None = None
     backoff_base_s: float | None = None
     backoff_max_s: float | None = None
+    #: A litellm Router configuration (``judge.providers.read_router_config``): the models are
+    #: its model groups, each spread over its deployments.
+    router: str | None = None
+    #: Processes preparing cases for the in-process runner: 0 (the default) prepares in the
+    #: event loop; None: a pool (one process per core but one) for batches of 48+ cases; N: a
+    #: pool of N. The pool's processes import the ``__main__`` module (Python's "forkserver"
+    #: start), so a script that asks for a pool guards its work with
+    #: ``if __name__ == "__main__":``; ``judge run`` and ``judge score`` ask for None.
+    prepare_workers: int | None = 0
+    #: Judge on Ray instead of in this process (``judge run --engine ray``).
+    ray: RayOptions | None = None
 
     @classmethod
     def from_protocol(cls, protocol: Protocol, **overrides: object) -> JudgeOptions:
@@ -65,7 +77,7 @@ class JudgeOptions:
             temperature = 0.7 if self.samples > 1 else 0.0
         budgets = {name: value for name in _BUDGETS if (value := getattr(self, name)) is not None}
         return ModelParams(temperature=temperature, max_tokens=self.max_tokens,
-                           api_base=self.api_base, **budgets)
+                           api_base=self.api_base, router=self.router, **budgets)
 
     def in_flight(self, models: Sequence[str]) -> int:
         """How many judgments to run at once for these models."""
@@ -104,7 +116,7 @@ def judge_cases(
     an unknown id or a missing key raises InputError before anything is judged or stored.
     """
     options = options or JudgeOptions()
-    check_models(models, api_base=options.api_base)
+    check_models(models, api_base=options.api_base, router=options.router)
     chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
     steps = judging_plan(cases, chosen, models, options)
     return run_steps(store, steps, rubric=chosen, models=models, options=options,
@@ -126,13 +138,24 @@ def run_steps(
     """Run planned steps (:func:`judging_plan`, or a plan of one's own: e.g. each run judged only
     by the judges of another model family) as one recorded batch."""
     params = options.params()
+    local = all(is_local(m) for m in models)
     runner = Runner(store, rubric, params, token_budget=options.token_budget,
-                    concurrency=options.in_flight(models), on_done=on_done, batch_id=batch_id)
+                    concurrency=options.in_flight(models), on_done=on_done, batch_id=batch_id,
+                    # The embedded model's calls need the cores; its prompts are few.
+                    prepare_workers=0 if local else options.prepare_workers)
     store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
                       input=source, params=params.cache_params())
     if on_start is not None:
         on_start(steps)
-    summary = asyncio.run(runner.run(steps))
+    if options.ray is not None:
+        summary = run_on_ray(
+            store, steps, rubric=rubric, params=params, token_budget=options.token_budget,
+            # Ray workers run hosted calls at the run's concurrency (default 4 each); the
+            # embedded model one call per worker, each worker with its share of the cores.
+            concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
+            options=options.ray, on_done=on_done, batch_id=runner.batch_id)
+    else:
+        summary = asyncio.run(runner.run(steps))
     counts = dict(summary.statuses) | {"cached": summary.cached}
     if summary.errors:
         counts["not_attempted"] = len(summary.errors)

@@ -16,28 +16,44 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import atexit
 import hashlib
+import multiprocessing
+import os
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from judge import kinds
-from judge.digests import cache_key, digest, sha256_hex
+from judge.digests import digest, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
-from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION, select_evidence
+from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION
 from judge.judging.claims import CallClaims
+from judge.judging.prepare import (
+    PreparedCase,
+    PreparedStep,
+    StepSpec,
+    default_prepare_workers,
+    params_for_sample,
+    prepare_case,
+    prepare_elsewhere,
+    warm_up,
+    watch_parent,
+)
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
-from judge.redact import redact_case, redact_error, redact_judgment
+from judge.redact import redact_error, redact_judgment
 from judge.rubrics import Rubric
 from judge.store import Store, StoreUnavailable
-from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Provenance, Status, Usage
+from judge.store.judgments import call_row
+from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
 from judge.version import __version__
 
 OrdersOption = Literal["one", "both"]
@@ -128,13 +144,6 @@ def _judge_imports(root: Path, start: str) -> dict[str, Path]:
     return found
 
 
-def params_for_sample(params: ModelParams, sample: int) -> ModelParams:
-    """Each repeated sample gets its own seed, so repetitions can differ."""
-    if sample == 0 or params.seed is None:
-        return params
-    return replace(params, seed=params.seed + sample)
-
-
 @dataclass
 class Outcome:
     """A finished step: its judgment and whether the provider was called for it."""
@@ -168,8 +177,218 @@ class RunSummary:
         return self.statuses["parse_error"] + self.statuses["infra_error"]
 
 
+    def add(self, outcome: Outcome) -> None:
+        """Count a finished step."""
+        self.outcomes.append(outcome)
+        self.statuses[outcome.judgment.status] += 1
+        if outcome.cached:
+            self.cached += 1
+        else:
+            self.called += 1
+            self.prompt_tokens += outcome.judgment.usage.prompt_tokens
+            self.completion_tokens += outcome.judgment.usage.completion_tokens
+
+
+# --- one judgment, from a prepared prompt to a Judgment (no store: the Ray workers use it) ----
+
+
+async def judge_prepared(
+    prepared: PreparedStep,
+    case_id: str,
+    spec: StepSpec,
+    rubric: Rubric,
+    params: ModelParams,
+) -> tuple[Judgment, list[dict[str, Any]]]:
+    """Call the model for a prepared step; the judgment (redacted) and its call-log rows.
+
+    Provider and parse failures become judgments with that status, never a verdict."""
+    log = AttemptLog()
+    started = time.perf_counter()
+    result: CallResult | None = None
+    error: ParseError | InfraError | None = None
+    try:
+        result = await call_model(spec.model, prepared.messages, rubric.answer_model(),
+                                  rubric.all_labels, params_for_sample(params, spec.sample),
+                                  log=log)
+    except (ParseError, InfraError) as exc:
+        error = exc
+    elapsed = time.perf_counter() - started
+    calls = []
+    for attempt, entry in enumerate(log.entries, start=1):
+        if entry.get("error"):
+            entry = {**entry, "error": redact_error(str(entry["error"]))[0]}
+        calls.append(call_row(cache_key=prepared.key, model=spec.model, attempt=attempt, **entry))
+    # A model's answer may quote a secret (from the evidence or elsewhere): redact the
+    # judgment's free text before it is stored, shown or exported.
+    judgment = redact_judgment(
+        build_judgment(rubric, case_id, spec, prepared, result, error, elapsed)
+    )[0]
+    return judgment, calls
+
+
+def build_judgment(
+    rubric: Rubric,
+    case_id: str,
+    spec: StepSpec,
+    prepared: PreparedStep,
+    result: CallResult | None,
+    error: ParseError | InfraError | None,
+    elapsed: float,
+) -> Judgment:
+    """The judgment of a call: its verdict in the canonical frame, or its typed failure."""
+    key = prepared.key
+    judgment_id = "j-" + key.removeprefix("sha256:")[:20]
+    if result is None:
+        assert error is not None
+        failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
+        usage = Usage(
+            prompt_tokens=int(error.usage.get("prompt_tokens", 0)),
+            completion_tokens=int(error.usage.get("completion_tokens", 0)),
+            latency_s=elapsed,
+            attempts=error.attempts,
+        )
+        return Judgment(
+            id=judgment_id, case_id=case_id, cache_key=key, status=failure,
+            error=str(error), provenance=prepared.provenance, usage=usage,
+            raw_output=error.last_output,
+        )
+    verdict = rubric.interpret(
+        result.answer, shown_ids=prepared.shown, order=spec.order,
+        label_probs=result.label_probs,
+    )
+    status: Status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
+    usage = Usage(
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        latency_s=elapsed,
+        attempts=result.attempts,
+    )
+    return Judgment(
+        id=judgment_id, case_id=case_id, cache_key=key, status=status,
+        verdict=verdict, provenance=prepared.provenance, usage=usage,
+        raw_output=result.raw_output,
+    )
+
+
+# --- the runner -------------------------------------------------------------------------------
+
+#: Step keys looked up per query.
+KEY_CHUNK = 64
+#: Cases to prepare below which a process pool is not worth starting (about half a second).
+POOL_MIN_CASES = 48
+
+
+@dataclass
+class _Ready:
+    """A prepared step waiting for a call slot."""
+
+    step: Step
+    step_key: str
+    prepared: PreparedStep
+
+
+@dataclass
+class _Writer:
+    """Write-behind: finished work is written in one transaction per turn of the event loop
+    (every judgment that finished since the last write), and only then counted and reported
+    (``on_done``): what the progress bar shows is stored."""
+
+    store: Store
+    batch_id: str
+    summary: RunSummary
+    on_done: Callable[[Outcome], None] | None
+    #: Gives up the claim on a cache key once its judgment is written (or was not).
+    release: Callable[[str], None] = lambda key: None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    judgments: list[tuple[Judgment, str | None]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    claimed: list[str] = field(default_factory=list)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+
+    def add(
+        self,
+        outcome: Outcome | None = None,
+        *,
+        case: dict[str, Any] | None = None,
+        calls: Sequence[dict[str, Any]] = (),
+        step: tuple[str, str] | None = None,
+    ) -> None:
+        """Queue work to write; a new judgment (not from the store) with its outcome."""
+        if case is not None:
+            self.cases.append(case)
+        if outcome is not None:
+            if not outcome.cached:
+                self.judgments.append((outcome.judgment, self.batch_id))
+                self.claimed.append(outcome.judgment.cache_key)
+            self.outcomes.append(outcome)
+        self.calls.extend(calls)
+        if step is not None:
+            self.steps.append(step)
+        self.wake.set()
+
+    def flush(self) -> None:
+        """Write what is queued, then count and report its outcomes."""
+        cases, judgments, calls, steps, outcomes, claimed = (
+            self.cases, self.judgments, self.calls, self.steps, self.outcomes, self.claimed)
+        self.cases, self.judgments, self.calls, self.steps, self.outcomes = [], [], [], [], []
+        self.claimed = []
+        if cases or judgments or calls or steps:
+            try:
+                self.store.put_batch(cases=cases, judgments=judgments, calls=calls, steps=steps)
+            except StoreUnavailable:
+                raise  # the database went away: stop the batch (a rerun resumes it)
+            except JudgeError as exc:
+                # Nothing of this write is stored: its new judgments did not happen.
+                for outcome in outcomes:
+                    self.summary.errors.append((outcome.step, exc))
+                return
+            finally:
+                for key in claimed:
+                    self.release(key)
+        for outcome in outcomes:
+            self.summary.add(outcome)
+            if self.on_done is not None:
+                self.on_done(outcome)
+
+    async def run(self) -> None:
+        """Write whenever there is something to write, until closed."""
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            self.flush()
+            if self.closed:
+                return
+
+    def close(self) -> None:
+        """Write the rest and stop."""
+        self.closed = True
+        self.wake.set()
+
+
+@cache
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool for preparing cases, started once per process and kept (the API and
+    long batches reuse it); "forkserver": the parent has threads (litellm, the API)."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=watch_parent, initargs=(os.getpid(),))
+    atexit.register(pool.shutdown, wait=False, cancel_futures=True)
+    for _ in range(workers):
+        pool.submit(warm_up)  # start importing now, while the first cases are prepared here
+    return pool
+
+
 class Runner:
-    """Runs planned steps with bounded concurrency, storing each judgment as it finishes."""
+    """Runs planned steps with bounded concurrency, storing each judgment as it finishes.
+
+    Steps are grouped by case: a case is redacted and its evidence selected once for all its
+    steps (orders, samples, variants, models), in a process pool when there are many (so that
+    the event loop only waits on the model), while earlier steps are being called. Finished
+    judgments are written in one transaction per turn of the event loop.
+    """
 
     def __init__(
         self,
@@ -181,6 +400,7 @@ class Runner:
         concurrency: int = 4,
         on_done: Callable[[Outcome], None] | None = None,
         batch_id: str | None = None,
+        prepare_workers: int | None = None,
     ) -> None:
         self.store = store
         self.rubric = rubric
@@ -189,22 +409,30 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.on_done = on_done
         self.batch_id = batch_id or f"b-{uuid.uuid4().hex[:12]}"
-        #: Ids of the cases this runner has stored in this run (each is stored once, before
-        #: its first judgment that is not found by its step key).
-        self._stored_cases: set[str] = set()
+        #: Processes preparing cases (None: one per core but the event loop's, for batches
+        #: of at least POOL_MIN_CASES cases to prepare; 0: in the event loop).
+        self.prepare_workers = prepare_workers
+        self._case_digests: dict[int, tuple[Case, str]] = {}
         #: Claims on the cache keys this runner pays for (one payment across processes).
         self.claims = CallClaims(store)
+
+    def _case_digest(self, case: Case) -> str:
+        known = self._case_digests.get(id(case))
+        if known is not None and known[0] is case:
+            return known[1]
+        value = sha256_hex(case.model_dump_json().encode("utf-8"))
+        self._case_digests[id(case)] = (case, value)
+        return value
 
     def step_key(self, step: Step) -> str:
         """The identity of everything that decides a step's prompt and call, computed without
         selecting evidence: the case as given, rubric digest, evidence budget, model, the
         parameters in the cache key, order, sample, variant and :func:`code_digest`."""
-        case_json = step.case.model_dump_json().encode("utf-8")
         return digest(
             {
                 "code": code_digest(),
                 "selector": SELECTOR_VERSION,
-                "case": sha256_hex(case_json),
+                "case": self._case_digest(step.case),
                 "rubric": self.rubric.digest,
                 "token_budget": self.token_budget,
                 "model": step.model,
@@ -215,160 +443,151 @@ class Runner:
             }
         )
 
-    async def judge_step(self, step: Step) -> Outcome:
-        """Judge one step, from the store when already paid for."""
-        step_key = self.step_key(step)
-        known = self.store.cached_step(step_key)
-        if known is not None:
-            # Its case was stored by the run that made this judgment (same id, same content).
-            return Outcome(step, known, cached=True)
-        if step.case.id not in self._stored_cases:
-            # The stored copy is shown to reviewers and exported: keep it without secrets.
-            self.store.put_case(redact_case(step.case)[0])
-            self._stored_cases.add(step.case.id)
-        rubric = self.rubric
-        evidence = select_evidence(
-            step.case, visible=rubric.spec.evidence_visible, token_budget=self.token_budget
-        )
-        messages = rubric.render(step.case, evidence, order=step.order, variant=step.variant)
-        params = params_for_sample(self.params, step.sample)
-        prompt_digest = digest(messages)
-        key = cache_key(
-            rubric_digest=rubric.digest,
-            evidence_digest=evidence.digest,
-            prompt_digest=prompt_digest,
-            model=step.model,
-            params=params.cache_params(),
-            order=step.order,
-            sample=step.sample,
-            variant=step.variant,
-            selector_version=evidence.selector_version,
-        )
-        hit = self.store.cached(key)
-        if hit is None:
-            # Another worker (thread, process, replica) may be paying for this key right now:
-            # wait for its judgment rather than pay twice (judge/judging/claims.py).
-            hit = await self.claims.acquire(key)
-        if hit is not None:
-            self.store.remember_step(step_key, key)
-            return Outcome(step, hit, cached=True)
-
-        shown = [item.id for item in evidence.items]
-        provenance = Provenance(
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            rubric_digest=rubric.digest,
-            model=step.model,
-            params=params.cache_params(),
-            prompt_digest=prompt_digest,
-            evidence_digest=evidence.digest,
-            selector_version=evidence.selector_version,
-            token_budget=evidence.token_budget,
-            order=step.order,
-            sample=step.sample,
-            variant=step.variant,
-            evidence_ids=shown,
-            flagged_evidence=[item.id for item in evidence.items if item.flags],
-            judge_version=__version__,
-        )
-        log = AttemptLog()
-        started = time.perf_counter()
-        result: CallResult | None = None
-        error: ParseError | InfraError | None = None
-        try:
-            result = await call_model(
-                step.model, messages, rubric.answer_model(), rubric.all_labels, params, log=log
-            )
-        except (ParseError, InfraError) as exc:
-            error = exc
-        except BaseException:
-            self.claims.release(key)
-            raise
-        elapsed = time.perf_counter() - started
-        for attempt, entry in enumerate(log.entries, start=1):
-            if entry.get("error"):
-                entry = {**entry, "error": redact_error(str(entry["error"]))[0]}
-            self.store.record_call(cache_key=key, model=step.model, attempt=attempt, **entry)
-        # A model's answer may quote a secret (from the evidence or elsewhere): redact the
-        # judgment's free text before it is stored, shown or exported.
-        judgment = redact_judgment(
-            self._judgment(step, key, provenance, result, error, elapsed, shown)
-        )[0]
-        try:
-            self.store.put(judgment, batch_id=self.batch_id)
-        finally:
-            self.claims.release(key)
-        self.store.remember_step(step_key, key)
-        return Outcome(step, judgment, cached=False)
-
-    def _judgment(
-        self,
-        step: Step,
-        key: str,
-        provenance: Provenance,
-        result: CallResult | None,
-        error: ParseError | InfraError | None,
-        elapsed: float,
-        shown: list[str],
-    ) -> Judgment:
-        judgment_id = "j-" + key.removeprefix("sha256:")[:20]
-        if result is None:
-            assert error is not None
-            failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
-            usage = Usage(
-                prompt_tokens=int(error.usage.get("prompt_tokens", 0)),
-                completion_tokens=int(error.usage.get("completion_tokens", 0)),
-                latency_s=elapsed,
-                attempts=error.attempts,
-            )
-            return Judgment(
-                id=judgment_id, case_id=step.case.id, cache_key=key, status=failure,
-                error=str(error), provenance=provenance, usage=usage,
-                raw_output=error.last_output,
-            )
-        verdict = self.rubric.interpret(
-            result.answer, shown_ids=shown, order=step.order, label_probs=result.label_probs
-        )
-        status: Status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
-        usage = Usage(
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            cost_usd=result.cost_usd,
-            latency_s=elapsed,
-            attempts=result.attempts,
-        )
-        return Judgment(
-            id=judgment_id, case_id=step.case.id, cache_key=key, status=status,
-            verdict=verdict, provenance=provenance, usage=usage, raw_output=result.raw_output,
-        )
-
     async def run(self, steps: Sequence[Step]) -> RunSummary:
         """Judge every step; a failure of one never stops the others."""
         summary = RunSummary(batch_id=self.batch_id)
-        semaphore = asyncio.Semaphore(self.concurrency)
         started = time.perf_counter()
-
-        async def guarded(step: Step) -> None:
-            async with semaphore:
-                try:
-                    outcome = await self.judge_step(step)
-                except StoreUnavailable:
-                    raise  # the database went away: stop the batch (a rerun resumes it)
-                except JudgeError as exc:
-                    summary.errors.append((step, exc))
-                    return
-            summary.outcomes.append(outcome)
-            summary.statuses[outcome.judgment.status] += 1
-            if outcome.cached:
-                summary.cached += 1
-            else:
-                summary.called += 1
-                summary.prompt_tokens += outcome.judgment.usage.prompt_tokens
-                summary.completion_tokens += outcome.judgment.usage.completion_tokens
-            if self.on_done is not None:
-                self.on_done(outcome)
-
-        self._stored_cases = set()
-        await asyncio.gather(*(guarded(step) for step in steps))
+        writer = _Writer(self.store, self.batch_id, summary, self.on_done, self.claims.release)
+        queue: asyncio.Queue[_Ready | None] = asyncio.Queue(maxsize=self.concurrency)
+        flusher = asyncio.create_task(writer.run())
+        consumers = [asyncio.create_task(self._consume(queue, writer, summary))
+                     for _ in range(self.concurrency)]
+        try:
+            await self._produce(steps, queue, writer, summary)
+            for _ in consumers:
+                await queue.put(None)
+            await asyncio.gather(*consumers)
+        finally:
+            writer.close()
+            await flusher
+            self._case_digests.clear()
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def _workers(self, n_cases: int) -> int:
+        if self.prepare_workers is not None:
+            return self.prepare_workers
+        return default_prepare_workers() if n_cases >= POOL_MIN_CASES else 0
+
+    async def _produce(
+        self,
+        steps: Sequence[Step],
+        queue: asyncio.Queue[_Ready | None],
+        writer: _Writer,
+        summary: RunSummary,
+    ) -> None:
+        """Find stored judgments by step key; prepare the other cases (ahead of the calls, in
+        the pool when there is one) and hand their steps to the call slots."""
+        groups: dict[int, tuple[Case, list[Step]]] = {}
+        for step in steps:
+            groups.setdefault(id(step.case), (step.case, []))[1].append(step)
+        ordered = list(groups.values())
+        loop = asyncio.get_running_loop()
+        pool: ProcessPoolExecutor | None = None
+        ahead = 0
+        # While a new pool starts (its processes import the judge: seconds), the first cases
+        # are prepared here, so that the first calls go out at once.
+        inline = 0
+        pending: deque[tuple[Case, list[tuple[Step, str]], asyncio.Future[PreparedCase] | None]]
+        pending = deque()
+        for start in range(0, len(ordered), KEY_CHUNK):
+            chunk = ordered[start : start + KEY_CHUNK]
+            keyed = [(step, self.step_key(step)) for _, group in chunk for step in group]
+            known = self.store.cached_steps([key for _, key in keyed])
+            todo: dict[int, list[tuple[Step, str]]] = {}
+            for step, key in keyed:
+                hit = known.get(key)
+                if hit is not None:
+                    writer.add(Outcome(step, hit, cached=True))
+                else:
+                    todo.setdefault(id(step.case), []).append((step, key))
+            if start == 0 and todo:
+                # Judge the share of the first chunk that needs preparing as typical.
+                expected = len(todo) * len(ordered) // len(chunk)
+                workers = self._workers(expected)
+                pool = _pool(workers) if workers > 0 else None
+                # Keep each worker busy with the next case while the loop takes one.
+                ahead = 2 * workers if pool is not None else 0
+                inline = self.concurrency if pool is not None else 0
+            for case, _ in chunk:
+                if id(case) not in todo:
+                    continue
+                mine = todo[id(case)]
+                future = None
+                if pool is not None and inline > 0:
+                    inline -= len(mine)
+                elif pool is not None:
+                    future = loop.run_in_executor(
+                        pool, prepare_elsewhere, case, [_spec(s) for s, _ in mine],
+                        str(self.rubric.path), self.rubric.digest, self.params,
+                        self.token_budget)
+                pending.append((case, mine, future))
+                while len(pending) > ahead:
+                    await self._hand_over(pending.popleft(), queue, writer, summary)
+        while pending:
+            await self._hand_over(pending.popleft(), queue, writer, summary)
+
+    async def _hand_over(
+        self,
+        item: tuple[Case, list[tuple[Step, str]], asyncio.Future[PreparedCase] | None],
+        queue: asyncio.Queue[_Ready | None],
+        writer: _Writer,
+        summary: RunSummary,
+    ) -> None:
+        """Take a prepared case (preparing it here without a pool, or when the pool failed),
+        serve its steps found by cache key, queue the rest for a call."""
+        case, mine, future = item
+        prepared: PreparedCase | None = None
+        if future is not None:
+            try:
+                prepared = await future
+            except Exception:  # noqa: BLE001 - a lost worker or an unpicklable error: redo here
+                prepared = None
+        if prepared is None:
+            prepared = prepare_case(case, [_spec(s) for s, _ in mine], self.rubric,
+                                    self.params, self.token_budget)
+        writer.add(case=prepared.case_row)
+        for index, exc in prepared.errors:
+            summary.errors.append((mine[index][0], exc))
+        hits = self.store.cached_many([p.key for p in prepared.steps])
+        for ready in prepared.steps:
+            step, step_key = mine[ready.index]
+            hit = hits.get(ready.key)
+            if hit is not None:
+                writer.add(Outcome(step, hit, cached=True), step=(step_key, ready.key))
+            else:
+                await queue.put(_Ready(step, step_key, ready))
+
+    async def _consume(
+        self, queue: asyncio.Queue[_Ready | None], writer: _Writer, summary: RunSummary
+    ) -> None:
+        """One call slot: judge queued steps until told to stop."""
+        while (ready := await queue.get()) is not None:
+            step, key = ready.step, ready.prepared.key
+            try:
+                # Another worker (thread, process, replica) may be paying for this key right
+                # now: wait for its judgment rather than pay twice (judge/judging/claims.py).
+                hit = await self.claims.acquire(key)
+            except StoreUnavailable:
+                raise
+            except JudgeError as exc:
+                summary.errors.append((step, exc))
+                continue
+            if hit is not None:
+                writer.add(Outcome(step, hit, cached=True), step=(ready.step_key, key))
+                continue
+            try:
+                judgment, calls = await judge_prepared(ready.prepared, step.case.id,
+                                                       _spec(step), self.rubric, self.params)
+            except BaseException as exc:
+                self.claims.release(key)
+                if isinstance(exc, JudgeError) and not isinstance(exc, StoreUnavailable):
+                    summary.errors.append((step, exc))
+                    continue
+                raise
+            writer.add(Outcome(step, judgment, cached=False), calls=calls,
+                       step=(ready.step_key, judgment.cache_key))
+
+
+def _spec(step: Step) -> StepSpec:
+    return StepSpec(model=step.model, order=step.order, sample=step.sample, variant=step.variant)

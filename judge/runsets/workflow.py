@@ -114,7 +114,8 @@ def score_runs(
             raise InputError(f"rubric {chosen.ref} is pairwise; a run set is scored with a "
                              "binary or multi-criterion rubric", field="rubric")
         eligibility(runs, models)  # refuse a same-family judge before anything is paid for
-        check_models(models, api_base=(judge_options or JudgeOptions()).api_base)
+        opts = judge_options or JudgeOptions()
+        check_models(models, api_base=opts.api_base, router=opts.router)
         verified = load_verified_card(card, models, chosen) if card is not None else None
         # Bad labels are refused before anything is paid for, too.
         human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None

@@ -229,3 +229,89 @@ class JudgmentTables:
     def batches(self) -> list[dict[str, Any]]:
         """Every batch, oldest first."""
         return self.backend.query("SELECT * FROM batches ORDER BY created_at, id")
+
+    # --- batch reads and writes (judging at scale) -----------------------------------------
+    # Added for the runner's write-behind and the Ray engine: one query for many keys, one
+    # transaction for many finished judgments. The rows are the same as the single-row methods
+    # above write (``case_row`` mirrors ``put_case``): one format whoever wrote the store.
+    def _final_by(self, sql: str, keys: Sequence[str]) -> dict[str, Judgment]:
+        found: dict[str, Judgment] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), ID_CHUNK):
+            part = unique[start : start + ID_CHUNK]
+            marks = ", ".join("?" for _ in part)
+            for row in self.backend.query(sql.format(marks=marks), part):
+                judgment = _final(row)
+                if judgment is not None:
+                    found[row["k"]] = judgment
+        return found
+
+    def cached_many(self, keys: Sequence[str]) -> dict[str, Judgment]:
+        """:meth:`JudgmentTables.cached` for many cache keys: key -> final judgment."""
+        return self._final_by(
+            "SELECT cache_key AS k, status, json FROM judgments WHERE cache_key IN ({marks})",
+            keys)
+
+    def cached_steps(self, step_keys: Sequence[str]) -> dict[str, Judgment]:
+        """:meth:`JudgmentTables.cached_step` for many step keys: step key -> judgment."""
+        return self._final_by(
+            "SELECT s.step_key AS k, j.status, j.json FROM step_keys s JOIN judgments j"
+            " ON j.cache_key = s.cache_key WHERE s.step_key IN ({marks})", step_keys)
+
+    def put_batch(
+        self,
+        *,
+        cases: Sequence[Mapping[str, Any]] = (),
+        judgments: Sequence[tuple[Judgment, str | None]] = (),
+        calls: Sequence[Mapping[str, Any]] = (),
+        steps: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """Write finished work in one transaction: case rows (:func:`case_row`), judgments
+        with their batch id (each replacing any judgment of its cache key, as ``put``), call
+        rows (:func:`call_row`) and (step key, cache key) pairs (as ``remember_step``)."""
+        rows = [_judgment_row(j, batch_id) for j, batch_id in judgments]
+        when = now_iso()
+        step_rows = [{"step_key": s, "cache_key": k, "created_at": when} for s, k in steps]
+        with self.backend.transaction():
+            self.backend.insert_many("cases", list(cases), conflict="update", key=("id",))
+            if rows:
+                self.backend.executemany("DELETE FROM judgments WHERE cache_key = ?",
+                                         [[r["cache_key"]] for r in rows])
+                self.backend.insert_many("judgments", rows, conflict="update", key=("id",))
+            self.backend.insert_many("calls", list(calls))
+            self.backend.insert_many("step_keys", step_rows, conflict="update",
+                                     key=("step_key",))
+
+
+def case_row(case: Case) -> dict[str, Any]:
+    """The ``cases`` row of a case, as :meth:`JudgmentTables.put_case` writes it. Built where
+    the case is prepared (a worker process may build it), written by ``put_batch``."""
+    data = case.model_dump(mode="json")
+    return {
+        "id": case.id,
+        "kind": case.kind,
+        "digest": digest(data),
+        "json": json.dumps(data, ensure_ascii=False),
+        "created_at": now_iso(),
+    }
+
+
+def call_row(
+    *,
+    cache_key: str,
+    model: str,
+    attempt: int,
+    outcome: str,
+    error: str | None = None,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    cost_usd: float | None = None,
+    latency_s: float = 0.0,
+) -> dict[str, Any]:
+    """The ``calls`` row of one provider attempt, as :meth:`JudgmentTables.record_call`
+    writes it."""
+    return {
+        "cache_key": cache_key, "model": model, "attempt": attempt, "outcome": outcome,
+        "error": error, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "cost_usd": cost_usd, "latency_s": latency_s, "created_at": now_iso(),
+    }
