@@ -187,9 +187,11 @@ def tensor_trust_records(mirror: Path = DEFAULT_MIRROR) -> list[Record]:
 
 
 def trace_records() -> list[Record]:
-    """Turn contents of the sample traces in tests/data/traces (benign, tuning)."""
+    """Turn contents of the sample traces in tests/data/traces (benign, tuning): the files that
+    were there when the detector was trained (:data:`TRAINED_TRACES`), so that samples added
+    since for other tests do not change the training data."""
     out: list[Record] = []
-    for path in sorted(TRACES.rglob("*")):
+    for path in (TRACES / name for name in TRAINED_TRACES):
         if not path.is_file() or "malformed" in path.name or "bad_" in path.name:
             continue
         text = path.read_text("utf-8", errors="replace")
@@ -197,6 +199,33 @@ def trace_records() -> list[Record]:
             out.append(Record(f"trace-{path.name}-{n}", "benign", "traces-test-data",
                               "trace", text=chunk))
     return out
+
+
+#: The sample traces the shipped detector was trained with (tests/data/traces at 8ea3c51).
+TRAINED_TRACES: tuple[str, ...] = (
+    "claude-code/fix_slugify.jsonl",
+    "claude-code/malformed.jsonl",
+    "claude-code/max_turns.jsonl",
+    "codex/fix_slugify.jsonl",
+    "codex/malformed.jsonl",
+    "codex/turn_failed.jsonl",
+    "gold/sample.jsonl",
+    "openai-chat/fix_slugify.json",
+    "openai-chat/malformed.jsonl",
+    "openai-chat/messages_list.json",
+    "openai-chat/runs.jsonl",
+    "otel-genai/batch.jsonl",
+    "otel-genai/fix_slugify.json",
+    "otel-genai/malformed.json",
+    "swe-agent/bad_fields.traj.json",
+    "swe-agent/bad_steps.traj",
+    "swe-agent/limits_exceeded.traj.json",
+    "swe-agent/textkit-12.traj",
+    "swe-agent/textkit__textkit-12.traj.json",
+    "swe-agent/truncated.traj.json",
+    "tau-bench/malformed.json",
+    "tau-bench/tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1115143012.json",
+)
 
 
 def _string_leaves(text: str) -> Iterator[str]:
