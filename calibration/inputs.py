@@ -313,9 +313,10 @@ def _keep(
     j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None
 ) -> bool:
     prov = j.provenance
-    return provenance_matches(prov.model, prov.rubric_id, prov.rubric_version,
-                              prov.selector_version, judge=judge, rubric=rubric,
-                              selector=selector)
+    # A masked re-judgment (judge.judging.masking) checks its case's verdict; it is not one.
+    return prov.masked_from is None and provenance_matches(
+        prov.model, prov.rubric_id, prov.rubric_version, prov.selector_version, judge=judge,
+        rubric=rubric, selector=selector)
 
 
 def _judgment_error(err: Exception, file: str, line: int) -> InputError:

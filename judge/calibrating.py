@@ -172,6 +172,8 @@ def judgment_rows(
     seen: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
     for j in judgments:
         prov = j.provenance
+        if prov.masked_from is not None:
+            continue  # a masked re-judgment checks a verdict; it is not one (judging.masking)
         if not provenance_matches(prov.model, prov.rubric_id, prov.rubric_version,
                                   prov.selector_version, rubric=rubric, selector=selector):
             continue

@@ -366,6 +366,32 @@ def detect(text: str, *, classifier: bool = True) -> list[str]:
     return _text_reasons(text, classifier=classifier)
 
 
+#: The learned detector's score from which unflagged evidence is *suspect*: it reads a little
+#: like instructions to the judge (a window that names the judge, a verdict or the instructions
+#: scores at least this), not enough to flag. Suspect items are masked in a second judgment of
+#: the case, and a verdict that changes without them goes to a person (judge.judging.masking).
+SUSPECT_SCORE: float = 0.5
+
+
+def suspicion(text: str) -> float:
+    """The learned detector's highest score over the gated windows of ``text`` (folded): 0.0
+    when no window names the judge, a verdict or the instructions, or without the weights."""
+    model = injection_model.shipped_model()
+    if model is None or not text:
+        return 0.0
+    return model.score(injection_text.fold(text))
+
+
+def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:
+    """id -> source of the unflagged items whose :func:`suspicion` is at least
+    :data:`SUSPECT_SCORE` (never the task or a pairwise candidate: they are what is judged);
+    none when any item is flagged (a flagged case goes to a person anyway)."""
+    if any(item.flags for item in items):
+        return {}
+    return {item.id: item.source for item in items
+            if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE}
+
+
 #: Separators turned into spaces in a field before it is read (ids and roles are slugs).
 _FIELD_SEPARATORS = re.compile(r"[-_./:|]+")
 

@@ -168,6 +168,15 @@ class Provenance(Strict):
     evidence_ids: list[str] = Field(default_factory=list)
     flagged_evidence: list[str] = Field(default_factory=list)
     judge_version: str
+    #: Unflagged evidence that reads a little like instructions to the judge (a suspicion score
+    #: below the flag threshold), id -> source (a turn id, or "diff"): the case is judged again
+    #: with these items masked.
+    suspect_evidence: dict[str, str] = Field(default_factory=dict)
+    #: Set on such a masked re-judgment: the case it masks, and the items it withheld. A masked
+    #: judgment is a check on its case's verdict, never a verdict of its own (left out of
+    #: scores, metrics and run-set rates).
+    masked_from: str | None = None
+    masked_evidence: list[str] = Field(default_factory=list)
 
 
 class Judgment(Strict):

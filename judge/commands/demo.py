@@ -70,7 +70,8 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
                                     on_done=shown.on_done, source=gold_path)
     judgments = sorted((o.judgment for o in summary.outcomes), key=lambda j: j.case_id)
     write_jsonl(out / "judgments.jsonl", judgments)
-    _print_table(judgments, loaded.gold)
+    # Masked re-judgments (suspect evidence withheld) check verdicts; the table shows verdicts.
+    _print_table([j for j in judgments if j.provenance.masked_from is None], loaded.gold)
     click.echo(
         f"\n{summary.called} judged now, {summary.cached} reused from the store; "
         f"{time.perf_counter() - started:.0f}s in all.\n"

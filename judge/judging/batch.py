@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
 from judge.errors import InputError
+from judge.judging.masking import mask_case
 from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
 from judge.providers import ModelParams, check_models
 from judge.rubrics import Rubric, load_rubric
 from judge.store import Store
-from judge.types import Case
+from judge.types import Case, Judgment
 
 #: Judgments in flight by default for hosted models (the embedded model runs one at a time).
 DEFAULT_CONCURRENCY = 4
@@ -123,6 +124,46 @@ def judge_cases(
                      on_start=on_start, on_done=on_done, batch_id=batch_id, source=source)
 
 
+def _execute(
+    store: Store,
+    steps: list[Step],
+    *,
+    runner: Runner,
+    rubric: Rubric,
+    params: ModelParams,
+    options: JudgeOptions,
+    local: bool,
+    on_done: Callable[[Outcome], None] | None,
+) -> RunSummary:
+    """The steps judged in-process or on Ray."""
+    if options.ray is not None:
+        return run_on_ray(
+            store, steps, rubric=rubric, params=params, token_budget=options.token_budget,
+            # Ray workers run hosted calls at the run's concurrency (default 4 each); the
+            # embedded model one call per worker, each worker with its share of the cores.
+            concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
+            options=options.ray, on_done=on_done, batch_id=runner.batch_id)
+    return asyncio.run(runner.run(steps))
+
+
+def masked_steps(steps: Sequence[Step], summary: RunSummary) -> list[Step]:
+    """For every case whose judgments recorded suspect evidence, the same steps on its masked
+    copy (:func:`judge.judging.masking.mask_case`); none for a masked copy itself."""
+    by_case: dict[str, list[Judgment]] = {}
+    for outcome in summary.outcomes:
+        by_case.setdefault(outcome.step.case.id, []).append(outcome.judgment)
+    copies: dict[str, Case | None] = {}
+    out = []
+    for step in steps:
+        case_id = step.case.id
+        if case_id not in copies:
+            copies[case_id] = mask_case(step.case, by_case.get(case_id, []))
+        copy = copies[case_id]
+        if copy is not None:
+            out.append(replace(step, case=copy))
+    return out
+
+
 def run_steps(
     store: Store,
     steps: list[Step],
@@ -147,15 +188,15 @@ def run_steps(
                       input=source, params=params.cache_params())
     if on_start is not None:
         on_start(steps)
-    if options.ray is not None:
-        summary = run_on_ray(
-            store, steps, rubric=rubric, params=params, token_budget=options.token_budget,
-            # Ray workers run hosted calls at the run's concurrency (default 4 each); the
-            # embedded model one call per worker, each worker with its share of the cores.
-            concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
-            options=options.ray, on_done=on_done, batch_id=runner.batch_id)
-    else:
-        summary = asyncio.run(runner.run(steps))
+    summary = _execute(store, steps, runner=runner, rubric=rubric, params=params,
+                       options=options, local=local, on_done=on_done)
+    # The second net: cases with suspect evidence judged again without it (judging.masking).
+    masked = masked_steps(steps, summary)
+    if masked:
+        if on_start is not None:
+            on_start(masked)
+        summary.merge(_execute(store, masked, runner=runner, rubric=rubric, params=params,
+                               options=options, local=local, on_done=on_done))
     counts = dict(summary.statuses) | {"cached": summary.cached}
     if summary.errors:
         counts["not_attempted"] = len(summary.errors)

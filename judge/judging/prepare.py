@@ -22,6 +22,8 @@ from typing import Any
 from judge.digests import cache_key, digest
 from judge.errors import JudgeError
 from judge.evidence import select_evidence
+from judge.injection import suspect_items
+from judge.judging.masking import masked_origin
 from judge.providers import ModelParams
 from judge.redact import redact_case
 from judge.rubrics import Rubric, load_rubric_dir
@@ -89,6 +91,9 @@ def prepare_case(
         return out
     shown = [item.id for item in evidence.items]
     flagged = [item.id for item in evidence.items if item.flags]
+    masked_from, masked = masked_origin(case)
+    # A masked copy is the check: its own remaining text is not checked again.
+    suspects = {} if masked_from is not None else suspect_items(evidence.items)
     for index, spec in enumerate(specs):
         try:
             messages = rubric.render(case, evidence, order=spec.order, variant=spec.variant)
@@ -124,6 +129,9 @@ def prepare_case(
             evidence_ids=shown,
             flagged_evidence=flagged,
             judge_version=__version__,
+            suspect_evidence=suspects,
+            masked_from=masked_from,
+            masked_evidence=masked,
         )
         out.steps.append(PreparedStep(index, key, messages, provenance, shown))
     return out

@@ -177,6 +177,14 @@ class RunSummary:
         return self.statuses["parse_error"] + self.statuses["infra_error"]
 
 
+    def merge(self, other: RunSummary) -> None:
+        """Add another run's outcomes, failures and time to this one (a second pass of the same
+        batch, e.g. masked copies of cases)."""
+        for outcome in other.outcomes:
+            self.add(outcome)
+        self.errors.extend(other.errors)
+        self.seconds += other.seconds
+
     def add(self, outcome: Outcome) -> None:
         """Count a finished step."""
         self.outcomes.append(outcome)

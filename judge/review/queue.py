@@ -40,8 +40,8 @@ def uncertainty(score: float | None) -> float:
 
 #: Review reasons where the judge contradicted itself or its evidence was flagged as aimed at
 #: it: a person looks first, whatever the score.
-CONFLICT_REASONS = frozenset({"flagged_evidence", "orders_disagreed", "variants_disagreed",
-                              "samples_disagreed"})
+CONFLICT_REASONS = frozenset({"flagged_evidence", "masked_changed", "orders_disagreed",
+                              "variants_disagreed", "samples_disagreed"})
 
 
 def band_edges(card: Card | None, decision: RoutingDecision) -> list[float]:

@@ -26,6 +26,9 @@ class Group:
     kind: ScoringKind
     judgments: tuple[Judgment, ...]
     rows: tuple[VerdictRow, ...]
+    #: The same judge's judgments of the case's masked copy (judge.judging.masking): checks on
+    #: the verdict, not part of its score.
+    masked: tuple[Judgment, ...] = ()
 
 
 Gate = Callable[[Group], str | None]
@@ -118,10 +121,34 @@ def _variants_disagree(g: Group) -> str | None:
     return None
 
 
+def _step(x: Judgment) -> tuple[str | None, int, int]:
+    return (x.provenance.order, x.provenance.sample, x.provenance.variant)
+
+
+def _label(x: Judgment) -> str:
+    return x.verdict.label if x.status == "ok" and x.verdict is not None else x.status
+
+
+def _masked_changed(g: Group) -> str | None:
+    """A verdict that changes when the suspect evidence is withheld: something in that
+    evidence moved the judge (an injection the flagger missed), or the verdict rests on it."""
+    if not g.masked:
+        return None
+    own = {_step(x): _label(x) for x in g.judgments}
+    changed = sorted({f"{own[_step(m)]} -> {_label(m)}" for m in g.masked
+                      if _step(m) in own and _label(m) != own[_step(m)]})
+    if not changed:
+        return None
+    withheld = sorted({i for m in g.masked for i in m.provenance.masked_evidence})
+    return (f"the verdict changes when the suspect evidence {', '.join(withheld)} is withheld "
+            f"({'; '.join(changed)})")
+
+
 #: Checked in this order; the first that applies names the reason. Flagged evidence comes
 #: first so that an injected item is never decided automatically, whatever else holds.
 GATES: tuple[tuple[str, Gate], ...] = (
     ("flagged_evidence", _flagged),
+    ("masked_changed", _masked_changed),
     ("parse_error", _parse_failed),
     ("provider_failure", _provider_failed),
     ("abstained", _abstained),
@@ -134,12 +161,18 @@ GATES: tuple[tuple[str, Gate], ...] = (
 def groups(judgments: Iterable[Judgment], kind: ScoringKind) -> list[Group]:
     """The judgments grouped per (case, judge model), each group in a stable order."""
     by_key: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    masked: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for x in judgments:
-        by_key[(x.case_id, x.provenance.model)].append(x)
+        origin = x.provenance.masked_from
+        if origin is None:
+            by_key[(x.case_id, x.provenance.model)].append(x)
+        else:
+            masked[(origin, x.provenance.model)].append(x)
     out = []
     for (case_id, model), items in by_key.items():
         items.sort(key=lambda x: (x.provenance.order or "", x.provenance.sample, x.id))
         rows = tuple(judgment_to_row(x) for x in items)
-        out.append(Group(case_id, model, kind, tuple(items), rows))
+        out.append(Group(case_id, model, kind, tuple(items), rows,
+                         tuple(masked.get((case_id, model), ()))))
     return out
 

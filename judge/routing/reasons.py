@@ -17,6 +17,8 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "outside_bands": "the score is outside every certified band",
         "no_certified_band": "the card certifies no band here: every item goes to review",
         "flagged_evidence": "evidence was flagged as instructions aimed at the judge",
+        "masked_changed": "the verdict changes when evidence that reads like instructions to "
+        "the judge is withheld",
         "parse_error": "the judge's answer could not be parsed",
         "provider_failure": "the provider failed after every retry",
         "abstained": "the judge said the evidence shown cannot decide",
