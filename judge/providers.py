@@ -503,16 +503,29 @@ def _usage_of(completion: Any) -> tuple[int, int]:
     return int(_get(usage, "prompt_tokens") or 0), int(_get(usage, "completion_tokens") or 0)
 
 
+def _priceless(entry: object) -> bool:
+    """Whether a litellm cost-map entry names no price: a Router registers every deployment
+    whose model litellm does not know (an empty entry, later filled with None prices), which
+    litellm then prices at $0."""
+    return isinstance(entry, Mapping) and not any(
+        "cost_per" in str(key) and isinstance(value, int | float) and not isinstance(value, bool)
+        for key, value in entry.items())
+
+
 def _cost_of(completion: Any, model: str) -> float | None:
     if is_local(model):
         return 0.0
     # litellm priced the response already while building it (the same completion_cost);
     # pricing it a second time cost about 1 ms of CPU per call.
     hidden = getattr(completion, "_hidden_params", None)
+    litellm = prepare_litellm()
+    names = [model, *((hidden.get("litellm_model_name"), hidden.get("model"))
+                      if isinstance(hidden, Mapping) else ())]
+    if any(_priceless(litellm.model_cost.get(name)) for name in names if isinstance(name, str)):
+        return None
     known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
     if isinstance(known, int | float) and not isinstance(known, bool):
         return float(known)
-    litellm = prepare_litellm()
     try:
         return float(litellm.completion_cost(completion_response=completion))
     except Exception:  # noqa: BLE001 - an unknown price is "unknown", never a failure

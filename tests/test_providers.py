@@ -148,3 +148,21 @@ def test_pairwise_labels_and_ambiguous_prefixes() -> None:
     content = [_tok('{"verdict": "'), _tok("A", {"A": 0.3, "B": 0.3, "t": 0.4})]
     assert label_probs_from_logprobs(content, ["A", "B", "tie"]) == pytest.approx(
         {"A": 0.3, "B": 0.3, "tie": 0.4})
+
+
+def test_an_unpriced_model_stays_unpriced_after_a_router_registered_it() -> None:
+    # A litellm Router registers each deployment litellm has no price for as an empty cost
+    # entry, which litellm then prices at $0: a judgment must not claim it cost nothing.
+    import litellm
+
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=GOOD))
+        assert _call(server).cost_usd is None
+        litellm.Router(model_list=[{"model_name": "judge", "litellm_params": {
+            "model": "openai/loopback-judge", "api_base": server.api_base, "api_key": "x"}}])
+        try:
+            assert litellm.model_cost.get("openai/loopback-judge") == {}
+            server.enqueue(Reply(content=GOOD))
+            assert _call(server).cost_usd is None
+        finally:
+            litellm.model_cost.pop("openai/loopback-judge", None)
