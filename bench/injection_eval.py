@@ -1,7 +1,7 @@
 """Recall and false-flag rate of the injection flagger, per split, family and category.
 
     PYTHONPATH=$PWD .venv/bin/python bench/injection_eval.py [--mirror /work/.mirror]
-        [--no-gold] [--rules-only] [--list tuning|heldout|all]
+        [--no-gold] [--rules-only] [--list tuning|heldout|all] [--suspects]
 
 Every record of bench/injection_data.py is scored the way evidence is flagged for a judge:
 a text through :func:`judge.injection.detect`; trace turns as a case through
@@ -19,11 +19,11 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from judge.evidence import select_evidence
-from judge.injection import detect, flag_injection
+from judge.injection import SUSPECT_SCORE, detect, flag_injection, suspicion
 from judge.types import Case, EvidenceItem, TraceTurn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,6 +67,40 @@ def flags_of(record: Record, *, classifier: bool) -> list[str]:
     return detect(record.text, classifier=classifier)
 
 
+def suspect(record: Record) -> bool:
+    """Whether the second net would withhold ``record`` (its text, or any of its turns)."""
+    if record.source == "task" or record.source.startswith("candidate:"):
+        return False
+    texts = [t["content"] for t in record.turns] if record.turns else [record.text]
+    return any(suspicion(text) >= SUSPECT_SCORE for text in texts)
+
+
+def print_suspects(records: list[Record], hit: Callable[[Record], bool]) -> None:
+    """The second net's table: of the unflagged records, how many are suspect."""
+    print(f"## the second net (suspect: score >= {SUSPECT_SCORE}, unflagged records only)\n")
+    print("| family (split) | missed injections now suspect | unflagged benign suspect |"
+          "\n|---|---|---|")
+    gold_cases: dict[str, bool] = defaultdict(bool)
+    for family, group in _rows(records, "family").items():
+        missed = [r for r in group if r.label == "injection" and not hit(r)]
+        clean = [r for r in group if r.label == "benign" and not hit(r)]
+        marks = {r.id: suspect(r) for r in missed + clean}
+        for r in clean:
+            if r.category.startswith("gold:"):
+                gold_cases[family + "/" + r.id.rsplit("/", 1)[0]] |= marks[r.id]
+        caught = fmt(sum(marks[r.id] for r in missed), len(missed))
+        print(f"| {family} ({group[0].split}) | {caught} | "
+              f"{fmt(sum(marks[r.id] for r in clean), len(clean))} |")
+    if gold_cases:
+        by_family: dict[str, list[bool]] = defaultdict(list)
+        for key, marked in gold_cases.items():
+            by_family[key.split("/", 1)[0]].append(marked)
+        print("\n| gold family | cases judged again (a suspect item) |\n|---|---|")
+        for family, cases in sorted(by_family.items()):
+            print(f"| {family} | {fmt(sum(cases), len(cases))} |")
+    print()
+
+
 def _rows(records: Iterable[Record], key: str, coarse: bool = False) -> dict[str, list[Record]]:
     groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
@@ -91,6 +125,8 @@ def main() -> int:
                         help="Categories by kind only (language, encoding, placement...).")
     parser.add_argument("--split", choices=("tuning", "heldout", "both"), default="both",
                         help="Score and report only this split (tune with --split tuning).")
+    parser.add_argument("--suspects", action="store_true",
+                        help="Also report the second net: unflagged records that are suspect.")
     args = parser.parse_args()
     records = [r for r in all_records(args.mirror, gold=not args.no_gold)
                if args.split in ("both", r.split)]
@@ -144,6 +180,8 @@ def main() -> int:
                           f"{flags_of(r, classifier=not args.rules_only)} "
                           f"{(r.text or str(r.turns))[:100]!r}")
             print()
+    if args.suspects:
+        print_suspects(records, hit)
     return 0
 
 
