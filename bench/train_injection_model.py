@@ -15,7 +15,7 @@ record), the lowest threshold whose out-of-fold false-flag rate is at most
 :data:`MAX_FALSE_FLAGS_LOOKALIKE` on generated look-alikes, :data:`MAX_FALSE_FLAGS_HANDWRITTEN`
 on hand-written ones and :data:`MAX_FALSE_FLAGS_GOLD` on gold evidence items. ``--check``
 retrains and compares with the shipped file instead of writing it (same data -> same weights
-to float16 precision).
+to within one float16 step).
 """
 
 from __future__ import annotations
@@ -202,8 +202,11 @@ def main() -> int:
             print(f"no weights at {args.out}")
             return 1
         same_data = shipped.meta.get("data_digest") == meta["data_digest"]
+        # Within one float16 step: liblinear's float32 result moves in its last bits between
+        # library builds (2 of 262,144 weights crossed a float16 rounding boundary, 0.002 at
+        # |w| in [2, 4), when scikit-learn 1.9.1 / SciPy 1.17.1 retrained the shipped file).
         close = bool(np.allclose(shipped.coef, coef.astype(np.float16).astype(np.float32),
-                                 atol=1e-3))
+                                 rtol=1e-3, atol=1e-3))
         print(f"same training data: {same_data}; same weights (float16): {close}; threshold "
               f"{shipped.threshold:.3f} vs {threshold:.3f}")
         return 0 if same_data and close and abs(shipped.threshold - threshold) < 1e-9 else 1
