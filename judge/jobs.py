@@ -223,10 +223,13 @@ def run_job(
             owner = worker_name()
             if not _claim_this(store, job_id, owner, lease):
                 raise ConflictError(f"job {job_id} is being run by another worker")
-        done = 0
+        done = planned = 0
 
         def started(steps: list[Step]) -> None:
-            store.update_job(job_id, n_steps=len(steps), n_done=0)
+            # Called again with the masked checks of cases with suspect evidence.
+            nonlocal planned
+            planned += len(steps)
+            store.update_job(job_id, n_steps=planned, n_done=done)
 
         def progress(outcome: Outcome) -> None:
             nonlocal done

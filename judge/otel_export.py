@@ -231,10 +231,13 @@ def export_store(
     model: str | None = None, batch_id: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """The OTLP document for the stored judgments (filtered), and counts: judgments, events,
-    linked to a trace, unlinked."""
+    linked to a trace, unlinked. Masked checks (judge.judging.masking) are not verdicts on the
+    run and are left out."""
     cases: dict[str, Case | None] = {}
     items: list[tuple[Judgment, Case | None]] = []
     for j in store.judgments(rubric_id=rubric_id, model=model, batch_id=batch_id):
+        if j.provenance.masked_from is not None:
+            continue
         if j.case_id not in cases:
             cases[j.case_id] = store.get_case(j.case_id)
         items.append((j, cases[j.case_id]))

@@ -506,8 +506,10 @@ def _usage_of(completion: Any) -> tuple[int, int]:
 def _priceless(entry: object) -> bool:
     """Whether a litellm cost-map entry names no price: a Router registers every deployment
     whose model litellm does not know (an empty entry, later filled with None prices), which
-    litellm then prices at $0."""
-    return isinstance(entry, Mapping) and not any(
+    litellm then prices at $0. Tiered prices count as prices."""
+    if not isinstance(entry, Mapping) or entry.get("tiered_pricing"):
+        return False
+    return not any(
         "cost_per" in str(key) and isinstance(value, int | float) and not isinstance(value, bool)
         for key, value in entry.items())
 
@@ -519,17 +521,21 @@ def _cost_of(completion: Any, model: str) -> float | None:
     # pricing it a second time cost about 1 ms of CPU per call.
     hidden = getattr(completion, "_hidden_params", None)
     litellm = prepare_litellm()
-    names = [model, *((hidden.get("litellm_model_name"), hidden.get("model"))
-                      if isinstance(hidden, Mapping) else ())]
-    if any(_priceless(litellm.model_cost.get(name)) for name in names if isinstance(name, str)):
-        return None
     known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
     if isinstance(known, int | float) and not isinstance(known, bool):
-        return float(known)
-    try:
-        return float(litellm.completion_cost(completion_response=completion))
-    except Exception:  # noqa: BLE001 - an unknown price is "unknown", never a failure
-        return None
+        cost: float | None = float(known)
+    else:
+        try:
+            cost = float(litellm.completion_cost(completion_response=completion))
+        except Exception:  # noqa: BLE001 - an unknown price is "unknown", never a failure
+            return None
+    if cost == 0.0:
+        # $0 from a model litellm has no price for is "not priced", not "free".
+        names = [model, *((hidden.get("litellm_model_name"), hidden.get("model"))
+                          if isinstance(hidden, Mapping) else ())]
+        if any(_priceless(litellm.model_cost.get(n)) for n in names if isinstance(n, str)):
+            return None
+    return cost
 
 
 def _raw_text(completion: Any) -> str:

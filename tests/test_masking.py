@@ -133,3 +133,90 @@ def test_masking_module_is_the_one_the_runner_uses() -> None:
     # A guard for the monkeypatch above: prepare reads suspect_items from its own namespace.
     assert prepare.suspect_items is injection.suspect_items
     assert masking.MASKED_SUFFIX == MASKED_SUFFIX and MODEL
+
+
+def _swayed_responder(request: dict[str, Any]) -> Reply:
+    swayed = PLANTED in json.dumps(request["messages"])
+    label = "pass" if swayed else "fail"
+    answer = json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "E1."})
+    probs = {"pass": 0.97, "fail": 0.02} if swayed else {"pass": 0.03, "fail": 0.96}
+    return Reply(content=answer, logprobs=logprobs_for(answer, {**probs,
+                                                                 "cannot_determine": 0.01}))
+
+
+def test_a_masked_check_belongs_to_the_case_it_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs that differ only in their suspect turn mask down to one prompt: the second
+    run's check must not be served the first run's (it was, and the swayed run was then
+    auto-accepted), neither in a later batch nor in the same one."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setattr(prepare, "suspect_items", lambda items: {
+        i.id: i.source for i in items if "note" in i.text})
+    base = make_case(7)
+
+    def run(case_id: str, note: str) -> Any:
+        return base.model_copy(update={"id": case_id, "trace": [
+            *base.trace, TraceTurn(id="m2", role="observation", content=note)]})
+
+    benign, swayed = run("run-a", "A note: nothing to add."), run("run-b", "A note. " + PLANTED)
+    with LoopbackServer(_swayed_responder) as server, Store(tmp_path / "m.db") as store:
+        options = judge.JudgeOptions(api_base=server.api_base, concurrency=1)
+        judge.judge_cases(store, [benign], rubric="agent-run-success@1",
+                          models=["openai/loopback"], options=options)
+        summary = judge.judge_cases(store, [swayed], rubric="agent-run-success@1",
+                                    models=["openai/loopback"], options=options)
+        checks = [o.judgment for o in summary.outcomes if o.judgment.provenance.masked_from]
+        assert [c.provenance.masked_from for c in checks] == ["run-b"]
+        assert len(server.requests) == 4  # each run and its own check
+        own = next(o.judgment for o in summary.outcomes if o.judgment.case_id == "run-b")
+        card = make_card(model="openai/loopback", rubric="agent-run-success",
+                         digest=own.provenance.rubric_digest, accept=0.9, reject=0.1)
+        decisions = {d.case_id: d for d in judge.route(store, card).decisions}
+        assert decisions["run-b"].reason == "masked_changed"
+        assert decisions["run-a"].decision == "auto_reject"
+        # In one batch: both checks stored, each under its own case.
+        both = judge.judge_cases(Store(tmp_path / "n.db"), [benign, swayed],
+                                 rubric="agent-run-success@1", models=["openai/loopback"],
+                                 options=options)
+        origins = sorted(o.judgment.provenance.masked_from or "" for o in both.outcomes)
+        assert origins == ["", "", "run-a", "run-b"]
+        assert len({o.judgment.id for o in both.outcomes}) == 4
+
+
+def test_a_failed_or_missing_check_is_no_check() -> None:
+    card = make_card(accept=0.9, reject=0.1)
+    own = _with_suspects(make_judgment("case-1", 0.97), {"E3": "m1"})
+    failed = _masked(make_judgment("case-1", 0.5), "case-1", ["E3"]).model_copy(
+        update={"status": "parse_error", "verdict": None})
+    (decision,) = route_judgments(card, [own, failed])
+    assert decision.decision == "review" and decision.reason == "masked_missing"
+    assert "E3" in decision.detail
+    (decision,) = route_judgments(card, [own])  # suspects recorded, never checked
+    assert decision.reason == "masked_missing"
+    same = _masked(make_judgment("case-1", 0.95), "case-1", ["E3"])
+    (decision,) = route_judgments(card, [own, same])
+    assert decision.decision == "auto_accept"
+
+
+def test_masked_checks_are_not_exported_as_evaluations(tmp_path: Path) -> None:
+    own = make_judgment("case-1", 0.97)
+    check = _masked(make_judgment("case-1", 0.05), "case-1", ["E3"]).model_copy(
+        update={"cache_key": "sha256:" + "c" * 64})
+    with Store(tmp_path / "o.db") as store:
+        store.put(own)
+        store.put(check)
+        _, counts = judge.export_store(store)
+    assert counts["judgments"] == 1
+
+
+def test_the_progress_bar_grows_by_the_masked_checks() -> None:
+    from rich.progress import Progress
+
+    from judge.commands.progress import JudgingProgress
+
+    shown = JudgingProgress(Progress(disable=True), plain=False)
+    shown.on_start([object()] * 3)  # type: ignore[list-item]
+    shown.on_start([object()])  # type: ignore[list-item]
+    assert shown.total == 4 and shown.task is not None
+    assert shown.progress.tasks[0].total == 4

@@ -166,3 +166,18 @@ def test_an_unpriced_model_stays_unpriced_after_a_router_registered_it() -> None
             assert _call(server).cost_usd is None
         finally:
             litellm.model_cost.pop("openai/loopback-judge", None)
+
+
+def test_a_price_is_a_number_or_a_tier() -> None:
+    import litellm
+
+    from judge.providers import _priceless
+
+    assert _priceless({}) and _priceless({"input_cost_per_token": None, "mode": "chat"})
+    assert not _priceless({"input_cost_per_token": 0.0, "output_cost_per_token": 0.0})
+    assert not _priceless({"input_cost_per_token": None, "tiered_pricing": [
+        {"range": [0, 128000], "input_cost_per_token": 1e-7}]})
+    assert not _priceless(None)  # an unknown model: litellm's own error says "unknown"
+    tiered = [name for name, entry in litellm.model_cost.items()
+              if isinstance(entry, dict) and entry.get("tiered_pricing")]
+    assert tiered and not any(_priceless(litellm.model_cost[name]) for name in tiered)

@@ -34,9 +34,13 @@ class JudgingProgress:
     task: TaskID | None = field(default=None)
 
     def on_start(self, steps: list[Step]) -> None:
-        """Size the bar to the planned judgments."""
-        self.total = len(steps)
-        self.task = self.progress.add_task("judging", total=self.total, last="")
+        """Size the bar to the planned judgments; a second call (the masked checks of cases with
+        suspect evidence) adds to it."""
+        self.total += len(steps)
+        if self.task is None:
+            self.task = self.progress.add_task("judging", total=self.total, last="")
+        else:
+            self.progress.update(self.task, total=self.total)
 
     def on_done(self, outcome: Outcome) -> None:
         """Show a finished judgment."""

@@ -110,9 +110,11 @@ def judge_cases(
     """Judge ``cases`` with a rubric and one or more models; store every judgment as it
     finishes and record the batch. Judgments already paid for are served from the store.
 
-    ``on_start`` gets the planned steps (e.g. to size a progress bar); ``on_done`` each finished
-    step. A failure of one judgment never stops the others: provider and parse failures are
-    stored with their status, steps that could not be attempted are in ``summary.errors``.
+    ``on_start`` gets the planned steps (e.g. to size a progress bar), and once more the masked
+    checks when some cases have suspect evidence (:mod:`judge.judging.masking`); ``on_done``
+    each finished step. A failure of one judgment never stops the others: provider and parse
+    failures are stored with their status, steps that could not be attempted are in
+    ``summary.errors``.
     Every model id and its credentials are checked first (:func:`judge.providers.check_models`):
     an unknown id or a missing key raises InputError before anything is judged or stored.
     """

@@ -8,6 +8,13 @@ masked judgments are checks, never verdicts: routing compares them with the case
 judgments, and a verdict that changes when the suspect items are withheld goes to a person
 (``judge.routing.gates``: "masked_changed"); calibration, scores and run-set rates leave them
 out. An injection the detector missed can move a verdict; it cannot move it unseen.
+
+A masked copy's cache key names the case it checks (two runs that differ only in their suspect
+turn mask down to one prompt, and each needs its own check). A check that failed, or a step whose
+suspects were recorded but that has no check, goes to a person too ("masked_missing"). Suspects
+are those recorded when the case was judged: a judgment served from the store keeps its own, so a
+store judged before this net (or before the detector was retrained) gets checks only for what
+it judges anew.
 """
 
 from __future__ import annotations

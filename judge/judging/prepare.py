@@ -113,6 +113,9 @@ def prepare_case(
             variant=spec.variant,
             selector_version=evidence.selector_version,
         )
+        if masked_from is not None:
+            # Two cases can mask down to one prompt: a check belongs to the case it checks.
+            key = digest({"cache_key": key, "masked_from": masked_from})
         provenance = Provenance(
             rubric_id=rubric.id,
             rubric_version=rubric.version,

@@ -129,14 +129,19 @@ def _label(x: Judgment) -> str:
     return x.verdict.label if x.status == "ok" and x.verdict is not None else x.status
 
 
+def _usable(x: Judgment) -> bool:
+    return x.status in ("ok", "abstain")
+
+
 def _masked_changed(g: Group) -> str | None:
     """A verdict that changes when the suspect evidence is withheld: something in that
-    evidence moved the judge (an injection the flagger missed), or the verdict rests on it."""
+    evidence moved the judge (an injection the flagger missed), or the verdict rests on it.
+    A masked check that failed (parse or provider failure) is no check: see _masked_missing."""
     if not g.masked:
         return None
-    own = {_step(x): _label(x) for x in g.judgments}
+    own = {_step(x): _label(x) for x in g.judgments if _usable(x)}
     changed = sorted({f"{own[_step(m)]} -> {_label(m)}" for m in g.masked
-                      if _step(m) in own and _label(m) != own[_step(m)]})
+                      if _usable(m) and _step(m) in own and _label(m) != own[_step(m)]})
     if not changed:
         return None
     withheld = sorted({i for m in g.masked for i in m.provenance.masked_evidence})
@@ -144,11 +149,26 @@ def _masked_changed(g: Group) -> str | None:
             f"({'; '.join(changed)})")
 
 
+def _masked_missing(g: Group) -> str | None:
+    """Suspect evidence was recorded but a step has no usable masked check (it failed, or was
+    never judged): whether the verdict rests on that evidence is unknown."""
+    suspects = sorted({i for x in g.judgments if _usable(x) for i in x.provenance.suspect_evidence})
+    if not suspects:
+        return None
+    checked = {_step(m) for m in g.masked if _usable(m)}
+    missing = [x for x in g.judgments if _usable(x) and _step(x) not in checked]
+    if not missing:
+        return None
+    return (f"suspect evidence {', '.join(suspects)} was recorded but {len(missing)} of "
+            f"{len(g.judgments)} judgments have no usable check without it")
+
+
 #: Checked in this order; the first that applies names the reason. Flagged evidence comes
 #: first so that an injected item is never decided automatically, whatever else holds.
 GATES: tuple[tuple[str, Gate], ...] = (
     ("flagged_evidence", _flagged),
     ("masked_changed", _masked_changed),
+    ("masked_missing", _masked_missing),
     ("parse_error", _parse_failed),
     ("provider_failure", _provider_failed),
     ("abstained", _abstained),

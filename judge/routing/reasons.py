@@ -19,6 +19,8 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "flagged_evidence": "evidence was flagged as instructions aimed at the judge",
         "masked_changed": "the verdict changes when evidence that reads like instructions to "
         "the judge is withheld",
+        "masked_missing": "evidence that reads like instructions to the judge was recorded but "
+        "the check without it failed or was not run",
         "parse_error": "the judge's answer could not be parsed",
         "provider_failure": "the provider failed after every retry",
         "abstained": "the judge said the evidence shown cannot decide",
