@@ -32,6 +32,15 @@ def _masked(judgment: Any, origin: str, withheld: list[str]) -> Any:
                                            "masked_from": origin, "masked_evidence": withheld})})
 
 
+def _swayed_responder(request: dict[str, Any]) -> Reply:
+    swayed = PLANTED in json.dumps(request["messages"])
+    label = "pass" if swayed else "fail"
+    answer = json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "E1."})
+    probs = {"pass": 0.97, "fail": 0.02} if swayed else {"pass": 0.03, "fail": 0.96}
+    return Reply(content=answer, logprobs=logprobs_for(answer, {**probs,
+                                                                 "cannot_determine": 0.01}))
+
+
 def test_mask_case_withholds_the_suspect_turns_and_names_its_origin() -> None:
     case = make_case(1)
     suspect = _with_suspects(make_judgment(case.id, 0.9), {"E3": "m1"})
@@ -100,15 +109,7 @@ def test_suspect_evidence_is_judged_again_without_it_end_to_end(
                                              TraceTurn(id="m2", role="observation",
                                                        content=PLANTED)]})
 
-    def responder(request: dict[str, Any]) -> Reply:
-        swayed = PLANTED in json.dumps(request["messages"])
-        label = "pass" if swayed else "fail"
-        answer = json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "E1."})
-        probs = {"pass": 0.97, "fail": 0.02} if swayed else {"pass": 0.03, "fail": 0.96}
-        return Reply(content=answer, logprobs=logprobs_for(answer, {**probs,
-                                                                     "cannot_determine": 0.01}))
-
-    with LoopbackServer(responder) as server, Store(tmp_path / "m.db") as store:
+    with LoopbackServer(_swayed_responder) as server, Store(tmp_path / "m.db") as store:
         summary = judge.judge_cases(store, [case], rubric="agent-run-success@1",
                                     models=["openai/loopback"],
                                     options=judge.JudgeOptions(api_base=server.api_base))
@@ -133,15 +134,6 @@ def test_masking_module_is_the_one_the_runner_uses() -> None:
     # A guard for the monkeypatch above: prepare reads suspect_items from its own namespace.
     assert prepare.suspect_items is injection.suspect_items
     assert masking.MASKED_SUFFIX == MASKED_SUFFIX and MODEL
-
-
-def _swayed_responder(request: dict[str, Any]) -> Reply:
-    swayed = PLANTED in json.dumps(request["messages"])
-    label = "pass" if swayed else "fail"
-    answer = json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "E1."})
-    probs = {"pass": 0.97, "fail": 0.02} if swayed else {"pass": 0.03, "fail": 0.96}
-    return Reply(content=answer, logprobs=logprobs_for(answer, {**probs,
-                                                                 "cannot_determine": 0.01}))
 
 
 def test_a_masked_check_belongs_to_the_case_it_checks(
