@@ -148,6 +148,9 @@ class JudgeResponse(_Body):
 
     judgments: list[Judgment]
     routing: list[RoutingDecision] = Field(default_factory=list)
+    #: The masked checks of a case with suspect evidence (judge.judging.masking): judged again
+    #: with that evidence withheld, for routing; not verdicts on the case.
+    checks: list[Judgment] = Field(default_factory=list)
     #: Steps that could not be attempted (e.g. a case the rubric cannot render).
     errors: list[str] = Field(default_factory=list)
 

@@ -26,13 +26,14 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
                                  api_base=config.api_base, concurrency=config.concurrency)
     summary = judge.judge_cases(store, [body.case], rubric=rubric, models=models,
                                 options=options, source="api judge")
-    judgments = [o.judgment for o in summary.outcomes]
+    everything = [o.judgment for o in summary.outcomes]
     routing = []
-    if card is not None and judgments:
-        run = judge.route(store, card, judgments=judgments, audit_fraction=config.audit_fraction)
+    if card is not None and everything:
+        run = judge.route(store, card, judgments=everything, audit_fraction=config.audit_fraction)
         routing = run.decisions
     return s.JudgeResponse(
-        judgments=judgments,
+        judgments=[j for j in everything if j.provenance.masked_from is None],
+        checks=[j for j in everything if j.provenance.masked_from is not None],
         routing=routing,
         errors=[f"case {st.case.id}: {err}" for st, err in summary.errors],
     )
