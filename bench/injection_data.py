@@ -58,6 +58,7 @@ SPLITS: dict[str, str] = {
     # handwritten-v4 replaced it, written and committed before looking at v3's errors.
     "handwritten-v3": "tuning",
     "handwritten-v4": "heldout",
+    "outside-v5": "heldout",
     "tensor-trust-extraction": "heldout",
     "swebench-sympy": "heldout",
     "taubench": "heldout",
@@ -101,7 +102,7 @@ def corpus_records() -> list[Record]:
             out.append(Record(str(r["id"]), str(r["label"]), family, f"v1:{r['where']}",
                               text=str(r["text"])))
     for r in [*_jsonl(CORPUS_V2 / "heldout.jsonl"), *_jsonl(CORPUS_V2 / "heldout3.jsonl"),
-              *_jsonl(CORPUS_V2 / "heldout4.jsonl")]:
+              *_jsonl(CORPUS_V2 / "heldout4.jsonl"), *_jsonl(CORPUS_V2 / "heldout5.jsonl")]:
         turns = tuple(dict(t) for t in r.get("turns", []))  # type: ignore[attr-defined]
         out.append(Record(str(r["id"]), str(r["label"]), str(r["family"]), str(r["category"]),
                           text=str(r.get("text", "")), turns=turns))
