@@ -193,7 +193,9 @@ class JobList(_Body):
 
 
 class JobResults(_Body):
-    """A page of a job's judgments."""
+    """A page of a job's judgments. The masked checks of cases with suspect evidence are among
+    them (``provenance.masked_from`` names the case they check; routing needs them): they are
+    not verdicts on a case of their own."""
 
     job_id: str
     status: JobStatus
