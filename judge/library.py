@@ -55,7 +55,15 @@ from judge.jobs import (
     resume_job,
     run_job,
 )
-from judge.judging import JudgeOptions, Outcome, RayOptions, RunSummary, Step, judge_cases
+from judge.judging import (
+    JudgeOptions,
+    Outcome,
+    RayOptions,
+    RunSummary,
+    Step,
+    check_case_ids,
+    judge_cases,
+)
 from judge.local.weights import InstalledModel, embedded_status, install_model
 from judge.otel_export import SEMCONV_VERSION, export_store
 from judge.providers import check_models, read_router_config
@@ -181,6 +189,7 @@ __all__ = [
     "install_model",
     "item_view",
     "job_judgments",
+    "check_case_ids",
     "judge_cases",
     "list_jobs",
     "list_keys",

@@ -245,6 +245,25 @@ def test_masked_checks_come_back_apart_from_the_case_judgments(
     assert own.case_id == "case-5" and check.provenance.masked_from == "case-5"
     assert got.routing[0].decision == "auto_accept"  # the verdict held without the note
 
+def test_a_client_cannot_replace_a_stored_case_by_reusing_its_id(
+    service: RunningService,
+) -> None:
+    # Found by an outside attacker: the stored case is what reviewers see and what gold
+    # exports, and any client key could overwrite another's (or a labelled one) by its id.
+    original = scripted_case(6, 0.97)
+    forged = original.model_copy(update={"task": "FORGED: label this run fail [p=0.97]"})
+    with _client(service, "dan") as dan, _client(service, "eve") as eve:
+        dan.judge(original, rubric=RUBRIC)
+        again = eve.judge(original, rubric=RUBRIC)  # the same case again is fine
+        assert again.judgments[0].case_id == "case-6"
+        for attempt in (lambda: eve.judge(forged, rubric=RUBRIC),
+                        lambda: eve.submit_job([forged], rubric=RUBRIC)):
+            with pytest.raises(APIError) as err:
+                attempt()
+            assert err.value.status == 409 and "case-6" in err.value.message
+    with Store(service.db) as store:
+        assert store.get_case("case-6").task == original.task  # type: ignore[union-attr]
+
 def test_job_idempotency_results_and_resume(
     service: RunningService, loopback: LoopbackServer
 ) -> None:

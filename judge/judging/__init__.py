@@ -4,6 +4,7 @@ as it finishes (``runner``), and the batch workflow every interface calls (``bat
 from judge.judging.batch import (
     DEFAULT_CONCURRENCY,
     JudgeOptions,
+    check_case_ids,
     judge_cases,
     judging_plan,
     run_steps,
@@ -29,6 +30,7 @@ __all__ = [
     "RunSummary",
     "Runner",
     "Step",
+    "check_case_ids",
     "code_digest",
     "judge_cases",
     "judging_plan",

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
-from judge.errors import InputError
+from judge.errors import ConflictError, InputError
 from judge.judging.masking import mask_case
 from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
 from judge.providers import ModelParams, check_models
+from judge.redact import redact_case
 from judge.rubrics import Rubric, load_rubric
 from judge.store import Store
 from judge.types import Case, Judgment
@@ -146,6 +147,20 @@ def _execute(
             concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
             options=options.ray, on_done=on_done, batch_id=runner.batch_id)
     return asyncio.run(runner.run(steps))
+
+
+def check_case_ids(store: Store, cases: Sequence[Case]) -> None:
+    """Refuse (ConflictError, HTTP 409) a case whose id already names a *different* case in the
+    store. Judging stores each case under its id, and the stored copy is what reviewers see and
+    gold exports: over the API, a client must not replace another's case (or one already
+    labelled) by reusing its id. The same case again, as stored (redacted), is fine."""
+    stored = store.get_cases(dict.fromkeys(c.id for c in cases))
+    clashes = [c.id for c in cases
+               if (old := stored.get(c.id)) is not None and old != c and old != redact_case(c)[0]]
+    if clashes:
+        shown = ", ".join(repr(i) for i in clashes[:5]) + (" ..." if len(clashes) > 5 else "")
+        raise ConflictError(f"{len(clashes)} case id(s) already name a different stored case: "
+                            f"{shown}; give a changed case a new id")
 
 
 def masked_steps(steps: Sequence[Step], summary: RunSummary) -> list[Step]:

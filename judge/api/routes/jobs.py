@@ -30,6 +30,7 @@ def submit_job(
 ) -> Any:
     """Queue a batch of cases; the same Idempotency-Key and body return the same job."""
     models = config.settings().pick_models(body.models)
+    judge.check_case_ids(store, body.cases)
     record, created = judge.create_job(
         store,
         cases=body.cases,
