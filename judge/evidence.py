@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import InputError
 from judge.injection import flag_adjacent, flag_injection
-from judge.redact import MARKER_PREFIX, redact
+from judge.redact import MARKER_PREFIX, redact, redact_turn_fields
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
@@ -320,7 +320,10 @@ def classify_turns(
                 kind = "error"
         if turn.kind is not None:
             kind = turn.kind
-        out.append(_Turn(index, turn, text, count, kind, runs_tests))
+        # The turn's id and role are shown in its evidence tag: redacted like its text.
+        shown = (redact_turn_fields(turn)[0] if redacted_trace is None
+                 else redacted_trace[index])
+        out.append(_Turn(index, shown, text, count, kind, runs_tests))
         if kind != "note":
             previous_ran_tests = runs_tests
     return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from judge.redact_gitleaks import candidates, find, load_rules, split_generic
 from judge.types import Case, Judgment, TraceTurn
@@ -609,12 +609,44 @@ def redact_all(texts: Sequence[str]) -> tuple[list[str], int]:
     return out, total
 
 
+def redact_turn_fields(turn: TraceTurn) -> tuple[TraceTurn, int]:
+    """The turn with its id, role and source redacted (the content is not touched): the id and
+    the role are shown to the judge in each evidence tag, and all three are stored."""
+    fields: dict[str, str] = {}
+    total = 0
+    for name in ("id", "role", "source"):
+        value = getattr(turn, name)
+        if value:
+            fields[name], n = redact(value)
+            total += n
+    return (turn.model_copy(update=fields) if total else turn), total
+
+
+def _redact_values(value: Any) -> tuple[Any, int]:
+    """Every string inside ``value`` (dicts, lists) redacted, and the count."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        total = 0
+        for key, item in value.items():
+            out[key], n = _redact_values(item)
+            total += n
+        return (out if total else value), total
+    if isinstance(value, list):
+        items = [_redact_values(item) for item in value]
+        total = sum(n for _, n in items)
+        return ([v for v, _ in items] if total else value), total
+    return value, 0
+
+
 def redact_case(case: Case) -> tuple[Case, int]:
-    """The case with its texts redacted (task, diff, candidates, trace turns) and the count.
+    """The case with its texts redacted (task, diff, candidates, trace turns with their ids,
+    roles and sources, and every string in slices and meta) and the count.
 
     For the stored copy of a case, which the review page and exports show to people. The id,
-    kind, agent model, slices and meta are kept as given: they identify and group the case, and
-    a judge never sees them. Returns ``case`` itself when nothing was redacted.
+    kind and agent model are kept as given: they identify the case. Returns ``case`` itself
+    when nothing was redacted.
     """
     task, n_task = redact(case.task)
     diff, n_diff = redact(case.diff) if case.diff is not None else (None, 0)
@@ -629,12 +661,16 @@ def redact_case(case: Case) -> tuple[Case, int]:
     n_turns = 0
     for turn in case.trace:
         content, n = redact(turn.content)
-        n_turns += n
-        turns.append(turn.model_copy(update={"content": content}) if n else turn)
-    total = n_task + n_diff + n_candidates + n_turns
+        shown, m = redact_turn_fields(turn)
+        n_turns += n + m
+        turns.append(shown.model_copy(update={"content": content}) if n else shown)
+    slices, n_slices = _redact_values(case.slices)
+    meta, n_meta = _redact_values(case.meta)
+    total = n_task + n_diff + n_candidates + n_turns + n_slices + n_meta
     if not total:
         return case, 0
-    update = {"task": task, "diff": diff, "candidates": candidates, "trace": turns}
+    update = {"task": task, "diff": diff, "candidates": candidates, "trace": turns,
+              "slices": slices, "meta": meta}
     return case.model_copy(update=update), total
 
 

@@ -291,7 +291,7 @@ def test_real_traces_keep_their_evidence_where_nothing_is_redacted(
     assert all(_evidence_digests(clean, monkeypatch))
 
 
-def test_redact_case_keeps_identity_fields() -> None:
+def test_redact_case_keeps_identity_fields_and_clean_slices_and_meta() -> None:
     case = Case(id="c1", kind="agent_run", task="deploy with AKIA" + "Z7QK3M2XN4P5R6T8",
                 meta={"source": "x"}, slices={"repo": "a"})
     redacted, n = redact_case(case)
@@ -301,3 +301,33 @@ def test_redact_case_keeps_identity_fields() -> None:
     assert redacted.task == "deploy with [REDACTED:aws-access-key-id]"
     assert redact(redacted.task) == (redacted.task, 0)
 
+
+
+def test_secrets_in_turn_ids_roles_slices_and_meta_reach_neither_provider_nor_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an outside attacker: a turn's id and role are shown to the judge in its
+    evidence tag, and they, the slices and the meta were stored as given."""
+    import judge as library
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    in_id = "ghp_" + "TurnIdLeak9Qz7aB3cD4eF5gH6iJ7kL8mN9oP"
+    in_role = "eyJhbGciOiJIUzI1NiJ9" + ".eyJyb2xlIjoiYWRtaW4ifQ.RoleLeakSig0123456789abcdef"
+    in_slice = "glpat-" + "SliceLeak7aB3cD4eF5g"
+    in_meta = "sk_live_" + "MetaLeak4eF5gH6iJ7kL8mN9"
+    case = Case(id="leaky", kind="agent_run", task="Fix the bug.", trace=[
+        {"id": "call_" + in_id, "role": "tool", "content": "ok"},
+        {"id": "t2", "role": "assistant Authorization: Bearer " + in_role, "content": "done"}],
+        slices={"deploy_token": in_slice}, meta={"env": {"STRIPE": in_meta}, "n": 3})
+    with LoopbackServer(lambda r: Reply(content=ANSWER)) as server, \
+            Store(tmp_path / "s.db") as store:
+        library.judge_cases(store, [case], rubric="agent-run-success@1",
+                            models=["openai/loopback"],
+                            options=library.JudgeOptions(api_base=server.api_base))
+        stored = store.get_case("leaky")
+    sent = json.dumps(server.requests)
+    kept = (tmp_path / "s.db").read_bytes().decode("utf-8", "replace")
+    for secret in (in_id, in_role, in_slice, in_meta):
+        assert secret not in sent and secret not in kept, secret
+    assert stored is not None and stored.meta["n"] == 3
+    assert "[REDACTED:" in stored.trace[0].id and "[REDACTED:" in stored.slices["deploy_token"]
