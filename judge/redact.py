@@ -91,6 +91,15 @@ def _keep_prefix(
     return replace
 
 
+
+def _stated(m: re.Match[str]) -> str:
+    """A password stated in prose: the value redacted, a trailing full stop kept."""
+    secret = m.group("secret")
+    end = secret.rstrip(".!?)")
+    if len(end) < 8 or _is_placeholder(end):
+        return m.group(0)
+    return f"{m.group('keep')}{m.group('q')}{marker('stated-password')}{secret[len(end):]}"
+
 # Values that sit where a secret could, but are not one: shell/template variables, empty or
 # null literals, references to code (``settings.TOKEN``), and earlier markers.
 _PLACEHOLDER = re.compile(
@@ -216,6 +225,13 @@ SPECIFIC: tuple[SecretPattern, ...] = (
         ("hooks.slack.com",),
     ),
     SecretPattern(
+        "discord-webhook",
+        re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/"
+                   r"[A-Za-z0-9_\-]{30,200}"),
+        _whole("discord-webhook"),
+        ("/api/webhooks/",),
+    ),
+    SecretPattern(
         "google-api-key",
         re.compile(rf"(?<![{_TOK}])AIza[{_TOK}]{{35}}(?![{_TOK}])"),
         _whole("google-api-key"),
@@ -312,7 +328,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
         re.compile(
             # The user may be empty: redis://:password@host.
             r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@?#\[\]]{0,256}:)"
-            r"(?P<secret>[^\s:/@?#\[\]]{1,256})(?P<after>@)"
+            r"(?P<secret>(?!\d{1,5}/)[^\s:@?#\[\]]{1,256})(?P<after>@)"
         ),
         _keep_prefix("url-password", skip_placeholders=True),
         ("://",),
@@ -437,6 +453,80 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
         _keep_prefix("env-secret", skip_placeholders=True),
         ("secret", "token", "passw", "passphrase", "api_key", "apikey", "access_key",
          "private_key", "credentials", "auth", "account_key", "sig"),
+    ),
+    # Added after an outside attack (1 Dec 2026). AWS secret keys after their name with any
+    # separator (``aws configure set aws_secret_access_key <key>``).
+    SecretPattern(
+        "aws-secret-key",
+        re.compile(
+            r"(?P<keep>(?i:(?:aws_?)?secret_?access_?key)[\"']?[ \t]{0,5}[:=\t ][ \t]{0,5}"
+            r"[\"']?)(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
+        _keep_prefix("aws-secret-key"),
+        ("secret_access_key", "secretaccesskey"),
+    ),
+    # Secrets in JSON that is itself inside a JSON string (tool-call arguments):
+    # ``{\"password\": \"x\"}``.
+    SecretPattern(
+        "escaped-json-secret",
+        re.compile(
+            r"(?P<keep>(?i:pass(?:word|wd|phrase)|secret|token|api_?key|access_?key|"
+            r"client_?secret|private_?key|credentials?)\\\"[ \t]{0,5}:[ \t]{0,5}\\\")"
+            r"(?P<secret>[^\"\\\n]{6,1000})(?P<after>\\\")"
+        ),
+        _keep_prefix("escaped-json-secret", skip_placeholders=True, skip_dummies=True),
+        ('\\"',),
+    ),
+    # Session cookies: ``Cookie: sessionid=...``, ``Set-Cookie: auth_token=...``.
+    SecretPattern(
+        "cookie-secret",
+        re.compile(
+            r"(?P<keep>(?i:(?:set-)?cookie)[\"']?[ \t]{0,5}:[ \t]{0,5}(?:[^\n]{0,2000}?[; ])?"
+            r"[\w.\-]{0,40}(?i:sess|sid|token|auth)[\w.\-]{0,40}=)(?P<secret>[^;\s\"']{12,4000})"
+        ),
+        _keep_prefix("cookie-secret", skip_placeholders=True, skip_dummies=True),
+        ("cookie",),
+    ),
+    # ``echo 'pw' | sudo -S ...``: the password piped to sudo.
+    SecretPattern(
+        "cli-password",
+        re.compile(
+            rf"(?P<keep>\b(?:echo|printf)[ \t]{{1,5}}(?:-[a-z][ \t]{{1,5}})?)(?P<secret>{_VALUE})"
+            r"(?=[ \t]{0,5}\|[ \t]{0,5}sudo[ \t]{1,5}(?:-[a-zA-Z]{1,5}[ \t]{1,5})*?-S\b)"
+        ),
+        _keep_prefix("cli-password", skip_placeholders=True, skip_dummies=True),
+        ("sudo",),
+    ),
+    # A password stated in prose, in several languages (``Das Passwort lautet X``, ``the
+    # password is X``): a value of 8+ characters with a letter and a digit, right after.
+    # A connection string that starts with its password (``Password=x;Server=...``): the
+    # value must end at a ";" (``password=None)`` in code is not one).
+    SecretPattern(
+        "connection-string",
+        re.compile(
+            r"(?P<keep>(?<![^\s\"'])(?i:password|pwd|account_?key|shared_?access_?key)=)"
+            r"(?P<secret>[^\s;&\"'<>#(),]{1,4000})(?=;)"
+        ),
+        _keep_prefix("connection-string", skip_placeholders=True, skip_dummies=True),
+        ("password=", "pwd=", "key="),
+    ),
+    # A password stated in prose, in several languages (``Das Passwort lautet X``, ``the
+    # password is X``): a word of 8+ characters with a letter and a digit, no path or code.
+    SecretPattern(
+        "stated-password",
+        re.compile(
+            r"(?P<keep>(?<![\w\-])(?i:password|passwort|kennwort|contraseña|contrasena|"
+            r"mot de passe|senha|wachtwoord|hasło|haslo|heslo|пароль|密码|密碼|パスワード|비밀번호|"
+            r"şifre|sifre|lösenord|salasana|parola)[^\n:=\[\]@/\\\"'<>(){}]{0,30}?"
+            r"[ \t](?i:is|lautet|ist|es|est|é|è|jest|är|は|是|为|為|это)[ \t]{1,5})"
+            r"(?P<q>[\"'«„“]?)"
+            r"(?P<secret>(?=[^\s\"'»“”]{0,199}\d)(?=[^\s\"'»“”]{0,199}[^\W\d_])"
+            r"[^\s\"'»“”,;/()<>=]{8,200})(?![^\s\"'»“”,;])"
+        ),
+        lambda m: _stated(m),
+        ("passw", "kennwort", "contrase", "mot de passe", "senha", "wachtwoord", "hasło", "haslo",
+         "heslo", "пароль", "密", "パスワード", "비밀번호", "şifre", "sifre", "lösenord",
+         "salasana", "parola"),
     ),
     # The same in lower or mixed case (YAML, JSON, INI, Python literals: ``password: "x"``,
     # ``"api_key": "x"``, ``db_password = 'x'``): a quoted value anywhere, or a bare value that

@@ -301,3 +301,43 @@ def test_gitleaks_rules_load_with_their_entropy_and_allowlists() -> None:
     assert redact("api_secret = 'aaaaaaaaaaaaaaaaaaaa'")[0].count("generic-api-key") == 0
     found = redact("widget_key = Xk9Lm2Vb7Rt4Wz1Nc5Kd3")[0]
     assert found == "widget_key = [REDACTED:generic-api-key]"
+
+
+#: Shapes an outside attacker got past redaction (1 Dec 2026), each with its secret.
+ATTACK_SHAPES = [
+    ('{"arguments":"{\\"user\\": \\"ops\\", \\"password\\": \\"' + "Zr8!mQ2vLx7p" + '\\"}"}',
+     "Zr8!mQ2vLx7p"),
+    ("aws configure set aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R"),
+    ("echo 'Hunter2-Sup3r!x' | sudo -S apt-get install foo", "Hunter2-Sup3r!x"),
+    ("Password=" + "Pa55w0rd!Zx91" + ";Server=db.internal;User Id=sa;", "Pa55w0rd!Zx91"),
+    ("postgresql://app:" + "Ab9/x7Kq2Lm" + "@db.internal:5432/app", "Ab9/x7Kq2Lm"),
+    ("Das Passwort lautet " + "Qz7kLm2vXp9D" + ".", "Qz7kLm2vXp9D"),
+    ("La contraseña de producción es " + "Qz7kLm2vXp9E", "Qz7kLm2vXp9E"),
+    ("https://discord.com/api/webhooks/123456789012345678/" + "AbCdEfGhIjKlMnOpQrSt" * 3,
+     "AbCdEfGhIjKlMnOpQrSt"),
+    ("Set-Cookie: sessionid=" + "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c" + "; Path=/; HttpOnly",
+     "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c"),
+]
+
+#: Look-alikes the new rules must leave alone (code and prose that name a password).
+ATTACK_LOOKALIKES = [
+    "password = models.CharField(max_length=100)",
+    "def authenticate(self, request, username=None, password=None, **kwargs):",
+    "The password is required and must be 12 characters long.",
+    "see https://registry.npmjs.org:443/@babel/core and http://host:8080/a@b",
+    "echo 'hello world' | grep hello",
+    "Set-Cookie: theme=dark; Path=/",
+    "if password1 and password2 and password1 != password2:",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ATTACK_SHAPES)
+def test_the_shapes_an_outside_attacker_found_are_redacted(text: str, secret: str) -> None:
+    redacted, n = redact(text)
+    assert n >= 1 and secret not in redacted, redacted
+
+
+@pytest.mark.parametrize("text", ATTACK_LOOKALIKES)
+def test_their_look_alikes_are_kept(text: str) -> None:
+    assert redact(text) == (text, 0)
