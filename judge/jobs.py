@@ -26,7 +26,7 @@ from typing import Any
 
 from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
 from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
-from judge.judging import JudgeOptions, Outcome, Step, judge_cases
+from judge.judging import JudgeOptions, Outcome, Step, code_digest, judge_cases
 from judge.judging.claims import dead_here, worker_name
 from judge.providers import check_models
 from judge.rubrics import load_rubric
@@ -310,6 +310,10 @@ class JobManager:
 
     def start(self) -> None:
         """Start the workers: they claim unfinished jobs (after a restart) and new ones."""
+        # The code digest parses the judge's sources with ast.parse, which CPython 3.11 cannot
+        # run in two threads at once ("AST constructor recursion depth mismatch", seen when
+        # job workers and request threads started judging together): computed before them.
+        code_digest()
         if self._started:
             return
         self._started = True
