@@ -15,7 +15,6 @@ while tuning). Gold figures are per item and per case (a case is flagged when an
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections import defaultdict
@@ -29,16 +28,7 @@ from judge.types import Case, EvidenceItem, TraceTurn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from injection_data import DEFAULT_MIRROR, Record, all_records  # noqa: E402
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+from reliability_injection import wilson  # noqa: E402
 
 
 def fmt(k: int, n: int) -> str:
