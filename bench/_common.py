@@ -21,6 +21,7 @@ from typing import Any
 
 from judge.cases import load_cases
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
+from judge.testing.processes import descendants
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
@@ -103,24 +104,6 @@ def remote_loopback(delay_s: float) -> Iterator[RemoteServer]:
         process.join(timeout=10)
         if process.is_alive():
             process.terminate()
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (from /proc): a process pool's workers, a local Ray."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def process_cpu_s(pid: int) -> float:

@@ -27,6 +27,7 @@ import judge
 from judge.digests import digest
 from judge.errors import InputError
 from judge.testing.loopback import LoopbackServer, Reply
+from judge.testing.processes import descendants
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -51,26 +52,6 @@ def _cases(n: int) -> list[judge.Case]:
     return [judge.Case.model_validate(_case(i)) for i in range(n)]
 
 
-def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (from /proc), to find and end the processes a run started."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -79,7 +60,7 @@ def _cmdline(pid: int) -> str:
 
 
 def _workers() -> list[int]:
-    return [p for p in _children(os.getpid()) if "JudgeWorker" in _cmdline(p)]
+    return [p for p in descendants(os.getpid()) if "JudgeWorker" in _cmdline(p)]
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +221,7 @@ def test_a_driver_killed_mid_batch_leaves_its_results_stored_and_a_rerun_pays_th
                 time.sleep(0.05)
         finally:
             # The driver and the local Ray it started (processes this test started).
-            started = _children(driver.pid)
+            started = descendants(driver.pid)
             driver.kill()
             for pid in started:
                 with contextlib.suppress(ProcessLookupError):
