@@ -153,18 +153,10 @@ class JudgmentTables:
         latency_s: float = 0.0,
     ) -> None:
         """Append one provider call attempt to the call log."""
-        self.backend.insert("calls", {
-            "cache_key": cache_key,
-            "model": model,
-            "attempt": attempt,
-            "outcome": outcome,
-            "error": error,
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "cost_usd": cost_usd,
-            "latency_s": latency_s,
-            "created_at": now_iso(),
-        })
+        self.backend.insert("calls", call_row(
+            cache_key=cache_key, model=model, attempt=attempt, outcome=outcome, error=error,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost_usd,
+            latency_s=latency_s))
 
     def calls(self, *, cache_key: str | None = None) -> list[dict[str, Any]]:
         """The call log (every attempt), oldest first."""
