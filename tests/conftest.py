@@ -99,3 +99,20 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
         return str(request.getfixturevalue("pg_url"))
     return str(tmp_path / "store.db")
+
+
+#: Debian's Chromium, driven headless by the browser tests (``make test`` installs it).
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the test (tests using it skip when CHROMIUM is absent)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

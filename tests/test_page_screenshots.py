@@ -27,13 +27,10 @@ from click.testing import CliRunner
 import judge
 from judge.cli import cli
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
-from tests.conftest import shared_path
+from tests.conftest import CHROMIUM, shared_path
 from tests.review_fixtures import MODEL, RunningService, make_card, running_service
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 RUN = REPO / "tests" / "data" / "traces" / "claude-code" / "fix_slugify.jsonl"
 VIEWPORT = {"width": 1280, "height": 800}
 
@@ -50,16 +47,6 @@ def shots(tmp_path: Path) -> Path:
     where = Path(configured) if configured else tmp_path / "shots"
     where.mkdir(parents=True, exist_ok=True)
     return where
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 def _evidence_id(prompt: str, kind: str, starts: str = "") -> str:

@@ -17,6 +17,7 @@ from judge.client import JudgeClient
 from judge.review import export_gold, items
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer
+from tests.conftest import CHROMIUM
 from tests.review_fixtures import (
     MODEL,
     RunningService,
@@ -27,16 +28,6 @@ from tests.review_fixtures import (
     scripted_case,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 #: Where the screenshot of an item page is kept for a person to look at.
 SCREENSHOT = Path(os.environ.get("JUDGE_SCREENSHOT", "/tmp/judge-review-page.png"))
 
@@ -50,16 +41,6 @@ pytestmark = [
 
 #: The cards of these tests are made for v1 of the rubric (one prompt, one call per case).
 RUBRIC = "agent-run-success@1"
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
