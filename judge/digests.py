@@ -53,14 +53,18 @@ def cache_key(
     sample: int,
     variant: int = 0,
     selector_version: str = "",
+    masked_from: str | None = None,
 ) -> str:
     """The identity of one paid-for judgment.
 
     The selector version is part of it although the prompt digest already covers what the
     model saw: a card binds one selector version, so judgments made under another are not
     reused for it (a selector change is rare; a store whose cached judgments carry an old
-    version could never be calibrated as one judge)."""
-    return digest(
+    version could never be calibrated as one judge).
+
+    ``masked_from``: for the masked check of a case (judge.judging.masking), the case it checks:
+    two runs can mask down to one prompt, and each needs its own check."""
+    key = digest(
         {
             "rubric": rubric_digest,
             "evidence": evidence_digest,
@@ -73,6 +77,7 @@ def cache_key(
             "selector": selector_version,
         }
     )
+    return key if masked_from is None else digest({"cache_key": key, "masked_from": masked_from})
 
 
 def full_digest(value: str) -> str:

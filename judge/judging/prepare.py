@@ -112,10 +112,8 @@ def prepare_case(
             sample=spec.sample,
             variant=spec.variant,
             selector_version=evidence.selector_version,
+            masked_from=masked_from,
         )
-        if masked_from is not None:
-            # Two cases can mask down to one prompt: a check belongs to the case it checks.
-            key = digest({"cache_key": key, "masked_from": masked_from})
         provenance = Provenance(
             rubric_id=rubric.id,
             rubric_version=rubric.version,
