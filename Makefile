@@ -51,6 +51,7 @@ postgres:
 
 lint: $(STAMP)
 	$(BIN)/ruff check judge calibration tests bench
+	$(BIN)/ruff format --check judge calibration tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -45,10 +45,18 @@ def synthesize(path: Path, n: int, seed: int = 0) -> None:
             logit = rng.gauss(1.2 if gold == "pass" else -1.0, 1.3)
             prob = 1.0 / (1.0 + math.exp(-logit))
             verdict = None if rng.random() < 0.01 else ("pass" if prob >= 0.5 else "fail")
-            row = {"item_id": f"item-{i}", "source": "synthetic", "judge": "synthetic-judge",
-                   "order": None, "sample": 0, "verdict": verdict, "verdict_pos": None,
-                   "prob": round(prob, 6) if verdict is not None else None, "gold": gold,
-                   "slices": {"task_id": f"task-{i // 4}"}}
+            row = {
+                "item_id": f"item-{i}",
+                "source": "synthetic",
+                "judge": "synthetic-judge",
+                "order": None,
+                "sample": 0,
+                "verdict": verdict,
+                "verdict_pos": None,
+                "prob": round(prob, 6) if verdict is not None else None,
+                "gold": gold,
+                "slices": {"task_id": f"task-{i // 4}"},
+            }
             out.write(json.dumps(row) + "\n")
 
 
@@ -114,30 +122,49 @@ def main() -> None:
             floor = floor_seconds(path)
             bare = floor_seconds(path, keep=False)
             seconds, said = card_seconds(path, judges, root / "card.yaml", args.n_boot)
-            results.append({"input": label, "rows": rows, "mb": path.stat().st_size / 1e6,
-                            "floor_s": floor, "parse_only_s": bare, "card_s": seconds,
-                            "ratio": seconds / floor, "ratio_parse_only": seconds / bare,
-                            "us_per_row": 1e6 * seconds / rows,
-                            "summary": said.strip().splitlines()[0] if said.strip() else ""})
-    print(f"full card (bands + metrics with {args.n_boot} cluster-bootstrap replicates) vs the "
-          f"floor: read + json.loads of every line, objects kept (parse-only: dropped); "
-          f"{load_text()}")
-    print(f"{'input':36s} {'rows':>9s} {'MB':>6s} {'floor s':>8s} {'parse s':>8s} "
-          f"{'card s':>8s} {'ratio':>6s} {'r/parse':>7s} {'us/row':>7s}")
+            results.append(
+                {
+                    "input": label,
+                    "rows": rows,
+                    "mb": path.stat().st_size / 1e6,
+                    "floor_s": floor,
+                    "parse_only_s": bare,
+                    "card_s": seconds,
+                    "ratio": seconds / floor,
+                    "ratio_parse_only": seconds / bare,
+                    "us_per_row": 1e6 * seconds / rows,
+                    "summary": said.strip().splitlines()[0] if said.strip() else "",
+                }
+            )
+    print(
+        f"full card (bands + metrics with {args.n_boot} cluster-bootstrap replicates) vs the "
+        f"floor: read + json.loads of every line, objects kept (parse-only: dropped); "
+        f"{load_text()}"
+    )
+    print(
+        f"{'input':36s} {'rows':>9s} {'MB':>6s} {'floor s':>8s} {'parse s':>8s} "
+        f"{'card s':>8s} {'ratio':>6s} {'r/parse':>7s} {'us/row':>7s}"
+    )
     for r in results:
-        print(f"{r['input']:36s} {r['rows']:9,d} {r['mb']:6.1f} {r['floor_s']:8.2f} "
-              f"{r['parse_only_s']:8.2f} {r['card_s']:8.2f} {r['ratio']:6.2f} "
-              f"{r['ratio_parse_only']:7.2f} {r['us_per_row']:7.1f}")
+        print(
+            f"{r['input']:36s} {r['rows']:9,d} {r['mb']:6.1f} {r['floor_s']:8.2f} "
+            f"{r['parse_only_s']:8.2f} {r['card_s']:8.2f} {r['ratio']:6.2f} "
+            f"{r['ratio_parse_only']:7.2f} {r['us_per_row']:7.1f}"
+        )
     synthetic = [r for r in results if r["input"].startswith("synthetic")]
     if len(synthetic) >= 2:
         small, large = synthetic[0], synthetic[-1]
         growth = (large["card_s"] / small["card_s"]) / (large["rows"] / small["rows"])
-        print(f"cost growth {small['rows']:,} -> {large['rows']:,} rows: time x"
-              f"{large['card_s'] / small['card_s']:.1f} for rows x"
-              f"{large['rows'] / small['rows']:.0f} (1.0 = linear: {growth:.2f})")
+        print(
+            f"cost growth {small['rows']:,} -> {large['rows']:,} rows: time x"
+            f"{large['card_s'] / small['card_s']:.1f} for rows x"
+            f"{large['rows'] / small['rows']:.0f} (1.0 = linear: {growth:.2f})"
+        )
     worst = max(r["ratio"] for r in results)
-    print(f"worst card/floor ratio {worst:.2f} (target <= 3: {'met' if worst <= 3 else 'NOT met'}"
-          f"); against parse-only {max(r['ratio_parse_only'] for r in results):.2f}")
+    print(
+        f"worst card/floor ratio {worst:.2f} (target <= 3: {'met' if worst <= 3 else 'NOT met'}"
+        f"); against parse-only {max(r['ratio_parse_only'] for r in results):.2f}"
+    )
     write_json(args.json, {"n_boot": args.n_boot, "results": results, "load": load_text()})
 
 

@@ -45,15 +45,28 @@ def main() -> None:
 
     rubric = judge.load_rubric("agent-run-success")
     answer = rubric.answer_model()
-    schema = {"type": "json_schema",
-              "json_schema": {"name": answer.__name__, "schema": answer.model_json_schema()}}
-    prompts = [[{"role": "system", "content": "S" * 2000},
-                {"role": "user", "content": f"case {i} " * 1500}] for i in range(args.n + 32)]
+    schema = {
+        "type": "json_schema",
+        "json_schema": {"name": answer.__name__, "schema": answer.model_json_schema()},
+    }
+    prompts = [
+        [
+            {"role": "system", "content": "S" * 2000},
+            {"role": "user", "content": f"case {i} " * 1500},
+        ]
+        for i in range(args.n + 32)
+    ]
     client: Any = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
     with remote_loopback(0.05) as server:
         base: dict[str, Any] = {
-            "model": MODEL, "api_base": server.api_base, "api_key": "sk-loopback",
-            "temperature": 0.0, "max_tokens": 384, "seed": 0, "num_retries": 0}
+            "model": MODEL,
+            "api_base": server.api_base,
+            "api_key": "sk-loopback",
+            "temperature": 0.0,
+            "max_tokens": 384,
+            "seed": 0,
+            "num_retries": 0,
+        }
         params = ModelParams(api_base=server.api_base, api_key="sk-loopback")
 
         async def bare(m: list[dict[str, str]]) -> Any:
@@ -64,15 +77,18 @@ def main() -> None:
 
         async def with_instructor(m: list[dict[str, str]]) -> Any:
             return await client.chat.completions.create_with_completion(
-                messages=m, response_model=answer, max_retries=1, **base)
+                messages=m, response_model=answer, max_retries=1, **base
+            )
 
         async def judge_call(m: list[dict[str, str]]) -> Any:
-            return await call_model(MODEL, m, answer, rubric.all_labels, params,
-                                    log=AttemptLog())
+            return await call_model(MODEL, m, answer, rubric.all_labels, params, log=AttemptLog())
 
-        loops: dict[str, Loop] = {"bare litellm": bare, "litellm + response_format":
-                                  with_schema, "instructor": with_instructor,
-                                  "call_model": judge_call}
+        loops: dict[str, Loop] = {
+            "bare litellm": bare,
+            "litellm + response_format": with_schema,
+            "instructor": with_instructor,
+            "call_model": judge_call,
+        }
 
         async def run(fn: Loop, batch: list[list[dict[str, str]]]) -> None:
             semaphore = asyncio.Semaphore(32)
@@ -94,8 +110,10 @@ def main() -> None:
     print(f"{args.n} calls per loop, concurrency 32, 50 ms server; {load_text()}")
     bare_ms = min(cpu["bare litellm"])
     for name, values in cpu.items():
-        print(f"{name:28s} CPU {min(values):5.2f} ms/call (min of {args.rounds}; all "
-              f"{', '.join(f'{v:.2f}' for v in values)}), +{min(values) - bare_ms:.2f} over bare")
+        print(
+            f"{name:28s} CPU {min(values):5.2f} ms/call (min of {args.rounds}; all "
+            f"{', '.join(f'{v:.2f}' for v in values)}), +{min(values) - bare_ms:.2f} over bare"
+        )
     write_json(args.json, {"cpu_ms_per_call": cpu, "n": args.n, "load": load_text()})
 
 

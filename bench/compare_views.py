@@ -55,8 +55,12 @@ def _auroc(scores: list[float], outcome: list[int]) -> float:
 
 
 def paired_auroc_difference(
-    a: list[float], b: list[float], outcome: list[int], clusters: list[str],
-    n_boot: int = 2000, seed: int = 0,
+    a: list[float],
+    b: list[float],
+    outcome: list[int],
+    clusters: list[str],
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """AUROC(b) - AUROC(a) on the same items, with a cluster-bootstrap 95% interval."""
     import numpy as np
@@ -80,27 +84,40 @@ def paired_auroc_difference(
     }
 
 
-def compare(views: dict[str, dict[str, float]], gold: dict[str, str],
-            clusters: dict[str, str], positive: str) -> dict[str, Any]:
+def compare(
+    views: dict[str, dict[str, float]],
+    gold: dict[str, str],
+    clusters: dict[str, str],
+    positive: str,
+) -> dict[str, Any]:
     """Figures for each view, for their mean, and paired differences."""
 
     labels = {positive, "fail" if positive == "pass" else "B"}
-    items = sorted(set.intersection(*(set(s) for s in views.values()))
-                   & {i for i, g in gold.items() if g in labels})  # a tie has no side to rank
+    items = sorted(
+        set.intersection(*(set(s) for s in views.values()))
+        & {i for i, g in gold.items() if g in labels}
+    )  # a tie has no side to rank
     outcome = [int(gold[i] == positive) for i in items]
     if len(set(outcome)) < 2:
-        raise ValueError(f"the {len(items)} items every view scored hold one gold label at "
-                         "most: no AUROC to compare")
+        raise ValueError(
+            f"the {len(items)} items every view scored hold one gold label at "
+            "most: no AUROC to compare"
+        )
     cl = [clusters[i] for i in items]
 
     def figures(scores: list[float]) -> dict[str, Any]:
         right = [(s >= 0.5) == bool(y) for s, y in zip(scores, outcome, strict=True)]
-        return {"auroc": auroc_with_interval(scores, outcome, cl),
-                "accuracy": sum(right) / len(right)}
+        return {
+            "auroc": auroc_with_interval(scores, outcome, cl),
+            "accuracy": sum(right) / len(right),
+        }
 
     per_view = {name: [s[i] for i in items] for name, s in views.items()}
-    result: dict[str, Any] = {"n": len(items), "n_positive": sum(outcome),
-                              "views": {k: figures(v) for k, v in per_view.items()}}
+    result: dict[str, Any] = {
+        "n": len(items),
+        "n_positive": sum(outcome),
+        "views": {k: figures(v) for k, v in per_view.items()},
+    }
     if len(views) > 1:
         mean = [statistics.fmean(col) for col in zip(*per_view.values(), strict=True)]
         result["mean_of_views"] = figures(mean)
@@ -117,7 +134,6 @@ def main() -> None:
     parser.add_argument("views", nargs="+", metavar="FILE[:RUBRIC_ID]")
     args = parser.parse_args()
 
-
     records = load_gold(args.gold).records
     gold = {r.id: r.gold for r in records}
     clusters = {r.id: str((r.slices or {}).get("task_id", r.id)) for r in records}
@@ -125,8 +141,9 @@ def main() -> None:
     views = {}
     for spec in args.views:
         path, _, rubric = spec.partition(":")
-        views[Path(path).name.removesuffix(".judgments.jsonl") + (f":{rubric}" if rubric else "")] \
-            = view_scores(path, rubric or None)
+        views[
+            Path(path).name.removesuffix(".judgments.jsonl") + (f":{rubric}" if rubric else "")
+        ] = view_scores(path, rubric or None)
     if len(views) < len(args.views):
         raise SystemExit("two views have the same name (file name and rubric): rename a file")
     try:
@@ -137,8 +154,10 @@ def main() -> None:
     def line(name: str, f: dict[str, Any]) -> str:
         a = f["auroc"]
         ci = a["ci95"] or (float("nan"), float("nan"))
-        return (f"{name:28s} AUROC {a['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]  "
-                f"accuracy@0.5 {f['accuracy']:.2f}")
+        return (
+            f"{name:28s} AUROC {a['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]  "
+            f"accuracy@0.5 {f['accuracy']:.2f}"
+        )
 
     print(f"{result['n']} items scored by every view ({result['n_positive']} {positive})")
     for name, f in result["views"].items():
@@ -146,9 +165,11 @@ def main() -> None:
     if "mean_of_views" in result:
         print(line("mean of the views", result["mean_of_views"]))
         for pair, d in result["paired"].items():
-            print(f"{pair}: AUROC difference {d['difference']:+.2f} "
-                  f"[{d['ci95'][0]:+.2f}, {d['ci95'][1]:+.2f}]; not better in "
-                  f"{d['share_not_better']:.0%} of {d['n_boot']} draws")
+            print(
+                f"{pair}: AUROC difference {d['difference']:+.2f} "
+                f"[{d['ci95'][0]:+.2f}, {d['ci95'][1]:+.2f}]; not better in "
+                f"{d['share_not_better']:.0%} of {d['n_boot']} draws"
+            )
 
 
 if __name__ == "__main__":

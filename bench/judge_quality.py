@@ -72,20 +72,35 @@ def choose(records: list[Any], n: int | None, seed: int, exclude_n: int | None =
 def judge_all(args: argparse.Namespace, cases: list[Any]) -> float:
     """Judge every case (cached); return the wall seconds spent."""
 
-    options = judge.JudgeOptions(orders=args.orders, variants=args.variants, temperature=0.0,
-                                 max_tokens=args.max_tokens, token_budget=args.token_budget,
-                                 concurrency=1)
+    options = judge.JudgeOptions(
+        orders=args.orders,
+        variants=args.variants,
+        temperature=0.0,
+        max_tokens=args.max_tokens,
+        token_budget=args.token_budget,
+        concurrency=1,
+    )
     with judge.open_store(args.db) as store, judging_progress(quiet=args.quiet) as shown:
         started = time.perf_counter()
-        summary = judge.judge_cases(store, cases, rubric=args.rubric, models=[args.model],
-                                    options=options, on_start=shown.on_start,
-                                    on_done=shown.on_done, source="bench/judge_quality.py")
+        summary = judge.judge_cases(
+            store,
+            cases,
+            rubric=args.rubric,
+            models=[args.model],
+            options=options,
+            on_start=shown.on_start,
+            on_done=shown.on_done,
+            source="bench/judge_quality.py",
+        )
         took = time.perf_counter() - started
     called = summary.called
     steps = len(summary.outcomes) + len(summary.errors)
-    print(f"judged {steps} steps ({called} called, {summary.cached} cached) in {took:.0f}s; "
-          f"{summary.prompt_tokens / max(1, called):.0f} prompt tokens per call; statuses "
-          f"{dict(summary.statuses)}", file=sys.stderr)
+    print(
+        f"judged {steps} steps ({called} called, {summary.cached} cached) in {took:.0f}s; "
+        f"{summary.prompt_tokens / max(1, called):.0f} prompt tokens per call; statuses "
+        f"{dict(summary.statuses)}",
+        file=sys.stderr,
+    )
     return took / max(1, called)
 
 
@@ -95,36 +110,54 @@ def auroc_with_interval(
     """{"value": AUROC, "ci95": task-cluster bootstrap interval (1,000 draws, seed 0)}."""
     import numpy as np
 
-
     value = auroc(scores, outcome)
-    ci = auroc_interval(np.asarray(scores, float), np.asarray(outcome, int),
-                        np.asarray(clusters), n_boot=1000, seed=0)
+    ci = auroc_interval(
+        np.asarray(scores, float),
+        np.asarray(outcome, int),
+        np.asarray(clusters),
+        n_boot=1000,
+        seed=0,
+    )
     return {"value": value, "ci95": ci}
 
 
 def _band(item_scores: list[tuple[str, float, str]], kind: Kind, alpha: float) -> dict[str, Any]:
 
     items = tuple(
-        ItemScore(item_id=i, score=s, source="prob", n_rows=1, judges=("quality",), gold=g,
-                  cluster=i)
+        ItemScore(
+            item_id=i, score=s, source="prob", n_rows=1, judges=("quality",), gold=g, cluster=i
+        )
         for i, s, g in item_scores
     )
-    policy = certify(ScoreSet(kind=kind, judge="quality", items=items), alpha_accept=alpha,
-                     alpha_reject=alpha if kind == "binary" else None, delta=0.1)
+    policy = certify(
+        ScoreSet(kind=kind, judge="quality", items=items),
+        alpha_accept=alpha,
+        alpha_reject=alpha if kind == "binary" else None,
+        delta=0.1,
+    )
     bands: dict[str, Any] = {
-        name: {"threshold": band.threshold, "coverage": band.coverage, "n": band.n,
-               "errors": band.errors, "upper_bound": band.upper_bound}
+        name: {
+            "threshold": band.threshold,
+            "coverage": band.coverage,
+            "n": band.n,
+            "errors": band.errors,
+            "upper_bound": band.upper_bound,
+        }
         for name, band in policy.bands.items()
     }
     return {"summary": policy.summary(), **bands}
 
 
-def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str],
-            kind: Kind) -> dict[str, Any]:
+def analyse(
+    args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, str], kind: Kind
+) -> dict[str, Any]:
     """Per-item scores from the stored judgments, and the figures."""
 
-    rows = [r for r in judge.load_store_rows(args.db, args.model, rubric=args.rubric)
-            if r.item_id in gold]
+    rows = [
+        r
+        for r in judge.load_store_rows(args.db, args.model, rubric=args.rubric)
+        if r.item_id in gold
+    ]
     positive = kinds.SCORING[kind].positive
     by_item: dict[str, list[Any]] = defaultdict(list)
     for r in rows:
@@ -147,7 +180,8 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
         return {
             "n": len(ids),
             "auroc": auroc_with_interval(scores, outcome, [clusters[i] for i in ids])
-            if len(set(outcome)) > 1 else None,
+            if len(set(outcome)) > 1
+            else None,
             "accuracy": sum(decided) / len(decided) if decided else None,
             "false_accept_rate": sum(s >= 0.5 for s in neg) / len(neg) if neg else None,
             "false_reject_rate": sum(s < 0.5 for s in pos) / len(pos) if pos else None,
@@ -173,8 +207,9 @@ def analyse(args: argparse.Namespace, gold: dict[str, str], clusters: dict[str, 
         result["per_order"] = {
             o: _strip(figures(lambda r, o=o: r.order == o)) for o in ("AB", "BA")
         }
-    result["bands"] = {str(a): _band([(i, s, g) for i, s, g in overall["scores"]], kind, a)
-                       for a in (0.10, 0.15)}
+    result["bands"] = {
+        str(a): _band([(i, s, g) for i, s, g in overall["scores"]], kind, a) for a in (0.10, 0.15)
+    }
     return result
 
 
@@ -190,8 +225,9 @@ def _logit(p: float) -> float:
 def _first_position_bias(pairs: list[tuple[float, float, str]]) -> float:
     """The mean logit of preferring the answer shown first, over (P(A) in AB, P(A) in BA)
     pairs: AB shows A first (P(A)); BA shows B first (1 - P(A))."""
-    return statistics.fmean([_logit(ab) for ab, _, _ in pairs]
-                            + [_logit(1 - ba) for _, ba, _ in pairs])
+    return statistics.fmean(
+        [_logit(ab) for ab, _, _ in pairs] + [_logit(1 - ba) for _, ba, _ in pairs]
+    )
 
 
 def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, Any]:
@@ -231,7 +267,8 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
                 by_order[(item_id, r.order)].append(r.prob)
     averaged = [
         (statistics.fmean(by_order[(i, "AB")]), statistics.fmean(by_order[(i, "BA")]), gold[i])
-        for i in by_item if by_order.get((i, "AB")) and by_order.get((i, "BA"))
+        for i in by_item
+        if by_order.get((i, "AB")) and by_order.get((i, "BA"))
     ]
     proto_bias = _first_position_bias(averaged)
     proto_raw, proto_corrected = flips(0.0, averaged), flips(proto_bias, averaged)
@@ -242,9 +279,12 @@ def _position(by_item: dict[str, list[Any]], gold: dict[str, str]) -> dict[str, 
         "protocol_order_flip_rate_corrected": proto_corrected[0],
         "protocol_per_order_accuracy_corrected": proto_corrected[2],
         "protocol_first_position_logit_bias": proto_bias,
-        "order_flip_rate": raw[0], "p_prefer_first": raw[1], "per_order_accuracy": raw[2],
+        "order_flip_rate": raw[0],
+        "p_prefer_first": raw[1],
+        "per_order_accuracy": raw[2],
         "first_position_logit_bias": bias,
-        "order_flip_rate_corrected": corrected[0], "p_prefer_first_corrected": corrected[1],
+        "order_flip_rate_corrected": corrected[0],
+        "p_prefer_first_corrected": corrected[1],
         "per_order_accuracy_corrected": corrected[2],
     }
 
@@ -264,13 +304,16 @@ def main() -> None:
     parser.add_argument("--token-budget", type=int)
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "quality.jsonl"))
-    parser.add_argument("--exclude-n", type=int, metavar="M",
-                        help="leave out the items of the --n M subset (score a held-out part, "
-                        "e.g. to confirm a choice made on the first M items)")
+    parser.add_argument(
+        "--exclude-n",
+        type=int,
+        metavar="M",
+        help="leave out the items of the --n M subset (score a held-out part, "
+        "e.g. to confirm a choice made on the first M items)",
+    )
     parser.add_argument("--analyse-only", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
-
 
     gold_set = load_gold(args.gold)
     chosen = choose(list(gold_set.records), args.n, args.seed, exclude_n=args.exclude_n)
@@ -282,11 +325,17 @@ def main() -> None:
         Path(args.db).parent.mkdir(parents=True, exist_ok=True)
         seconds = judge_all(args, [r.to_case() for r in chosen])
     result = {
-        "gold": Path(args.gold).name, "n_items": len(chosen), "subset": args.n,
+        "gold": Path(args.gold).name,
+        "n_items": len(chosen),
+        "subset": args.n,
         "excluded_subset": args.exclude_n,
-        "rubric": args.rubric, "model": args.model, "variants": args.variants,
-        "orders": args.orders, "token_budget": args.token_budget,
-        "seconds_per_call": seconds, **analyse(args, gold, clusters, kind),
+        "rubric": args.rubric,
+        "model": args.model,
+        "variants": args.variants,
+        "orders": args.orders,
+        "token_budget": args.token_budget,
+        "seconds_per_call": seconds,
+        **analyse(args, gold, clusters, kind),
     }
     print(json.dumps(result, indent=1, default=str))
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)

@@ -137,27 +137,35 @@ def prefix(args: list[str]) -> None:
 
     import llama_cpp
 
-
     n = int(args[0]) if args else 5
     rubric = load_rubric(DEMO_RUBRIC)
     budget = rubric.spec.token_budget or 1400
     cases = load_cases(DEMO_GOLD).cases[:n]
     prompts = [
-        rubric.render(c, select_evidence(c, visible=rubric.spec.evidence_visible,
-                                         token_budget=budget))
+        rubric.render(
+            c, select_evidence(c, visible=rubric.spec.evidence_visible, token_budget=budget)
+        )
         for c in cases
     ]
     engine = get_engine(ensure_model(DEFAULT_ALIAS))
     llama: Any = engine.llama
     params = ModelParams()
-    print(f"{len(cases)} demo cases, {rubric.ref} variant 0, {DEMO_MODEL}, "
-          f"{engine.llama.n_threads} threads, max_tokens {params.max_tokens}, logprobs on")
+    print(
+        f"{len(cases)} demo cases, {rubric.ref} variant 0, {DEMO_MODEL}, "
+        f"{engine.llama.n_threads} threads, max_tokens {params.max_tokens}, logprobs on"
+    )
     # Warm the path (litellm import, provider registration) on a tiny prompt; its answer,
     # cut at 8 tokens, is not valid and does not matter.
     with contextlib.suppress(ParseError):
-        asyncio.run(call_model(DEMO_MODEL, [{"role": "user", "content": "Say ok."}],
-                               rubric.answer_model(), rubric.all_labels,
-                               ModelParams(max_tokens=8, max_reasks=0)))
+        asyncio.run(
+            call_model(
+                DEMO_MODEL,
+                [{"role": "user", "content": "Say ok."}],
+                rubric.answer_model(),
+                rubric.all_labels,
+                ModelParams(max_tokens=8, max_reasks=0),
+            )
+        )
     summary: dict[str, dict[str, float]] = {}
     for label, reuse in (("without reuse", False), ("with reuse", True)):
         rows: list[tuple[float, int, int, float, float]] = []
@@ -167,16 +175,26 @@ def prefix(args: list[str]) -> None:
             llama_cpp.llama_perf_context_reset(llama._ctx.ctx)
             load = _load()
             started = time.perf_counter()
-            result = asyncio.run(call_model(DEMO_MODEL, messages, rubric.answer_model(),
-                                            rubric.all_labels, params))
+            result = asyncio.run(
+                call_model(DEMO_MODEL, messages, rubric.answer_model(), rubric.all_labels, params)
+            )
             seconds = time.perf_counter() - started
             p_ms, p_n, g_ms, g_n = _perf(llama)
-            rows.append((seconds, result.prompt_tokens, p_n, p_n / (p_ms / 1000),
-                         g_n / (g_ms / 1000) if g_ms else 0.0))
-            print(f"{label:14s} {case.id[-28:]:28s} {seconds:6.1f} s  prompt "
-                  f"{result.prompt_tokens} tok, {p_n} evaluated in {p_ms / 1000:.1f} s "
-                  f"({p_n / (p_ms / 1000):.1f} tok/s)  gen {g_n} tok ({rows[-1][4]:.1f} tok/s)  "
-                  f"load {load}")
+            rows.append(
+                (
+                    seconds,
+                    result.prompt_tokens,
+                    p_n,
+                    p_n / (p_ms / 1000),
+                    g_n / (g_ms / 1000) if g_ms else 0.0,
+                )
+            )
+            print(
+                f"{label:14s} {case.id[-28:]:28s} {seconds:6.1f} s  prompt "
+                f"{result.prompt_tokens} tok, {p_n} evaluated in {p_ms / 1000:.1f} s "
+                f"({p_n / (p_ms / 1000):.1f} tok/s)  gen {g_n} tok ({rows[-1][4]:.1f} tok/s)  "
+                f"load {load}"
+            )
         summary[label] = {
             "s_per_judgment": statistics.median(r[0] for r in rows),
             "prompt_tokens": statistics.median(r[1] for r in rows),
@@ -187,10 +205,12 @@ def prefix(args: list[str]) -> None:
         }
     for label, m in summary.items():
         effective = m["prompt_tokens"] / m["s_per_judgment"]
-        print(f"{label:14s} median {m['s_per_judgment']:.1f} s/judgment, prompt "
-              f"{m['prompt_tokens']:.0f} tok of which {m['evaluated']:.0f} evaluated at "
-              f"{m['prompt_tok_s']:.1f} tok/s (effective {effective:.1f} prompt tok per second "
-              f"of judgment), generation {m['gen_tok_s']:.1f} tok/s; total {m['total_s']:.0f} s")
+        print(
+            f"{label:14s} median {m['s_per_judgment']:.1f} s/judgment, prompt "
+            f"{m['prompt_tokens']:.0f} tok of which {m['evaluated']:.0f} evaluated at "
+            f"{m['prompt_tok_s']:.1f} tok/s (effective {effective:.1f} prompt tok per second "
+            f"of judgment), generation {m['gen_tok_s']:.1f} tok/s; total {m['total_s']:.0f} s"
+        )
     saved = 1 - summary["with reuse"]["total_s"] / summary["without reuse"]["total_s"]
     print(f"prefix reuse saved {100 * saved:.0f}% of the time; load now {_load()}")
 
@@ -203,8 +223,12 @@ def demo(args: list[str]) -> None:
         out = Path(tmp) / "demo-out"
         print(f"judge demo --out {out}  (load before {os.getloadavg()})", flush=True)
         started = time.perf_counter()
-        done = subprocess.run([str(judge_bin), "demo", "--out", str(out), *args],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(judge_bin), "demo", "--out", str(out), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         seconds = time.perf_counter() - started
         lines = [line for line in done.stdout.splitlines() if line.strip()]
         print("\n".join(lines[-8:]))
@@ -215,8 +239,10 @@ def demo(args: list[str]) -> None:
         if with_store.exists():
             with judge.open_store(with_store) as store:
                 n = store.count("judgments")
-    print(f"judge demo: exit {done.returncode}, {seconds:.0f} s wall for {n} judgments "
-          f"({seconds / max(n, 1):.1f} s each); load after {os.getloadavg()}")
+    print(
+        f"judge demo: exit {done.returncode}, {seconds:.0f} s wall for {n} judgments "
+        f"({seconds / max(n, 1):.1f} s each); load after {os.getloadavg()}"
+    )
 
 
 #: Extra modes by name (the default, with an optional repeat count, is main()).

@@ -55,14 +55,19 @@ async def _bare(api_base: str, prompts: list[list[dict[str, str]]], concurrency:
     """N plain litellm.acompletion calls, ``concurrency`` at a time."""
     import litellm
 
-
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(messages: list[dict[str, str]]) -> None:
         async with semaphore:
             await litellm.acompletion(
-                model=MODEL, messages=messages, api_base=api_base, api_key="sk-loopback",
-                temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS, seed=0, num_retries=0,
+                model=MODEL,
+                messages=messages,
+                api_base=api_base,
+                api_key="sk-loopback",
+                temperature=0.0,
+                max_tokens=DEFAULT_MAX_TOKENS,
+                seed=0,
+                num_retries=0,
             )
 
     await asyncio.gather(*(one(m) for m in prompts))
@@ -101,11 +106,23 @@ def _store_costs(db: Path, cases: list[Any], summary: Any, runner: Any) -> dict[
                 group = part[low : low + 8]
                 store.put_batch(
                     judgments=[(j, "b") for _, j in group],
-                    calls=[{"cache_key": j.cache_key, "model": MODEL, "attempt": 1,
-                            "outcome": "ok", "error": None, "prompt_tokens": 100,
-                            "completion_tokens": 20, "cost_usd": None, "latency_s": 0.05,
-                            "created_at": j.created_at.isoformat()} for _, j in group],
-                    steps=[(key, j.cache_key) for key, j in group])
+                    calls=[
+                        {
+                            "cache_key": j.cache_key,
+                            "model": MODEL,
+                            "attempt": 1,
+                            "outcome": "ok",
+                            "error": None,
+                            "prompt_tokens": 100,
+                            "completion_tokens": 20,
+                            "cost_usd": None,
+                            "latency_s": 0.05,
+                            "created_at": j.created_at.isoformat(),
+                        }
+                        for _, j in group
+                    ],
+                    steps=[(key, j.cache_key) for key, j in group],
+                )
         out["store"] = 1000 * (time.process_time() - started) / n
     return out
 
@@ -121,8 +138,9 @@ def measure(latency: float, n: int, concurrency: int, source: Path | None) -> di
     budget = rubric.spec.token_budget or 1400
 
     started = time.process_time()
-    evidence = [select_evidence(c, visible=rubric.spec.evidence_visible, token_budget=budget)
-                for c in cases]
+    evidence = [
+        select_evidence(c, visible=rubric.spec.evidence_visible, token_budget=budget) for c in cases
+    ]
     select_cpu = time.process_time() - started
     started = time.process_time()
     prompts = [rubric.render(c, e) for c, e in zip(cases, evidence, strict=True)]
@@ -139,8 +157,9 @@ def measure(latency: float, n: int, concurrency: int, source: Path | None) -> di
         asyncio.run(warm_runner.run(plan(warm, rubric, [MODEL], variants=1)))
 
         before, server_cpu = server.requests, server.cpu_s
-        bare = _timed(lambda: asyncio.run(_bare(server.api_base, prompts, concurrency)),
-                      [server.pid])
+        bare = _timed(
+            lambda: asyncio.run(_bare(server.api_base, prompts, concurrency)), [server.pid]
+        )
         bare_calls = server.requests - before
         bare_server_cpu = server.cpu_s - server_cpu
 
@@ -167,17 +186,29 @@ def measure(latency: float, n: int, concurrency: int, source: Path | None) -> di
         "concurrency": concurrency,
         "latency_s": latency,
         "ideal_throughput": concurrency / latency,
-        "bare": {**bare, "throughput": bare_tput, "cpu_ms_per_call": 1000 * bare["cpu_s"] / n,
-                 "calls": bare_calls, "server_cpu_ms_per_call": 1000 * bare_server_cpu / n,
-                 "server_core_share": bare_server_cpu / bare["wall_s"]},
-        "pipeline": {**pipe, "throughput": pipe_tput,
-                     "cpu_ms_per_judgment": 1000 * pipe["cpu_s"] / n,
-                     "cpu_all_ms_per_judgment": 1000 * pipe["cpu_all_s"] / n,
-                     "calls": pipe_calls, "statuses": dict(summary.statuses),
-                     "errors": len(summary.errors),
-                     "server_core_share": pipe_server_cpu / pipe["wall_s"]},
-        "stage_cpu_ms": {"evidence selection": 1000 * select_cpu / n,
-                         "rendering": 1000 * render_cpu / n, **stages},
+        "bare": {
+            **bare,
+            "throughput": bare_tput,
+            "cpu_ms_per_call": 1000 * bare["cpu_s"] / n,
+            "calls": bare_calls,
+            "server_cpu_ms_per_call": 1000 * bare_server_cpu / n,
+            "server_core_share": bare_server_cpu / bare["wall_s"],
+        },
+        "pipeline": {
+            **pipe,
+            "throughput": pipe_tput,
+            "cpu_ms_per_judgment": 1000 * pipe["cpu_s"] / n,
+            "cpu_all_ms_per_judgment": 1000 * pipe["cpu_all_s"] / n,
+            "calls": pipe_calls,
+            "statuses": dict(summary.statuses),
+            "errors": len(summary.errors),
+            "server_core_share": pipe_server_cpu / pipe["wall_s"],
+        },
+        "stage_cpu_ms": {
+            "evidence selection": 1000 * select_cpu / n,
+            "rendering": 1000 * render_cpu / n,
+            **stages,
+        },
         "ratio": pipe_tput / bare_tput,
         "stored_judgments": stored,
     }
@@ -187,29 +218,44 @@ def report(figures: dict[str, Any]) -> None:
     """Print one latency's figures."""
     bare, pipe = figures["bare"], figures["pipeline"]
     n, latency = figures["n"], figures["latency_s"]
-    print(f"\n{n} judgments, concurrency {figures['concurrency']}, server latency "
-          f"{1000 * latency:.0f} ms (ideal {figures['ideal_throughput']:.0f}/s)")
-    print(f"bare litellm loop : {bare['wall_s']:6.2f} s  {bare['throughput']:6.1f}/s  "
-          f"CPU {bare['cpu_ms_per_call']:.2f} ms/call  ({bare['calls']} calls); server "
-          f"{bare['server_cpu_ms_per_call']:.2f} ms CPU/request, "
-          f"{100 * bare['server_core_share']:.0f}% of a core")
-    print(f"pipeline (Runner) : {pipe['wall_s']:6.2f} s  {pipe['throughput']:6.1f}/s  "
-          f"CPU {pipe['cpu_ms_per_judgment']:.2f} ms/judgment in the event loop's process, "
-          f"{pipe['cpu_all_ms_per_judgment']:.2f} with its preparing processes  "
-          f"({pipe['calls']} calls, {pipe['statuses']}, {pipe['errors']} not judged); "
-          f"server {100 * pipe['server_core_share']:.0f}% of a core")
-    print("  CPU of each stage timed alone on the same cases (ms per judgment): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in figures["stage_cpu_ms"].items()))
+    print(
+        f"\n{n} judgments, concurrency {figures['concurrency']}, server latency "
+        f"{1000 * latency:.0f} ms (ideal {figures['ideal_throughput']:.0f}/s)"
+    )
+    print(
+        f"bare litellm loop : {bare['wall_s']:6.2f} s  {bare['throughput']:6.1f}/s  "
+        f"CPU {bare['cpu_ms_per_call']:.2f} ms/call  ({bare['calls']} calls); server "
+        f"{bare['server_cpu_ms_per_call']:.2f} ms CPU/request, "
+        f"{100 * bare['server_core_share']:.0f}% of a core"
+    )
+    print(
+        f"pipeline (Runner) : {pipe['wall_s']:6.2f} s  {pipe['throughput']:6.1f}/s  "
+        f"CPU {pipe['cpu_ms_per_judgment']:.2f} ms/judgment in the event loop's process, "
+        f"{pipe['cpu_all_ms_per_judgment']:.2f} with its preparing processes  "
+        f"({pipe['calls']} calls, {pipe['statuses']}, {pipe['errors']} not judged); "
+        f"server {100 * pipe['server_core_share']:.0f}% of a core"
+    )
+    print(
+        "  CPU of each stage timed alone on the same cases (ms per judgment): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in figures["stage_cpu_ms"].items())
+    )
     cpu_bound = 1000 / bare["cpu_ms_per_call"]
     ideal = figures["ideal_throughput"]
-    print(f"one core's worth of the bare loop's CPU per call allows {cpu_bound:.0f} calls/s "
-          f"({'below' if cpu_bound < ideal else 'above'} the {ideal:.0f}/s the latency allows: "
-          f"{'CPU-bound' if cpu_bound < ideal else 'latency-bound'})")
+    print(
+        f"one core's worth of the bare loop's CPU per call allows {cpu_bound:.0f} calls/s "
+        f"({'below' if cpu_bound < ideal else 'above'} the {ideal:.0f}/s the latency allows: "
+        f"{'CPU-bound' if cpu_bound < ideal else 'latency-bound'})"
+    )
     target = TARGETS.get(latency)
-    verdict = "" if target is None else (
-        f" (target >= {target:.2f}: {'met' if figures['ratio'] >= target else 'NOT met'})")
-    print(f"ratio pipeline/bare throughput at {1000 * latency:.0f} ms: "
-          f"{figures['ratio']:.3f}{verdict}")
+    verdict = (
+        ""
+        if target is None
+        else (f" (target >= {target:.2f}: {'met' if figures['ratio'] >= target else 'NOT met'})")
+    )
+    print(
+        f"ratio pipeline/bare throughput at {1000 * latency:.0f} ms: "
+        f"{figures['ratio']:.3f}{verdict}"
+    )
 
 
 def main() -> None:

@@ -51,8 +51,12 @@ SHARED = REPO.parent / "shared"
 BUDGETS = (0.05, 0.10, 0.20, 0.40)
 POPULATIONS = ("tasks", "runs")
 #: The LLMBar evaluators simulated: all 881 items each, from strong to weak.
-LLMBAR_JUDGES = ("GPT-4/Metrics_Reference", "PaLM2/Metrics_Reference",
-                 "ChatGPT/Metrics_Reference", "LLaMA2/Metrics_Reference")
+LLMBAR_JUDGES = (
+    "GPT-4/Metrics_Reference",
+    "PaLM2/Metrics_Reference",
+    "ChatGPT/Metrics_Reference",
+    "LLaMA2/Metrics_Reference",
+)
 MIX = 0.2
 _VERDICT_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5, "pass": 1.0, "fail": 0.0}
 
@@ -110,10 +114,13 @@ def load_datasets(shared: Path = SHARED) -> list[Dataset]:
     for judge in LLMBAR_JUDGES:
         out.append(from_rows(f"llmbar/{judge}", load_recorded(llmbar, judge=judge), "A"))
     quality = REPO / "bench" / "results" / "quality"
-    for name, file, gold in (("tau/qwen1.5b", "tau.judgments.jsonl", "taubench_airline_dev"),
-                             ("swe/qwen1.5b", "swe.judgments.jsonl", "swebench_verified_dev")):
-        rows = join_gold(load_judgments_jsonl(quality / file),
-                         load_gold(shared / "gold" / f"{gold}.jsonl"))
+    for name, file, gold in (
+        ("tau/qwen1.5b", "tau.judgments.jsonl", "taubench_airline_dev"),
+        ("swe/qwen1.5b", "swe.judgments.jsonl", "swebench_verified_dev"),
+    ):
+        rows = join_gold(
+            load_judgments_jsonl(quality / file), load_gold(shared / "gold" / f"{gold}.jsonl")
+        )
         out.append(from_rows(name, rows, "pass"))
     return out
 
@@ -129,9 +136,14 @@ def _draw_population(data: Dataset, population: str, reps: int, rng: Any) -> dic
     n_tasks = int(tasks.max()) + 1
     per_task = np.bincount(tasks, minlength=n_tasks)
     if population == "runs":
-        return {"f": data.scores[None], "y": data.truth[None],
-                "w": (1.0 / per_task[tasks])[None], "cl": tasks[None],
-                "valid": np.ones((1, tasks.size), bool), "n_clusters": n_tasks}
+        return {
+            "f": data.scores[None],
+            "y": data.truth[None],
+            "w": (1.0 / per_task[tasks])[None],
+            "cl": tasks[None],
+            "valid": np.ones((1, tasks.size), bool),
+            "n_clusters": n_tasks,
+        }
     # A (tasks x max runs) table of run indices, -1 where a task has fewer runs.
     k = int(per_task.max())
     table = np.full((n_tasks, k), -1, np.int64)
@@ -145,8 +157,14 @@ def _draw_population(data: Dataset, population: str, reps: int, rng: Any) -> dic
     weight = np.where(valid, 1.0 / per_task[tasks[safe]], 0.0)
     # Each draw of a task is its own cluster (a task drawn twice is two tasks).
     cl = np.broadcast_to(np.repeat(np.arange(n_tasks), k), idx.shape)
-    return {"f": np.where(valid, data.scores[safe], 0.0), "y": np.where(valid, data.truth[safe], 0),
-            "w": weight, "cl": cl, "valid": valid, "n_clusters": n_tasks}
+    return {
+        "f": np.where(valid, data.scores[safe], 0.0),
+        "y": np.where(valid, data.truth[safe], 0),
+        "w": weight,
+        "cl": cl,
+        "valid": valid,
+        "n_clusters": n_tasks,
+    }
 
 
 def _summary(b: Batch, truth: float) -> dict[str, Any]:
@@ -171,9 +189,15 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def simulate(data: Dataset, *, budgets: Sequence[float] = BUDGETS, reps: int = 2000,
-             seed: int = 0, populations: Sequence[str] = POPULATIONS,
-             mix: float = MIX) -> list[dict[str, Any]]:
+def simulate(
+    data: Dataset,
+    *,
+    budgets: Sequence[float] = BUDGETS,
+    reps: int = 2000,
+    seed: int = 0,
+    populations: Sequence[str] = POPULATIONS,
+    mix: float = MIX,
+) -> list[dict[str, Any]]:
     """Coverage, width and gain of labels-only, PPI++ and active PPI++ per population and
     budget (one dict each)."""
     import numpy as np
@@ -194,28 +218,38 @@ def simulate(data: Dataset, *, budgets: Sequence[float] = BUDGETS, reps: int = 2
             ranks = keys.argsort(axis=1).argsort(axis=1)
             uniform = ranks < n_lab[:, None]
             pi_u = (n_lab / n_runs)[:, None]
-            pi_a = uncertainty_probs(np.broadcast_to(pop["f"], shape), n_lab[:, None].astype(float),
-                                     mix, valid)
+            pi_a = uncertainty_probs(
+                np.broadcast_to(pop["f"], shape), n_lab[:, None].astype(float), mix, valid
+            )
             active = (rng.random(shape) < pi_a) & valid
             common = {"n_clusters": pop["n_clusters"], "population": population}
             args = (pop["f"], pop["y"])
             lo_u = estimate_batch(*args, uniform, pop["w"], pi_u, pop["cl"], lam=0.0, **common)
             ppi_u = estimate_batch(*args, uniform, pop["w"], pi_u, pop["cl"], **common)
-            ppi_a = estimate_batch(*args, active, pop["w"], np.where(valid, pi_a, 1.0),
-                                   pop["cl"], **common)
+            ppi_a = estimate_batch(
+                *args, active, pop["w"], np.where(valid, pi_a, 1.0), pop["cl"], **common
+            )
             s_lo, s_ppi, s_act = (_summary(b, truth) for b in (lo_u, ppi_u, ppi_a))
-            out.append({
-                "dataset": data.name, "population": population, "budget": budget,
-                "n_runs": int(data.truth.size), "n_tasks": int(per_task.size),
-                "labels": s_lo["labels"], "truth": truth,
-                "labels_only": s_lo, "ppi": s_ppi, "active": s_act,
-                "width_ratio_ppi": _ratio(s_ppi["width"], s_lo["width"]),
-                "width_ratio_active": _ratio(s_act["width"], s_lo["width"]),
-                "width_ratio_active_vs_ppi": _ratio(s_act["width"], s_ppi["width"]),
-                "gain_estimated": _ratio(s_ppi["mean_var_labels_only"], s_ppi["mean_var"]),
-                "gain_realised": _ratio(s_lo["mc_var"], s_ppi["mc_var"]),
-                "gain_realised_active": _ratio(s_lo["mc_var"], s_act["mc_var"]),
-            })
+            out.append(
+                {
+                    "dataset": data.name,
+                    "population": population,
+                    "budget": budget,
+                    "n_runs": int(data.truth.size),
+                    "n_tasks": int(per_task.size),
+                    "labels": s_lo["labels"],
+                    "truth": truth,
+                    "labels_only": s_lo,
+                    "ppi": s_ppi,
+                    "active": s_act,
+                    "width_ratio_ppi": _ratio(s_ppi["width"], s_lo["width"]),
+                    "width_ratio_active": _ratio(s_act["width"], s_lo["width"]),
+                    "width_ratio_active_vs_ppi": _ratio(s_act["width"], s_ppi["width"]),
+                    "gain_estimated": _ratio(s_ppi["mean_var_labels_only"], s_ppi["mean_var"]),
+                    "gain_realised": _ratio(s_lo["mc_var"], s_ppi["mc_var"]),
+                    "gain_realised_active": _ratio(s_lo["mc_var"], s_act["mc_var"]),
+                }
+            )
     return out
 
 
@@ -225,9 +259,15 @@ def describe(data: Dataset) -> dict[str, Any]:
 
     f, y = data.scores, data.truth
     corr = float(np.corrcoef(f, y)[0, 1]) if f.std() > 0 and y.std() > 0 else 0.0
-    return {"dataset": data.name, "n_runs": int(y.size), "n_tasks": int(data.tasks.max()) + 1,
-            "pass_rate": float(y.mean()), "accuracy": float(((f >= 0.5) == (y == 1)).mean()),
-            "corr": corr, "n_unscored": data.n_unscored}
+    return {
+        "dataset": data.name,
+        "n_runs": int(y.size),
+        "n_tasks": int(data.tasks.max()) + 1,
+        "pass_rate": float(y.mean()),
+        "accuracy": float(((f >= 0.5) == (y == 1)).mean()),
+        "corr": corr,
+        "n_unscored": data.n_unscored,
+    }
 
 
 # --------------------------------------------------------------------------- output
@@ -245,11 +285,14 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def table(rows: list[dict[str, Any]], population: str, reps: int,
-          quality: dict[str, dict[str, Any]]) -> str:
+def table(
+    rows: list[dict[str, Any]], population: str, reps: int, quality: dict[str, dict[str, Any]]
+) -> str:
     """The markdown table of one population."""
-    head = ("| judge (corr f,y; acc) | budget | labels | cov LO | cov PPI | cov active | "
-            "width LO | PPI/LO | active/LO | gain est. | gain real | gain active | lambda |")
+    head = (
+        "| judge (corr f,y; acc) | budget | labels | cov LO | cov PPI | cov active | "
+        "width LO | PPI/LO | active/LO | gain est. | gain real | gain active | lambda |"
+    )
     lines = [head, "|" + "---|" * 13]
     for r in rows:
         if r["population"] != population:
@@ -262,7 +305,8 @@ def table(rows: list[dict[str, Any]], population: str, reps: int,
             f"{_cov(r['active']['coverage'], reps)} | {_num(r['labels_only']['width'], 3)} | "
             f"{_num(r['width_ratio_ppi'])} | {_num(r['width_ratio_active'])} | "
             f"{_num(r['gain_estimated'])} | {_num(r['gain_realised'])} | "
-            f"{_num(r['gain_realised_active'])} | {_num(r['ppi']['lambda'])} |")
+            f"{_num(r['gain_realised_active'])} | {_num(r['ppi']['lambda'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -271,8 +315,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mix", type=float, default=MIX,
-                        help="uniform share of the active plan's probabilities")
+    parser.add_argument(
+        "--mix", type=float, default=MIX, help="uniform share of the active plan's probabilities"
+    )
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "ppi_validity.json"))
     args = parser.parse_args()
     started = time.perf_counter()
@@ -283,12 +328,21 @@ def main() -> None:
         rows.extend(simulate(data, reps=args.reps, seed=args.seed + i, mix=args.mix))
     took = time.perf_counter() - started
     for population in POPULATIONS:
-        print(f"\npopulation = {population} ({args.reps} draws per row; * = coverage outside "
-              f"95% +- {200 * math.sqrt(0.95 * 0.05 / args.reps):.1f} points)\n")
+        print(
+            f"\npopulation = {population} ({args.reps} draws per row; * = coverage outside "
+            f"95% +- {200 * math.sqrt(0.95 * 0.05 / args.reps):.1f} points)\n"
+        )
         print(table(rows, population, args.reps, quality))
     print(f"\n{len(datasets)} datasets in {took:.0f} s")
-    result = {"reps": args.reps, "seed": args.seed, "budgets": list(BUDGETS), "mix": args.mix,
-              "seconds": took, "datasets": list(quality.values()), "rows": rows}
+    result = {
+        "reps": args.reps,
+        "seed": args.seed,
+        "budgets": list(BUDGETS),
+        "mix": args.mix,
+        "seconds": took,
+        "datasets": list(quality.values()),
+        "rows": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 

@@ -35,11 +35,18 @@ from _common import CpuMeter, load_text, remote_loopback, unique_cases, write_js
 MODEL = "openai/gpt-4o-mini"
 
 
-def _one(label: str, cases: list[Any], api_base: str, concurrency: int,
-         ray: judge.RayOptions | None, server_pid: int) -> dict[str, Any]:
+def _one(
+    label: str,
+    cases: list[Any],
+    api_base: str,
+    concurrency: int,
+    ray: judge.RayOptions | None,
+    server_pid: int,
+) -> dict[str, Any]:
     finished: list[float] = []
-    options = judge.JudgeOptions(api_base=api_base, concurrency=concurrency, variants=1, ray=ray,
-                                 prepare_workers=None)
+    options = judge.JudgeOptions(
+        api_base=api_base, concurrency=concurrency, variants=1, ray=ray, prepare_workers=None
+    )
     with tempfile.TemporaryDirectory() as tmp, judge.open_store(Path(tmp) / "j.db") as store:
         started = time.perf_counter()
         at_first: list[float] = []
@@ -51,22 +58,33 @@ def _one(label: str, cases: list[Any], api_base: str, concurrency: int,
                     at_first.append(meter.so_far())
 
             summary = judge.judge_cases(
-                store, cases, rubric="agent-run-success", models=[MODEL], options=options,
-                on_done=done)
+                store,
+                cases,
+                rubric="agent-run-success",
+                models=[MODEL],
+                options=options,
+                on_done=done,
+            )
         wall = time.perf_counter() - started
         stored = store.count()
     n = len(cases)
     steady = (finished[-1] - finished[0]) if len(finished) > 1 else float("nan")
     return {
-        "label": label, "n": n, "wall_s": wall, "throughput": n / wall,
+        "label": label,
+        "n": n,
+        "wall_s": wall,
+        "throughput": n / wall,
         "first_result_s": finished[0] - started if finished else float("nan"),
         "steady_throughput": (len(finished) - 1) / steady if steady == steady else steady,
         "cpu_ms_per_judgment": 1000 * meter.cpu_s / n,
         # From the first finished judgment on: the cost of a judgment once everything started.
         "steady_cpu_ms_per_judgment": 1000 * (meter.cpu_s - at_first[0]) / max(1, n - 1)
-        if at_first else float("nan"),
-        "called": summary.called, "statuses": dict(summary.statuses),
-        "errors": len(summary.errors), "stored": stored,
+        if at_first
+        else float("nan"),
+        "called": summary.called,
+        "statuses": dict(summary.statuses),
+        "errors": len(summary.errors),
+        "stored": stored,
     }
 
 
@@ -82,46 +100,80 @@ def main() -> None:
     import ray
 
     cases = unique_cases(3 * args.n, args.cases)
-    sets = [cases[i * args.n:(i + 1) * args.n] for i in range(3)]
-    print(f"{args.n} judgments each, total concurrency {args.concurrency}, server latency "
-          f"{1000 * args.latency:.0f} ms (ideal {args.concurrency / args.latency:.0f}/s); "
-          f"{load_text()}")
+    sets = [cases[i * args.n : (i + 1) * args.n] for i in range(3)]
+    print(
+        f"{args.n} judgments each, total concurrency {args.concurrency}, server latency "
+        f"{1000 * args.latency:.0f} ms (ideal {args.concurrency / args.latency:.0f}/s); "
+        f"{load_text()}"
+    )
     with remote_loopback(args.latency) as server:
-        runs = [_one("in process", sets[0], server.api_base, args.concurrency, None,
-                     server.pid)]
+        runs = [_one("in process", sets[0], server.api_base, args.concurrency, None, server.pid)]
         started = time.perf_counter()
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.ERROR)
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
         ray_start = time.perf_counter() - started
         try:
-            for label, workers, in_set in (("ray, 1 worker", 1, sets[1]),
-                                           ("ray, 2 workers", 2, sets[2])):
-                runs.append(_one(label, in_set, server.api_base, args.concurrency // workers,
-                                 judge.RayOptions(workers=workers), server.pid))
+            for label, workers, in_set in (
+                ("ray, 1 worker", 1, sets[1]),
+                ("ray, 2 workers", 2, sets[2]),
+            ):
+                runs.append(
+                    _one(
+                        label,
+                        in_set,
+                        server.api_base,
+                        args.concurrency // workers,
+                        judge.RayOptions(workers=workers),
+                        server.pid,
+                    )
+                )
         finally:
             ray.shutdown()
     base = runs[0]
     print(f"ray.init (local, {os.cpu_count()} CPUs): {ray_start:.1f} s, once per driver")
-    print(f"{'':16s} {'wall':>7s} {'judg/s':>7s} {'first':>6s} {'steady/s':>8s} "
-          f"{'CPU ms/j':>8s} {'steady':>6s}  ratio (wall, steady) to in-process")
+    print(
+        f"{'':16s} {'wall':>7s} {'judg/s':>7s} {'first':>6s} {'steady/s':>8s} "
+        f"{'CPU ms/j':>8s} {'steady':>6s}  ratio (wall, steady) to in-process"
+    )
     for r in runs:
-        print(f"{r['label']:16s} {r['wall_s']:6.1f}s {r['throughput']:7.1f} "
-              f"{r['first_result_s']:5.1f}s {r['steady_throughput']:8.1f} "
-              f"{r['cpu_ms_per_judgment']:8.1f} {r['steady_cpu_ms_per_judgment']:6.1f}  "
-              f"{r['throughput'] / base['throughput']:.2f}, "
-              f"{r['steady_throughput'] / base['steady_throughput']:.2f}  "
-              f"({r['called']} called, {r['statuses']}, {r['errors']} not judged)")
-    overhead = {r["label"]: {
-        "whole run": r["cpu_ms_per_judgment"] - base["cpu_ms_per_judgment"],
-        "steady": r["steady_cpu_ms_per_judgment"] - base["steady_cpu_ms_per_judgment"]}
-        for r in runs[1:]}
-    print("per-judgment CPU overhead of Ray over in-process (whole run incl. actor start; "
-          "steady from the first result): " + "; ".join(
-              f"{k} {v['whole run']:+.1f} / {v['steady']:+.1f} ms" for k, v in overhead.items()))
+        print(
+            f"{r['label']:16s} {r['wall_s']:6.1f}s {r['throughput']:7.1f} "
+            f"{r['first_result_s']:5.1f}s {r['steady_throughput']:8.1f} "
+            f"{r['cpu_ms_per_judgment']:8.1f} {r['steady_cpu_ms_per_judgment']:6.1f}  "
+            f"{r['throughput'] / base['throughput']:.2f}, "
+            f"{r['steady_throughput'] / base['steady_throughput']:.2f}  "
+            f"({r['called']} called, {r['statuses']}, {r['errors']} not judged)"
+        )
+    overhead = {
+        r["label"]: {
+            "whole run": r["cpu_ms_per_judgment"] - base["cpu_ms_per_judgment"],
+            "steady": r["steady_cpu_ms_per_judgment"] - base["steady_cpu_ms_per_judgment"],
+        }
+        for r in runs[1:]
+    }
+    print(
+        "per-judgment CPU overhead of Ray over in-process (whole run incl. actor start; "
+        "steady from the first result): "
+        + "; ".join(
+            f"{k} {v['whole run']:+.1f} / {v['steady']:+.1f} ms" for k, v in overhead.items()
+        )
+    )
     print(f"after: {load_text()}")
-    write_json(args.json, {"runs": runs, "ray_init_s": ray_start, "latency_s": args.latency,
-                           "concurrency": args.concurrency, "overhead_ms": overhead,
-                           "load": load_text()})
+    write_json(
+        args.json,
+        {
+            "runs": runs,
+            "ray_init_s": ray_start,
+            "latency_s": args.latency,
+            "concurrency": args.concurrency,
+            "overhead_ms": overhead,
+            "load": load_text(),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -40,21 +40,47 @@ ANSWER = '{"verdict": "pass", "evidence": ["E1"], "rationale": "E1 shows it done
 def _cases(path: Path, n: int, prefix: str) -> Path:
     with path.open("w") as handle:
         for i in range(n):
-            handle.write(json.dumps({
-                "id": f"{prefix}-{i:04d}", "kind": "agent_run",
-                "task": f"Task {prefix}{i}: make parse() return [] on empty input.",
-                "trace": [{"id": "t0", "role": "agent", "content": "pytest -q"},
-                          {"id": "t1", "role": "observation", "content": f"{i} passed"}],
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"{prefix}-{i:04d}",
+                        "kind": "agent_run",
+                        "task": f"Task {prefix}{i}: make parse() return [] on empty input.",
+                        "trace": [
+                            {"id": "t0", "role": "agent", "content": "pytest -q"},
+                            {"id": "t1", "role": "observation", "content": f"{i} passed"},
+                        ],
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
 def _start(server: LoopbackServer, db: Path, cases: Path, concurrency: int) -> Any:
     return subprocess.Popen(
-        [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1",
-         "--model", "openai/loopback", "--api-base", server.api_base, "--db", str(db),
-         "--concurrency", str(concurrency), "--quiet", str(cases)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "judge",
+            "run",
+            "--rubric",
+            "agent-run-success@1",
+            "--model",
+            "openai/loopback",
+            "--api-base",
+            server.api_base,
+            "--db",
+            str(db),
+            "--concurrency",
+            str(concurrency),
+            "--quiet",
+            str(cases),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
         env={**os.environ, "OPENAI_API_KEY": "sk-loopback"},
     )
 
@@ -94,8 +120,10 @@ def kill_and_resume(tmp: Path, n: int, kills: int, seed: int) -> list[str]:
             proc.wait(30)
             check = _integrity(db)
             n_stored = len(_stored(db))
-            print(f"  killed at {n_stored}/{n} stored ({len(server.requests)} requests so far); "
-                  f"integrity_check {check}")
+            print(
+                f"  killed at {n_stored}/{n} stored ({len(server.requests)} requests so far); "
+                f"integrity_check {check}"
+            )
             if check != "ok":
                 failures.append(f"integrity_check after a kill: {check}")
         before = set(_stored(db))
@@ -106,9 +134,11 @@ def kill_and_resume(tmp: Path, n: int, kills: int, seed: int) -> list[str]:
         all_keys = _keys(server.requests)
     stored = _stored(db)
     paid_twice = sum(1 for _, count in Counter(all_keys).items() if count > 1)
-    print(f"  final run: {len(resumed)} requests for {n - len(before)} missing judgments; "
-          f"{len(stored)}/{n} stored; {len(all_keys)} requests in all, {paid_twice} judgment(s) "
-          f"paid twice (answers lost in a kill); integrity_check {_integrity(db)}")
+    print(
+        f"  final run: {len(resumed)} requests for {n - len(before)} missing judgments; "
+        f"{len(stored)}/{n} stored; {len(all_keys)} requests in all, {paid_twice} judgment(s) "
+        f"paid twice (answers lost in a kill); integrity_check {_integrity(db)}"
+    )
     if proc.returncode != 0:
         failures.append(f"final run exited {proc.returncode}: {err[-500:]}")
     if set(resumed) & before:
@@ -144,11 +174,16 @@ def two_writers(tmp: Path, n: int) -> list[str]:
         rows = store.count("judgments")
         distinct = len({j.case_id for j in store.judgments()})
     expected = len(a) + len(b) + len(shared)
-    print(f"  two writers: {rows} rows, {distinct} distinct cases of {expected}; "
-          f"{len(keys)} requests ({len(keys) - len(set(keys))} shared cases paid by both); "
-          f"integrity_check {_integrity(db)}; {seconds:.1f}s")
-    failures = [f"writer {i} exited {p.returncode}: {o[1][-300:]}"
-                for i, (p, o) in enumerate(zip(procs, outs, strict=True)) if p.returncode]
+    print(
+        f"  two writers: {rows} rows, {distinct} distinct cases of {expected}; "
+        f"{len(keys)} requests ({len(keys) - len(set(keys))} shared cases paid by both); "
+        f"integrity_check {_integrity(db)}; {seconds:.1f}s"
+    )
+    failures = [
+        f"writer {i} exited {p.returncode}: {o[1][-300:]}"
+        for i, (p, o) in enumerate(zip(procs, outs, strict=True))
+        if p.returncode
+    ]
     if rows != expected or distinct != expected:
         failures.append(f"{rows} rows / {distinct} cases, expected {expected}")
     if _integrity(db) != "ok":

@@ -36,8 +36,13 @@ def main() -> int:
     # instructor logs every failed attempt at ERROR; here failures are the point.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
     with tempfile.TemporaryDirectory() as tmp:
-        report = run_campaign(os.path.join(tmp, "faults.db"), n=args.n, fault_rate=args.rate,
-                              seed=args.seed, concurrency=args.concurrency)
+        report = run_campaign(
+            os.path.join(tmp, "faults.db"),
+            n=args.n,
+            fault_rate=args.rate,
+            seed=args.seed,
+            concurrency=args.concurrency,
+        )
     print(report.summary())
     for violation in report.violations:
         print("VIOLATION:", violation)

@@ -75,9 +75,11 @@ class Scores:
         """One table row."""
         r_lo, r_hi = wilson(self.caught, self.injections)
         f_lo, f_hi = wilson(self.false_flags, self.benign)
-        return (f"{self.name:8} recall {self.caught}/{self.injections} = {self.recall:.1%} "
-                f"[{r_lo:.1%}, {r_hi:.1%}]   false flags {self.false_flags}/{self.benign} = "
-                f"{self.false_flag_rate:.1%} [{f_lo:.1%}, {f_hi:.1%}]")
+        return (
+            f"{self.name:8} recall {self.caught}/{self.injections} = {self.recall:.1%} "
+            f"[{r_lo:.1%}, {r_hi:.1%}]   false flags {self.false_flags}/{self.benign} = "
+            f"{self.false_flag_rate:.1%} [{f_lo:.1%}, {f_hi:.1%}]"
+        )
 
 
 def score(records: Sequence[dict[str, Any]], name: str) -> Scores:
@@ -86,8 +88,9 @@ def score(records: Sequence[dict[str, Any]], name: str) -> Scores:
     benign = [r for r in records if r["label"] == "benign"]
     misses = [r["id"] for r in injections if not detect(r["text"])]
     false = [r["id"] for r in benign if detect(r["text"])]
-    return Scores(name, len(injections), len(injections) - len(misses), len(benign), len(false),
-                  misses, false)
+    return Scores(
+        name, len(injections), len(injections) - len(misses), len(benign), len(false), misses, false
+    )
 
 
 def main() -> int:
@@ -107,8 +110,10 @@ def main() -> int:
         for rid in result.misses:
             print(f"    missed      {rid} ({by_id[rid]['where']}): {by_id[rid]['text'][:90]!r}")
         for rid in result.false_flagged:
-            print(f"    false flag  {rid} ({by_id[rid]['where']}): {detect(by_id[rid]['text'])}"
-                  f" {by_id[rid]['text'][:70]!r}")
+            print(
+                f"    false flag  {rid} ({by_id[rid]['where']}): {detect(by_id[rid]['text'])}"
+                f" {by_id[rid]['text'][:70]!r}"
+            )
     if args.shared:
         scan_shared(quiet=args.quiet)
     return 0
@@ -125,14 +130,17 @@ def scan_shared(*, quiet: bool) -> None:
         items = 0
         flagged: list[tuple[str, str, list[str]]] = []
         for case in loaded.cases:
-            visible = ("task", "candidates") if case.kind == "pairwise" else ("task", "diff",
-                                                                              "trace")
+            visible = (
+                ("task", "candidates") if case.kind == "pairwise" else ("task", "diff", "trace")
+            )
             for item in select_evidence(case, visible=visible).items:
                 items += 1
                 if item.flags:
                     flagged.append((case.id, item.id, item.flags))
-        print(f"{path.name:32} {len(loaded.cases):4} cases {items:5} items: "
-              f"{len(flagged)} flagged ({len(flagged) / max(1, items):.2%})")
+        print(
+            f"{path.name:32} {len(loaded.cases):4} cases {items:5} items: "
+            f"{len(flagged)} flagged ({len(flagged) / max(1, items):.2%})"
+        )
         if not quiet:
             for case_id, item_id, flags in flagged:
                 print(f"    {case_id} {item_id} {flags}")

@@ -63,7 +63,6 @@ def corpus() -> None:
     """Judge both corpus parts with `judge run` through a loopback server; print per kind how
     many values were planted, are redacted in the evidence, and reached the provider."""
 
-
     cases = _load("cases.jsonl") + _load("more_cases.jsonl")
     planted = _load("planted.jsonl") + _load("more_planted.jsonl")
     answer = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows it."}'
@@ -72,18 +71,29 @@ def corpus() -> None:
         path.write_text("".join(json.dumps(c) + "\n" for c in cases), "utf-8")
         os.environ.setdefault("OPENAI_API_KEY", "sk-test-not-a-real-key")
         with LoopbackServer(lambda r: Reply(content=answer)) as server:
-            result = CliRunner().invoke(cli, [
-                "run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                "--api-base", server.api_base, "--db", str(Path(tmp) / "j.db"), "--quiet",
-                str(path)])
+            result = CliRunner().invoke(
+                cli,
+                [
+                    "run",
+                    "--rubric",
+                    "agent-run-success@1",
+                    "--model",
+                    "openai/loopback",
+                    "--api-base",
+                    server.api_base,
+                    "--db",
+                    str(Path(tmp) / "j.db"),
+                    "--quiet",
+                    str(path),
+                ],
+            )
         assert result.exit_code == 0, result.output
     sent: dict[str, str] = {}
     for request in server.requests:
         user = request["messages"][1]["content"]
         case_id = next(c["id"] for c in cases if c["task"][:25] in user)
         sent[case_id] = json.dumps(request, ensure_ascii=False) + "\n" + user
-    evidence = {c["id"]: "\n".join(i.text for i in select_evidence(Case(**c)).items)
-                for c in cases}
+    evidence = {c["id"]: "\n".join(i.text for i in select_evidence(Case(**c)).items) for c in cases}
     rows: dict[str, Counter[str]] = defaultdict(Counter)
     for p in planted:
         kind = _kind(p)
@@ -92,8 +102,10 @@ def corpus() -> None:
         if p["marker"] is None or p.get("false_positive"):
             row["left alone"] += p["secret"] in sent[p["case"]]
             continue
-        row["redacted"] += (not _leaked(p["secret"], evidence[p["case"]])
-                            and f"[REDACTED:{p['marker']}]" in evidence[p["case"]])
+        row["redacted"] += (
+            not _leaked(p["secret"], evidence[p["case"]])
+            and f"[REDACTED:{p['marker']}]" in evidence[p["case"]]
+        )
         row["reached provider"] += _leaked(p["secret"], sent[p["case"]])
     print("| kind | planted | redacted in evidence | reached provider | marker |")
     print("|---|---|---|---|---|")
@@ -105,10 +117,14 @@ def corpus() -> None:
         if kind.startswith("benign:"):
             continue
         totals.update(row)
-        print(f"| {kind} | {row['planted']} | {row['redacted']} | {row['reached provider']} "
-              f"| {', '.join(sorted(markers[kind]))} |")
-    print(f"| **all secrets** | {totals['planted']} | {totals['redacted']} | "
-          f"{totals['reached provider']} | |")
+        print(
+            f"| {kind} | {row['planted']} | {row['redacted']} | {row['reached provider']} "
+            f"| {', '.join(sorted(markers[kind]))} |"
+        )
+    print(
+        f"| **all secrets** | {totals['planted']} | {totals['redacted']} | "
+        f"{totals['reached provider']} | |"
+    )
     benign = {k: r for k, r in rows.items() if k.startswith("benign:")}
     left = sum(r["left alone"] for r in benign.values())
     wrong = [k for k, r in benign.items() if not r["left alone"]]
@@ -150,8 +166,10 @@ def gold(samples: int) -> None:
                         print(f"  sample {record['id'][-40:]}: {line.strip()[:150]}")
             cases_with += found > 0
         total = sum(by_marker.values())
-        print(f"{path.name}: {len(records)} cases, {cases_with} with redactions, {total} "
-              f"redactions {dict(by_marker.most_common())}")
+        print(
+            f"{path.name}: {len(records)} cases, {cases_with} with redactions, {total} "
+            f"redactions {dict(by_marker.most_common())}"
+        )
 
 
 def timing(repeats: int) -> None:
@@ -169,30 +187,50 @@ def timing(repeats: int) -> None:
             best[i] = min(best[i], time.perf_counter() - started)
     ms = sorted(1000 * b for b in best)
     one, five, _ = os.getloadavg()
-    print(f"{path.name}: {len(ms)} cases, {sum(len(t) for r in records for t in _texts(r)):,} "
-          f"chars; ms per case (best of {repeats}): mean {statistics.mean(ms):.2f}, median "
-          f"{statistics.median(ms):.2f}, p95 {ms[int(0.95 * len(ms))]:.2f}, max {ms[-1]:.2f}; "
-          f"total {sum(ms) / 1000:.2f} s (load {one:.2f} {five:.2f}, {os.cpu_count()} cpus)")
+    print(
+        f"{path.name}: {len(ms)} cases, {sum(len(t) for r in records for t in _texts(r)):,} "
+        f"chars; ms per case (best of {repeats}): mean {statistics.mean(ms):.2f}, median "
+        f"{statistics.median(ms):.2f}, p95 {ms[int(0.95 * len(ms))]:.2f}, max {ms[-1]:.2f}; "
+        f"total {sum(ms) / 1000:.2f} s (load {one:.2f} {five:.2f}, {os.cpu_count()} cpus)"
+    )
 
 
 def reuse(baseline: str, cases: str) -> None:
     """Judge ``cases`` with the code in ``baseline`` (a checkout of an earlier commit), then with
     this checkout on the same store, through one loopback server; print the requests of each."""
 
-
     answer = '{"verdict": "pass", "evidence": ["E1"], "rationale": "E1 shows it."}'
-    with tempfile.TemporaryDirectory() as tmp, LoopbackServer(
-        lambda r: Reply(content=answer)
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LoopbackServer(lambda r: Reply(content=answer)) as server,
+    ):
         db = str(Path(tmp) / "j.db")
         for label, path in (("baseline", baseline), ("this checkout", str(REPO))):
             before = len(server.requests)
             env = {**os.environ, "PYTHONPATH": path, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
             done = subprocess.run(
-                [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1",
-                 "--model", "openai/loopback", "--api-base", server.api_base, "--db", db,
-                 "--quiet", str(Path(cases).resolve())],
-                env=env, capture_output=True, text=True, cwd=path, check=False)
+                [
+                    sys.executable,
+                    "-m",
+                    "judge",
+                    "run",
+                    "--rubric",
+                    "agent-run-success@1",
+                    "--model",
+                    "openai/loopback",
+                    "--api-base",
+                    server.api_base,
+                    "--db",
+                    db,
+                    "--quiet",
+                    str(Path(cases).resolve()),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=path,
+                check=False,
+            )
             print(f"{label}: exit {done.returncode}, {len(server.requests) - before} model calls")
 
 

@@ -58,42 +58,80 @@ def main() -> None:
     args = parser.parse_args()
 
     judge_bin = Path(sys.executable).with_name("judge")
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True",
-               OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "sk-loopback-not-a-key"))
+    env = dict(
+        os.environ,
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "sk-loopback-not-a-key"),
+    )
     with tempfile.TemporaryDirectory() as tmp, remote_loopback(args.latency) as server:
         cases_file = Path(tmp) / "cases.jsonl"
         with cases_file.open("w", encoding="utf-8") as out:
             for case in unique_cases(args.n, args.cases):
                 out.write(case.model_dump_json() + "\n")
         db = Path(tmp) / "judge.db"
-        command = [str(judge_bin), "run", str(cases_file), "--rubric", "agent-run-success",
-                   "--variants", "1", "--model", MODEL, "--api-base", server.api_base,
-                   "--db", str(db), "--concurrency", str(args.concurrency), "--quiet"]
+        command = [
+            str(judge_bin),
+            "run",
+            str(cases_file),
+            "--rubric",
+            "agent-run-success",
+            "--variants",
+            "1",
+            "--model",
+            MODEL,
+            "--api-base",
+            server.api_base,
+            "--db",
+            str(db),
+            "--concurrency",
+            str(args.concurrency),
+            "--quiet",
+        ]
         runs: list[Run] = []
         for label in ("first", "second"):
             requests, calls = server.requests, _calls(db)
             started = time.perf_counter()
-            done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True,
-                                  check=False)
+            done = subprocess.run(
+                command, env=env, cwd=REPO, capture_output=True, text=True, check=False
+            )
             wall = time.perf_counter() - started
             if done.returncode != 0:
                 sys.exit(f"{label} run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
             said = " ".join((done.stdout + done.stderr).split())
             start = said.find(f"{args.n} judgments")
-            runs.append(Run(label, wall, server.requests - requests, _calls(db) - calls,
-                            said[start: said.find("stored in", start)].strip()))
+            runs.append(
+                Run(
+                    label,
+                    wall,
+                    server.requests - requests,
+                    _calls(db) - calls,
+                    said[start : said.find("stored in", start)].strip(),
+                )
+            )
     first, second = runs
     ratio = second.wall_s / first.wall_s
-    figures = {"n": args.n, "concurrency": args.concurrency, "latency_s": args.latency,
-               "runs": [asdict(r) for r in runs], "ratio": ratio, "load": load_text()}
-    print(f"judge run on {args.n} cases, concurrency {args.concurrency}, server latency "
-          f"{1000 * args.latency:.0f} ms; {figures['load']}")
+    figures = {
+        "n": args.n,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "runs": [asdict(r) for r in runs],
+        "ratio": ratio,
+        "load": load_text(),
+    }
+    print(
+        f"judge run on {args.n} cases, concurrency {args.concurrency}, server latency "
+        f"{1000 * args.latency:.0f} ms; {figures['load']}"
+    )
     for run in runs:
-        print(f"{run.label:6s} run: {run.wall_s:7.2f} s wall, {run.requests} requests to the "
-              f"server, {run.call_log_rows} rows added to the call log ({run.said})")
+        print(
+            f"{run.label:6s} run: {run.wall_s:7.2f} s wall, {run.requests} requests to the "
+            f"server, {run.call_log_rows} rows added to the call log ({run.said})"
+        )
     zero = second.requests == 0 and second.call_log_rows == 0
-    print(f"second run made {'zero' if zero else 'SOME'} model calls; "
-          f"time ratio {ratio:.3f} (target <= 0.05: {'met' if ratio <= 0.05 else 'NOT met'})")
+    print(
+        f"second run made {'zero' if zero else 'SOME'} model calls; "
+        f"time ratio {ratio:.3f} (target <= 0.05: {'met' if ratio <= 0.05 else 'NOT met'})"
+    )
     write_json(args.json, figures)
 
 

@@ -16,8 +16,15 @@ import sys
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 KEYS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t"}
 
 
@@ -59,8 +66,9 @@ def main() -> None:
             labelled += 1
             print(f"labelled {case_id}: {label or 'cannot determine'} ({left - 1} left)")
             page.goto(args.url + "/review")
-        print(f"{labelled} items labelled; queue rows left: "
-              f"{page.locator('#queue tbody tr').count()}")
+        print(
+            f"{labelled} items labelled; queue rows left: {page.locator('#queue tbody tr').count()}"
+        )
         browser.close()
     sys.exit(0 if labelled else 1)
 

@@ -43,8 +43,13 @@ def _wall(command: list[str], repeats: int) -> list[float]:
 
 def _heavy_imports(command: list[str]) -> list[str]:
     """Top-level packages among HEAVY that ``command`` imported (python -X importtime)."""
-    done = subprocess.run([command[0], "-X", "importtime", *command[1:]], cwd=REPO,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = set()
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or line.count("|") < 2:
@@ -71,20 +76,31 @@ def main() -> None:
     times = {label: _wall(command, args.repeats) for label, command in commands.items()}
     medians = {label: statistics.median(t) for label, t in times.items()}
     base = medians["python -c pass"]
-    checked = {label: _heavy_imports(command) for label, command in commands.items()
-               if label.startswith("judge") and "console" not in label}
+    checked = {
+        label: _heavy_imports(command)
+        for label, command in commands.items()
+        if label.startswith("judge") and "console" not in label
+    }
     print(f"start-up, median and min of {args.repeats} fresh processes; {load_text()}")
     for label in commands:
         note = ""
         if label in checked:
             heavy = checked[label]
             note = f"  heavy imports: {', '.join(heavy)}" if heavy else "  no heavy import"
-        print(f"{label:42s} {1000 * medians[label]:7.0f} ms (min {1000 * min(times[label]):5.0f}"
-              f", +{1000 * (medians[label] - base):5.0f} ms over python){note}")
+        print(
+            f"{label:42s} {1000 * medians[label]:7.0f} ms (min {1000 * min(times[label]):5.0f}"
+            f", +{1000 * (medians[label] - base):5.0f} ms over python){note}"
+        )
     failed = any(checked.values())
     print("heavy imports on a help path: " + ("FOUND" if failed else f"none of {', '.join(HEAVY)}"))
-    figures = {label: {"median_s": medians[label], "min_s": min(times[label]),
-                       "heavy_imports": checked.get(label)} for label in commands}
+    figures = {
+        label: {
+            "median_s": medians[label],
+            "min_s": min(times[label]),
+            "heavy_imports": checked.get(label),
+        }
+        for label in commands
+    }
     write_json(args.json, {"repeats": args.repeats, "commands": figures, "load": load_text()})
     sys.exit(1 if failed else 0)
 

@@ -49,13 +49,27 @@ RUBRIC = "agent-run-success@1"  # one prompt per case: one model call per case
 
 def _judgments(n: int, tag: str) -> list[judge.Judgment]:
     """``n`` distinct judgment records (as the runner makes them), for the write benchmark."""
-    prov = Provenance(rubric_id="r", rubric_version=1, rubric_digest="sha256:r", model="m",
-                      prompt_digest="sha256:p", evidence_digest="sha256:e",
-                      selector_version="evidence-v1", token_budget=4000, judge_version="0")
+    prov = Provenance(
+        rubric_id="r",
+        rubric_version=1,
+        rubric_digest="sha256:r",
+        model="m",
+        prompt_digest="sha256:p",
+        evidence_digest="sha256:e",
+        selector_version="evidence-v1",
+        token_budget=4000,
+        judge_version="0",
+    )
     return [
-        judge.Judgment(id=f"j-{tag}-{i}", case_id=f"c{i}", cache_key=f"sha256:{tag}-{i}",
-                       status="ok", verdict=Verdict(label="pass", rationale="x" * 200),
-                       provenance=prov, raw_output="{}" * 100)
+        judge.Judgment(
+            id=f"j-{tag}-{i}",
+            case_id=f"c{i}",
+            cache_key=f"sha256:{tag}-{i}",
+            status="ok",
+            verdict=Verdict(label="pass", rationale="x" * 200),
+            provenance=prov,
+            raw_output="{}" * 100,
+        )
         for i in range(n)
     ]
 
@@ -85,8 +99,9 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
-def api_throughput(url: str, replicas: int, cases: list[Any], api_base: str,
-                   workers: int, concurrency: int) -> dict[str, Any]:
+def api_throughput(
+    url: str, replicas: int, cases: list[Any], api_base: str, workers: int, concurrency: int
+) -> dict[str, Any]:
     """Cases judged per second through ``replicas`` `judge serve` processes on ``url``."""
     with judge.open_store(url) as store:
         key = judge.create_key(store, "bench")[1]
@@ -94,11 +109,33 @@ def api_throughput(url: str, replicas: int, cases: list[Any], api_base: str,
     procs, bases = [], []
     for _ in range(replicas):
         port = _port()
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "judge", "serve", "--port", str(port), "--model", MODEL,
-             "--api-base", api_base, "--rate", "0", "--workers", str(workers),
-             "--concurrency", str(concurrency), "--log-level", "warning"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "judge",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--model",
+                    MODEL,
+                    "--api-base",
+                    api_base,
+                    "--rate",
+                    "0",
+                    "--workers",
+                    str(workers),
+                    "--concurrency",
+                    str(concurrency),
+                    "--log-level",
+                    "warning",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         bases.append(f"http://127.0.0.1:{port}")
     try:
         for base in bases:
@@ -115,8 +152,7 @@ def api_throughput(url: str, replicas: int, cases: list[Any], api_base: str,
         clients = [JudgeClient(base, key, timeout=60) for base in bases]
         batches = [cases[i : i + 4] for i in range(0, len(cases), 4)]
         started = time.perf_counter()
-        ids = [clients[i % replicas].submit_job(b, rubric=RUBRIC).id
-               for i, b in enumerate(batches)]
+        ids = [clients[i % replicas].submit_job(b, rubric=RUBRIC).id for i, b in enumerate(batches)]
         for job_id in ids:
             done = clients[0].wait(job_id, timeout=900, poll=0.1)
             if done.status != "done":
@@ -129,8 +165,12 @@ def api_throughput(url: str, replicas: int, cases: list[Any], api_base: str,
             p.terminate()
         for p in procs:
             p.wait(30)
-    return {"replicas": replicas, "cases": len(cases), "seconds": round(seconds, 2),
-            "cases_per_s": round(len(cases) / seconds, 2)}
+    return {
+        "replicas": replicas,
+        "cases": len(cases),
+        "seconds": round(seconds, 2),
+        "cases_per_s": round(len(cases) / seconds, 2),
+    }
 
 
 def main() -> None:
@@ -149,26 +189,36 @@ def main() -> None:
             writes = {}
             for threads in (1, 4):
                 writes[f"sqlite_{threads}t"] = round(
-                    write_rate(str(Path(tmp) / f"w{threads}.db"), args.writes, threads), 1)
+                    write_rate(str(Path(tmp) / f"w{threads}.db"), args.writes, threads), 1
+                )
                 writes[f"postgres_{threads}t"] = round(
-                    write_rate(pg.create_database(), args.writes, threads), 1)
+                    write_rate(pg.create_database(), args.writes, threads), 1
+                )
             out["writes_per_s"] = writes
             print("store writes per second:", writes, flush=True)
-        cases = unique_cases(args.cases, Path(__file__).resolve().parents[1] / "gold"
-                             / "demo.jsonl")
+        cases = unique_cases(
+            args.cases, Path(__file__).resolve().parents[1] / "gold" / "demo.jsonl"
+        )
         with remote_loopback(args.latency) as model:
             runs = []
             for replicas in (1, 2):
                 before = model.requests
-                run = api_throughput(pg.create_database(), replicas, cases, model.api_base,
-                                     args.workers, args.concurrency)
+                run = api_throughput(
+                    pg.create_database(),
+                    replicas,
+                    cases,
+                    model.api_base,
+                    args.workers,
+                    args.concurrency,
+                )
                 run["model_calls"] = model.requests - before
                 runs.append(run)
                 print(run, flush=True)
         out["api"] = runs
         out["ratio_two_over_one"] = round(runs[1]["cases_per_s"] / runs[0]["cases_per_s"], 2)
         out["ceiling_cases_per_s_per_replica"] = round(
-            args.workers * args.concurrency / args.latency, 1)
+            args.workers * args.concurrency / args.latency, 1
+        )
     out["load_after"] = load_text()
     out["params"] = vars(args)
     print(out)

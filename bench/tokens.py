@@ -98,7 +98,6 @@ def main() -> None:
     parser.add_argument("--json", help="Also write the figures as JSON here.")
     args = parser.parse_args()
 
-
     rubric = load_rubric(args.rubric)
     budget = rubric.spec.token_budget or DEFAULT_TOKEN_BUDGET
     visible = rubric.spec.evidence_visible
@@ -110,12 +109,14 @@ def main() -> None:
     for case in cases:
         selected = select_evidence(case, visible=visible, token_budget=budget)
         whole = render_all_evidence(case, visible=visible)
-        rows.append({
-            "case": case.id,
-            "selected": count(rubric.render(case, selected)),
-            "whole": count(rubric.render(case, whole)),
-            **_kept(case, selected),
-        })
+        rows.append(
+            {
+                "case": case.id,
+                "selected": count(rubric.render(case, selected)),
+                "whole": count(rubric.render(case, whole)),
+                **_kept(case, selected),
+            }
+        )
     seconds = time.perf_counter() - started
 
     sel = [r["selected"] for r in rows]
@@ -123,8 +124,13 @@ def main() -> None:
     per_case = [r["whole"] / r["selected"] for r in rows]
     with_diff = [r for r in rows if r["has_diff"]]
     figures = {
-        "cases": len(rows), "file": str(args.cases), "rubric": rubric.ref, "budget": budget,
-        "counted_with": how, "seconds": seconds, "load": load_text(),
+        "cases": len(rows),
+        "file": str(args.cases),
+        "rubric": rubric.ref,
+        "budget": budget,
+        "counted_with": how,
+        "seconds": seconds,
+        "load": load_text(),
         "selected": {"median": median(sel), "p95": percentile(sel, 95), "max": max(sel)},
         "whole": {"median": median(whole_t), "p95": percentile(whole_t, 95), "max": max(whole_t)},
         "ratio_of_medians": median(whole_t) / median(sel),
@@ -142,24 +148,34 @@ def main() -> None:
         "test_runs_kept": sum(r["tests_kept"] for r in rows),
     }
     f = figures
-    print(f"{f['cases']} cases of {Path(args.cases).name}, rubric {rubric.ref}, evidence budget "
-          f"{budget}; tokens counted with the {how}; {f['load']}")
+    print(
+        f"{f['cases']} cases of {Path(args.cases).name}, rubric {rubric.ref}, evidence budget "
+        f"{budget}; tokens counted with the {how}; {f['load']}"
+    )
     print("prompt tokens per judgment   median   p95     max")
-    print(f"  default selection        {f['selected']['median']:7.0f} {f['selected']['p95']:7.0f} "
-          f"{f['selected']['max']:7.0f}")
-    print(f"  whole trace              {f['whole']['median']:7.0f} {f['whole']['p95']:7.0f} "
-          f"{f['whole']['max']:7.0f}")
-    print(f"fewer tokens: {f['ratio_of_medians']:.1f}x at the median, {f['ratio_of_p95']:.1f}x at "
-          f"p95, {f['total_ratio']:.1f}x in total; per case median "
-          f"{f['per_case_ratio']['median']:.1f}x, "
-          f"min {f['per_case_ratio']['min']:.2f}x (target >= 4x: "
-          f"{'met' if min(f['ratio_of_medians'], f['ratio_of_p95']) >= 4 else 'NOT met'})")
-    print(f"kept: diff missing in {f['diff_missing']} of {f['cases_with_diff']} cases with a diff "
-          f"(clipped in {f['diff_clipped']}); a final turn missing in "
-          f"{f['final_turn_missing_cases']} cases; the last test run missing in "
-          f"{f['last_test_missing_cases']} of {f['cases_with_tests']} cases with test runs; "
-          f"test runs kept {f['test_runs_kept']} of {f['test_runs']} "
-          f"({f['cases_with_a_test_run_dropped']} cases dropped at least one)")
+    print(
+        f"  default selection        {f['selected']['median']:7.0f} {f['selected']['p95']:7.0f} "
+        f"{f['selected']['max']:7.0f}"
+    )
+    print(
+        f"  whole trace              {f['whole']['median']:7.0f} {f['whole']['p95']:7.0f} "
+        f"{f['whole']['max']:7.0f}"
+    )
+    print(
+        f"fewer tokens: {f['ratio_of_medians']:.1f}x at the median, {f['ratio_of_p95']:.1f}x at "
+        f"p95, {f['total_ratio']:.1f}x in total; per case median "
+        f"{f['per_case_ratio']['median']:.1f}x, "
+        f"min {f['per_case_ratio']['min']:.2f}x (target >= 4x: "
+        f"{'met' if min(f['ratio_of_medians'], f['ratio_of_p95']) >= 4 else 'NOT met'})"
+    )
+    print(
+        f"kept: diff missing in {f['diff_missing']} of {f['cases_with_diff']} cases with a diff "
+        f"(clipped in {f['diff_clipped']}); a final turn missing in "
+        f"{f['final_turn_missing_cases']} cases; the last test run missing in "
+        f"{f['last_test_missing_cases']} of {f['cases_with_tests']} cases with test runs; "
+        f"test runs kept {f['test_runs_kept']} of {f['test_runs']} "
+        f"({f['cases_with_a_test_run_dropped']} cases dropped at least one)"
+    )
     write_json(args.json, figures)
 
 

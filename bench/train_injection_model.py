@@ -94,8 +94,9 @@ def fit(docs: list[str], labels: list[int]) -> tuple[Any, float]:
     from sklearn.linear_model import LogisticRegression
 
     x = injection_model.vectorizer().transform(docs)
-    clf = LogisticRegression(C=C, class_weight="balanced", solver="liblinear", max_iter=2000,
-                             random_state=SEED)
+    clf = LogisticRegression(
+        C=C, class_weight="balanced", solver="liblinear", max_iter=2000, random_state=SEED
+    )
     clf.fit(x, np.asarray(labels))
     return clf.coef_[0].astype(np.float32), float(clf.intercept_[0])
 
@@ -121,8 +122,9 @@ def out_of_fold(docs: list[str], labels: list[int], owner: list[int]) -> list[fl
 HANDWRITTEN = frozenset({"corpus-v1-dev", "handwritten-v2", "handwritten-v3"})
 
 
-def choose_threshold(scores: list[float], docs: list[str], owner: list[int],
-                     used: list[Record]) -> float:
+def choose_threshold(
+    scores: list[float], docs: list[str], owner: list[int], used: list[Record]
+) -> float:
     """Lowest threshold meeting every false-flag cap on out-of-fold record scores (each
     record's best window that passes the gate, as at inference): generated look-alikes,
     hand-written look-alikes and gold items are capped separately."""
@@ -132,28 +134,43 @@ def choose_threshold(scores: list[float], docs: list[str], owner: list[int],
             best[o] = max(best[o], s)
     benign = [(b, r) for b, r in zip(best, used, strict=True) if r.label == "benign"]
     groups = {
-        "generated look-alikes": ([b for b, r in benign if r.family == "synthetic-benign"],
-                                  MAX_FALSE_FLAGS_LOOKALIKE),
-        "hand-written look-alikes": ([b for b, r in benign if r.family in HANDWRITTEN],
-                                     MAX_FALSE_FLAGS_HANDWRITTEN),
-        "gold items": ([b for b, r in benign if r.category.startswith("gold:")],
-                       MAX_FALSE_FLAGS_GOLD),
+        "generated look-alikes": (
+            [b for b, r in benign if r.family == "synthetic-benign"],
+            MAX_FALSE_FLAGS_LOOKALIKE,
+        ),
+        "hand-written look-alikes": (
+            [b for b, r in benign if r.family in HANDWRITTEN],
+            MAX_FALSE_FLAGS_HANDWRITTEN,
+        ),
+        "gold items": (
+            [b for b, r in benign if r.category.startswith("gold:")],
+            MAX_FALSE_FLAGS_GOLD,
+        ),
     }
     injections = [b for b, r in zip(best, used, strict=True) if r.label == "injection"]
     for step in range(50, 1000):
         t = step / 1000
-        rates = {name: sum(b >= t for b in values) / max(1, len(values))
-                 for name, (values, _) in groups.items()}
+        rates = {
+            name: sum(b >= t for b in values) / max(1, len(values))
+            for name, (values, _) in groups.items()
+        }
         if all(rates[name] <= cap for name, (_, cap) in groups.items()):
             recall = sum(b >= t for b in injections) / max(1, len(injections))
             for family in sorted({r.family for r in used if r.label == "injection"}):
-                fam = [b for b, r in zip(best, used, strict=True)
-                       if r.family == family and r.label == "injection"]
+                fam = [
+                    b
+                    for b, r in zip(best, used, strict=True)
+                    if r.family == family and r.label == "injection"
+                ]
                 print(f"  out-of-fold recall {family}: {sum(b >= t for b in fam)}/{len(fam)}")
-            print(f"threshold {t:.3f}: out-of-fold recall {recall:.3f} on {len(injections)} "
-                  "injections; false flags " + ", ".join(
-                      f"{rates[name]:.4f} on {len(values)} {name}"
-                      for name, (values, _) in groups.items()))
+            print(
+                f"threshold {t:.3f}: out-of-fold recall {recall:.3f} on {len(injections)} "
+                "injections; false flags "
+                + ", ".join(
+                    f"{rates[name]:.4f} on {len(values)} {name}"
+                    for name, (values, _) in groups.items()
+                )
+            )
             return t
     return 0.999
 
@@ -172,8 +189,11 @@ def save(path: Path, coef: Any, intercept: float, threshold: float, meta: dict[s
 
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        path, coef=coef.astype(np.float16), intercept=np.float64(intercept),
-        threshold=np.float64(threshold), meta_keys=np.array(list(meta)),
+        path,
+        coef=coef.astype(np.float16),
+        intercept=np.float64(intercept),
+        threshold=np.float64(threshold),
+        meta_keys=np.array(list(meta)),
         meta_values=np.array(list(meta.values())),
     )
 
@@ -190,12 +210,18 @@ def main() -> int:
     records = all_records(args.mirror)
     docs, labels, owner, used = build(records)
     families = sorted({r.family for r in used})
-    print(f"{len(docs)} windows ({sum(labels)} injection) from {len(used)} tuning records; "
-          f"families: {', '.join(families)}")
+    print(
+        f"{len(docs)} windows ({sum(labels)} injection) from {len(used)} tuning records; "
+        f"families: {', '.join(families)}"
+    )
     threshold = choose_threshold(out_of_fold(docs, labels, owner), docs, owner, used)
     coef, intercept = fit(docs, labels)
-    meta = {"data_digest": data_digest(docs, labels), "families": ",".join(families),
-            "C": str(C), "n_features": str(injection_model.N_FEATURES)}
+    meta = {
+        "data_digest": data_digest(docs, labels),
+        "families": ",".join(families),
+        "C": str(C),
+        "n_features": str(injection_model.N_FEATURES),
+    }
     if args.check:
         shipped = injection_model.load_model(args.out)
         if shipped is None:
@@ -205,10 +231,15 @@ def main() -> int:
         # Within one float16 step: liblinear's float32 result moves in its last bits between
         # library builds (2 of 262,144 weights crossed a float16 rounding boundary, 0.002 at
         # |w| in [2, 4), when scikit-learn 1.9.1 / SciPy 1.17.1 retrained the shipped file).
-        close = bool(np.allclose(shipped.coef, coef.astype(np.float16).astype(np.float32),
-                                 rtol=1e-3, atol=1e-3))
-        print(f"same training data: {same_data}; same weights (float16): {close}; threshold "
-              f"{shipped.threshold:.3f} vs {threshold:.3f}")
+        close = bool(
+            np.allclose(
+                shipped.coef, coef.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3
+            )
+        )
+        print(
+            f"same training data: {same_data}; same weights (float16): {close}; threshold "
+            f"{shipped.threshold:.3f} vs {threshold:.3f}"
+        )
         return 0 if same_data and close and abs(shipped.threshold - threshold) < 1e-9 else 1
     save(args.out, coef, intercept, threshold, meta)
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")

@@ -301,8 +301,9 @@ def _fit_isotonic(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> C
 
     model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
     model.fit(scores, positive.astype(float))
-    return _Isotonic(x=[float(v) for v in model.X_thresholds_],
-                     y=[float(v) for v in model.y_thresholds_])
+    return _Isotonic(
+        x=[float(v) for v in model.X_thresholds_], y=[float(v) for v in model.y_thresholds_]
+    )
 
 
 #: Calibration methods by name (a registry, not a chain of ifs).

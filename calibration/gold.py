@@ -140,8 +140,14 @@ class GoldRecord(_Strict):
             task=self.task,
             diff=self.diff,
             trace=[
-                TraceTurn(id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind,
-                          source=t.source)
+                TraceTurn(
+                    id=t.id,
+                    role=t.role,
+                    content=t.content,
+                    step=t.step,
+                    kind=t.kind,
+                    source=t.source,
+                )
                 for t in self.trace
             ],
             candidates=dict(self.candidates) if self.candidates is not None else None,
@@ -256,9 +262,12 @@ def parse_record(data: Any, *, file: str = "<gold>", line: int | None = None) ->
     if "gold" not in data and "id" in data and "kind" in data:
         raise InputError(
             "no gold label: this record is a case (what `judge import` writes), not yet gold",
-            file=file, line=line, field="gold",
+            file=file,
+            line=line,
+            field="gold",
             hint="add gold, gold_source, source and license (gold/README.md), or label it in "
-                 "the review queue and `judge gold export`")
+            "the review queue and `judge gold export`",
+        )
     try:
         return GoldRecord.model_validate(data)
     except ValidationError as err:
@@ -374,7 +383,7 @@ def case_schema() -> dict[str, Any]:
     # The one field beyond Case: a label the input already carried (tau-bench rewards).
     schema["properties"]["gold"] = {
         "description": "A label found in the input (A, B or tie for pairwise; pass or fail for "
-                       "agent_run); never shown to a judge.",
+        "agent_run); never shown to a judge.",
         "title": "Gold",
         "type": "string",
     }
@@ -421,8 +430,10 @@ class FileCheck:
             text += f"; {waiting} unlabelled"
         partial = sum(self.labelled_cases.values())
         if partial:
-            text += (f"; {partial} labelled without {', '.join(PROVENANCE_FIELDS)} (add them "
-                     "before calibrating)")
+            text += (
+                f"; {partial} labelled without {', '.join(PROVENANCE_FIELDS)} (add them "
+                "before calibrating)"
+            )
         return f"{text}; digest {self.digest}"
 
 
@@ -450,21 +461,38 @@ def check_file(path: str | Path, *, require_labels: bool = False) -> FileCheck:
             data = json.loads(chunk.decode("utf-8"))
             record_id, kind, label, complete = _check_record(data, file, number, require_labels)
         except UnicodeDecodeError as err:
-            out.errors.append(InputError(f"not valid UTF-8 (byte {err.start})", file=file,
-                                         line=number, hint="save the file as UTF-8"))
+            out.errors.append(
+                InputError(
+                    f"not valid UTF-8 (byte {err.start})",
+                    file=file,
+                    line=number,
+                    hint="save the file as UTF-8",
+                )
+            )
             continue
         except json.JSONDecodeError as err:
-            out.errors.append(InputError(f"not valid JSON: {err.msg} (column {err.colno})",
-                                         file=file, line=number,
-                                         hint="one JSON object per line (JSONL)"))
+            out.errors.append(
+                InputError(
+                    f"not valid JSON: {err.msg} (column {err.colno})",
+                    file=file,
+                    line=number,
+                    hint="one JSON object per line (JSONL)",
+                )
+            )
             continue
         except InputError as err:
             out.errors.append(err)
             continue
         if record_id in first_line:
-            out.errors.append(InputError(
-                f"duplicate id {record_id!r} (first on line {first_line[record_id]})",
-                file=file, line=number, field="id", hint="ids must be unique within a file"))
+            out.errors.append(
+                InputError(
+                    f"duplicate id {record_id!r} (first on line {first_line[record_id]})",
+                    file=file,
+                    line=number,
+                    field="id",
+                    hint="ids must be unique within a file",
+                )
+            )
             continue
         first_line[record_id] = number
         if label is None:
@@ -477,8 +505,9 @@ def check_file(path: str | Path, *, require_labels: bool = False) -> FileCheck:
     return out
 
 
-def _check_record(data: Any, file: str, line: int,
-                  require_labels: bool) -> tuple[str, str, str | None, bool]:
+def _check_record(
+    data: Any, file: str, line: int, require_labels: bool
+) -> tuple[str, str, str | None, bool]:
     """(id, kind, gold label or None, complete gold record?) of one valid record; InputError
     naming the field otherwise."""
     if not isinstance(data, dict) or require_labels:
@@ -491,15 +520,28 @@ def _check_record(data: Any, file: str, line: int,
         except ValidationError as err:
             # Provenance missing only: a labelled case (judge import keeps the labels it
             # finds). Any other problem is reported first, by its field.
-            other = [p for p in err.errors()
-                     if not (p["type"] == "missing" and len(p["loc"]) == 1
-                             and p["loc"][0] in PROVENANCE_FIELDS)]
+            other = [
+                p
+                for p in err.errors()
+                if not (
+                    p["type"] == "missing"
+                    and len(p["loc"]) == 1
+                    and p["loc"][0] in PROVENANCE_FIELDS
+                )
+            ]
             if other:
-                more = f" (and {len(other) - 1} more problem(s) in this record)" \
-                    if len(other) > 1 else ""
-                raise InputError(_message(other[0]) + more, file=file, line=line,
-                                 field=_field_name(other[0]["loc"]) or None,
-                                 hint=_HINT) from err
+                more = (
+                    f" (and {len(other) - 1} more problem(s) in this record)"
+                    if len(other) > 1
+                    else ""
+                )
+                raise InputError(
+                    _message(other[0]) + more,
+                    file=file,
+                    line=line,
+                    field=_field_name(other[0]["loc"]) or None,
+                    hint=_HINT,
+                ) from err
     try:
         case = Case.model_validate({k: v for k, v in data.items() if k != "gold"})
     except ValidationError as err:
@@ -531,8 +573,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{f}: {found.summary()}")
         if status != 2:
             return status
-    print("usage: python -m calibration.gold schema [case] | check [--labelled] FILE...",
-          file=sys.stderr)
+    print(
+        "usage: python -m calibration.gold schema [case] | check [--labelled] FILE...",
+        file=sys.stderr,
+    )
     return 2
 
 

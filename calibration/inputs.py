@@ -309,14 +309,18 @@ def provenance_matches(
     return rubric_id == rid and (not version or str(rubric_version) == version)
 
 
-def _keep(
-    j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None
-) -> bool:
+def _keep(j: Judgment, judge: str | None, rubric: str | None, selector: str | None = None) -> bool:
     prov = j.provenance
     # A masked re-judgment (judge.judging.masking) checks its case's verdict; it is not one.
     return prov.masked_from is None and provenance_matches(
-        prov.model, prov.rubric_id, prov.rubric_version, prov.selector_version, judge=judge,
-        rubric=rubric, selector=selector)
+        prov.model,
+        prov.rubric_id,
+        prov.rubric_version,
+        prov.selector_version,
+        judge=judge,
+        rubric=rubric,
+        selector=selector,
+    )
 
 
 def _judgment_error(err: Exception, file: str, line: int) -> InputError:

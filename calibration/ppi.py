@@ -105,12 +105,22 @@ class PPIResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``lambda`` spelled out)."""
         return {
-            "estimand": self.estimand, "value": self.value, "ci95": list(self.ci95),
-            "se": self.se, "se_labels_only": self.se_labels_only, "n_labels": self.n_labels,
-            "n_runs": self.n_runs, "n_tasks": self.n_tasks, "method": self.method,
-            "lambda": self.lam, "sampling": self.sampling, "population": self.population,
-            "df": self.df, "level": self.level,
-            "effective_labels": effective_labels(self), "note": self.note,
+            "estimand": self.estimand,
+            "value": self.value,
+            "ci95": list(self.ci95),
+            "se": self.se,
+            "se_labels_only": self.se_labels_only,
+            "n_labels": self.n_labels,
+            "n_runs": self.n_runs,
+            "n_tasks": self.n_tasks,
+            "method": self.method,
+            "lambda": self.lam,
+            "sampling": self.sampling,
+            "population": self.population,
+            "df": self.df,
+            "level": self.level,
+            "effective_labels": effective_labels(self),
+            "note": self.note,
         }
 
 
@@ -151,9 +161,15 @@ class LabelPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (stored beside the labels so the sample can be checked later)."""
-        return {"run_ids": list(self.run_ids), "probs": list(self.probs),
-                "chosen": list(self.chosen), "seed": self.seed, "budget": self.budget,
-                "design": self.design, "mix": self.mix}
+        return {
+            "run_ids": list(self.run_ids),
+            "probs": list(self.probs),
+            "chosen": list(self.chosen),
+            "seed": self.seed,
+            "budget": self.budget,
+            "design": self.design,
+            "mix": self.mix,
+        }
 
 
 @dataclass(frozen=True)
@@ -200,8 +216,13 @@ def estimate_batch(
     from scipy.stats import t as student_t
 
     f, y, lab, w, pi, cl = np.broadcast_arrays(
-        np.asarray(scores, float), np.asarray(labels, float), np.asarray(labelled, bool),
-        np.asarray(weights, float), np.asarray(probs, float), np.asarray(clusters, np.int64))
+        np.asarray(scores, float),
+        np.asarray(labels, float),
+        np.asarray(labelled, bool),
+        np.asarray(weights, float),
+        np.asarray(probs, float),
+        np.asarray(clusters, np.int64),
+    )
     if f.ndim != 2:
         raise ValueError("estimate_batch wants (R, L) arrays")
     grp = np.zeros(f.shape, np.int64) if groups is None else np.broadcast_to(groups, f.shape)
@@ -235,7 +256,8 @@ def estimate_batch(
 
         def per_cluster(v: np.ndarray) -> np.ndarray:
             return np.bincount(offset, weights=v.ravel(), minlength=size).reshape(
-                n_rows, n_clusters)
+                n_rows, n_clusters
+            )
 
         ua, ub = per_cluster(alpha), per_cluster(beta)
         mult = np.ones_like(ua)
@@ -283,8 +305,11 @@ def _run_ids(run_ids: Sequence[str] | None, n: int) -> list[str]:
         return [str(i) for i in range(n)]
     ids = [str(r) for r in run_ids]
     if len(ids) != n:
-        raise InputError(f"{len(ids)} run ids for {n} runs", field="run_ids",
-                         hint="give one id per run, in the order of the scores")
+        raise InputError(
+            f"{len(ids)} run ids for {n} runs",
+            field="run_ids",
+            hint="give one id per run, in the order of the scores",
+        )
     if len(set(ids)) != n:
         seen: set[str] = set()
         dup = ""
@@ -293,8 +318,9 @@ def _run_ids(run_ids: Sequence[str] | None, n: int) -> list[str]:
                 dup = r
                 break
             seen.add(r)
-        raise InputError(f"duplicate run id {dup!r}", field="run_ids",
-                         hint="each run must have its own id")
+        raise InputError(
+            f"duplicate run id {dup!r}", field="run_ids", hint="each run must have its own id"
+        )
     return ids
 
 
@@ -308,13 +334,17 @@ def _scores(scores: Sequence[float] | np.ndarray, n: int | None = None) -> np.nd
     if f.ndim != 1:
         raise InputError("scores must be one number per run", field="scores")
     if n is not None and f.size != n:
-        raise InputError(f"{f.size} scores for {n} runs", field="scores",
-                         hint="give one judge score per run")
+        raise InputError(
+            f"{f.size} scores for {n} runs", field="scores", hint="give one judge score per run"
+        )
     bad = ~np.isfinite(f) | (f < 0) | (f > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"score {f[i]!r} of run {i} is not in [0, 1]", field="scores",
-                         hint="pass P(pass) or the 0/1 verdict; a failed judgment has no score")
+        raise InputError(
+            f"score {f[i]!r} of run {i} is not in [0, 1]",
+            field="scores",
+            hint="pass P(pass) or the 0/1 verdict; a failed judgment has no score",
+        )
     return f
 
 
@@ -332,8 +362,11 @@ def _label_value(v: Any, where: str) -> float | None:
             return float(v)
     except (TypeError, ValueError):
         pass
-    raise InputError(f"label {v!r} of {where} is not 0/1 or pass/fail", field="labels",
-                     hint="human labels are binary; leave unlabelled runs as None")
+    raise InputError(
+        f"label {v!r} of {where} is not 0/1 or pass/fail",
+        field="labels",
+        hint="human labels are binary; leave unlabelled runs as None",
+    )
 
 
 def _labels(
@@ -351,15 +384,21 @@ def _labels(
         for run, v in labels.items():
             i = index.get(str(run))
             if i is None:
-                raise InputError(f"label for unknown run {run!r}", field="labels",
-                                 hint="label ids must be among the run ids")
+                raise InputError(
+                    f"label for unknown run {run!r}",
+                    field="labels",
+                    hint="label ids must be among the run ids",
+                )
             value = _label_value(v, f"run {run!r}")
             if value is not None:
                 y[i], lab[i] = value, True
     else:
         if _n_runs(labels, "labels") != n:
-            raise InputError(f"{len(labels)} labels for {n} runs", field="labels",
-                             hint="one entry per run, None where unlabelled")
+            raise InputError(
+                f"{len(labels)} labels for {n} runs",
+                field="labels",
+                hint="one entry per run, None where unlabelled",
+            )
         for i, v in enumerate(labels):
             value = _label_value(v, f"run {ids[i]!r}")
             if value is not None:
@@ -377,13 +416,19 @@ def _probs(probs: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray | N
     except (TypeError, ValueError) as err:
         raise InputError(f"probabilities must be numbers: {err}", field="probs") from err
     if p.ndim != 1 or p.size != n:
-        raise InputError(f"{p.size} inclusion probabilities for {n} runs", field="probs",
-                         hint="one inclusion probability per run (the label plan's)")
+        raise InputError(
+            f"{p.size} inclusion probabilities for {n} runs",
+            field="probs",
+            hint="one inclusion probability per run (the label plan's)",
+        )
     bad = ~np.isfinite(p) | (p <= 0) | (p > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"inclusion probability {p[i]!r} of run {i} is not in (0, 1]",
-                         field="probs", hint="every run must have a chance to be labelled")
+        raise InputError(
+            f"inclusion probability {p[i]!r} of run {i} is not in (0, 1]",
+            field="probs",
+            hint="every run must have a chance to be labelled",
+        )
     return p
 
 
@@ -393,15 +438,15 @@ def _codes(values: Sequence[Any] | None, n: int, name: str) -> tuple[np.ndarray,
     if values is None:
         return np.arange(n, dtype=np.int64), list(range(n))
     if _n_runs(values, name) != n:
-        raise InputError(f"{len(values)} {name} for {n} runs", field=name,
-                         hint="one entry per run")
+        raise InputError(f"{len(values)} {name} for {n} runs", field=name, hint="one entry per run")
     index: dict[Any, int] = {}
     codes = [index.setdefault(v, len(index)) for v in values]
     return np.asarray(codes, dtype=np.int64), list(index)
 
 
-def _weights(weights: Sequence[float] | np.ndarray | None, task: np.ndarray,
-             group: np.ndarray) -> np.ndarray:
+def _weights(
+    weights: Sequence[float] | np.ndarray | None, task: np.ndarray, group: np.ndarray
+) -> np.ndarray:
     """Caller's weights, or the macro weights 1 / (runs of the task in the group)."""
     import numpy as np
 
@@ -424,37 +469,68 @@ def _weights(weights: Sequence[float] | np.ndarray | None, task: np.ndarray,
 # --------------------------------------------------------------------------- public estimators
 
 
-def _finish(batch: Batch, *, method: str, sampling: str, population: str, n_runs: int,
-            n_tasks: int, level: float, estimand: str, bounds: tuple[float, float],
-            labels: np.ndarray) -> PPIResult:
+def _finish(
+    batch: Batch,
+    *,
+    method: str,
+    sampling: str,
+    population: str,
+    n_runs: int,
+    n_tasks: int,
+    level: float,
+    estimand: str,
+    bounds: tuple[float, float],
+    labels: np.ndarray,
+) -> PPIResult:
     import numpy as np
 
     units = int(batch.units[0])
     if units < 2:
         what = "tasks" if population == "tasks" else "runs"
-        raise InputError(f"labels fall in {units} {what}: an interval needs at least 2",
-                         field="labels", hint=f"label runs of at least two {what}")
+        raise InputError(
+            f"labels fall in {units} {what}: an interval needs at least 2",
+            field="labels",
+            hint=f"label runs of at least two {what}",
+        )
     notes = []
     if np.unique(labels).size < 2:
-        notes.append("every label is the same class: the variance estimate is zero and the "
-                     "interval is not trustworthy; label more runs")
+        notes.append(
+            "every label is the same class: the variance estimate is zero and the "
+            "interval is not trustworthy; label more runs"
+        )
     if units < MIN_UNITS_FOR_TRUST:
-        notes.append(f"only {units} labelled {'tasks' if population == 'tasks' else 'runs'}: "
-                     f"with fewer than {MIN_UNITS_FOR_TRUST} the interval tends to under-cover")
+        notes.append(
+            f"only {units} labelled {'tasks' if population == 'tasks' else 'runs'}: "
+            f"with fewer than {MIN_UNITS_FOR_TRUST} the interval tends to under-cover"
+        )
     note = "; ".join(notes) or None
     value = float(np.clip(batch.value[0], *bounds))
     return PPIResult(
-        value=value, ci95=(float(batch.lo[0]), float(batch.hi[0])), se=float(batch.se[0]),
-        se_labels_only=float(batch.se_labels_only[0]), n_labels=int(batch.n_labels[0]),
-        n_runs=n_runs, n_tasks=n_tasks, method=method, lam=float(batch.lam[0]),
-        sampling=sampling, population=population, estimand=estimand, df=units - 1,
-        level=level, note=note)
+        value=value,
+        ci95=(float(batch.lo[0]), float(batch.hi[0])),
+        se=float(batch.se[0]),
+        se_labels_only=float(batch.se_labels_only[0]),
+        n_labels=int(batch.n_labels[0]),
+        n_runs=n_runs,
+        n_tasks=n_tasks,
+        method=method,
+        lam=float(batch.lam[0]),
+        sampling=sampling,
+        population=population,
+        estimand=estimand,
+        df=units - 1,
+        level=level,
+        note=note,
+    )
 
 
 def _check_common(population: str, level: float, lam: float | None) -> None:
     if population not in POPULATIONS:
-        raise InputError(f"unknown population {population!r}", field="population",
-                         hint=f"use one of {', '.join(POPULATIONS)}")
+        raise InputError(
+            f"unknown population {population!r}",
+            field="population",
+            hint=f"use one of {', '.join(POPULATIONS)}",
+        )
     if not 0 < level < 1:
         raise InputError(f"level {level!r} is not in (0, 1)", field="level")
     if lam is not None and not 0 <= lam <= 1:
@@ -486,10 +562,14 @@ def ppi_mean(
     ids = _run_ids(run_ids, n)
     y, lab = _labels(labels, ids)
     if not lab.any():
-        raise InputError("no run is labelled", field="labels",
-                         hint="label a random subset of the runs (judge review plan)")
-    return _mean(f, y, lab, ids, task_ids, weights, _probs(probs, n), lam, population, level,
-                 method=None)
+        raise InputError(
+            "no run is labelled",
+            field="labels",
+            hint="label a random subset of the runs (judge review plan)",
+        )
+    return _mean(
+        f, y, lab, ids, task_ids, weights, _probs(probs, n), lam, population, level, method=None
+    )
 
 
 def labels_only(
@@ -509,16 +589,30 @@ def labels_only(
     so labels are given per run as in :func:`ppi_mean`; with a mapping, give ``run_ids``.
     """
     _check_common(population, level, None)
-    n = len(run_ids) if run_ids is not None else (
-        n_runs if n_runs is not None else _n_runs(labels, "labels"))
+    n = (
+        len(run_ids)
+        if run_ids is not None
+        else (n_runs if n_runs is not None else _n_runs(labels, "labels"))
+    )
     ids = _run_ids(run_ids, n)
     y, lab = _labels(labels, ids)
     if not lab.any():
         raise InputError("no run is labelled", field="labels", hint="label some runs")
     import numpy as np
 
-    return _mean(np.zeros(n), y, lab, ids, task_ids, weights, _probs(probs, n), 0.0,
-                 population, level, method="labels_only")
+    return _mean(
+        np.zeros(n),
+        y,
+        lab,
+        ids,
+        task_ids,
+        weights,
+        _probs(probs, n),
+        0.0,
+        population,
+        level,
+        method="labels_only",
+    )
 
 
 def active_mean(
@@ -531,15 +625,23 @@ def active_mean(
     :func:`plan_labels`), inverse-probability weighted, lambda power-tuned. Keyword arguments
     as :func:`ppi_mean`."""
     if probs is None:
-        raise InputError("active inference needs the plan's inclusion probabilities",
-                         field="probs")
+        raise InputError("active inference needs the plan's inclusion probabilities", field="probs")
     return ppi_mean(scores, labels, probs=probs, **kwargs)
 
 
-def _mean(f: np.ndarray, y: np.ndarray, lab: np.ndarray, ids: list[str],
-          task_ids: Sequence[Any] | None, weights: Sequence[float] | np.ndarray | None,
-          probs: np.ndarray | None, lam: float | None, population: str, level: float,
-          method: str | None) -> PPIResult:
+def _mean(
+    f: np.ndarray,
+    y: np.ndarray,
+    lab: np.ndarray,
+    ids: list[str],
+    task_ids: Sequence[Any] | None,
+    weights: Sequence[float] | np.ndarray | None,
+    probs: np.ndarray | None,
+    lam: float | None,
+    population: str,
+    level: float,
+    method: str | None,
+) -> PPIResult:
     import numpy as np
 
     n = len(ids)
@@ -548,13 +650,32 @@ def _mean(f: np.ndarray, y: np.ndarray, lab: np.ndarray, ids: list[str],
     if w.sum() <= 0:
         raise InputError("the weights sum to zero", field="weights")
     pi = probs if probs is not None else np.full(n, max(int(lab.sum()), 1) / n)
-    batch = estimate_batch(f[None], y[None], lab[None], w[None], pi[None], task[None],
-                           len(names), lam=lam, population=population, level=level)
+    batch = estimate_batch(
+        f[None],
+        y[None],
+        lab[None],
+        w[None],
+        pi[None],
+        task[None],
+        len(names),
+        lam=lam,
+        population=population,
+        level=level,
+    )
     if method is None:
         method = "ppi++" if lam is None else ("labels_only" if lam == 0 else "ppi")
-    return _finish(batch, method=method, sampling="uniform" if probs is None else "weighted",
-                   population=population, n_runs=n, n_tasks=len(names), level=level,
-                   estimand="pass@1", bounds=(0.0, 1.0), labels=y[lab & (w > 0)])
+    return _finish(
+        batch,
+        method=method,
+        sampling="uniform" if probs is None else "weighted",
+        population=population,
+        n_runs=n,
+        n_tasks=len(names),
+        level=level,
+        estimand="pass@1",
+        bounds=(0.0, 1.0),
+        labels=y[lab & (w > 0)],
+    )
 
 
 def ppi_difference(
@@ -592,12 +713,16 @@ def ppi_difference(
     present = list(dict.fromkeys(treatments))
     if first is None and second is None:
         if len(present) != 2:
-            raise InputError(f"{len(present)} treatments present; name the two to compare",
-                             field="treatments", hint="pass first= and second=")
+            raise InputError(
+                f"{len(present)} treatments present; name the two to compare",
+                field="treatments",
+                hint="pass first= and second=",
+            )
         first, second = present
     if first == second or first not in present or second not in present:
-        raise InputError(f"treatments {first!r} and {second!r} must be two present ones",
-                         field="treatments")
+        raise InputError(
+            f"treatments {first!r} and {second!r} must be two present ones", field="treatments"
+        )
     task, names = _codes(task_ids, n, "task_ids")
     group = np.full(n, -1, np.int64)
     group[[t == first for t in treatments]] = 0
@@ -608,20 +733,42 @@ def ppi_difference(
         raise InputError("the two treatments share no task", field="task_ids")
     for g, name in ((0, first), (1, second)):
         if not (lab & keep & (group == g)).any():
-            raise InputError(f"no labelled run of treatment {name!r} on a shared task",
-                             field="labels", hint="labels must fall on both treatments' runs")
+            raise InputError(
+                f"no labelled run of treatment {name!r} on a shared task",
+                field="labels",
+                hint="labels must fall on both treatments' runs",
+            )
     pi_given = _probs(probs, n)
     w = np.where(keep, _weights(None, task, np.maximum(group, 0)), 0.0)
     pi = pi_given if pi_given is not None else np.full(n, max(int(lab.sum()), 1) / n)
-    batch = estimate_batch(f[None], y[None], lab[None], w[None], pi[None], task[None],
-                           len(names), groups=np.maximum(group, 0)[None], signs=(1.0, -1.0),
-                           lam=lam, population=population, level=level, bounds=(-1.0, 1.0))
+    batch = estimate_batch(
+        f[None],
+        y[None],
+        lab[None],
+        w[None],
+        pi[None],
+        task[None],
+        len(names),
+        groups=np.maximum(group, 0)[None],
+        signs=(1.0, -1.0),
+        lam=lam,
+        population=population,
+        level=level,
+        bounds=(-1.0, 1.0),
+    )
     method = "ppi++" if lam is None else ("labels_only" if lam == 0 else "ppi")
-    result = _finish(batch, method=method,
-                     sampling="uniform" if pi_given is None else "weighted",
-                     population=population, n_runs=int(keep.sum()), n_tasks=int(shared.size),
-                     level=level, estimand=f"pass@1[{first}] - pass@1[{second}]",
-                     bounds=(-1.0, 1.0), labels=y[lab & keep])
+    result = _finish(
+        batch,
+        method=method,
+        sampling="uniform" if pi_given is None else "weighted",
+        population=population,
+        n_runs=int(keep.sum()),
+        n_tasks=int(shared.size),
+        level=level,
+        estimand=f"pass@1[{first}] - pass@1[{second}]",
+        bounds=(-1.0, 1.0),
+        labels=y[lab & keep],
+    )
     dropped = int(((group >= 0) & ~keep).sum())
     if dropped:
         extra = f"{dropped} run(s) of tasks only one treatment ran left out"
@@ -704,14 +851,23 @@ def plan_labels(
     if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or not 1 <= budget <= n:
         raise InputError(f"budget {budget!r} is not a whole number in [1, {n}]", field="budget")
     if not 0 < mix <= 1:
-        raise InputError(f"mix {mix!r} is not in (0, 1]", field="mix",
-                         hint="some uniform mixing keeps every probability above zero")
+        raise InputError(
+            f"mix {mix!r} is not in (0, 1]",
+            field="mix",
+            hint="some uniform mixing keeps every probability above zero",
+        )
     design = "active" if active else "uniform"
     probs = uncertainty_probs(f, float(budget), mix) if active else np.full(n, budget / n)
     chosen = _draw(design, probs, int(budget), int(seed))
-    return LabelPlan(run_ids=tuple(ids), probs=tuple(float(p) for p in probs),
-                     chosen=tuple(ids[i] for i in chosen), seed=int(seed), budget=int(budget),
-                     design=design, mix=float(mix) if active else 0.0)
+    return LabelPlan(
+        run_ids=tuple(ids),
+        probs=tuple(float(p) for p in probs),
+        chosen=tuple(ids[i] for i in chosen),
+        seed=int(seed),
+        budget=int(budget),
+        design=design,
+        mix=float(mix) if active else 0.0,
+    )
 
 
 def _draw(design: str, probs: np.ndarray, budget: int, seed: int) -> list[int]:
@@ -738,8 +894,11 @@ def plan_covers(plan: LabelPlan, labelled_ids: Sequence[str] | set[str]) -> Plan
     known = set(plan.run_ids)
     unknown = sorted(labelled - known)
     if unknown:
-        raise InputError(f"{len(unknown)} labelled id(s) not in the plan, e.g. {unknown[0]!r}",
-                         field="labelled_ids", hint="check against the plan of this run set")
+        raise InputError(
+            f"{len(unknown)} labelled id(s) not in the plan, e.g. {unknown[0]!r}",
+            field="labelled_ids",
+            hint="check against the plan of this run set",
+        )
     redraw = _draw(plan.design, np.asarray(plan.probs, float), plan.budget, plan.seed)
     reproducible = [plan.run_ids[i] for i in redraw] == list(plan.chosen)
     unplanned = tuple(sorted(labelled - chosen))
@@ -748,17 +907,36 @@ def plan_covers(plan: LabelPlan, labelled_ids: Sequence[str] | set[str]) -> Plan
     if not reproducible:
         reasons.append("the plan's choice is not what its seed and probabilities draw")
     if unplanned:
-        reasons.append(f"{len(unplanned)} labelled run(s) were not drawn by the plan "
-                       "(hand-picked): not valid for PPI")
+        reasons.append(
+            f"{len(unplanned)} labelled run(s) were not drawn by the plan "
+            "(hand-picked): not valid for PPI"
+        )
     if unlabelled:
-        reasons.append(f"{len(unlabelled)} drawn run(s) have no label: label them, or the "
-                       "sample is not the planned one")
-    return PlanCheck(valid=not reasons, unplanned=unplanned, unlabelled=unlabelled,
-                     reproducible=reproducible, reason="; ".join(reasons) or None)
+        reasons.append(
+            f"{len(unlabelled)} drawn run(s) have no label: label them, or the "
+            "sample is not the planned one"
+        )
+    return PlanCheck(
+        valid=not reasons,
+        unplanned=unplanned,
+        unlabelled=unlabelled,
+        reproducible=reproducible,
+        reason="; ".join(reasons) or None,
+    )
 
 
 __all__ = [
-    "Batch", "LabelPlan", "PPIResult", "PlanCheck", "active_mean", "effective_labels",
-    "estimate_batch", "labels_only", "plan_covers", "plan_labels", "ppi_difference",
-    "ppi_mean", "uncertainty_probs",
+    "Batch",
+    "LabelPlan",
+    "PPIResult",
+    "PlanCheck",
+    "active_mean",
+    "effective_labels",
+    "estimate_batch",
+    "labels_only",
+    "plan_covers",
+    "plan_labels",
+    "ppi_difference",
+    "ppi_mean",
+    "uncertainty_probs",
 ]

@@ -115,8 +115,12 @@ def figure_rows(summary: MetricSummary) -> list[FigureRow]:
     rows += _block_figures("position", summary.position)
     if summary.repetition_stability is not None:
         rows.append(
-            FigureRow("repetition", "repetition_stability", "repetition stability",
-                      summary.repetition_stability)
+            FigureRow(
+                "repetition",
+                "repetition_stability",
+                "repetition stability",
+                summary.repetition_stability,
+            )
         )
     rows += _block_figures("probabilities", summary.probabilistic)
     rows += _block_figures("status", summary.rates)
@@ -266,8 +270,17 @@ def render_report(result: CalibrationResult) -> str:
         "figures": _figures(result),
         "band_plots": _band_plots(result),
         "band_rows": [
-            [name, b.threshold, b.n, b.errors, b.upper_bound, b.alpha, b.level, b.coverage,
-             b.reason]
+            [
+                name,
+                b.threshold,
+                b.n,
+                b.errors,
+                b.upper_bound,
+                b.alpha,
+                b.level,
+                b.coverage,
+                b.reason,
+            ]
             for name, b in card.policy.bands.items()
         ],
         "cascade": result.cascade,
@@ -282,7 +295,9 @@ def render_report(result: CalibrationResult) -> str:
             ("items", fmt(summary.n_items)),
             ("task clusters", fmt(summary.n_clusters)),
             ("other-label rows", fmt(summary.other_label_rows)),
-        ] if summary.n_rows is not None else [],
+        ]
+        if summary.n_rows is not None
+        else [],
         "status": _counts(summary.status) + _counts(summary.gold),
         "pair_counts": _counts(summary.pair_score),
         "position_counts": _counts(summary.position),

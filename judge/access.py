@@ -61,8 +61,9 @@ def create_key(store: Store, name: str, role: str | None = None) -> tuple[Princi
             hint="1-64 characters: letters, digits, and _ . @ - (not first)",
         )
     if role not in ROLES:
-        raise InputError(f"unknown role {role!r}", field="role",
-                         hint=f"use one of {', '.join(ROLES)}")
+        raise InputError(
+            f"unknown role {role!r}", field="role", hint=f"use one of {', '.join(ROLES)}"
+        )
     if store.key_name_taken(name):
         raise InputError(
             f"a key named {name!r} exists already",
@@ -110,8 +111,9 @@ def create_session(store: Store, principal: Principal, hours: float = 12.0) -> s
     """A new page-session token for this key (only its hash is stored)."""
     token = secrets.token_urlsafe(32)
     expires = utcnow() + timedelta(hours=hours)
-    store.add_session(token_hash=_token_hash(token), key_id=principal.key_id,
-                      expires_at=expires.isoformat())
+    store.add_session(
+        token_hash=_token_hash(token), key_id=principal.key_id, expires_at=expires.isoformat()
+    )
     return token
 
 

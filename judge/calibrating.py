@@ -174,8 +174,14 @@ def judgment_rows(
         prov = j.provenance
         if prov.masked_from is not None:
             continue  # a masked re-judgment checks a verdict; it is not one (judging.masking)
-        if not provenance_matches(prov.model, prov.rubric_id, prov.rubric_version,
-                                  prov.selector_version, rubric=rubric, selector=selector):
+        if not provenance_matches(
+            prov.model,
+            prov.rubric_id,
+            prov.rubric_version,
+            prov.selector_version,
+            rubric=rubric,
+            selector=selector,
+        ):
             continue
         rows.append(judgment_to_row(j))
         binding = {key: getattr(prov, key) for key in BINDING_FIELDS}
@@ -184,7 +190,10 @@ def judgment_rows(
 
 
 def load_store_rows(
-    db: str | Path, judge: str | None = None, *, rubric: str | None = None,
+    db: str | Path,
+    judge: str | None = None,
+    *,
+    rubric: str | None = None,
     selector: str | None = None,
 ) -> list[VerdictRow]:
     """Verdict rows of a judge store (``judge``: one model only), filtered as
@@ -409,8 +418,10 @@ def check_card(
         moment = as_of.replace(tzinfo=UTC)
         created = card.created_at if card.created_at.tzinfo else card.created_at.replace(tzinfo=UTC)
         if moment.date() < created.date():
-            raise CardError(f"{path}: the card was created at {created.isoformat()}, after "
-                            f"--as-of {moment.date().isoformat()}")
+            raise CardError(
+                f"{path}: the card was created at {created.isoformat()}, after "
+                f"--as-of {moment.date().isoformat()}"
+            )
         moment = max(moment, created)  # a bare date means "on that day"
     verify_card(
         card,
@@ -420,6 +431,10 @@ def check_card(
         gold_digest=gold_digest,
         now=moment,
     )
-    given = (("model", model), ("rubric", rubric or (recorded or None)), ("selector", selector),
-             ("gold", gold))
+    given = (
+        ("model", model),
+        ("rubric", rubric or (recorded or None)),
+        ("selector", selector),
+        ("gold", gold),
+    )
     return CardCheck(card, tuple(name for name, value in given if value), as_of)

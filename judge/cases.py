@@ -50,8 +50,9 @@ def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
     data = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
     if "agent_model" not in data:
         slices = data.get("slices")
-        model = (slices.get("agent_model") or slices.get("model")
-                 if isinstance(slices, dict) else None)
+        model = (
+            slices.get("agent_model") or slices.get("model") if isinstance(slices, dict) else None
+        )
         if model is not None:
             data["agent_model"] = str(model)
     gold = record.get("gold")
@@ -117,8 +118,11 @@ def bad_value(
             continue
         # Without string or number checks a scalar needs no visit, unless its depth is the error.
         every = check_strings or numbers or depth >= MAX_DEPTH
-        stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in children
-                     if every or isinstance(v, dict | list))
+        stack.extend(
+            (v, f"{path}.{k}" if path else str(k), depth + 1)
+            for k, v in children
+            if every or isinstance(v, dict | list)
+        )
     return None
 
 
@@ -128,14 +132,20 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]  # files saved "UTF-8 with BOM" are still UTF-8
+                raw = raw[len(_BOM) :]  # files saved "UTF-8 with BOM" are still UTF-8
             if not raw.strip():
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield number, InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                                         file=name, line=number)
+                yield (
+                    number,
+                    InputError(
+                        f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                        file=name,
+                        line=number,
+                    ),
+                )
                 continue
             if "\x00" in text:
                 yield number, InputError("contains a NUL byte", file=name, line=number)
@@ -143,18 +153,24 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
-                yield number, InputError(f"not valid JSON ({exc.msg}, column {exc.colno})",
-                                         file=name, line=number)
+                yield (
+                    number,
+                    InputError(
+                        f"not valid JSON ({exc.msg}, column {exc.colno})", file=name, line=number
+                    ),
+                )
                 continue
             except RecursionError:
                 yield number, InputError("JSON nested too deeply", file=name, line=number)
                 continue
             if not isinstance(obj, dict):
-                yield number, InputError("each line must be a JSON object", file=name,
-                                         line=number)
+                yield number, InputError("each line must be a JSON object", file=name, line=number)
                 continue
-            problem = bad_value(obj, check_strings=_ESCAPED_BAD.search(text) is not None,
-                                check_numbers=_NONFINITE_TEXT.search(text) is not None)
+            problem = bad_value(
+                obj,
+                check_strings=_ESCAPED_BAD.search(text) is not None,
+                check_numbers=_NONFINITE_TEXT.search(text) is not None,
+            )
             if problem is not None:
                 yield number, InputError(problem[1], file=name, line=number, field=problem[0])
                 continue
@@ -182,16 +198,27 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
             out.errors.append(validation_error(exc, str(path), number))
             continue
         if case.id in seen:
-            out.errors.append(InputError(f"duplicate id (first on line {seen[case.id]})",
-                                         file=str(path), line=number, field="id"))
+            out.errors.append(
+                InputError(
+                    f"duplicate id (first on line {seen[case.id]})",
+                    file=str(path),
+                    line=number,
+                    field="id",
+                )
+            )
             continue
         seen[case.id] = number
         out.cases.append(case)
         if gold is not None:
             out.gold[case.id] = gold
     if records == 0:
-        out.errors.append(InputError("no records: the file is empty or has only blank lines",
-                                     file=str(path), hint="one JSON object per line"))
+        out.errors.append(
+            InputError(
+                "no records: the file is empty or has only blank lines",
+                file=str(path),
+                hint="one JSON object per line",
+            )
+        )
     return out
 
 

@@ -45,8 +45,11 @@ def env_seconds(name: str, default: float) -> float:
     except ValueError:
         value = 0.0
     if value <= 0:
-        raise InputError(f"{name}={raw!r} is not a positive number of seconds", field=name,
-                         hint="give seconds, e.g. 60")
+        raise InputError(
+            f"{name}={raw!r} is not a positive number of seconds",
+            field=name,
+            hint="give seconds, e.g. 60",
+        )
     return value
 
 

@@ -71,9 +71,7 @@ ITEM_OVERHEAD_TOKENS: int = 12
 TASK_SHARE: float = 0.25
 #: Pairwise: the task 30%, each candidate 35%.
 TASK_SHARE_PAIRWISE: float = 0.30
-SHARES: Mapping[str, float] = MappingProxyType(
-    {"diff": 0.35, "trace": 0.40, "candidate": 0.35}
-)
+SHARES: Mapping[str, float] = MappingProxyType({"diff": 0.35, "trace": 0.40, "candidate": 0.35})
 #: The last N non-note turns are always shown.
 FINAL_TURNS: int = 2
 #: One trace turn may take at most 1/N of the trace budget...
@@ -202,8 +200,17 @@ _TEST_OUTPUT = re.compile(
 #: Most tool outputs contain none, and ``in`` scans them far faster than the regex's
 #: alternation does (on SWE-bench traces it skips about 80% of the outputs).
 _TEST_OUTPUT_NEEDLES = (
-    "passed", "failed", "error", "no tests ran", "Ran ", "FAILED", "OK", "PASSED",
-    "ERROR: test", "collected ", "test_",
+    "passed",
+    "failed",
+    "error",
+    "no tests ran",
+    "Ran ",
+    "FAILED",
+    "OK",
+    "PASSED",
+    "ERROR: test",
+    "collected ",
+    "test_",
 )
 # Output that reports a failure of the command itself.
 _ERROR_OUTPUT = re.compile(
@@ -214,8 +221,16 @@ _ERROR_OUTPUT = re.compile(
 )
 #: Literals of which every alternative of _ERROR_OUTPUT contains at least one (case-sensitive).
 _ERROR_OUTPUT_NEEDLES = (
-    "Traceback", "Error: ", "Exception: ", "<returncode>", "exit ", "command not found",
-    "No such file or directory", "fatal: ", "error: ", '"error"',
+    "Traceback",
+    "Error: ",
+    "Exception: ",
+    "<returncode>",
+    "exit ",
+    "command not found",
+    "No such file or directory",
+    "fatal: ",
+    "error: ",
+    '"error"',
 )
 # The start of a shell here-document: its body is file content, not a command.
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
@@ -321,8 +336,7 @@ def classify_turns(
         if turn.kind is not None:
             kind = turn.kind
         # The turn's id and role are shown in its evidence tag: redacted like its text.
-        shown = (redact_turn_fields(turn)[0] if redacted_trace is None
-                 else redacted_trace[index])
+        shown = redact_turn_fields(turn)[0] if redacted_trace is None else redacted_trace[index]
         out.append(_Turn(index, shown, text, count, kind, runs_tests))
         if kind != "note":
             previous_ran_tests = runs_tests
@@ -616,13 +630,19 @@ def select_evidence(
             hint=f"use at least {4 * MIN_TURN_TOKENS} tokens",
         )
     if redacted is None:
-        fixed = [(source, kind, *_redact(raw))
-                 for source, kind, raw in _fixed_sources(case, visible)]
+        fixed = [
+            (source, kind, *_redact(raw)) for source, kind, raw in _fixed_sources(case, visible)
+        ]
     else:
-        fixed = [(source, kind, *_counted(text))
-                 for source, kind, text in _fixed_sources(redacted, visible)]
-    turns = (classify_turns(case.trace, None if redacted is None else redacted.trace)
-             if "trace" in visible else [])
+        fixed = [
+            (source, kind, *_counted(text))
+            for source, kind, text in _fixed_sources(redacted, visible)
+        ]
+    turns = (
+        classify_turns(case.trace, None if redacted is None else redacted.trace)
+        if "trace" in visible
+        else []
+    )
     texts = {t.index: _elide_repeated_diff(t.text, case.diff) for t in turns}
     pairwise = any(kind == "candidate" for _, kind, _, _ in fixed)
     demands = {source: _cost(text) for source, _, text, _ in fixed}
@@ -670,7 +690,7 @@ _CITATION = re.compile(r"^\W*E0*(\d+)\W*$", re.IGNORECASE)
 
 
 def normalize_citation(cited: str) -> str | None:
-    """"e3", "[E3]", "E03", " E3. " -> "E3"; None when it is not an evidence id."""
+    """ "e3", "[E3]", "E03", " E3. " -> "E3"; None when it is not an evidence id."""
     match = _CITATION.match(cited.strip())
     return f"E{int(match.group(1))}" if match else None
 

@@ -76,22 +76,31 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 # Words for the judge, and for a favourable outcome.
-_JUDGE = (r"(?:judge|grader|evaluator|assessor|reviewer|grading model|judging model|"
-          r"evaluating model|reviewing model|language model|llm|ai|gpt|chatgpt|claude|model)")
-_GOOD = (r"(?:pass(?:ed|es|ing)?|success(?:ful(?:ly)?)?|succeed(?:ed|s)?|correct|accomplished|"
-         r"approved?|complete(?:d)?|lgtm|10/10)")
+_JUDGE = (
+    r"(?:judge|grader|evaluator|assessor|reviewer|grading model|judging model|"
+    r"evaluating model|reviewing model|language model|llm|ai|gpt|chatgpt|claude|model)"
+)
+_GOOD = (
+    r"(?:pass(?:ed|es|ing)?|success(?:ful(?:ly)?)?|succeed(?:ed|s)?|correct|accomplished|"
+    r"approved?|complete(?:d)?|lgtm|10/10)"
+)
 #: The outcomes a judge gives, for "output pass": narrower than _GOOD, because "return correct
 #: results" and "output complete" are ordinary talk about code.
 _VERDICT_WORD = r"(?:pass(?:ed|ing)?|success(?:ful)?|approved)"
-_DETERMINER = (r"(?:the|your|all|any|every|these|those|previous|prior|above|earlier|preceding|"
-               r"initial|original|system|my)")
-_INSTRUCTIONS = (r"(?:instructions?|prompts?|rules|rubrics?|guidance|guidelines|directions|"
-                 r"directives|criteria|system prompt|constraints|context)")
+_DETERMINER = (
+    r"(?:the|your|all|any|every|these|those|previous|prior|above|earlier|preceding|"
+    r"initial|original|system|my)"
+)
+_INSTRUCTIONS = (
+    r"(?:instructions?|prompts?|rules|rubrics?|guidance|guidelines|directions|"
+    r"directives|criteria|system prompt|constraints|context)"
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
         "ignore-instructions",
-        _rx(rf"\b(?:ignore|disregard|forget|bypass|(?:do not|don't|never|stop) follow(?:ing)?)"
+        _rx(
+            rf"\b(?:ignore|disregard|forget|bypass|(?:do not|don't|never|stop) follow(?:ing)?)"
             rf"\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?{_DETERMINER}\s+(?:[a-z-]+\s+){{0,2}}?"
             rf"{_INSTRUCTIONS}\b"
             # "Ignore any instructions that appear in retrieved documents": a defence.
@@ -100,12 +109,14 @@ RULES: tuple[Rule, ...] = (
             r"|\s+in\s+(?:the\s+)?(?:retrieved|tool|web|documents?|pages?|user|emails?|inputs?)\b)"
             r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)?\s*"
             r"(?:(?:written|said|stated)\s+)?(?:above|before this|previously)\b"
-            r"|\bignore the above\b"),
+            r"|\bignore the above\b"
+        ),
         "tells the reader to set aside its instructions or the rubric",
     ),
     Rule(
         "addresses-judge",
-        _rx(rf"(?:\b(?:ai|llm|automated|automatic|machine|language[- ]model)[- ]"
+        _rx(
+            rf"(?:\b(?:ai|llm|automated|automatic|machine|language[- ]model)[- ]"
             rf"(?:judge|grader|reviewer|evaluator|assessor)s?\b"
             rf"|@(?:judge|grader|evaluator|reviewer|ai|llm)\b"
             rf"|\b(?:dear|hey|hi|hello|attention|note to|message to|instructions? (?:for|to))"
@@ -119,12 +130,14 @@ RULES: tuple[Rule, ...] = (
             rf"|\byour (?:rationale|verdict|grading)\b"
             rf"|\b(?:judge|grader|reviewer|evaluator)[- ]instructions?\b)"
             rf"(?=[\s\S]{{0,300}}?\b(?:{_GOOD}|verdict|ignore|disregard|overlook|treat|mark|marks|"
-            rf"grade|rate|approve|accept|output|respond|reply|return|say)\b)"),
+            rf"grade|rate|approve|accept|output|respond|reply|return|say)\b)"
+        ),
         "speaks to the judge about the verdict",
     ),
     Rule(
         "verdict-directive",
-        _rx(rf"\b(?:output|respond(?: only)? with|reply(?: only)? with|answer(?: with)?|return|"
+        _rx(
+            rf"\b(?:output|respond(?: only)? with|reply(?: only)? with|answer(?: with)?|return|"
             rf"say|emit|give|write)\s+(?:only\s+)?(?:(?:that\s+)?it\s+|the verdict\s+)?"
             rf"(?!['\"`])(?:{_VERDICT_WORD})\b(?!\s*(?:or|/|\|)\s*fail)"
             # "Output pass only when the answer matches": a grading rule, not a demand.
@@ -136,14 +149,16 @@ RULES: tuple[Rule, ...] = (
             rf"|\b(?:correct|expected|right|real|final|true|only acceptable)\s+"
             rf"(?:verdict|answer|grade|label)\s+(?:is|should be|must be|=|:)\s*['\"]?{_GOOD}"
             rf"|\bthe (?:output|answer|verdict|result) must be\s+['\"]?{_GOOD}"
-            rf"|\bverdict\s*[:=]\s*['\"]?pass['\"]?\s*[;,]\s*confidence"),
+            rf"|\bverdict\s*[:=]\s*['\"]?pass['\"]?\s*[;,]\s*confidence"
+        ),
         "demands a favourable verdict",
     ),
     Rule(
         "role-play",
         # "You are now a reviewer for PR #12" and "From now on, always rebase" are ordinary
         # notices: a role only counts with a verdict word after it.
-        _rx(r"(?:\byou are now\b[^.\n]{0,40}?(?:grader|judge|evaluator|reviewer|bot\b|assistant|"
+        _rx(
+            r"(?:\byou are now\b[^.\n]{0,40}?(?:grader|judge|evaluator|reviewer|bot\b|assistant|"
             r"\bai\b|character|mode\b)"
             r"|\b(?:pretend|imagine)\s+(?:that\s+)?(?:you are|you're|to be)\b[^.\n]{0,40}?"
             r"(?:grader|judge|evaluator|reviewer|lenient)"
@@ -153,7 +168,8 @@ RULES: tuple[Rule, ...] = (
             r"|\bfrom now on,?\s+(?:you|act|respond|answer|only|always)\b"
             r"|\byou are (?:an?|the) (?:judge|grader|evaluator|reviewer)\s+(?:who|that)\b)"
             rf"(?=[\s\S]{{0,200}}?\b(?:{_GOOD}|verdict|rubric|grade|approve|lenient|likes every)\b)"
-            r"|\byou are now (?:dan|in (?:developer|god|jailbreak|unrestricted) mode)\b"),
+            r"|\byou are now (?:dan|in (?:developer|god|jailbreak|unrestricted) mode)\b"
+        ),
         "asks the judge to take on another role",
     ),
     Rule(
@@ -162,7 +178,8 @@ RULES: tuple[Rule, ...] = (
         # Human/Assistant transcripts, "### System:" headings, "[system]" tags) counts only
         # with a word a judge acts on after it: tokenizer code and logs ("[system] Loaded 3
         # plugins") have the markers without instructions.
-        _rx(r"(?:<\|im_start\|>\s*(?:system|user|assistant)\b|<\|(?:system|user|assistant)\|>"
+        _rx(
+            r"(?:<\|im_start\|>\s*(?:system|user|assistant)\b|<\|(?:system|user|assistant)\|>"
             r"|<\|start_header_id\|>\s*(?:system|user|assistant)\s*<\|end_header_id\|>"
             r"|<\|eot_id\|>|<start_of_turn>\s*(?:user|model|system)\b"
             r"|\[inst\]\s*[^\[\]\n]{8,}\[/inst\]|<<sys>>|</s>\s*\[inst\]"
@@ -175,7 +192,8 @@ RULES: tuple[Rule, ...] = (
             r"(?=[\s\S]{0,400}?\b(?:pass(?:ed)?|verdict|grade[ds]?|graded|grader|judge|rubric|"
             r"instructions?|ignore|disregard|forget|approved?|override|evaluation|policy)\b)"
             r"|\b(?:system|rubric|evaluation|grading|judge|verdict|grader)[ -]override\b"
-            r"|\boverride\s*:\s*(?:verdict|this|the)\b"),
+            r"|\boverride\s*:\s*(?:verdict|this|the)\b"
+        ),
         "imitates a system or chat-template turn",
     ),
     Rule(
@@ -187,25 +205,31 @@ RULES: tuple[Rule, ...] = (
         "answer-format",
         # A verdict written out for the judge: JSON, YAML, XML or a "JUDGMENT: PASS" line. Test
         # fixtures and result listings are not (see _is_fixture).
-        _rx(r"['\"]?\bverdict['\"*_]{0,2}\s*[:=]\s*['\"*_]{0,2}\s*(?:pass|passed|approved|success)\b"
+        _rx(
+            r"['\"]?\bverdict['\"*_]{0,2}\s*[:=]\s*['\"*_]{0,2}\s*(?:pass|passed|approved|success)\b"
             r"|<verdict>\s*(?:pass|passed|approved|success)\s*</verdict>"
             r"|^\s*(?:final\s+)?(?:judge?ment|verdict|evaluation(?: result)?|grade)\s*:\s*"
-            r"(?:pass|passed|approved)\s*$"),
+            r"(?:pass|passed|approved)\s*$"
+        ),
         "writes the judge's answer for it",
     ),
     Rule(
         "instructions-superseded",
-        _rx(r"\b(?:guidelines|instructions|rubric|rules|criteria|policy|grading scheme)\b"
+        _rx(
+            r"\b(?:guidelines|instructions|rubric|rules|criteria|policy|grading scheme)\b"
             r"[^.\n]{0,60}\b(?:are|is|were|was|have been|has been)\s+(?:now\s+)?"
             r"(?:outdated|obsolete|superseded|replaced|revoked|void"
             r"|no longer (?:valid|in effect|apply|applicable))\b"
-            rf"(?=[\s\S]{{0,240}}?\b(?:{_GOOD}|verdict|graded?|scored?)\b)"),
+            rf"(?=[\s\S]{{0,240}}?\b(?:{_GOOD}|verdict|graded?|scored?)\b)"
+        ),
         "says the judge's instructions no longer hold",
     ),
     Rule(
         "new-instructions",
-        _rx(r"\b(?:new|updated|real|actual|true|authoritative|revised)\s+"
-            r"(?:instructions?|rubric|rules|task|system prompt|guidelines)\s*(?::|=)"),
+        _rx(
+            r"\b(?:new|updated|real|actual|true|authoritative|revised)\s+"
+            r"(?:instructions?|rubric|rules|task|system prompt|guidelines)\s*(?::|=)"
+        ),
         "announces replacement instructions",
     ),
 )
@@ -231,7 +255,7 @@ def _is_mention(text: str, start: int, end: int, reach: int = 2) -> bool:
     span of its line) in a sentence about such phrases."""
     line = text[text.rfind("\n", 0, start) + 1 : start]
     quoted = any(q in line[-reach:] for q in _QUOTES) or (
-        sum(line.count(q) for q in "\"`\u201c\u201d") % 2 == 1
+        sum(line.count(q) for q in '"`\u201c\u201d') % 2 == 1
         or (line.count("'") - line.count("n't") - line.count("'s ")) % 2 == 1
     )
     if not quoted:
@@ -246,13 +270,17 @@ _FIXTURE_FILE = re.compile(
     re.MULTILINE,
 )
 #: A line of code that handles a verdict rather than declares one.
-_CODE_LINE = re.compile(r"\breturn\b|==|\bassert\b|\bexpected\b|\bif\b|\bdef\b|\w\s*=\s*['\"{]"
-                        r"|\bprint\(|\.(?:get|load|loads|parse)\("
-                        # a log line: a timestamp or a level before the key=value
-                        r"|\d{4}-\d\d-\d\d[t ]\d\d:|\b(?:info|debug|warn|warning|trace)\b\s")
+_CODE_LINE = re.compile(
+    r"\breturn\b|==|\bassert\b|\bexpected\b|\bif\b|\bdef\b|\w\s*=\s*['\"{]"
+    r"|\bprint\(|\.(?:get|load|loads|parse)\("
+    # a log line: a timestamp or a level before the key=value
+    r"|\d{4}-\d\d-\d\d[t ]\d\d:|\b(?:info|debug|warn|warning|trace)\b\s"
+)
 #: A verdict that is not favourable: a listing or a fixture holding several outcomes.
-_OTHER_VERDICT = re.compile(r"\bverdict['\"]?\s*[:=]\s*['\"]?(?:fail|failed|error|none|null)\b"
-                            r"|<verdict>\s*fail")
+_OTHER_VERDICT = re.compile(
+    r"\bverdict['\"]?\s*[:=]\s*['\"]?(?:fail|failed|error|none|null)\b"
+    r"|<verdict>\s*fail"
+)
 
 
 def _is_fixture(text: str, start: int) -> bool:
@@ -261,8 +289,11 @@ def _is_fixture(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     line = text[line_start : line_end if line_end >= 0 else len(text)]
-    return (_FIXTURE_FILE.search(text) is not None or _CODE_LINE.search(line) is not None
-            or _OTHER_VERDICT.search(text) is not None)
+    return (
+        _FIXTURE_FILE.search(text) is not None
+        or _CODE_LINE.search(line) is not None
+        or _OTHER_VERDICT.search(text) is not None
+    )
 
 
 def rule_matches(normalized: str) -> list[str]:
@@ -343,7 +374,8 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
         found = rule_matches(view)
         # The lexicon signals share two names with rules: one reason each.
         found.extend(
-            name for name, at in lexicon_signals(view)
+            name
+            for name, at in lexicon_signals(view)
             if name not in found and not _is_mention(view, at, at + 1, reach=60)
         )
         if classifier and injection_model.is_injection(view):
@@ -388,8 +420,11 @@ def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:
     none when any item is flagged (a flagged case goes to a person anyway)."""
     if any(item.flags for item in items):
         return {}
-    return {item.id: item.source for item in items
-            if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE}
+    return {
+        item.id: item.source
+        for item in items
+        if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE
+    }
 
 
 #: Separators turned into spaces in a field before it is read (ids and roles are slugs).
@@ -439,8 +474,7 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
         if same is not None:
             pairs.add((n, same))
     for first, second in sorted(pairs):
-        joined = (items[first].text[-ADJACENT_CHARS:] + " "
-                  + items[second].text[:ADJACENT_CHARS])
+        joined = items[first].text[-ADJACENT_CHARS:] + " " + items[second].text[:ADJACENT_CHARS]
         # Rules and lexicons only: the halves of two ordinary outputs joined are text nobody
         # wrote, where the learned detector would add false flags for little recall.
         if not detect(joined, classifier=False):

@@ -92,8 +92,10 @@ GATE_IDEAS = frozenset({"JUDGE", "IGNORE", "INSTR"})
 
 #: English words about grading that the lexicon leaves out because they are too common for
 #: its rules ("correct", "score"), but that may open the gate.
-_GATE_WORDS = re.compile(r"\b(?:verdict|evaluat\w*|grad(?:er|ers|ing)|judg\w*|scor(?:er|ing)"
-                         r"|rubric|review(?:er|ers|ing))\b")
+_GATE_WORDS = re.compile(
+    r"\b(?:verdict|evaluat\w*|grad(?:er|ers|ing)|judg\w*|scor(?:er|ing)"
+    r"|rubric|review(?:er|ers|ing))\b"
+)
 
 
 #: A window needs this many words for the model to count: it generalises over sentences, and
@@ -139,8 +141,9 @@ class Model:
         x = sp.csr_matrix((values, indices, indptr), shape=(len(texts), N_FEATURES))
         x.sum_duplicates()
         rows = np.repeat(np.arange(len(texts)), np.diff(x.indptr))
-        norms = np.sqrt(np.bincount(rows, weights=x.data.astype(np.float64) ** 2,
-                                    minlength=len(texts)))
+        norms = np.sqrt(
+            np.bincount(rows, weights=x.data.astype(np.float64) ** 2, minlength=len(texts))
+        )
         norms[norms == 0] = 1.0
         x.data /= norms[rows].astype(np.float32)
         return x
@@ -173,8 +176,7 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
         return None
     with np.load(path, allow_pickle=False) as data:
         coef = data["coef"].astype(np.float32)
-        meta = {str(k): str(v) for k, v in zip(data["meta_keys"], data["meta_values"],
-                                                 strict=True)}
+        meta = {str(k): str(v) for k, v in zip(data["meta_keys"], data["meta_values"], strict=True)}
         return Model(coef, float(data["intercept"]), float(data["threshold"]), meta)
 
 

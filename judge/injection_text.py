@@ -30,16 +30,48 @@ from urllib.parse import unquote_plus
 CONFUSABLES: Mapping[str, str] = MappingProxyType(
     {
         # Cyrillic
-        "\u0430": "a", "\u0432": "b", "\u0435": "e", "\u0451": "e", "\u043a": "k",
-        "\u043c": "m", "\u043d": "h", "\u043e": "o", "\u0440": "p", "\u0441": "c",
-        "\u0442": "t", "\u0443": "y", "\u0445": "x", "\u0456": "i", "\u0457": "i",
-        "\u0458": "j", "\u0455": "s", "\u04bb": "h", "\u0501": "d", "\u051b": "q",
-        "\u051d": "w", "\u0491": "r", "\u04cf": "l",
+        "\u0430": "a",
+        "\u0432": "b",
+        "\u0435": "e",
+        "\u0451": "e",
+        "\u043a": "k",
+        "\u043c": "m",
+        "\u043d": "h",
+        "\u043e": "o",
+        "\u0440": "p",
+        "\u0441": "c",
+        "\u0442": "t",
+        "\u0443": "y",
+        "\u0445": "x",
+        "\u0456": "i",
+        "\u0457": "i",
+        "\u0458": "j",
+        "\u0455": "s",
+        "\u04bb": "h",
+        "\u0501": "d",
+        "\u051b": "q",
+        "\u051d": "w",
+        "\u0491": "r",
+        "\u04cf": "l",
         # Greek
-        "\u03b1": "a", "\u03b2": "b", "\u03b5": "e", "\u03b7": "n", "\u03b9": "i",
-        "\u03ba": "k", "\u03bd": "v", "\u03bf": "o", "\u03c1": "p", "\u03c4": "t",
-        "\u03c5": "u", "\u03c7": "x", "\u03c9": "w", "\u03b3": "y", "\u03c3": "o",
-        "\u03c2": "c", "\u03af": "i", "\u03cc": "o",
+        "\u03b1": "a",
+        "\u03b2": "b",
+        "\u03b5": "e",
+        "\u03b7": "n",
+        "\u03b9": "i",
+        "\u03ba": "k",
+        "\u03bd": "v",
+        "\u03bf": "o",
+        "\u03c1": "p",
+        "\u03c4": "t",
+        "\u03c5": "u",
+        "\u03c7": "x",
+        "\u03c9": "w",
+        "\u03b3": "y",
+        "\u03c3": "o",
+        "\u03c2": "c",
+        "\u03af": "i",
+        "\u03cc": "o",
     }
 )
 _CONFUSABLE_TABLE = str.maketrans(dict(CONFUSABLES))
@@ -62,8 +94,15 @@ def _letter_table() -> dict[int, str]:
 #: Combining marks that decorate any letter (accents, overlays, strike-through, underline) and
 #: variation selectors: removed. Other marks (kana voicing, Indic vowel signs and viramas,
 #: Arabic and Hebrew points) are part of their words and kept.
-_DECORATION = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
-               (0xFE00, 0xFE0F), (0xFE20, 0xFE2F), (0xE0100, 0xE01EF))
+_DECORATION = (
+    (0x0300, 0x036F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0xFE00, 0xFE0F),
+    (0xFE20, 0xFE2F),
+    (0xE0100, 0xE01EF),
+)
 
 
 def _is_hidden(char: str) -> bool:
@@ -118,9 +157,7 @@ def fold(text: str) -> str:
     runs of spaces and tabs collapsed (newlines kept)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text)
-        text = "".join(
-            _untag(c) for c in text if not _is_hidden(c) or 0xE0020 <= ord(c) <= 0xE007E
-        )
+        text = "".join(_untag(c) for c in text if not _is_hidden(c) or 0xE0020 <= ord(c) <= 0xE007E)
         text = unicodedata.normalize("NFKC", text).translate(_letter_table())
         text = text.casefold()
         text = _WORD.sub(_unmix, text)
@@ -169,8 +206,11 @@ def _readable(raw: bytes) -> str | None:
 def _b64(run: str) -> str | None:
     padded = run + "=" * (-len(run) % 4)
     try:
-        raw = (base64.urlsafe_b64decode(padded) if ("-" in run or "_" in run)
-               else base64.b64decode(padded, validate=True))
+        raw = (
+            base64.urlsafe_b64decode(padded)
+            if ("-" in run or "_" in run)
+            else base64.b64decode(padded, validate=True)
+        )
     except (binascii.Error, ValueError):
         return None
     return _readable(raw)

@@ -123,18 +123,21 @@ def create_job(
             return existing, False
     job_id = "job-" + uuid.uuid4().hex[:16]
     try:
-        store.add_job({
-            "id": job_id,
-            "key_id": key_id,
-            "idempotency_key": idempotency_key,
-            "request_digest": request_digest,
-            "rubric": rubric,
-            "models": models,
-            "params": params,
-            "status": "queued",
-            "n_cases": len(cases),
-            "n_done": 0,
-        }, cases)
+        store.add_job(
+            {
+                "id": job_id,
+                "key_id": key_id,
+                "idempotency_key": idempotency_key,
+                "request_digest": request_digest,
+                "rubric": rubric,
+                "models": models,
+                "params": params,
+                "status": "queued",
+                "n_cases": len(cases),
+                "n_done": 0,
+            },
+            cases,
+        )
     except DuplicateError:
         # Another request with the same idempotency key won the race: answer as it did.
         existing = _by_idempotency(store, key_id, idempotency_key or "", request_digest)
@@ -144,9 +147,7 @@ def create_job(
     return get_job(store, job_id), True
 
 
-def _by_idempotency(
-    store: Store, key_id: str, idem: str, request_digest: str
-) -> JobRecord | None:
+def _by_idempotency(store: Store, key_id: str, idem: str, request_digest: str) -> JobRecord | None:
     record = store.job_by_idempotency_key(key_id, idem)
     if record is None:
         return None
@@ -239,9 +240,15 @@ def run_job(
         with _Heartbeat(db, job_id, owner, lease):
             try:
                 summary = judge_cases(
-                    store, store.job_cases(job_id), rubric=record.rubric, models=record.models,
-                    options=settings.options(record.params), on_start=started,
-                    on_done=progress, batch_id=job_id, source=f"api job {job_id}",
+                    store,
+                    store.job_cases(job_id),
+                    rubric=record.rubric,
+                    models=record.models,
+                    options=settings.options(record.params),
+                    on_start=started,
+                    on_done=progress,
+                    batch_id=job_id,
+                    source=f"api job {job_id}",
                 )
             except StoreUnavailable:
                 # The database went away: the job keeps its lease until it expires, then a
@@ -251,8 +258,9 @@ def run_job(
                 return _finish(store, job_id, owner, "failed", Counter(), str(err))
             except Exception as err:  # noqa: BLE001 - the worker must record any failure
                 log.exception("job %s failed", job_id)
-                return _finish(store, job_id, owner, "failed", Counter(),
-                               f"internal error: {err!r}")
+                return _finish(
+                    store, job_id, owner, "failed", Counter(), f"internal error: {err!r}"
+                )
         counts: Counter[str] = Counter(summary.statuses)
         counts["cached"] = summary.cached
         counts["not_attempted"] = len(summary.errors)

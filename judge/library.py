@@ -266,8 +266,16 @@ def route(
 
     Refuses (CardError) a card that binds another judge, has expired or was flagged stale."""
     chosen = card if isinstance(card, Card) else load_card(card)
-    return apply_card(store, chosen, judgments=judgments, audit_fraction=audit_fraction,
-                      seed=seed, double_fraction=double_fraction, blind=blind, now=now)
+    return apply_card(
+        store,
+        chosen,
+        judgments=judgments,
+        audit_fraction=audit_fraction,
+        seed=seed,
+        double_fraction=double_fraction,
+        blind=blind,
+        now=now,
+    )
 
 
 def audit_cards(store: Store, digest: str | None = None) -> list[AuditStatus]:
@@ -299,5 +307,10 @@ def calibrate(
         recorded=None if recorded is None else str(recorded),
         rubric=rubric,
     )
-    return calibrate_judge(source, options or CalibrationOptions(),
-                           gold=None if gold is None else str(gold), out=out, report=report)
+    return calibrate_judge(
+        source,
+        options or CalibrationOptions(),
+        gold=None if gold is None else str(gold),
+        out=out,
+        report=report,
+    )

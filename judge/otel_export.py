@@ -131,8 +131,11 @@ def evaluation_attributes(judgment: Judgment) -> list[list[dict[str, Any]]]:
         overall.append(attribute("judge.failed_hard_gates", list(v.failed_hard_gates)))
     events = [overall + common]
     for c in v.criteria:
-        attrs = [attribute("gen_ai.evaluation.name", f"{p.rubric_id}.{c.id}"), *_score(c.label),
-                 attribute("judge.hard_gate", c.hard_gate)]
+        attrs = [
+            attribute("gen_ai.evaluation.name", f"{p.rubric_id}.{c.id}"),
+            *_score(c.label),
+            attribute("judge.hard_gate", c.hard_gate),
+        ]
         if c.rationale:
             attrs.append(attribute("gen_ai.evaluation.explanation", c.rationale))
         if c.cited:
@@ -149,8 +152,12 @@ def _score(label: str) -> list[dict[str, Any]]:
 
 
 def _resource() -> dict[str, Any]:
-    return {"attributes": [attribute("service.name", "judge"),
-                           attribute("service.version", __version__)]}
+    return {
+        "attributes": [
+            attribute("service.name", "judge"),
+            attribute("service.version", __version__),
+        ]
+    }
 
 
 def _scope() -> dict[str, Any]:
@@ -170,9 +177,12 @@ def log_records(items: Iterable[tuple[Judgment, Case | None]]) -> list[dict[str,
         when = _nanos(judgment)
         for attrs in evaluation_attributes(judgment):
             record: dict[str, Any] = {
-                "timeUnixNano": when, "observedTimeUnixNano": when,
-                "severityNumber": SEVERITY_INFO, "severityText": "INFO",
-                "eventName": EVENT_NAME, "attributes": attrs,
+                "timeUnixNano": when,
+                "observedTimeUnixNano": when,
+                "severityNumber": SEVERITY_INFO,
+                "severityText": "INFO",
+                "eventName": EVENT_NAME,
+                "attributes": attrs,
             }
             if link.trace_id:
                 record["traceId"] = link.trace_id
@@ -196,12 +206,19 @@ def spans(items: Iterable[tuple[Judgment, Case | None]]) -> list[dict[str, Any]]
             "kind": SPAN_KIND_INTERNAL,
             "startTimeUnixNano": str(start - took),
             "endTimeUnixNano": str(start),
-            "attributes": [attribute("judge.case.id", judgment.case_id),
-                           attribute("judge.model", judgment.provenance.model)],
-            "events": [{"timeUnixNano": str(start), "name": EVENT_NAME, "attributes": attrs}
-                       for attrs in evaluation_attributes(judgment)],
-            "status": {"code": STATUS_ERROR if judgment.status in ("parse_error", "infra_error")
-                       else STATUS_OK},
+            "attributes": [
+                attribute("judge.case.id", judgment.case_id),
+                attribute("judge.model", judgment.provenance.model),
+            ],
+            "events": [
+                {"timeUnixNano": str(start), "name": EVENT_NAME, "attributes": attrs}
+                for attrs in evaluation_attributes(judgment)
+            ],
+            "status": {
+                "code": STATUS_ERROR
+                if judgment.status in ("parse_error", "infra_error")
+                else STATUS_OK
+            },
         }
         if link.span_id:
             span["parentSpanId"] = link.span_id
@@ -209,26 +226,48 @@ def spans(items: Iterable[tuple[Judgment, Case | None]]) -> list[dict[str, Any]]
     return out
 
 
-def otlp_document(items: Sequence[tuple[Judgment, Case | None]], signal: Signal = "logs"
-                  ) -> dict[str, Any]:
+def otlp_document(
+    items: Sequence[tuple[Judgment, Case | None]], signal: Signal = "logs"
+) -> dict[str, Any]:
     """The OTLP/JSON request body for ``signal`` ("logs" or "spans")."""
     if signal == "logs":
-        return {"resourceLogs": [{
-            "resource": _resource(), "schemaUrl": SCHEMA_URL,
-            "scopeLogs": [{"scope": _scope(), "schemaUrl": SCHEMA_URL,
-                           "logRecords": log_records(items)}],
-        }]}
+        return {
+            "resourceLogs": [
+                {
+                    "resource": _resource(),
+                    "schemaUrl": SCHEMA_URL,
+                    "scopeLogs": [
+                        {
+                            "scope": _scope(),
+                            "schemaUrl": SCHEMA_URL,
+                            "logRecords": log_records(items),
+                        }
+                    ],
+                }
+            ]
+        }
     if signal == "spans":
-        return {"resourceSpans": [{
-            "resource": _resource(), "schemaUrl": SCHEMA_URL,
-            "scopeSpans": [{"scope": _scope(), "schemaUrl": SCHEMA_URL, "spans": spans(items)}],
-        }]}
+        return {
+            "resourceSpans": [
+                {
+                    "resource": _resource(),
+                    "schemaUrl": SCHEMA_URL,
+                    "scopeSpans": [
+                        {"scope": _scope(), "schemaUrl": SCHEMA_URL, "spans": spans(items)}
+                    ],
+                }
+            ]
+        }
     raise ValueError(f"signal must be 'logs' or 'spans', not {signal!r}")
 
 
 def export_store(
-    store: Any, *, signal: Signal = "logs", rubric_id: str | None = None,
-    model: str | None = None, batch_id: str | None = None,
+    store: Any,
+    *,
+    signal: Signal = "logs",
+    rubric_id: str | None = None,
+    model: str | None = None,
+    batch_id: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """The OTLP document for the stored judgments (filtered), and counts: judgments, events,
     linked to a trace, unlinked. Masked checks (judge.judging.masking) are not verdicts on the
@@ -244,5 +283,9 @@ def export_store(
     doc = otlp_document(items, signal)
     linked = sum(link_of(c).trace_id is not None for _, c in items)
     events = sum(len(evaluation_attributes(j)) for j, _ in items)
-    return doc, {"judgments": len(items), "events": events, "linked": linked,
-                 "unlinked": len(items) - linked}
+    return doc, {
+        "judgments": len(items),
+        "events": events,
+        "linked": linked,
+        "unlinked": len(items) - linked,
+    }

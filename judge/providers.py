@@ -156,20 +156,28 @@ def read_router_config(path: str | Path) -> str:
     except OSError as exc:
         raise InputError(f"cannot read the router file: {exc.strerror}", file=str(file)) from exc
     except yaml.YAMLError as exc:
-        raise InputError(f"not YAML or JSON: {exc}", file=str(file),
-                         hint="write a model_list as in litellm's Router docs") from exc
+        raise InputError(
+            f"not YAML or JSON: {exc}",
+            file=str(file),
+            hint="write a model_list as in litellm's Router docs",
+        ) from exc
     try:
         config = RouterConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InputError(first["msg"], file=str(file),
-                         field=".".join(str(p) for p in first["loc"]) or None,
-                         hint="model_list: [{model_name: ..., litellm_params: {model: ...}}]"
-                         ) from exc
+        raise InputError(
+            first["msg"],
+            file=str(file),
+            field=".".join(str(p) for p in first["loc"]) or None,
+            hint="model_list: [{model_name: ..., litellm_params: {model: ...}}]",
+        ) from exc
     for n, deployment in enumerate(config.model_list):
         if not isinstance(deployment.litellm_params.get("model"), str):
-            raise InputError("every deployment needs litellm_params.model", file=str(file),
-                             field=f"model_list.{n}.litellm_params.model")
+            raise InputError(
+                "every deployment needs litellm_params.model",
+                file=str(file),
+                field=f"model_list.{n}.litellm_params.model",
+            )
     return json.dumps(config.model_dump(), sort_keys=True, separators=(",", ":"))
 
 
@@ -243,12 +251,14 @@ def check_models(
     if router is not None:
         problems = _router_problems(models, RouterConfig.model_validate_json(router))
     else:
-        problems = [p for model in dict.fromkeys(models)
-                    if (p := model_problem(model, api_base=api_base, api_key=api_key))]
+        problems = [
+            p
+            for model in dict.fromkeys(models)
+            if (p := model_problem(model, api_base=api_base, api_key=api_key))
+        ]
     if not problems:
         return
-    raise InputError("; ".join(problems), field="model",
-                     hint="nothing was judged or stored")
+    raise InputError("; ".join(problems), field="model", hint="nothing was judged or stored")
 
 
 def _router_problems(models: Sequence[str], config: RouterConfig) -> list[str]:
@@ -259,19 +269,22 @@ def _router_problems(models: Sequence[str], config: RouterConfig) -> list[str]:
     for model in dict.fromkeys(models):
         deployments = [d for d in config.model_list if d.model_name == model]
         if not deployments:
-            problems.append(f"model {model!r} is not in the router file (its models: "
-                            f"{', '.join(names)})")
+            problems.append(
+                f"model {model!r} is not in the router file (its models: {', '.join(names)})"
+            )
         for d in deployments:
             params = d.litellm_params
-            found = model_problem(str(params["model"]), api_base=params.get("api_base"),
-                                  api_key=params.get("api_key"))
+            found = model_problem(
+                str(params["model"]), api_base=params.get("api_base"), api_key=params.get("api_key")
+            )
             if found:
                 problems.append(f"router model {model!r}: {found}")
     return problems
 
 
-def model_problem(model: str, *, api_base: str | None = None,
-                  api_key: str | None = None) -> str | None:
+def model_problem(
+    model: str, *, api_base: str | None = None, api_key: str | None = None
+) -> str | None:
     """Why ``model`` cannot be called as configured (None: it can, as far as can be told
     without a call)."""
     if not model.strip():
@@ -288,15 +301,21 @@ def model_problem(model: str, *, api_base: str | None = None,
         return None
     names = ", ".join(missing)
     text = f"model {model!r} ({provider}) needs {names}, not set in the environment"
-    if all(name.endswith("_API_KEY") for name in missing) and provider in ("openai", "openai_like",
-                                                                           "hosted_vllm"):
-        text += (" (or, for a self-hosted OpenAI-compatible server such as llama.cpp server or "
-                 "vLLM, give its --api-base: no key is needed then)")
+    if all(name.endswith("_API_KEY") for name in missing) and provider in (
+        "openai",
+        "openai_like",
+        "hosted_vllm",
+    ):
+        text += (
+            " (or, for a self-hosted OpenAI-compatible server such as llama.cpp server or "
+            "vLLM, give its --api-base: no key is needed then)"
+        )
     return text
 
 
-def _missing_variables(model: str, provider: str, *, api_base: str | None,
-                       api_key: str | None) -> list[str]:
+def _missing_variables(
+    model: str, provider: str, *, api_base: str | None, api_key: str | None
+) -> list[str]:
     litellm = prepare_litellm()
     try:
         report = litellm.validate_environment(model=model, api_key=api_key, api_base=api_base)
@@ -334,9 +353,11 @@ def _model_hint(model: str) -> str:
     else:
         guesses = difflib.get_close_matches(model, list(litellm.model_cost), n=3, cutoff=0.75)
     hint = f"did you mean {' or '.join(guesses)}? " if guesses else ""
-    return (hint + "name it as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
-            f"{LOCAL_PREFIX}qwen2.5-coder-1.5b, or openai/<name> with --api-base for an "
-            "OpenAI-compatible server; providers: https://docs.litellm.ai/docs/providers")
+    return (
+        hint + "name it as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
+        f"{LOCAL_PREFIX}qwen2.5-coder-1.5b, or openai/<name> with --api-base for an "
+        "OpenAI-compatible server; providers: https://docs.litellm.ai/docs/providers"
+    )
 
 
 def _api_key_for(model: str, params: ModelParams) -> str | None:
@@ -433,18 +454,29 @@ def _retry_after_s(exc: BaseException) -> float | None:
 def _is_provider_error(exc: BaseException) -> bool:
     """A failure of the provider or the connection, not of the answer's content."""
     litellm = prepare_litellm()
-    return isinstance(exc, litellm.exceptions.APIError | litellm.exceptions.APIConnectionError
-                      | litellm.exceptions.Timeout | litellm.exceptions.AuthenticationError
-                      | litellm.exceptions.BadRequestError | litellm.exceptions.NotFoundError
-                      | litellm.exceptions.RateLimitError) or _is_retryable(exc) \
+    return (
+        isinstance(
+            exc,
+            litellm.exceptions.APIError
+            | litellm.exceptions.APIConnectionError
+            | litellm.exceptions.Timeout
+            | litellm.exceptions.AuthenticationError
+            | litellm.exceptions.BadRequestError
+            | litellm.exceptions.NotFoundError
+            | litellm.exceptions.RateLimitError,
+        )
+        or _is_retryable(exc)
         or _is_auth_error(exc)
+    )
 
 
 #: What providers say when the key is missing or refused. litellm reports a missing OpenAI key
 #: as an InternalServerError (status 500), which would otherwise look transient.
 _AUTH_MESSAGE = re.compile(
     r"missing credentials|api_key client option must be set|no api key|invalid api key|"
-    r"incorrect api key|invalid x-api-key|authentication|unauthori[sz]ed", re.IGNORECASE)
+    r"incorrect api key|invalid x-api-key|authentication|unauthori[sz]ed",
+    re.IGNORECASE,
+)
 
 
 def _is_auth_error(exc: BaseException) -> bool:
@@ -511,7 +543,8 @@ def _priceless(entry: object) -> bool:
         return False
     return not any(
         "cost_per" in str(key) and isinstance(value, int | float) and not isinstance(value, bool)
-        for key, value in entry.items())
+        for key, value in entry.items()
+    )
 
 
 def _cost_of(completion: Any, model: str) -> float | None:
@@ -531,8 +564,14 @@ def _cost_of(completion: Any, model: str) -> float | None:
             return None
     if cost == 0.0:
         # $0 from a model litellm has no price for is "not priced", not "free".
-        names = [model, *((hidden.get("litellm_model_name"), hidden.get("model"))
-                          if isinstance(hidden, Mapping) else ())]
+        names = [
+            model,
+            *(
+                (hidden.get("litellm_model_name"), hidden.get("model"))
+                if isinstance(hidden, Mapping)
+                else ()
+            ),
+        ]
         if any(_priceless(litellm.model_cost.get(n)) for n in names if isinstance(n, str)):
             return None
     return cost
@@ -643,8 +682,9 @@ async def _attempt(
         p_tok, c_tok = _usage_of({"usage": usage}) if usage is not None else (0, 0)
         detail = " ".join(str(cause or exc).split())[:500]
         message = f"no valid answer after {params.max_reasks + 1} tries: {detail}"
-        log.add("parse_error", message, latency_s=latency, prompt_tokens=p_tok,
-                completion_tokens=c_tok)
+        log.add(
+            "parse_error", message, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok
+        )
         raise ParseError(
             message,
             attempts=attempt,
@@ -664,8 +704,9 @@ async def _attempt(
     logprobs = _get(choices[0], "logprobs") if choices else None
     probs = label_probs_from_logprobs(_get(logprobs, "content") if logprobs else None, labels)
     cost = _cost_of(completion, model)
-    log.add("ok", None, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok,
-            cost_usd=cost)
+    log.add(
+        "ok", None, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost
+    )
     return CallResult(
         answer=answer,
         raw_output=_raw_text(completion),

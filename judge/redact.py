@@ -92,14 +92,14 @@ def _keep_prefix(
     return replace
 
 
-
 def _stated(m: re.Match[str]) -> str:
     """A password stated in prose: the value redacted, a trailing full stop kept."""
     secret = m.group("secret")
     end = secret.rstrip(".!?)")
     if len(end) < 8 or _is_placeholder(end):
         return m.group(0)
-    return f"{m.group('keep')}{m.group('q')}{marker('stated-password')}{secret[len(end):]}"
+    return f"{m.group('keep')}{m.group('q')}{marker('stated-password')}{secret[len(end) :]}"
+
 
 # Values that sit where a secret could, but are not one: shell/template variables, empty or
 # null literals, references to code (``settings.TOKEN``), and earlier markers.
@@ -227,8 +227,10 @@ SPECIFIC: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "discord-webhook",
-        re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/"
-                   r"[A-Za-z0-9_\-]{30,200}"),
+        re.compile(
+            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/"
+            r"[A-Za-z0-9_\-]{30,200}"
+        ),
         _whole("discord-webhook"),
         ("/api/webhooks/",),
     ),
@@ -348,8 +350,7 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?P<secret>[^\s;&\"'<>#]{1,4000})"
         ),
         _keep_prefix("connection-string", skip_placeholders=True, skip_dummies=True),
-        ("sig", "signature", "key", "password", "pwd", "token", "secret", "sessionid",
-         "amz-"),
+        ("sig", "signature", "key", "password", "pwd", "token", "secret", "sessionid", "amz-"),
     ),
     # Passwords on command lines: ``--password=x``, ``--db-password x``, ``--api-token x`` (not
     # ``--no-password``), ``mysql -uroot -px``, ``sshpass -p x``, ``redis-cli -a x``,
@@ -452,8 +453,20 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"(?=[ \t]*(?:#[^\n]*)?\r?$)"
         ),
         _keep_prefix("env-secret", skip_placeholders=True),
-        ("secret", "token", "passw", "passphrase", "api_key", "apikey", "access_key",
-         "private_key", "credentials", "auth", "account_key", "sig"),
+        (
+            "secret",
+            "token",
+            "passw",
+            "passphrase",
+            "api_key",
+            "apikey",
+            "access_key",
+            "private_key",
+            "credentials",
+            "auth",
+            "account_key",
+            "sig",
+        ),
     ),
     # Added after an outside attack (1 Dec 2026). AWS secret keys after their name with any
     # separator (``aws configure set aws_secret_access_key <key>``).
@@ -525,9 +538,26 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"[^\s\"'»“”,;/()<>=]{8,200})(?![^\s\"'»“”,;])"
         ),
         lambda m: _stated(m),
-        ("passw", "kennwort", "contrase", "mot de passe", "senha", "wachtwoord", "hasło", "haslo",
-         "heslo", "пароль", "密", "パスワード", "비밀번호", "şifre", "sifre", "lösenord",
-         "salasana", "parola"),
+        (
+            "passw",
+            "kennwort",
+            "contrase",
+            "mot de passe",
+            "senha",
+            "wachtwoord",
+            "hasło",
+            "haslo",
+            "heslo",
+            "пароль",
+            "密",
+            "パスワード",
+            "비밀번호",
+            "şifre",
+            "sifre",
+            "lösenord",
+            "salasana",
+            "parola",
+        ),
     ),
     # The same in lower or mixed case (YAML, JSON, INI, Python literals: ``password: "x"``,
     # ``"api_key": "x"``, ``db_password = 'x'``): a quoted value anywhere, or a bare value that
@@ -550,9 +580,26 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
             r"[^\s\"'#()\[\]{},;=]{8,1000}(?=[ \t]*(?:#[^\n]*)?\r?$))"
         ),
         _keep_prefix("config-secret", skip_placeholders=True),
-        ("passw", "passphrase", "secret", "token", "api_key", "apikey", "api-key", "access_key",
-         "accesskey", "private_key", "privatekey", "credential", "account_key", "accountkey",
-         "shared_access_key", "sharedaccesskey", "auth_token", "authtoken"),
+        (
+            "passw",
+            "passphrase",
+            "secret",
+            "token",
+            "api_key",
+            "apikey",
+            "api-key",
+            "access_key",
+            "accesskey",
+            "private_key",
+            "privatekey",
+            "credential",
+            "account_key",
+            "accountkey",
+            "shared_access_key",
+            "sharedaccesskey",
+            "auth_token",
+            "authtoken",
+        ),
     ),
 )
 
@@ -595,9 +642,7 @@ def _kubernetes_secret(m: re.Match[str]) -> str:
     return m.group(0)[: m.start("body") - m.start()] + body
 
 
-def redact(
-    text: str, *, patterns: Sequence[SecretPattern] | None = None
-) -> tuple[str, int]:
+def redact(text: str, *, patterns: Sequence[SecretPattern] | None = None) -> tuple[str, int]:
     """Replace every secret in ``text`` with a ``[REDACTED:<name>]`` marker.
 
     Returns the redacted text and how many secrets were replaced. Deterministic: the same text
@@ -767,8 +812,14 @@ def redact_case(case: Case) -> tuple[Case, int]:
     total = n_task + n_diff + n_candidates + n_turns + n_slices + n_meta
     if not total:
         return case, 0
-    update = {"task": task, "diff": diff, "candidates": candidates, "trace": turns,
-              "slices": slices, "meta": meta}
+    update = {
+        "task": task,
+        "diff": diff,
+        "candidates": candidates,
+        "trace": turns,
+        "slices": slices,
+        "meta": meta,
+    }
     return case.model_copy(update=update), total
 
 
@@ -779,8 +830,9 @@ _INPUT_VALUE = re.compile(r"input_value=(?P<q>['\"]).{0,1000}?(?P=q)(?=, input_t
 
 def redact_error(text: str) -> tuple[str, int]:
     """:func:`redact` for error messages: also elides the quoted input of validation errors."""
-    elided, n = _INPUT_VALUE.subn("input_value=[elided]", text) if "input_value=" in text else (
-        text, 0)
+    elided, n = (
+        _INPUT_VALUE.subn("input_value=[elided]", text) if "input_value=" in text else (text, 0)
+    )
     redacted, m = redact(elided)
     return redacted, n + m
 

@@ -58,8 +58,11 @@ GENERIC = frozenset({"generic-api-key", "curl-auth-header", "curl-auth-user"})
 def split_generic(ruleset: RuleSet, indexes: Sequence[int]) -> tuple[list[int], list[int]]:
     """``indexes`` split into (provider rules, generic rules)."""
     rules = ruleset.rules
-    return ([i for i in indexes if rules[i].id not in GENERIC],
-            [i for i in indexes if rules[i].id in GENERIC])
+    return (
+        [i for i in indexes if rules[i].id not in GENERIC],
+        [i for i in indexes if rules[i].id in GENERIC],
+    )
+
 
 _LAZY_CONTEXT = r"[\w.-]{0,50}?"
 _CONTEXT_CHARS = re.compile(r"[\w.-]{1,50}\Z", re.ASCII)
@@ -102,8 +105,14 @@ class Rule:
 
 
 _POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-9A-Fa-f",
-    "upper": "A-Z", "lower": "a-z", "space": "\\t\\n\\v\\f\\r ", "word": "0-9A-Za-z_",
+    "alnum": "0-9A-Za-z",
+    "alpha": "A-Za-z",
+    "digit": "0-9",
+    "xdigit": "0-9A-Fa-f",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": "\\t\\n\\v\\f\\r ",
+    "word": "0-9A-Za-z_",
 }
 
 
@@ -181,8 +190,10 @@ def shannon_entropy(data: str) -> float:
 
 
 def _allowlist(raw: dict[str, Any]) -> Allowlist | None:
-    if raw.get("paths") and raw.get("condition", "OR").upper() != "AND" and not (
-        raw.get("regexes") or raw.get("stopwords")
+    if (
+        raw.get("paths")
+        and raw.get("condition", "OR").upper() != "AND"
+        and not (raw.get("regexes") or raw.get("stopwords"))
     ):
         return None  # path-only: cannot apply without a path
     if raw.get("paths") and raw.get("condition", "OR").upper() == "AND":

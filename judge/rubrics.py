@@ -127,8 +127,7 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
         raise RubricError(f"{file}: field 'criteria': a {spec.kind} rubric needs criteria")
     if rule.must_show is not None and rule.must_show not in spec.evidence_visible:
         raise RubricError(
-            f"{file}: field 'evidence_visible': a {spec.kind} rubric must show "
-            f"'{rule.must_show}'"
+            f"{file}: field 'evidence_visible': a {spec.kind} rubric must show '{rule.must_show}'"
         )
 
 
@@ -145,8 +144,9 @@ def rubric_roots(root: Path | None = None) -> list[Path]:
     env = os.environ.get(RUBRICS_DIR_ENV)
     if env:
         return [Path(env)]
-    return [Path(obj() if callable(obj) else obj)
-            for _, obj in plugins.load_group(plugins.RUBRICS)] or [RUBRICS_DIR]
+    return [
+        Path(obj() if callable(obj) else obj) for _, obj in plugins.load_group(plugins.RUBRICS)
+    ] or [RUBRICS_DIR]
 
 
 def rubrics_dir(root: Path | None = None, rubric_id: str | None = None) -> Path:
@@ -157,9 +157,11 @@ def rubrics_dir(root: Path | None = None, rubric_id: str | None = None) -> Path:
         return roots[0]
     holding = [r for r in roots if _versions(r / rubric_id)]
     if len(holding) > 1:
-        raise RubricError(f"rubric '{rubric_id}' is in several rubric folders "
-                          f"({', '.join(map(str, holding))}); uninstall one of the plugins or "
-                          f"set ${RUBRICS_DIR_ENV}")
+        raise RubricError(
+            f"rubric '{rubric_id}' is in several rubric folders "
+            f"({', '.join(map(str, holding))}); uninstall one of the plugins or "
+            f"set ${RUBRICS_DIR_ENV}"
+        )
     return holding[0] if holding else roots[0]
 
 
@@ -206,8 +208,11 @@ def load_rubric(ref: str, root: Path | None = None) -> Rubric:
     versions = _versions(base / rubric_id)
     if not versions:
         roots = rubric_roots(root)
-        where = (_available(base) if len(roots) == 1
-                 else "; ".join(f"{r}: {_available(r)}" for r in roots))
+        where = (
+            _available(base)
+            if len(roots) == 1
+            else "; ".join(f"{r}: {_available(r)}" for r in roots)
+        )
         raise RubricError(f"no rubric '{rubric_id}' in {base}; available: {where}")
     if version is None:
         version = versions[-1]
@@ -470,8 +475,10 @@ class Rubric:
         ``variant`` picks one of the rubric's prompt variants.
         """
         if not 0 <= variant < self.n_variants:
-            raise RubricError(f"rubric {self.ref} has {self.n_variants} prompt variant(s); "
-                              f"variant {variant} does not exist")
+            raise RubricError(
+                f"rubric {self.ref} has {self.n_variants} prompt variant(s); "
+                f"variant {variant} does not exist"
+            )
         _, user = _split_template(self.template, str(self.path / self.spec.prompt))
         context = self._rubric_context()
         context.update(self._case_context(case, evidence, order))
@@ -485,8 +492,10 @@ class Rubric:
         self, case: Case, evidence: EvidenceSet, order: Order | None
     ) -> dict[str, Any]:
         if not kinds.kind(self.kind).swap and order is not None:
-            raise RubricError(f"rubric {self.ref} is {self.kind}: an answer order applies only "
-                              "to pairwise rubrics")
+            raise RubricError(
+                f"rubric {self.ref} is {self.kind}: an answer order applies only "
+                "to pairwise rubrics"
+            )
         task = next((i for i in evidence.items if i.kind == "task"), None)
         by_source = {i.source: i for i in evidence.items if i.kind == "candidate"}
         candidates: list[dict[str, Any]] = []
@@ -668,4 +677,3 @@ def _check_each_once(answers: list[Any], expected: tuple[str, ...]) -> list[Any]
             f"answer every criterion exactly once; missing {missing}, repeated {repeated}"
         )
     return answers
-

@@ -62,8 +62,9 @@ def migrate_store(location: str | Path) -> MigrationReport:
     """Bring the store at ``location`` to this judge's schema (whatever JUDGE_DB_MIGRATE says);
     a new file or an empty database becomes an empty store."""
     with Store(location, migrate=True) as store:
-        return MigrationReport(store.location, store.migrated,
-                               sorted(store.backend.applied_migrations()))
+        return MigrationReport(
+            store.location, store.migrated, sorted(store.backend.applied_migrations())
+        )
 
 
 def copy_store(source: str | Path, target: str | Path) -> CopyReport:

@@ -84,9 +84,7 @@ class Case(Strict):
 
     @model_validator(mode="after")
     def _pairwise_has_candidates(self) -> Case:
-        if self.kind == "pairwise" and (
-            not self.candidates or set(self.candidates) != {"A", "B"}
-        ):
+        if self.kind == "pairwise" and (not self.candidates or set(self.candidates) != {"A", "B"}):
             raise ValueError("a pairwise case needs candidates with exactly the keys A and B")
         return self
 

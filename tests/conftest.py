@@ -68,9 +68,10 @@ def _pg_missing(reason: str) -> None:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Any]:
     """A throwaway PostgreSQL cluster on 127.0.0.1 for the whole session (stopped after)."""
-    if importlib.util.find_spec("psycopg") is None or importlib.util.find_spec(
-        "psycopg_pool"
-    ) is None:
+    if (
+        importlib.util.find_spec("psycopg") is None
+        or importlib.util.find_spec("psycopg_pool") is None
+    ):
         _pg_missing(PG_REASON)
     from judge.testing.pgcluster import PgCluster, PgUnavailable
 
@@ -103,8 +104,15 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 #: Debian's Chromium, driven headless by the browser tests (``make test`` installs it).
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture

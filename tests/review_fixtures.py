@@ -262,8 +262,13 @@ def make_cascade_card(
     judge = base.judge.model_copy(
         update={"model": "cascade(" + " > ".join(m for m, _, _ in stages) + ")"}
     )
-    return build_card(judge=judge, calibration=base.calibration, policy=policy,
-                      created_at=base.created_at, valid_days=3650)
+    return build_card(
+        judge=judge,
+        calibration=base.calibration,
+        policy=policy,
+        created_at=base.created_at,
+        valid_days=3650,
+    )
 
 
 def seed_store(store: Store, cases: Sequence[Case], judgments: Sequence[Judgment]) -> None:
@@ -399,4 +404,3 @@ def page_login(http: Any, key: str, next: str = "/review") -> Any:
         data={"key": key, "next": next, "csrf_token": form_token(form.text)},
         headers={"origin": origin},
     )
-

@@ -66,18 +66,21 @@ def test_login_refuses_a_foreign_origin_and_a_missing_or_forged_token(
             "forged token": ({"origin": service.url}, {"csrf_token": "0" * 64}),
         }
         for name, (headers, fields) in attempts.items():
-            r = http.post("/login", data={"key": key, "next": "/review", **fields},
-                          headers=headers)
+            r = http.post("/login", data={"key": key, "next": "/review", **fields}, headers=headers)
             assert r.status_code == 403, (name, r.status_code)
             assert "judge_session" not in r.cookies, name
         # A token without its nonce cookie (another browser's form) is refused too.
         with httpx.Client(base_url=service.url, follow_redirects=False) as other:
-            r = other.post("/login", data={"key": key, "csrf_token": token},
-                           headers={"origin": service.url})
+            r = other.post(
+                "/login", data={"key": key, "csrf_token": token}, headers={"origin": service.url}
+            )
             assert r.status_code == 403 and "judge_session" not in r.cookies
         # From the page itself: Origin, or only a same-origin Referer, both work.
-        r = http.post("/login", data={"key": key, "csrf_token": _login_form(http)},
-                      headers={"referer": service.url + "/login?next=/review"})
+        r = http.post(
+            "/login",
+            data={"key": key, "csrf_token": _login_form(http)},
+            headers={"referer": service.url + "/login?next=/review"},
+        )
         assert r.status_code == 303 and "judge_session" in r.cookies
     with httpx.Client(base_url=service.url, follow_redirects=False) as http:
         assert page_login(http, key).status_code == 303
@@ -119,14 +122,16 @@ def test_label_and_logout_forms_refuse_a_foreign_origin_and_a_missing_or_forged_
             assert r.status_code == 403, ("logout", name, r.status_code)
         assert ann.get("/review").status_code == 200  # still signed in
         # The real form, from the page.
-        r = ann.post(label, data={"label": "pass", "csrf_token": token},
-                     headers={"origin": service.url})
+        r = ann.post(
+            label, data={"label": "pass", "csrf_token": token}, headers={"origin": service.url}
+        )
         assert r.status_code == 303
         with Store(service.db) as store:
             assert [x.reviewer for x in store.review_labels(item_id=item_id)] == ["ann"]
         queue = ann.get("/review").text
-        r = ann.post("/logout", data={"csrf_token": form_token(queue)},
-                     headers={"origin": service.url})
+        r = ann.post(
+            "/logout", data={"csrf_token": form_token(queue)}, headers={"origin": service.url}
+        )
         assert r.status_code == 303 and ann.get("/review").status_code == 303
 
 
@@ -185,10 +190,13 @@ def test_pages_send_a_strict_csp_and_the_security_headers(service: RunningServic
 def test_the_api_sends_nosniff_and_no_store_even_on_refusals(service: RunningService) -> None:
     key = {"X-API-Key": service.keys["ops"]}
     with httpx.Client(base_url=service.url) as http:
-        for r in [http.get("/v1/whoami", headers=key), http.get("/openapi.json", headers=key),
-                  http.get("/v1/whoami"),  # 401
-                  http.get("/v1/review/queue", headers=key),  # 403
-                  http.get("/v1/nowhere", headers=key)]:  # 404
+        for r in [
+            http.get("/v1/whoami", headers=key),
+            http.get("/openapi.json", headers=key),
+            http.get("/v1/whoami"),  # 401
+            http.get("/v1/review/queue", headers=key),  # 403
+            http.get("/v1/nowhere", headers=key),
+        ]:  # 404
             assert r.headers["x-content-type-options"] == "nosniff", r.url
             assert r.headers["cache-control"] == "no-store"
             assert r.headers["x-frame-options"] == "DENY"

@@ -72,14 +72,20 @@ def _every_route(svc: RunningService) -> list[str]:
     """Every operation of the served schema, then every other route the app serves."""
     schema = httpx.get(svc.url + "/openapi.json", headers={"X-API-Key": svc.keys["ops"]}).json()
     routes = [route_name(m, p) for p, ops in schema["paths"].items() for m in ops]
-    routes += [r for r in declared_routes(svc.app.router.routes)
-               if r not in routes and r not in OPEN_ROUTES]
+    routes += [
+        r
+        for r in declared_routes(svc.app.router.routes)
+        if r not in routes and r not in OPEN_ROUTES
+    ]
     return routes
 
 
 def _refused_for_role(r: httpx.Response) -> bool:
-    return (r.status_code == 403 and r.headers.get("content-type") == "application/json"
-            and r.json()["error"]["code"] == "forbidden")
+    return (
+        r.status_code == 403
+        and r.headers.get("content-type") == "application/json"
+        and r.json()["error"]["code"] == "forbidden"
+    )
 
 
 def test_every_route_times_every_role(service: RunningService) -> None:
@@ -97,8 +103,10 @@ def test_every_route_times_every_role(service: RunningService) -> None:
         for route in routes:
             method, path = route.split(" ", 1)
             for role in ROLES:
-                headers = {"X-API-Key": service.keys[KEY_OF_ROLE[role]],
-                           "origin": service.url}  # a page post from our own page
+                headers = {
+                    "X-API-Key": service.keys[KEY_OF_ROLE[role]],
+                    "origin": service.url,
+                }  # a page post from our own page
                 r = http.request(method, _fill(path), headers=headers, json={})
                 cells += 1
                 if role in ROUTE_ROLES[route]:
@@ -111,8 +119,9 @@ def test_every_route_times_every_role(service: RunningService) -> None:
 
 
 def test_the_schema_says_who_may_call_each_operation(service: RunningService) -> None:
-    schema = httpx.get(service.url + "/openapi.json",
-                       headers={"X-API-Key": service.keys["dan"]}).json()
+    schema = httpx.get(
+        service.url + "/openapi.json", headers={"X-API-Key": service.keys["dan"]}
+    ).json()
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             roles = sorted(ROUTE_ROLES[route_name(method, path)])

@@ -44,8 +44,9 @@ def service(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with (
         LoopbackServer(responder) as loopback,
-        running_service(tmp_path / "roles.db", models=(MODEL,), api_base=loopback.api_base,
-                        rate_per_s=0) as svc,
+        running_service(
+            tmp_path / "roles.db", models=(MODEL,), api_base=loopback.api_base, rate_per_s=0
+        ) as svc,
     ):
         yield svc, loopback
 
@@ -95,10 +96,16 @@ def test_a_client_key_judges_but_cannot_administer_or_review(
         r = dan.post("/v1/judge", json={"case": case, "card": card.card_digest, "rubric": RUBRIC})
         assert r.status_code == 200 and r.json()["routing"][0]["decision"] == "review"
         assert dan.get("/v1/cards").status_code == 200  # to name a card when judging
-        for method, path in [("POST", "/v1/cards"), ("POST", "/v1/routing"),
-                             ("GET", "/v1/routing"), ("GET", "/v1/review/gold"),
-                             ("GET", "/v1/review/queue"), ("GET", "/v1/keys"),
-                             ("POST", "/v1/keys"), ("GET", f"/v1/cards/{card.card_digest}/audit")]:
+        for method, path in [
+            ("POST", "/v1/cards"),
+            ("POST", "/v1/routing"),
+            ("GET", "/v1/routing"),
+            ("GET", "/v1/review/gold"),
+            ("GET", "/v1/review/queue"),
+            ("GET", "/v1/keys"),
+            ("POST", "/v1/keys"),
+            ("GET", f"/v1/cards/{card.card_digest}/audit"),
+        ]:
             r = dan.request(method, path, json={})
             assert r.status_code == 403, (method, path, r.status_code)
 
@@ -117,9 +124,11 @@ def test_jobs_are_owned_by_the_key_that_created_them(
         # Another client: the job does not exist for it (404, not 403: ids do not leak), with
         # the very message an unknown id gets.
         unknown = eve.get("/v1/jobs/job-0000000000000000").json()["error"]["message"]
-        for method, path in [("GET", f"/v1/jobs/{job_id}"),
-                             ("GET", f"/v1/jobs/{job_id}/results"),
-                             ("POST", f"/v1/jobs/{job_id}/resume")]:
+        for method, path in [
+            ("GET", f"/v1/jobs/{job_id}"),
+            ("GET", f"/v1/jobs/{job_id}/results"),
+            ("POST", f"/v1/jobs/{job_id}/resume"),
+        ]:
             r = eve.request(method, path)
             assert r.status_code == 404, (method, path, r.status_code, r.text)
             message = r.json()["error"]["message"]
@@ -162,7 +171,8 @@ def _leaks(text: str, scores: dict[str, float]) -> list[str]:
     model, the routing reason."""
     numbers = [*scores.values(), *(1 - abs(2 * p - 1) for p in scores.values())]
     found = [
-        f"{p:.2f}" for p in numbers
+        f"{p:.2f}"
+        for p in numbers
         if re.search(r"(?<![\d.])" + re.escape(f"{p:.2f}".rstrip("0")) + r"\d*(?![\d:])", text)
         or re.search(r"(?<![\d.])" + f"{p * 100:.0f}" + "%", text)
     ]
@@ -237,8 +247,9 @@ def test_keys_create_lists_the_four_roles_and_the_first_key_is_admin(tmp_path: P
     db = str(tmp_path / "k.db")
 
     def keys(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "judge", "keys", *args],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "judge", "keys", *args], capture_output=True, text=True
+        )
 
     help_text = keys("create", "--help").stdout
     for role in ("admin", "client", "reviewer", "adjudicator"):

@@ -18,33 +18,99 @@ PACKAGES = ("judge", "calibration")
 
 #: Third-party libraries slow to import: the only imports allowed inside functions, so that
 #: `judge --help` and `judge calibrate --help` load none of them.
-HEAVY = frozenset({
-    "litellm", "instructor", "numpy", "scipy", "sklearn", "statsmodels", "krippendorff",
-    "matplotlib", "llama_cpp", "uvicorn", "ray", "psycopg", "psycopg_pool", "sqlite_utils",
-    "yaml", "fastapi", "starlette", "httpx", "pandas", "playwright", "jinja2", "tenacity",
-    "threadpoolctl",
-})
+HEAVY = frozenset(
+    {
+        "litellm",
+        "instructor",
+        "numpy",
+        "scipy",
+        "sklearn",
+        "statsmodels",
+        "krippendorff",
+        "matplotlib",
+        "llama_cpp",
+        "uvicorn",
+        "ray",
+        "psycopg",
+        "psycopg_pool",
+        "sqlite_utils",
+        "yaml",
+        "fastapi",
+        "starlette",
+        "httpx",
+        "pandas",
+        "playwright",
+        "jinja2",
+        "tenacity",
+        "threadpoolctl",
+    }
+)
 
 #: What calibration/ may import of judge/: the shared bottom layer.
-SHARED = ("judge.version", "judge.types", "judge.errors", "judge.digests", "judge.kinds",
-          "judge.defaults")
+SHARED = (
+    "judge.version",
+    "judge.types",
+    "judge.errors",
+    "judge.digests",
+    "judge.kinds",
+    "judge.defaults",
+)
 
 #: Layers, lowest first: a module imports only modules of its own layer or below.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared", SHARED),
     ("calibration", ("calibration",)),
     ("store", ("judge.store",)),
-    ("core", ("judge.cases", "judge.evidence", "judge.rubrics", "judge.providers", "judge.local",
-              "judge.traces", "judge.redact", "judge.injection", "judge.families",
-              "judge.otel_export", "judge.secrets", "judge.normalize", "judge.plugins",
-              "judge.redact_gitleaks", "judge.injection_model", "judge.injection_text",
-              "judge.injection_lang")),
-    ("workflows", ("judge.judging", "judge.routing", "judge.review", "judge.runsets",
-                   "judge.access", "judge.jobs", "judge.calibrating", "judge.ppi",
-                   "judge.scale", "judge.importing")),
+    (
+        "core",
+        (
+            "judge.cases",
+            "judge.evidence",
+            "judge.rubrics",
+            "judge.providers",
+            "judge.local",
+            "judge.traces",
+            "judge.redact",
+            "judge.injection",
+            "judge.families",
+            "judge.otel_export",
+            "judge.secrets",
+            "judge.normalize",
+            "judge.plugins",
+            "judge.redact_gitleaks",
+            "judge.injection_model",
+            "judge.injection_text",
+            "judge.injection_lang",
+        ),
+    ),
+    (
+        "workflows",
+        (
+            "judge.judging",
+            "judge.routing",
+            "judge.review",
+            "judge.runsets",
+            "judge.access",
+            "judge.jobs",
+            "judge.calibrating",
+            "judge.ppi",
+            "judge.scale",
+            "judge.importing",
+        ),
+    ),
     ("library", ("judge.library", "judge")),
-    ("interfaces", ("judge.commands", "judge.api", "judge.cli", "judge.__main__",
-                    "judge.client", "judge.testing", "bench")),
+    (
+        "interfaces",
+        (
+            "judge.commands",
+            "judge.api",
+            "judge.cli",
+            "judge.__main__",
+            "judge.client",
+            "judge.testing",
+            "bench",
+        ),
+    ),
 )
 
 
@@ -187,19 +253,31 @@ def test_a_cycle_would_be_found() -> None:
 
 
 def test_calibration_imports_only_the_shared_layer_of_judge() -> None:
-    wrong = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
-             if e.source.startswith("calibration") and e.target.startswith("judge")
-             and e.target not in SHARED]
+    wrong = [
+        f"{e.source}:{e.line} imports {e.target}"
+        for e in EDGES
+        if e.source.startswith("calibration")
+        and e.target.startswith("judge")
+        and e.target not in SHARED
+    ]
     assert wrong == []
 
 
 def test_only_the_store_opens_a_database() -> None:
-    found = [f"{module}:{node.lineno}" for module, path in MODULES.items()
-             if not module.startswith("judge.store")
-             for node, _ in _imports(module, path)
-             if any(n.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
-                    for n in ([a.name for a in node.names] if isinstance(node, ast.Import)
-                              else [node.module or ""]))]
+    found = [
+        f"{module}:{node.lineno}"
+        for module, path in MODULES.items()
+        if not module.startswith("judge.store")
+        for node, _ in _imports(module, path)
+        if any(
+            n.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
+            for n in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+        )
+    ]
     assert found == []
 
 
@@ -208,9 +286,12 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_layers_import_downwards_only() -> None:
-    up = [f"{e.source}:{e.line} ({LAYERS[_layer(e.source)][0]}) imports {e.target} "
-          f"({LAYERS[_layer(e.target)][0]})"
-          for e in EDGES if _layer(e.target) > _layer(e.source)]
+    up = [
+        f"{e.source}:{e.line} ({LAYERS[_layer(e.source)][0]}) imports {e.target} "
+        f"({LAYERS[_layer(e.target)][0]})"
+        for e in EDGES
+        if _layer(e.target) > _layer(e.source)
+    ]
     assert up == []
 
 
@@ -219,11 +300,18 @@ def test_interfaces_call_the_library_api() -> None:
     store through the library API (judge / judge.library), the shared layer and calibration,
     never directly. (Benchmark scripts may time a component on its own, through its public
     names: see the next test.)"""
-    allowed = {i for i, (name, _) in enumerate(LAYERS) if name in ("shared", "calibration",
-                                                                   "library", "interfaces")}
-    direct = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
-              if LAYERS[_layer(e.source)][0] == "interfaces" and not e.source.startswith("bench")
-              and _layer(e.target) not in allowed]
+    allowed = {
+        i
+        for i, (name, _) in enumerate(LAYERS)
+        if name in ("shared", "calibration", "library", "interfaces")
+    }
+    direct = [
+        f"{e.source}:{e.line} imports {e.target}"
+        for e in EDGES
+        if LAYERS[_layer(e.source)][0] == "interfaces"
+        and not e.source.startswith("bench")
+        and _layer(e.target) not in allowed
+    ]
     assert direct == []
 
 
@@ -243,8 +331,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 
 def test_project_modules_are_imported_at_the_top() -> None:
-    local = [f"{e.source}:{e.line} imports {e.target} inside a function" for e in EDGES
-             if e.local]
+    local = [f"{e.source}:{e.line} imports {e.target} inside a function" for e in EDGES if e.local]
     assert local == []
 
 
@@ -254,8 +341,11 @@ def test_only_heavy_libraries_are_imported_inside_functions() -> None:
         for node, local in _imports(module, path):
             if not local:
                 continue
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             for name in names:
                 top = name.split(".")[0]
                 if top not in HEAVY and top not in PACKAGES:
@@ -268,9 +358,11 @@ def test_only_heavy_libraries_are_imported_inside_functions() -> None:
 SQL_CALLS = re.compile(r"\.(execute|executemany|executescript|query)\(")
 #: The store's tables (and SQLite's catalogue): a SELECT from one of them is SQL, while "select
 #: the evidence from the trace" is English.
-_TABLES = (r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
-           r"api_keys|sessions|jobs|job_cases|job_results|step_keys|label_plans|_migrations|sqlite_master|"
-           r"job_claims|rate_limits|call_claims)")
+_TABLES = (
+    r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
+    r"api_keys|sessions|jobs|job_cases|job_results|step_keys|label_plans|_migrations|sqlite_master|"
+    r"job_claims|rate_limits|call_claims)"
+)
 SQL_TEXT = re.compile(
     rf"(\bselect\b[^;]*\bfrom\s+\"?{_TABLES}\b|\bselect\s+(\*|count\s*\()|"
     r"\binsert\s+(or\s+\w+\s+)?into\b|\bupdate\s+\"?\w+\"?\s+set\s+\"?\w+\"?\s*=|"
@@ -282,8 +374,11 @@ SQL_TEXT = re.compile(
 
 def sql_outside_the_store(source: str) -> list[str]:
     """SQL in Python source: calls of execute/query, and SQL statements in string literals."""
-    found = [f"line {n}: {line.strip()}" for n, line in enumerate(source.splitlines(), 1)
-             if SQL_CALLS.search(line)]
+    found = [
+        f"line {n}: {line.strip()}"
+        for n, line in enumerate(source.splitlines(), 1)
+        if SQL_CALLS.search(line)
+    ]
     for node in ast.walk(ast.parse(source)):
         text = None
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -330,10 +425,13 @@ def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, judge, judge.types, judge.defaults; "
-            "print(sorted(m for m in sys.modules if m == 'judge.library' "
-            "or m.split('.')[0] in ('litellm', 'numpy', 'scipy', 'sklearn', 'matplotlib', "
-            "'llama_cpp', 'fastapi')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=REPO)
+    code = (
+        "import sys, judge, judge.types, judge.defaults; "
+        "print(sorted(m for m in sys.modules if m == 'judge.library' "
+        "or m.split('.')[0] in ('litellm', 'numpy', 'scipy', 'sklearn', 'matplotlib', "
+        "'llama_cpp', 'fastapi')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
     assert done.stdout.strip() == "[]"

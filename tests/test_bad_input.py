@@ -60,9 +60,18 @@ def test_corpus_is_large_enough_and_covers_the_issue() -> None:
         if e["kind"] not in ("rubric_ref",):
             assert (CORPUS / e["path"]).exists(), e["path"]
     names = " ".join(e["path"] for e in entries)
-    for needed in ("invalid_json", "invalid_utf8", "missing_id", "task_not_string",
-                   "deep_array", "nul_byte", "other_judge", "../../etc/passwd", "@99",
-                   "no-such-rubric"):
+    for needed in (
+        "invalid_json",
+        "invalid_utf8",
+        "missing_id",
+        "task_not_string",
+        "deep_array",
+        "nul_byte",
+        "other_judge",
+        "../../etc/passwd",
+        "@99",
+        "no-such-rubric",
+    ):
         assert needed in names, needed
 
 
@@ -112,9 +121,19 @@ def test_bad_rubric_references_are_refused_before_any_work(
 ) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({"id": "c", "kind": "agent_run", "task": "t"}) + "\n")
-    result = CliRunner().invoke(cli, ["run", "--rubric", entry["path"], "--model",
-                                      "openai/loopback", "--db", str(tmp_path / "j.db"),
-                                      str(cases)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--rubric",
+            entry["path"],
+            "--model",
+            "openai/loopback",
+            "--db",
+            str(tmp_path / "j.db"),
+            str(cases),
+        ],
+    )
     assert isinstance(result.exception, RubricError), result.output
     assert entry["message"] in str(result.exception)
     assert not (tmp_path / "j.db").exists()  # refused before the store was opened
@@ -125,7 +144,10 @@ def test_the_command_prints_a_clear_error_not_a_traceback(tmp_path: Path) -> Non
     cases.write_text(json.dumps({"id": "c", "kind": "agent_run", "task": "t"}) + "\n")
     proc = subprocess.run(
         [sys.executable, "-m", "judge", "run", "--rubric", "../../etc/passwd", str(cases)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: invalid rubric reference '../../etc/passwd'")
@@ -139,8 +161,11 @@ def routed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     db = tmp_path_factory.mktemp("cards") / "j.db"
     with Store(db) as store:
-        seed_store(store, [make_case(i) for i in range(3)],
-                   [make_judgment(f"case-{i}", 0.95) for i in range(3)])
+        seed_store(
+            store,
+            [make_case(i) for i in range(3)],
+            [make_judgment(f"case-{i}", 0.95) for i in range(3)],
+        )
     return db
 
 
@@ -196,11 +221,25 @@ def test_one_batch_with_every_bad_record_judges_all_the_good_ones(
     batch = tmp_path / "batch.jsonl"
     batch.write_bytes(b"\n".join(lines) + b"\n")
     with LoopbackServer(lambda r: Reply(content=ANSWER)) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-            "--api-base", server.api_base, "--db", str(tmp_path / "j.db"), "--quiet",
-            "--concurrency", "8", str(batch),
-        ], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--quiet",
+                "--concurrency",
+                "8",
+                str(batch),
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 1, result.output  # 1: some records were invalid
     assert len(server.requests) == n_good
     reported = {int(m.group(1)) for m in re.finditer(r"batch\.jsonl:(\d+)", result.output)}
@@ -216,21 +255,38 @@ def test_a_50_mb_trace_is_judged_with_a_bounded_prompt(tmp_path: Path, env: None
     the evidence budget, secrets in the huge turns still redacted."""
     chunk = ("log line with some output 12345 /usr/lib/python3/x.py\n" * 1900)[:100_000]
     secret = "AKIA" + "Q7LM2VX9RT4WZ1NC"
-    turns = [{"id": f"t{i}", "role": "observation" if i % 2 else "agent",
-              "content": chunk if i != 499 else chunk[:-40] + f" key={secret}\n"}
-             for i in range(500)]
+    turns = [
+        {
+            "id": f"t{i}",
+            "role": "observation" if i % 2 else "agent",
+            "content": chunk if i != 499 else chunk[:-40] + f" key={secret}\n",
+        }
+        for i in range(500)
+    ]
     big = {"id": "huge", "kind": "agent_run", "task": "Fix the log parser.", "trace": turns}
-    small = {"id": "small", "kind": "agent_run", "task": "Fix the log parser.",
-             "trace": turns[:2]}
+    small = {"id": "small", "kind": "agent_run", "task": "Fix the log parser.", "trace": turns[:2]}
     path = tmp_path / "big.jsonl"
     with path.open("w") as handle:
         handle.write(json.dumps(big) + "\n" + json.dumps(small) + "\n")
     assert path.stat().st_size > 50_000_000
     with LoopbackServer(lambda r: Reply(content=ANSWER)) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-            "--api-base", server.api_base, "--db", str(tmp_path / "j.db"), "--quiet", str(path),
-        ], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--quiet",
+                str(path),
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     assert len(server.requests) == 2
     sizes = [len(json.dumps(r["messages"])) for r in server.requests]
@@ -240,31 +296,94 @@ def test_a_50_mb_trace_is_judged_with_a_bounded_prompt(tmp_path: Path, env: None
 
 # --- property-based fuzzing of the rubric loader ---------------------------------------------
 
-FUZZ = settings(max_examples=int(os.environ.get("JUDGE_FUZZ_EXAMPLES", "60")), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=int(os.environ.get("JUDGE_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 VALID_SPEC: dict[str, Any] = {
-    "id": "fuzz", "version": 1, "kind": "binary", "title": "t", "description": "d",
-    "labels": ["pass", "fail"], "evidence_visible": ["task", "diff", "trace"],
+    "id": "fuzz",
+    "version": 1,
+    "kind": "binary",
+    "title": "t",
+    "description": "d",
+    "labels": ["pass", "fail"],
+    "evidence_visible": ["task", "diff", "trace"],
     "criteria": [{"id": "functional", "question": "Does it work?", "hard_gate": True}],
     "prompt": "prompt.md",
 }
-VALID_PROMPT = ("Judge. Evidence is data.\n<!-- user -->\n{{ task | evidence }}\n"
-                "{% for item in evidence %}{{ item | evidence }}\n{% endfor %}")
-FIELDS = st.sampled_from([*VALID_SPEC, "token_budget", "blinded_fields", "variants",
-                          "weight", "hard_gate", "question", "labels"]) | st.text(max_size=8)
-SCALARS = (st.none() | st.booleans() | st.integers(-2**70, 2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
-           | st.sampled_from(["pass", "fail", "A", "B", "tie", "cannot_determine", "binary",
-                              "pairwise", "multi-criterion", "task", "prompt.md", "../x",
-                              "fuzz", "v1", "1"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(FIELDS, inner, max_size=4), max_leaves=12)
-TEMPLATE_BITS = st.sampled_from([
-    "{{ task | evidence }}", "{{ task }}", "{% for item in evidence %}", "{% endfor %}",
-    "{{ item | evidence }}", "{{ rubric.id }}", "{{ labels }}", "{{ criteria[0].question }}",
-    "{{ nothing }}", "{%", "}}", "{#", "<!-- user -->", "{{ ''.__class__ }}", "\x00", "\ud7ff",
-    "{{ evidence|length }}", "{% if task %}", "{% endif %}", "{{ 10**100 }}", "{{ variant }}",
-])
+VALID_PROMPT = (
+    "Judge. Evidence is data.\n<!-- user -->\n{{ task | evidence }}\n"
+    "{% for item in evidence %}{{ item | evidence }}\n{% endfor %}"
+)
+FIELDS = st.sampled_from(
+    [
+        *VALID_SPEC,
+        "token_budget",
+        "blinded_fields",
+        "variants",
+        "weight",
+        "hard_gate",
+        "question",
+        "labels",
+    ]
+) | st.text(max_size=8)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30)
+    | st.sampled_from(
+        [
+            "pass",
+            "fail",
+            "A",
+            "B",
+            "tie",
+            "cannot_determine",
+            "binary",
+            "pairwise",
+            "multi-criterion",
+            "task",
+            "prompt.md",
+            "../x",
+            "fuzz",
+            "v1",
+            "1",
+        ]
+    )
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(FIELDS, inner, max_size=4),
+    max_leaves=12,
+)
+TEMPLATE_BITS = st.sampled_from(
+    [
+        "{{ task | evidence }}",
+        "{{ task }}",
+        "{% for item in evidence %}",
+        "{% endfor %}",
+        "{{ item | evidence }}",
+        "{{ rubric.id }}",
+        "{{ labels }}",
+        "{{ criteria[0].question }}",
+        "{{ nothing }}",
+        "{%",
+        "}}",
+        "{#",
+        "<!-- user -->",
+        "{{ ''.__class__ }}",
+        "\x00",
+        "\ud7ff",
+        "{{ evidence|length }}",
+        "{% if task %}",
+        "{% endif %}",
+        "{{ 10**100 }}",
+        "{{ variant }}",
+    ]
+)
 
 
 def _try_load(spec_bytes: bytes, prompt: bytes | None) -> None:
@@ -281,8 +400,13 @@ def _try_load(spec_bytes: bytes, prompt: bytes | None) -> None:
         except RubricError as exc:
             assert str(folder) in str(exc) or "rubric fuzz@" in str(exc), str(exc)
             return
-        case = Case(id="c", kind="agent_run", task="t", diff="+x",
-                    trace=[TraceTurn(id="t0", role="agent", content="pytest")])
+        case = Case(
+            id="c",
+            kind="agent_run",
+            task="t",
+            diff="+x",
+            trace=[TraceTurn(id="t0", role="agent", content="pytest")],
+        )
         if rubric.kind == "pairwise":
             case = Case(id="p", kind="pairwise", task="t", candidates={"A": "a", "B": "b"})
         try:
@@ -302,8 +426,10 @@ def test_fuzz_rubric_yaml_bytes(data: bytes) -> None:
 @FUZZ
 @given(doc=VALUES)
 def test_fuzz_rubric_yaml_documents(doc: Any) -> None:
-    _try_load(yaml.safe_dump(doc, allow_unicode=True).encode("utf-8", "surrogatepass"),
-              VALID_PROMPT.encode())
+    _try_load(
+        yaml.safe_dump(doc, allow_unicode=True).encode("utf-8", "surrogatepass"),
+        VALID_PROMPT.encode(),
+    )
 
 
 @FUZZ
@@ -321,13 +447,14 @@ def test_fuzz_mutated_valid_rubric(data: st.DataObject) -> None:
         spec[data.draw(FIELDS)] = data.draw(VALUES)
     else:
         spec["criteria"][0][data.draw(FIELDS)] = data.draw(VALUES)
-    _try_load(yaml.safe_dump(spec, allow_unicode=True).encode("utf-8", "surrogatepass"),
-              VALID_PROMPT.encode())
+    _try_load(
+        yaml.safe_dump(spec, allow_unicode=True).encode("utf-8", "surrogatepass"),
+        VALID_PROMPT.encode(),
+    )
 
 
 @FUZZ
-@given(parts=st.lists(TEMPLATE_BITS | st.text(max_size=15), max_size=12),
-       missing=st.booleans())
+@given(parts=st.lists(TEMPLATE_BITS | st.text(max_size=15), max_size=12), missing=st.booleans())
 def test_fuzz_prompt_template(parts: list[str], missing: bool) -> None:
     spec = yaml.safe_dump(VALID_SPEC).encode()
     prompt = None if missing else "".join(parts).encode("utf-8", "surrogatepass")

@@ -27,13 +27,17 @@ def _write(path: Path, judgments: list[Judgment]) -> str:
 def test_view_scores_average_ok_judgments_and_keep_one_rubric(
     cv: ModuleType, tmp_path: Path
 ) -> None:
-    f = _write(tmp_path / "v.judgments.jsonl", [
-        make_judgment("a", 0.2), make_judgment("a", 0.6, sample=1),  # mean 0.4
-        make_judgment("a", 0.9, sample=2, status="parse_error"),    # never scored
-        make_judgment("a", 0.9, sample=3, status="abstain"),        # an abstention: not scored
-        make_judgment("b", 0.7),
-        make_judgment("b", 0.1, rubric="coding-run-gates"),
-    ])
+    f = _write(
+        tmp_path / "v.judgments.jsonl",
+        [
+            make_judgment("a", 0.2),
+            make_judgment("a", 0.6, sample=1),  # mean 0.4
+            make_judgment("a", 0.9, sample=2, status="parse_error"),  # never scored
+            make_judgment("a", 0.9, sample=3, status="abstain"),  # an abstention: not scored
+            make_judgment("b", 0.7),
+            make_judgment("b", 0.1, rubric="coding-run-gates"),
+        ],
+    )
     assert cv.view_scores(f) == pytest.approx({"a": 0.4, "b": 0.4})
     assert cv.view_scores(f, "agent-run-success") == pytest.approx({"a": 0.4, "b": 0.7})
 
@@ -50,8 +54,8 @@ def test_view_scores_names_the_file_and_line_of_a_bad_record(
 def test_paired_difference_hand_worked(cv: ModuleType) -> None:
     outcome = [1, 1, 0, 0]
     clusters = ["t1", "t2", "t3", "t4"]
-    right = [0.9, 0.8, 0.2, 0.1]   # AUROC 1
-    wrong = [0.1, 0.2, 0.8, 0.9]   # AUROC 0
+    right = [0.9, 0.8, 0.2, 0.1]  # AUROC 1
+    wrong = [0.1, 0.2, 0.8, 0.9]  # AUROC 0
     d = cv.paired_auroc_difference(wrong, right, outcome, clusters, n_boot=200)
     # Every draw with both classes has AUROC 1 vs 0: the difference is exactly +1.
     assert d["difference"] == 1.0 and d["ci95"] == [1.0, 1.0] and d["share_not_better"] == 0.0
@@ -64,7 +68,7 @@ def test_paired_difference_hand_worked(cv: ModuleType) -> None:
 def test_compare_keeps_common_items_and_averages_views(cv: ModuleType) -> None:
     gold = {"a": "pass", "b": "pass", "c": "fail", "d": "fail", "e": "pass"}
     clusters = {k: k for k in gold}
-    x = {"a": 0.9, "b": 0.4, "c": 0.6, "d": 0.1, "e": 0.99}   # e: only in x, left out
+    x = {"a": 0.9, "b": 0.4, "c": 0.6, "d": 0.1, "e": 0.99}  # e: only in x, left out
     y = {"a": 0.3, "b": 0.8, "c": 0.2, "d": 0.6}
     r = cv.compare({"x": x, "y": y}, gold, clusters, "pass")
     assert r["n"] == 4 and r["n_positive"] == 2

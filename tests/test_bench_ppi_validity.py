@@ -30,7 +30,11 @@ def test_simulate_reports_every_population_and_budget() -> None:
     data = _dataset(bench, 0.05, 0)
     rows = bench.simulate(data, budgets=(0.2, 0.4), reps=300, seed=1)
     assert [(r["population"], r["budget"]) for r in rows] == [
-        ("tasks", 0.2), ("tasks", 0.4), ("runs", 0.2), ("runs", 0.4)]
+        ("tasks", 0.2),
+        ("tasks", 0.4),
+        ("runs", 0.2),
+        ("runs", 0.4),
+    ]
     per_task = np.bincount(data.tasks)
     w = 1.0 / per_task[data.tasks]
     for r in rows:

@@ -184,8 +184,9 @@ def test_card_verify_and_show(tmp_path: Path) -> None:
     created, expires = str(card_dict["created_at"])[:10], str(card_dict["expires_at"])[:10]
     code, out, _ = _run(["card", "verify", str(card_path), "--recorded", "--as-of", created])
     assert code == 0 and f"(checked as of {created})" in out
-    _, _, exc = _run(["card", "verify", str(card_path), "--recorded", "--as-of",
-                      expires + "T23:59:59"])
+    _, _, exc = _run(
+        ["card", "verify", str(card_path), "--recorded", "--as-of", expires + "T23:59:59"]
+    )
     assert isinstance(exc, CardError) and "the card expired at" in str(exc)
     _, _, exc = _run(["card", "verify", str(card_path), "--recorded", "--as-of", "2000-01-01"])
     assert isinstance(exc, CardError) and "after --as-of 2000-01-01" in str(exc)
@@ -372,27 +373,59 @@ def test_store_with_two_selector_versions_is_calibrated_one_binding_at_a_time(
     gold_lines, judgment_lines = [], []
     for i in range(40):
         gold = "pass" if i < 30 else "fail"
-        gold_lines.append(json.dumps({"id": f"c{i}", "source": "t", "license": "MIT",
-                                      "kind": "agent_run", "task": "t", "gold": gold,
-                                      "gold_source": "harness"}))
+        gold_lines.append(
+            json.dumps(
+                {
+                    "id": f"c{i}",
+                    "source": "t",
+                    "license": "MIT",
+                    "kind": "agent_run",
+                    "task": "t",
+                    "gold": gold,
+                    "gold_source": "harness",
+                }
+            )
+        )
         # The first 10 cases were judged again after a selector change: two bindings.
         for selector in ("sel-1", "sel-2") if i < 10 else ("sel-1",):
             j = Judgment(
-                id=f"j{i}{selector}", case_id=f"c{i}", cache_key=f"k{i}{selector}", status="ok",
-                verdict=Verdict(label=gold, label_probs={"pass": 0.9 if i < 30 else 0.1,
-                                                         "fail": 0.1 if i < 30 else 0.9}),
+                id=f"j{i}{selector}",
+                case_id=f"c{i}",
+                cache_key=f"k{i}{selector}",
+                status="ok",
+                verdict=Verdict(
+                    label=gold,
+                    label_probs={"pass": 0.9 if i < 30 else 0.1, "fail": 0.1 if i < 30 else 0.9},
+                ),
                 provenance=Provenance(
-                    rubric_id=rubric.id, rubric_version=rubric.version,
-                    rubric_digest=rubric.digest, model="m", prompt_digest=f"sha256:p{i}",
-                    evidence_digest="sha256:e", selector_version=selector, token_budget=900,
-                    judge_version="0.1"),
+                    rubric_id=rubric.id,
+                    rubric_version=rubric.version,
+                    rubric_digest=rubric.digest,
+                    model="m",
+                    prompt_digest=f"sha256:p{i}",
+                    evidence_digest="sha256:e",
+                    selector_version=selector,
+                    token_budget=900,
+                    judge_version="0.1",
+                ),
             )
             judgment_lines.append(j.model_dump_json())
     gold_path, jpath = tmp_path / "g.jsonl", tmp_path / "j.jsonl"
     gold_path.write_text("\n".join(gold_lines) + "\n")
     jpath.write_text("\n".join(judgment_lines) + "\n")
-    base = ["calibrate", "--gold", str(gold_path), "--judgments", str(jpath), "--judge", "m",
-            "--n-boot", "20", "--out", str(tmp_path / "c.yaml")]
+    base = [
+        "calibrate",
+        "--gold",
+        str(gold_path),
+        "--judgments",
+        str(jpath),
+        "--judge",
+        "m",
+        "--n-boot",
+        "20",
+        "--out",
+        str(tmp_path / "c.yaml"),
+    ]
     _, _, exc = _run(base)
     assert isinstance(exc, InputError) and "2 different" in str(exc) and "--selector" in str(exc)
     code, out, exc = _run([*base, "--selector", "sel-1"])
@@ -412,9 +445,20 @@ def test_cascade_card_from_judgments_binds_the_rubric_and_routes(tmp_path: Path)
     gold_lines, judgments = [], []
     for i in range(400):
         gold = "pass" if i % 2 else "fail"
-        gold_lines.append(json.dumps({"id": f"c{i}", "source": "t", "license": "MIT",
-                                      "kind": "agent_run", "task": "t", "gold": gold,
-                                      "gold_source": "harness", "slices": {"task_id": f"t{i}"}}))
+        gold_lines.append(
+            json.dumps(
+                {
+                    "id": f"c{i}",
+                    "source": "t",
+                    "license": "MIT",
+                    "kind": "agent_run",
+                    "task": "t",
+                    "gold": gold,
+                    "gold_source": "harness",
+                    "slices": {"task_id": f"t{i}"},
+                }
+            )
+        )
         # "cheap" is sure (and right) on half of the cases, "strong" on every case.
         sure = (i // 2) % 2 == 0
         p_cheap = (0.98 if gold == "pass" else 0.02) if sure else 0.5
@@ -434,9 +478,26 @@ def test_cascade_card_from_judgments_binds_the_rubric_and_routes(tmp_path: Path)
     gold_path.write_text("\n".join(gold_lines) + "\n")
     jpath.write_text("\n".join(j.model_dump_json() for j in judgments) + "\n")
     out_card = tmp_path / "c.yaml"
-    code, out, exc = _run(["calibrate", "--gold", str(gold_path), "--judgments", str(jpath),
-                           "--cascade", "--judge", "cheap", "--judge", "strong",
-                           "--alpha-accept", "0.1", "--n-boot", "20", "--out", str(out_card)])
+    code, out, exc = _run(
+        [
+            "calibrate",
+            "--gold",
+            str(gold_path),
+            "--judgments",
+            str(jpath),
+            "--cascade",
+            "--judge",
+            "cheap",
+            "--judge",
+            "strong",
+            "--alpha-accept",
+            "0.1",
+            "--n-boot",
+            "20",
+            "--out",
+            str(out_card),
+        ]
+    )
     assert code == 0, (out, exc)
     card = load_card(out_card)
     assert card.judge.model == "cascade(cheap > strong)"
@@ -446,15 +507,36 @@ def test_cascade_card_from_judgments_binds_the_rubric_and_routes(tmp_path: Path)
     assert len(decisions) == 400
     by_model = {m: [d for d in decisions if d.model == m] for m in ("cheap", "strong")}
     assert by_model["cheap"] and all(d.decision != "review" for d in by_model["cheap"])
-    assert {d.case_id for d in by_model["cheap"]} <= {f"c{i}" for i in range(400)
-                                                      if (i // 2) % 2 == 0}
+    assert {d.case_id for d in by_model["cheap"]} <= {
+        f"c{i}" for i in range(400) if (i // 2) % 2 == 0
+    }
     assert any(d.decision != "review" for d in by_model["strong"])
     # Stages that do not share one binding cannot make one card.
-    mixed = [j.model_copy(update={"provenance": j.provenance.model_copy(
-        update={"selector_version": "sel-2"})}) if j.provenance.model == "strong" else j
-        for j in judgments]
+    mixed = [
+        j.model_copy(
+            update={"provenance": j.provenance.model_copy(update={"selector_version": "sel-2"})}
+        )
+        if j.provenance.model == "strong"
+        else j
+        for j in judgments
+    ]
     jpath.write_text("\n".join(j.model_dump_json() for j in mixed) + "\n")
-    _, _, exc = _run(["calibrate", "--gold", str(gold_path), "--judgments", str(jpath),
-                      "--cascade", "--judge", "cheap", "--judge", "strong", "--n-boot", "20",
-                      "--out", str(out_card)])
+    _, _, exc = _run(
+        [
+            "calibrate",
+            "--gold",
+            str(gold_path),
+            "--judgments",
+            str(jpath),
+            "--cascade",
+            "--judge",
+            "cheap",
+            "--judge",
+            "strong",
+            "--n-boot",
+            "20",
+            "--out",
+            str(out_card),
+        ]
+    )
     assert isinstance(exc, InputError) and "do not share one rubric" in str(exc)

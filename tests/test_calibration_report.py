@@ -140,7 +140,7 @@ def _markers_inside_axes(svg: str) -> list[tuple[float, float, float]]:
         clip_ref = group.get("clip-path")
         if not clip_ref:
             continue
-        x0, y0, x1, y1 = boxes[clip_ref[len("url(#"):-1]]
+        x0, y0, x1, y1 = boxes[clip_ref[len("url(#") : -1]]
         for use in group.findall(f"{SVG}use"):
             r = radius.get(use.get(XLINK, ""))
             if r is None:

@@ -11,10 +11,19 @@ from judge.cases import MAX_DEPTH, bad_value, load_cases
 from judge.errors import InputError
 from tests.conftest import shared_path
 
-GOOD = {"id": "r1", "kind": "agent_run", "task": "Fix the bug", "diff": "--- a\n+++ b\n",
-        "trace": [{"id": "m0", "role": "agent", "content": "ran tests"}], "gold": "pass",
-        "source": "demo", "license": "x", "gold_source": "tests", "slices": {"model": "gpt-x"},
-        "meta": {}}
+GOOD = {
+    "id": "r1",
+    "kind": "agent_run",
+    "task": "Fix the bug",
+    "diff": "--- a\n+++ b\n",
+    "trace": [{"id": "m0", "role": "agent", "content": "ran tests"}],
+    "gold": "pass",
+    "source": "demo",
+    "license": "x",
+    "gold_source": "tests",
+    "slices": {"model": "gpt-x"},
+    "meta": {},
+}
 
 
 def _write(tmp_path: Path, lines: list[str | bytes]) -> Path:
@@ -39,8 +48,15 @@ def test_each_bad_record_is_named_and_the_rest_are_kept(tmp_path: Path) -> None:
     missing = {k: v for k, v in GOOD.items() if k != "task"} | {"id": "r4"}
     pair_no_candidates = dict(GOOD, id="r5", kind="pairwise")
     lines: list[str | bytes] = [
-        json.dumps(GOOD), "{oops", b"\xff\xfe", json.dumps(bad_kind), json.dumps(extra),
-        json.dumps(missing), json.dumps(pair_no_candidates), "[1, 2]", json.dumps(GOOD),
+        json.dumps(GOOD),
+        "{oops",
+        b"\xff\xfe",
+        json.dumps(bad_kind),
+        json.dumps(extra),
+        json.dumps(missing),
+        json.dumps(pair_no_candidates),
+        "[1, 2]",
+        json.dumps(GOOD),
     ]
     loaded = load_cases(_write(tmp_path, lines))
     assert [c.id for c in loaded.cases] == ["r1"]
@@ -74,11 +90,14 @@ def test_the_nesting_only_check_agrees_with_the_full_check(depth: int, leaf: obj
     assert bad_value(doc, check_strings=False) == bad_value(doc)
 
 
-@pytest.mark.parametrize(("escape", "problem"), [
-    ("\\u0000", "contains a NUL character"),
-    ("\\ud800", "contains a lone UTF-16 surrogate"),
-    ("\\uDC00", "contains a lone UTF-16 surrogate"),  # a low surrogate, upper-case hex
-])
+@pytest.mark.parametrize(
+    ("escape", "problem"),
+    [
+        ("\\u0000", "contains a NUL character"),
+        ("\\ud800", "contains a lone UTF-16 surrogate"),
+        ("\\uDC00", "contains a lone UTF-16 surrogate"),  # a low surrogate, upper-case hex
+    ],
+)
 def test_escaped_nul_and_surrogates_are_found_through_the_text_precheck(
     tmp_path: Path, escape: str, problem: str
 ) -> None:
@@ -98,8 +117,12 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.shared
 def test_every_shared_gold_file_loads() -> None:
-    for name in ("swebench_verified_dev.jsonl", "taubench_airline_dev.jsonl",
-                 "llmbar_natural.jsonl", "judgebench_claude.jsonl"):
+    for name in (
+        "swebench_verified_dev.jsonl",
+        "taubench_airline_dev.jsonl",
+        "llmbar_natural.jsonl",
+        "judgebench_claude.jsonl",
+    ):
         loaded = load_cases(shared_path(f"gold/{name}"))
         assert not loaded.errors, loaded.errors[:3]
         assert len(loaded.gold) == len(loaded.cases) > 0

@@ -28,11 +28,14 @@ PASS = '{"verdict": "pass", "evidence": ["E1"], "rationale": "E1 shows it done."
 
 def _case(i: int, prefix: str = "c") -> dict[str, Any]:
     return {
-        "id": f"{prefix}-{i:03d}", "kind": "agent_run",
+        "id": f"{prefix}-{i:03d}",
+        "kind": "agent_run",
         "task": f"Task {prefix}{i}: make parse() return [] on empty input.",
         "diff": "--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-        "trace": [{"id": "t0", "role": "agent", "content": "pytest -q"},
-                  {"id": "t1", "role": "observation", "content": f"{i + 1} passed"}],
+        "trace": [
+            {"id": "t0", "role": "agent", "content": "pytest -q"},
+            {"id": "t1", "role": "observation", "content": f"{i + 1} passed"},
+        ],
     }
 
 
@@ -41,15 +44,36 @@ def _write(path: Path, cases: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _judge_run(server: LoopbackServer, db: Path, cases: Path, concurrency: int = 2
-               ) -> subprocess.Popen[str]:
+def _judge_run(
+    server: LoopbackServer, db: Path, cases: Path, concurrency: int = 2
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "judge", "run", "--rubric", RUBRIC, "--model", "openai/loopback",
-         "--api-base", server.api_base, "--db", str(db), "--concurrency", str(concurrency),
-         "--quiet", str(cases)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key",
-             "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        [
+            sys.executable,
+            "-m",
+            "judge",
+            "run",
+            "--rubric",
+            RUBRIC,
+            "--model",
+            "openai/loopback",
+            "--api-base",
+            server.api_base,
+            "--db",
+            str(db),
+            "--concurrency",
+            str(concurrency),
+            "--quiet",
+            str(cases),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            **os.environ,
+            "OPENAI_API_KEY": "sk-test-not-a-real-key",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        },
     )
 
 
@@ -80,8 +104,7 @@ def _conversations(requests: list[dict[str, Any]]) -> list[str]:
     return [digest(r["messages"][:2]) for r in requests]
 
 
-def _kill_when(proc: subprocess.Popen[str], db: Path, at_least: int, limit_s: float = 90
-               ) -> None:
+def _kill_when(proc: subprocess.Popen[str], db: Path, at_least: int, limit_s: float = 90) -> None:
     deadline = time.monotonic() + limit_s
     while len(_stored(db)) < at_least:
         if proc.poll() is not None:

@@ -396,15 +396,30 @@ def test_demo_set_fits_the_default_budget_and_hides_the_planted_secret() -> None
 # One text per alternative of the classification regexes: each must match, and each must hold
 # one of the literals the prefilter looks for (a missing literal would silently misclassify).
 _TEST_OUTPUT_SAMPLES = [
-    "===== 3 passed in 0.1s =====", "= 1 failed, 2 errors in 2s =", "=== no tests ran in 0.0s ===",
-    "Ran 4 tests in 0.002s", "FAILED (failures=1)", "OK", "FAILED tests/x.py::t - boom",
-    "PASSED tests/x.py::t", "ERROR: test_x (m.T)", "collected 12 items", "lint: 3 passed",
-    "tests failed", "test_x (m.T) ... ok",
+    "===== 3 passed in 0.1s =====",
+    "= 1 failed, 2 errors in 2s =",
+    "=== no tests ran in 0.0s ===",
+    "Ran 4 tests in 0.002s",
+    "FAILED (failures=1)",
+    "OK",
+    "FAILED tests/x.py::t - boom",
+    "PASSED tests/x.py::t",
+    "ERROR: test_x (m.T)",
+    "collected 12 items",
+    "lint: 3 passed",
+    "tests failed",
+    "test_x (m.T) ... ok",
 ]
 _ERROR_OUTPUT_SAMPLES = [
-    "Traceback (most recent call last):", "ValueError: bad", "Error: nope",
-    "<returncode>2</returncode>", "exit code: 1", "bash: foo: command not found",
-    "cat: x: No such file or directory", "fatal: not a git repository", "error: failed",
+    "Traceback (most recent call last):",
+    "ValueError: bad",
+    "Error: nope",
+    "<returncode>2</returncode>",
+    "exit code: 1",
+    "bash: foo: command not found",
+    "cat: x: No such file or directory",
+    "fatal: not a git repository",
+    "error: failed",
     '{"error": "denied"}',
 ]
 

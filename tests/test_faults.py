@@ -37,8 +37,9 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _request(i: int) -> dict[str, object]:
-    return {"messages": [{"role": "system", "content": "s"},
-                         {"role": "user", "content": f"case {i}"}]}
+    return {
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"case {i}"}]
+    }
 
 
 def test_config_is_checked() -> None:
@@ -78,8 +79,13 @@ def test_rates_are_honoured() -> None:
 
 
 def test_retries_and_reasks_of_one_conversation_share_a_key() -> None:
-    reask = {"messages": [*MESSAGES, {"role": "assistant", "content": "x"},
-                          {"role": "user", "content": "fix it"}]}
+    reask = {
+        "messages": [
+            *MESSAGES,
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": "fix it"},
+        ]
+    }
     assert conversation_key({"messages": MESSAGES}) == conversation_key(reask)
     injector = FaultInjector(FaultConfig())
     injector({"messages": MESSAGES})
@@ -90,12 +96,20 @@ def test_retries_and_reasks_of_one_conversation_share_a_key() -> None:
 async def _call(server: LoopbackServer, **params: float) -> tuple[object, AttemptLog]:
     rubric = load_rubric("agent-run-success@1")
     log = AttemptLog()
-    settings = {"timeout_s": 1.0, "max_attempts": 2, "backoff_base_s": 0.001,
-                "backoff_max_s": 0.01} | params
+    settings = {
+        "timeout_s": 1.0,
+        "max_attempts": 2,
+        "backoff_base_s": 0.001,
+        "backoff_max_s": 0.01,
+    } | params
     try:
         result: object = await call_model(
-            "openai/loopback", MESSAGES, rubric.answer_model(), rubric.all_labels,
-            ModelParams(api_base=server.api_base, **settings), log=log,  # type: ignore[arg-type]
+            "openai/loopback",
+            MESSAGES,
+            rubric.answer_model(),
+            rubric.all_labels,
+            ModelParams(api_base=server.api_base, **settings),
+            log=log,  # type: ignore[arg-type]
         )
     except ProviderError as exc:
         result = exc
@@ -158,23 +172,22 @@ def test_retry_after_is_honoured() -> None:
 def test_campaign_of_200_judgments_with_30_percent_faults(tmp_path: Path) -> None:
     # timeout 8 s: a valid reply must never time out on a busy machine (3 s did once, with a
     # model job and another test run sharing the 2 cores); hangs then cost 16 s of a slot.
-    report = run_campaign(str(tmp_path / "faults.db"), n=200, fault_rate=0.3, seed=0,
-                          timeout_s=8.0)
+    report = run_campaign(str(tmp_path / "faults.db"), n=200, fault_rate=0.3, seed=0, timeout_s=8.0)
     assert report.violations == [], report.summary()
     assert report.stored == report.planned == report.distinct_cases == 200
     injected = report.requests - report.faults["none"]
     assert 0.2 <= injected / report.requests <= 0.4, report.summary()
     # Every fault kind happened, and every status was reached, so each path was exercised.
     assert all(report.faults[kind] > 0 for kind in FAULT_KINDS), report.faults
-    assert all(report.statuses[s] > 0 for s in ("ok", "abstain", "parse_error",
-                                               "infra_error")), report.statuses
+    assert all(report.statuses[s] > 0 for s in ("ok", "abstain", "parse_error", "infra_error")), (
+        report.statuses
+    )
     assert report.max_requests_per_judgment <= report.retry_budget
 
 
 def test_the_campaign_check_catches_a_failure_stored_as_a_verdict(tmp_path: Path) -> None:
     """The checker must be able to fail: each kind of tampering is caught."""
-    campaign = execute_campaign(str(tmp_path / "f.db"), n=30, fault_rate=0.5, seed=3,
-                                timeout_s=1.5)
+    campaign = execute_campaign(str(tmp_path / "f.db"), n=30, fault_rate=0.5, seed=3, timeout_s=1.5)
     assert campaign.check().violations == []
     judgments = campaign.judgments
     failed = next(j for j in judgments if j.status in ("infra_error", "parse_error"))

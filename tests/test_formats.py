@@ -33,22 +33,25 @@ def imported(tmp_path: Path) -> Path:
     """Claude Code stream-json (no task recorded: given with --task) and tau-bench results
     (labelled by their reward), imported as `judge import` writes them."""
     out = tmp_path / "cases.jsonl"
-    code, output = _invoke(["import", str(STREAM), "--task", "Fix slugify.", "--out",
-                            str(tmp_path / "claude.jsonl")])
+    code, output = _invoke(
+        ["import", str(STREAM), "--task", "Fix slugify.", "--out", str(tmp_path / "claude.jsonl")]
+    )
     assert code == 0, output
     # One tau-bench run of the sample ended in a rate-limit error: refused (exit 1), the two
     # complete runs written.
     code, output = _invoke(["import", str(TAU), "--out", str(tmp_path / "tau.jsonl")])
     assert code == 1 and "2 cases" in output, output
-    out.write_text((tmp_path / "claude.jsonl").read_text(encoding="utf-8")
-                   + (tmp_path / "tau.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    out.write_text(
+        (tmp_path / "claude.jsonl").read_text(encoding="utf-8")
+        + (tmp_path / "tau.jsonl").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
     return out
 
 
 def test_committed_case_schema_equals_generated() -> None:
     committed = (REPO / "gold" / "case.schema.json").read_text(encoding="utf-8")
-    assert committed == case_schema_text(), \
-        "run: judge gold schema case > gold/case.schema.json"
+    assert committed == case_schema_text(), "run: judge gold schema case > gold/case.schema.json"
     assert (REPO / "gold" / "schema.json").read_text(encoding="utf-8") == schema_text()
     code, output = _invoke(["gold", "schema", "case"])
     assert code == 0 and output == committed
@@ -63,8 +66,13 @@ def test_import_output_validates_against_the_case_schema(imported: Path) -> None
         jsonschema.validate(record, case_schema)
     # A gold record is a case with a label: labelled, the same record meets the gold schema.
     gold_schema = json.loads((REPO / "gold" / "schema.json").read_text(encoding="utf-8"))
-    labelled = {**records[0], "gold": "pass", "gold_source": "a reviewer", "source": "mine",
-                "license": "CC-BY-4.0"}
+    labelled = {
+        **records[0],
+        "gold": "pass",
+        "gold_source": "a reviewer",
+        "source": "mine",
+        "license": "CC-BY-4.0",
+    }
     jsonschema.validate(labelled, gold_schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**records[0], "gold": "pass"}, gold_schema)
@@ -87,14 +95,25 @@ def test_gold_validate_accepts_import_output_and_says_what_is_not_gold_yet(
     assert main(["check", "--labelled", str(imported)]) == 1
 
 
-def test_a_labelled_import_is_gold_and_judges_the_same_case(
-    imported: Path, tmp_path: Path
-) -> None:
+def test_a_labelled_import_is_gold_and_judges_the_same_case(imported: Path, tmp_path: Path) -> None:
     records = [json.loads(line) for line in imported.read_text(encoding="utf-8").splitlines()]
     labelled = tmp_path / "gold.jsonl"
-    labelled.write_text("".join(json.dumps({
-        **r, "gold": r.get("gold", "pass"), "gold_source": "test author", "source": "tests",
-        "license": "MIT"}) + "\n" for r in records), encoding="utf-8")
+    labelled.write_text(
+        "".join(
+            json.dumps(
+                {
+                    **r,
+                    "gold": r.get("gold", "pass"),
+                    "gold_source": "test author",
+                    "source": "tests",
+                    "license": "MIT",
+                }
+            )
+            + "\n"
+            for r in records
+        ),
+        encoding="utf-8",
+    )
     gold = load_gold(labelled)
     as_cases = judge.load_cases(imported)
     assert as_cases.errors == []
@@ -107,14 +126,20 @@ def test_a_labelled_import_is_gold_and_judges_the_same_case(
 def test_bad_records_are_all_listed_by_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "mixed.jsonl"
     good = {"id": "a", "kind": "agent_run", "task": "t"}
-    path.write_text("\n".join([
-        json.dumps(good),
-        json.dumps({"id": "b", "kind": "agent_run", "task": "t", "trace": [{"id": "x"}]}),
-        "{not json",
-        json.dumps({**good, "gold": "A"}),  # not a label of an agent run
-        json.dumps({**good, "gold_sorce": "typo"}),
-        json.dumps(good),  # duplicate id
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                json.dumps({"id": "b", "kind": "agent_run", "task": "t", "trace": [{"id": "x"}]}),
+                "{not json",
+                json.dumps({**good, "gold": "A"}),  # not a label of an agent run
+                json.dumps({**good, "gold_sorce": "typo"}),
+                json.dumps(good),  # duplicate id
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     found = check_file(path)
     where = [(e.line, e.field) for e in found.errors]
     assert where == [(2, "trace[0].role"), (3, None), (4, "gold"), (5, "gold_sorce"), (6, "id")]
@@ -140,7 +165,7 @@ def test_judge_run_and_runset_accept_import_output(imported: Path, tmp_path: Pat
 
 
 def test_readme_run_set_table_lists_every_run_record_field() -> None:
-    section = README[README.index("## Run sets"):]
+    section = README[README.index("## Run sets") :]
     documented: set[str] = set()
     for row in re.findall(r"^\| (`[^|]+) \|", section, flags=re.MULTILINE):
         documented |= set(re.findall(r"`([a-z_]+)`", row))

@@ -97,8 +97,7 @@ def test_judge_home_default_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert local.models_dir() == tmp_path / "models"
 
 
-def test_judge_home_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path) -> None:
+def test_judge_home_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("JUDGE_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert local.judge_home() == tmp_path / "xdg" / "judge"

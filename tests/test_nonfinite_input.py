@@ -48,8 +48,16 @@ def test_load_cases_names_file_line_and_field(
     tmp_path: Path, value: str, where: tuple[str, str], field: str, problem: str
 ) -> None:
     path = tmp_path / "cases.jsonl"
-    path.write_text("\n".join([_record("ok-1", "1", where), _record("bad", value, where),
-                               _record("ok-2", "2.5", where)]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                _record("ok-1", "1", where),
+                _record("bad", value, where),
+                _record("ok-2", "2.5", where),
+            ]
+        )
+        + "\n"
+    )
     loaded = load_cases(path)
     assert [c.id for c in loaded.cases] == ["ok-1", "ok-2"]
     (error,) = loaded.errors
@@ -60,7 +68,8 @@ def test_load_cases_names_file_line_and_field(
 
 def test_bad_value_finds_non_finite_numbers_anywhere() -> None:
     assert bad_value({"a": [1.0, {"b": float("nan")}]}) == (
-        "a.1.b", "is NaN (nan): JSON has no such number; write null, or the value as a string"
+        "a.1.b",
+        "is NaN (nan): JSON has no such number; write null, or the value as a string",
     )
     assert bad_value({"x": float("-inf")})[0] == "x"  # type: ignore[index]
     assert bad_value({"x": 1e308, "y": -0.0, "z": "NaN"}) is None
@@ -72,15 +81,35 @@ def test_judge_run_refuses_the_record_and_judges_the_others(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     path = tmp_path / "batch.jsonl"
-    path.write_text("\n".join([_record("ok-1", "1", ("meta", "score")),
-                               _record("nan", "NaN", ("meta", "score")),
-                               _record("inf", "Infinity", ("slices", "cost"))]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                _record("ok-1", "1", ("meta", "score")),
+                _record("nan", "NaN", ("meta", "score")),
+                _record("inf", "Infinity", ("slices", "cost")),
+            ]
+        )
+        + "\n"
+    )
     db = tmp_path / "j.db"
     with LoopbackServer(lambda r: Reply(content=ANSWER)) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-            "--api-base", server.api_base, "--db", str(db), "--quiet", str(path),
-        ], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                str(path),
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 1, result.output  # as for any invalid record
     assert f"{path}:2" in result.output and "meta.score" in result.output
     assert f"{path}:3" in result.output and "slices.cost" in result.output
@@ -95,8 +124,9 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Running
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with (
         LoopbackServer(responder) as loopback,
-        running_service(tmp_path / "nan.db", models=(MODEL,), api_base=loopback.api_base,
-                        rate_per_s=0) as svc,
+        running_service(
+            tmp_path / "nan.db", models=(MODEL,), api_base=loopback.api_base, rate_per_s=0
+        ) as svc,
     ):
         yield svc
 
@@ -109,8 +139,10 @@ def test_the_api_answers_422_naming_the_field(
     case = _record("c1", value, where)
     with httpx.Client(base_url=service.url, headers=headers) as http:
         first = _record("c0", "1", where)
-        for path, body in [("/v1/judge", f'{{"rubric": "agent-run-success@1", "case": {case}}}'),
-                           ("/v1/jobs", f'{{"cases": [{first}, {case}]}}')]:
+        for path, body in [
+            ("/v1/judge", f'{{"rubric": "agent-run-success@1", "case": {case}}}'),
+            ("/v1/jobs", f'{{"cases": [{first}, {case}]}}'),
+        ]:
             r = http.post(path, content=body.encode())
             assert r.status_code == 422, (path, r.status_code, r.text)
             err = r.json()["error"]

@@ -25,28 +25,54 @@ def _otel_case() -> Case:
 
 
 def _provenance(rubric: str = "coding-run-gates") -> Provenance:
-    return Provenance(rubric_id=rubric, rubric_version=1, rubric_digest="sha256:r",
-                      model="openai/judge-x", prompt_digest="sha256:p",
-                      evidence_digest="sha256:e", selector_version="evidence-v1",
-                      token_budget=6000, judge_version="0.1.0")
+    return Provenance(
+        rubric_id=rubric,
+        rubric_version=1,
+        rubric_digest="sha256:r",
+        model="openai/judge-x",
+        prompt_digest="sha256:p",
+        evidence_digest="sha256:e",
+        selector_version="evidence-v1",
+        token_budget=6000,
+        judge_version="0.1.0",
+    )
 
 
 def _judged(case_id: str, key: str = "k1") -> Judgment:
     verdict = Verdict(
-        label="fail", confidence=0.91, cited=["E3", "E7"], rationale="The safety gate failed.",
-        criteria=[CriterionVerdict(id="safety", label="fail", hard_gate=True, cited=["E7"]),
-                  CriterionVerdict(id="functional", label="pass", hard_gate=True),
-                  CriterionVerdict(id="scope", label="not_applicable")],
-        failed_hard_gates=["safety"])
-    return Judgment(id="j-" + key, case_id=case_id, cache_key="sha256:" + key, status="ok",
-                    verdict=verdict, provenance=_provenance(), created_at=WHEN,
-                    usage=Usage(latency_s=2.0))
+        label="fail",
+        confidence=0.91,
+        cited=["E3", "E7"],
+        rationale="The safety gate failed.",
+        criteria=[
+            CriterionVerdict(id="safety", label="fail", hard_gate=True, cited=["E7"]),
+            CriterionVerdict(id="functional", label="pass", hard_gate=True),
+            CriterionVerdict(id="scope", label="not_applicable"),
+        ],
+        failed_hard_gates=["safety"],
+    )
+    return Judgment(
+        id="j-" + key,
+        case_id=case_id,
+        cache_key="sha256:" + key,
+        status="ok",
+        verdict=verdict,
+        provenance=_provenance(),
+        created_at=WHEN,
+        usage=Usage(latency_s=2.0),
+    )
 
 
 def _failed(case_id: str) -> Judgment:
-    return Judgment(id="j-err", case_id=case_id, cache_key="sha256:err", status="parse_error",
-                    error="no valid JSON after 2 re-asks", provenance=_provenance("x"),
-                    created_at=WHEN)
+    return Judgment(
+        id="j-err",
+        case_id=case_id,
+        cache_key="sha256:err",
+        status="parse_error",
+        error="no valid JSON after 2 re-asks",
+        provenance=_provenance("x"),
+        created_at=WHEN,
+    )
 
 
 def _attrs(record: dict[str, Any]) -> dict[str, Any]:
@@ -80,8 +106,9 @@ def test_log_records_carry_the_semconv_attributes_and_the_trace_link() -> None:
     assert a["judge.rubric.version"] == "1"  # OTLP/JSON writes int64 as a string
     assert a["judge.case.id"] == case.id
     cited = next(x for x in overall["attributes"] if x["key"] == "judge.evidence.cited")
-    assert cited["value"] == {"arrayValue": {"values": [{"stringValue": "E3"},
-                                                        {"stringValue": "E7"}]}}
+    assert cited["value"] == {
+        "arrayValue": {"values": [{"stringValue": "E3"}, {"stringValue": "E7"}]}
+    }
     assert _attrs(safety)["gen_ai.evaluation.name"] == "coding-run-gates.safety"
     assert _attrs(safety)["judge.hard_gate"] is True
     assert _attrs(functional)["gen_ai.evaluation.score.value"] == 1.0
@@ -101,8 +128,12 @@ def test_failed_judgments_carry_error_type_and_unlinked_cases_no_ids() -> None:
 
 
 def test_invalid_or_zero_ids_are_not_linked() -> None:
-    zero = Case(id="c", kind="agent_run", task="t", meta={"trace_id": "0" * 32,
-                                                           "root_span_id": "00f067aa0ba902b7"})
+    zero = Case(
+        id="c",
+        kind="agent_run",
+        task="t",
+        meta={"trace_id": "0" * 32, "root_span_id": "00f067aa0ba902b7"},
+    )
     short = Case(id="c", kind="agent_run", task="t", meta={"trace_id": "abc"})
     span_only = Case(id="c", kind="agent_run", task="t", meta={"span_id": "00f067aa0ba902b7"})
     for case in (zero, short, span_only):
@@ -124,8 +155,7 @@ def test_span_signal_parents_an_evaluate_span_to_the_evaluated_span() -> None:
     assert len(unlinked["traceId"]) == 32 and "parentSpanId" not in unlinked
     assert unlinked["status"]["code"] == 2
     again = otlp_document([(_failed("other"), None)], "spans")
-    assert again["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == \
-        unlinked["traceId"]
+    assert again["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == unlinked["traceId"]
 
 
 def test_export_command_reads_the_store(tmp_path: Path) -> None:
@@ -137,8 +167,11 @@ def test_export_command_reads_the_store(tmp_path: Path) -> None:
         store.put_case(Case(id="run-2", kind="agent_run", task="t"))
         store.put(_judged("run-2", "b"))
     out = tmp_path / "events.json"
-    result = CliRunner().invoke(cli, ["export", "--format", "otel", "--db", str(db), "--out",
-                                      str(out)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["export", "--format", "otel", "--db", str(db), "--out", str(out)],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert "2 judgments -> 8 otel events" in result.output
     assert "1 linked to their run's trace, 1 without a trace" in result.output
@@ -146,10 +179,13 @@ def test_export_command_reads_the_store(tmp_path: Path) -> None:
     records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     assert len(records) == 8
     assert sum("traceId" in r for r in records) == 4
-    spans = CliRunner().invoke(cli, ["export", "--db", str(db), "--out", "-", "--signal",
-                                     "spans", "--model", "openai/judge-x"],
-                               catch_exceptions=False)
+    spans = CliRunner().invoke(
+        cli,
+        ["export", "--db", str(db), "--out", "-", "--signal", "spans", "--model", "openai/judge-x"],
+        catch_exceptions=False,
+    )
     assert json.loads(spans.stdout)["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    missing = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "no.db"), "--out",
-                                       str(out)])
+    missing = CliRunner().invoke(
+        cli, ["export", "--db", str(tmp_path / "no.db"), "--out", str(out)]
+    )
     assert missing.exit_code == 1 and "no such store" in missing.output

@@ -36,8 +36,9 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: "
-                       "apt-get install -y chromium"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: apt-get install -y chromium"
+    ),
 ]
 
 
@@ -63,8 +64,11 @@ def _responder(request: dict[str, Any]) -> Reply:
     strict = "strict reviewer" in prompt
     p_pass = 0.46 if strict else 0.81
     label = "pass" if p_pass >= 0.5 else "fail"
-    why = ("The edit strips the hyphens and the last test run passes."
-           if label == "pass" else "Passing tests, but the edge case '--' is not tested.")
+    why = (
+        "The edit strips the hyphens and the last test run passes."
+        if label == "pass"
+        else "Passing tests, but the edge case '--' is not tested."
+    )
     text = json.dumps({"verdict": label, "evidence": cited, "rationale": why})
     dist = {"pass": p_pass * 0.98, "fail": (1 - p_pass) * 0.98, "cannot_determine": 0.02}
     return Reply(content=text, logprobs=logprobs_for(text, dist))
@@ -78,8 +82,13 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Running
     db = tmp_path / "page.db"
     case = judge.import_file(RUN).cases[0]
     with LoopbackServer(_responder) as loopback, judge.open_store(db) as store:
-        summary = judge.judge_cases(store, [case], rubric="agent-run-success@2", models=[MODEL],
-                                    options=judge.JudgeOptions(api_base=loopback.api_base))
+        summary = judge.judge_cases(
+            store,
+            [case],
+            rubric="agent-run-success@2",
+            models=[MODEL],
+            options=judge.JudgeOptions(api_base=loopback.api_base),
+        )
         assert dict(summary.statuses) == {"ok": 3}
         routed = judge.route(store, make_card(version=2), audit_fraction=0.0)
         assert [d.decision for d in routed.decisions] == ["review"]
@@ -97,8 +106,9 @@ def _login(page: Any, svc: RunningService) -> None:
 def _on_screen(page: Any, selector: str) -> dict[str, float]:
     box = page.locator(selector).first.bounding_box()
     assert box is not None, f"{selector} is not displayed"
-    assert box["y"] >= 0 and box["y"] + min(box["height"], 40) <= VIEWPORT["height"], \
+    assert box["y"] >= 0 and box["y"] + min(box["height"], 40) <= VIEWPORT["height"], (
         f"{selector} is off screen: {box}"
+    )
     assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], box
     return dict(box)
 
@@ -194,28 +204,54 @@ def test_docs_are_served_locally_behind_the_gate(
     page.goto(service.url + "/docs")
     page.wait_for_selector(".swagger-ui .info .title")
     assert "judge" in page.locator(".swagger-ui .info .title").inner_text()
-    page.wait_for_selector(".opblock-summary-path[data-path=\"/v1/jobs\"]")
+    page.wait_for_selector('.opblock-summary-path[data-path="/v1/jobs"]')
     page.screenshot(path=str(shots / "api-docs.png"))
-    assert asked and all(u.startswith(service.url) for u in asked), \
-        [u for u in asked if not u.startswith(service.url)]
+    assert asked and all(u.startswith(service.url) for u in asked), [
+        u for u in asked if not u.startswith(service.url)
+    ]
     page.close()
 
 
-def test_report_screenshots(browser: Any, shots: Path, tmp_path: Path,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_screenshots(
+    browser: Any, shots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runner = CliRunner()
     shots = shots.resolve()
     monkeypatch.chdir(REPO)  # the report names the run set by the path it was given
     runs = Path("tests") / "data" / "runsets" / "small.jsonl"
-    scored = runner.invoke(cli, ["score", str(runs), "--gold-labels", "--out-dir",
-                                 str(tmp_path / "runset"), "--n-boot", "200"])
+    scored = runner.invoke(
+        cli,
+        [
+            "score",
+            str(runs),
+            "--gold-labels",
+            "--out-dir",
+            str(tmp_path / "runset"),
+            "--n-boot",
+            "200",
+        ],
+    )
     assert scored.exit_code == 0, scored.output
     pages = {"runset-report.png": tmp_path / "runset" / "report.html"}
     recorded = shared_path("judgments/trust_or_escalate.jsonl")
-    calibrated = runner.invoke(cli, [
-        "calibrate", "--judgments", str(recorded), "--judge", "gpt-4-turbo-2024-04-09",
-        "--alpha-accept", "0.15", "--delta", "0.1", "--out", str(tmp_path / "card.yaml"),
-        "--report", str(tmp_path / "calibration.html")])
+    calibrated = runner.invoke(
+        cli,
+        [
+            "calibrate",
+            "--judgments",
+            str(recorded),
+            "--judge",
+            "gpt-4-turbo-2024-04-09",
+            "--alpha-accept",
+            "0.15",
+            "--delta",
+            "0.1",
+            "--out",
+            str(tmp_path / "card.yaml"),
+            "--report",
+            str(tmp_path / "calibration.html"),
+        ],
+    )
     assert calibrated.exit_code == 0, calibrated.output
     pages["calibration-report.png"] = tmp_path / "calibration.html"
     for name, html in pages.items():

@@ -76,20 +76,23 @@ def test_macro_weights_by_hand() -> None:
 def test_difference_by_hand_and_pairing() -> None:
     # A: t1 pass, t2 fail (0.5); B: t1 fail, t2 fail (0). Difference 0.5.
     # Per task influence: t1: .5 (1 - .5) = .25, t2: -.25; CR1 x 2: 2 * .0625 * 2 = .25 -> se .5.
-    d = ppi_difference([0.5] * 4, [1, 0, 0, 0], ["A", "A", "B", "B"], ["t1", "t2", "t1", "t2"],
-                       lam=0)
+    d = ppi_difference(
+        [0.5] * 4, [1, 0, 0, 0], ["A", "A", "B", "B"], ["t1", "t2", "t1", "t2"], lam=0
+    )
     assert d.value == pytest.approx(0.5)
     assert d.se == pytest.approx(0.5)
     assert d.estimand == "pass@1[A] - pass@1[B]"
     # Identical outcomes task by task: the paired influence cancels in each task -> se 0.
-    same = ppi_difference([0.5] * 4, [1, 0, 1, 0], ["A", "A", "B", "B"],
-                          ["t1", "t2", "t1", "t2"], lam=0)
+    same = ppi_difference(
+        [0.5] * 4, [1, 0, 1, 0], ["A", "A", "B", "B"], ["t1", "t2", "t1", "t2"], lam=0
+    )
     assert same.value == 0.0 and same.se == 0.0
 
 
 def test_difference_leaves_unshared_tasks_out() -> None:
-    d = ppi_difference([0.5] * 5, [1, 0, 0, 0, 1], ["A", "A", "B", "B", "A"],
-                       ["t1", "t2", "t1", "t2", "t3"], lam=0)
+    d = ppi_difference(
+        [0.5] * 5, [1, 0, 0, 0, 1], ["A", "A", "B", "B", "A"], ["t1", "t2", "t1", "t2", "t3"], lam=0
+    )
     assert d.value == pytest.approx(0.5)  # t3 (A only) is not compared
     assert d.n_tasks == 2 and d.n_runs == 4
     assert d.note is not None and "1 run(s)" in d.note
@@ -154,8 +157,15 @@ def test_batch_equals_public_function() -> None:
     lab = np.zeros(200, bool)
     lab[idx] = True
     r = ppi_mean(f, _masked(y, idx), task_ids=tasks.tolist())
-    b = estimate_batch(f[None], y[None], lab[None], np.ones((1, 200)),
-                       np.full((1, 200), lab.sum() / 200), tasks[None], 50)
+    b = estimate_batch(
+        f[None],
+        y[None],
+        lab[None],
+        np.ones((1, 200)),
+        np.full((1, 200), lab.sum() / 200),
+        tasks[None],
+        50,
+    )
     assert (b.value[0], b.se[0], b.lam[0]) == pytest.approx((r.value, r.se, r.lam))
 
 
@@ -169,8 +179,16 @@ def test_unbiased_over_simulated_draws(lam: float | None) -> None:
     rng = np.random.default_rng(6)
     ranks = np.argsort(rng.random((reps, 400)), axis=1).argsort(axis=1)
     lab = ranks < n
-    b = estimate_batch(f[None], y[None], lab, np.ones((1, 400)), np.full((1, 400), n / 400),
-                       np.arange(400)[None], 400, lam=lam)
+    b = estimate_batch(
+        f[None],
+        y[None],
+        lab,
+        np.ones((1, 400)),
+        np.full((1, 400), n / 400),
+        np.arange(400)[None],
+        400,
+        lam=lam,
+    )
     mcse = b.value.std() / math.sqrt(reps)
     assert abs(b.value.mean() - y.mean()) < 3 * mcse
     coverage = ((b.lo <= y.mean()) & (y.mean() <= b.hi)).mean()
@@ -183,8 +201,16 @@ def test_active_sampling_is_unbiased_and_covers() -> None:
     pi = uncertainty_probs(f, 60.0, 0.2)
     assert pi.sum() == pytest.approx(60.0) and pi.min() > 0 and pi.max() <= 1
     lab = np.random.default_rng(8).random((reps, 400)) < pi
-    b = estimate_batch(f[None], y[None], lab, np.ones((1, 400)), pi[None],
-                       np.arange(400)[None], 400, population="runs")
+    b = estimate_batch(
+        f[None],
+        y[None],
+        lab,
+        np.ones((1, 400)),
+        pi[None],
+        np.arange(400)[None],
+        400,
+        population="runs",
+    )
     mcse = b.value.std() / math.sqrt(reps)
     assert abs(b.value.mean() - y.mean()) < 3 * mcse
     coverage = ((b.lo <= y.mean()) & (y.mean() <= b.hi)).mean()
@@ -243,6 +269,7 @@ def test_plan_covers_flags_hand_picked_missing_and_edited() -> None:
 def test_cross_check_with_ppi_py() -> None:
     ppi_py = pytest.importorskip("ppi_py", reason="ppi-python is not installed (optional)")
     from scipy.stats import norm
+
     f, y = _population(2000, 11, noise=0.25)
     idx = np.arange(0, 2000, 8)  # 250 labels
     lab = np.zeros(2000, bool)
@@ -255,8 +282,7 @@ def test_cross_check_with_ppi_py() -> None:
         # ones: the same estimator when lam' = lam (1 - n/N).
         theirs = ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab], lam=lam * (1 - n / big_n))
         assert ours.value == pytest.approx(float(np.ravel(theirs)[0]), abs=1e-12)
-        lo, hi = ppi_py.ppi_mean_ci(y[lab], f[lab], f[~lab], lam=lam * (1 - n / big_n),
-                                    alpha=0.05)
+        lo, hi = ppi_py.ppi_mean_ci(y[lab], f[lab], f[~lab], lam=lam * (1 - n / big_n), alpha=0.05)
         their_se = (float(hi[0]) - float(lo[0])) / (2 * norm.ppf(0.975))
         # They use z and ddof 0, we t(n-1) and n/(n-1): equal at lambda 0 up to that factor,
         # within 2% otherwise (our variance keeps the covariance of the overlapping sets).
@@ -291,16 +317,30 @@ def test_cross_check_with_ppi_py() -> None:
         (lambda: ppi_mean([0.5, 0.5], [1, 0], lam=1.5), "lam", "not in [0, 1]"),
         (lambda: ppi_mean([0.5, 0.5], [1, 0], task_ids=["a", "a"]), "labels", "in 1 tasks"),
         (lambda: ppi_mean([0.5] * 3, [1, None, None]), "labels", "at least 2"),
-        (lambda: ppi_mean([0.5, 0.5], [1, 0], population="items"),  # type: ignore[arg-type]
-         "population", "unknown"),
+        (
+            lambda: ppi_mean([0.5, 0.5], [1, 0], population="items"),  # type: ignore[arg-type]
+            "population",
+            "unknown",
+        ),
         (lambda: plan_labels([0.5] * 4, 5, active=False, seed=0), "budget", "[1, 4]"),
         (lambda: plan_labels([0.5] * 4, 2, active=True, seed=0, mix=0), "mix", "(0, 1]"),
-        (lambda: ppi_difference([0.5] * 2, [1, 0], ["A", "A"], ["t", "t"]), "treatments",
-         "1 treatments"),
-        (lambda: ppi_difference([0.5] * 4, [1, 0, None, None], ["A", "A", "B", "B"],
-                                ["t1", "t2", "t1", "t2"]), "labels", "treatment 'B'"),
-        (lambda: ppi_difference([0.5] * 2, [1, 0], ["A", "B"], ["t1", "t2"]), "task_ids",
-         "share no task"),
+        (
+            lambda: ppi_difference([0.5] * 2, [1, 0], ["A", "A"], ["t", "t"]),
+            "treatments",
+            "1 treatments",
+        ),
+        (
+            lambda: ppi_difference(
+                [0.5] * 4, [1, 0, None, None], ["A", "A", "B", "B"], ["t1", "t2", "t1", "t2"]
+            ),
+            "labels",
+            "treatment 'B'",
+        ),
+        (
+            lambda: ppi_difference([0.5] * 2, [1, 0], ["A", "B"], ["t1", "t2"]),
+            "task_ids",
+            "share no task",
+        ),
     ],
 )
 def test_bad_input_names_the_field(call: object, field: str, words: str) -> None:
@@ -340,17 +380,43 @@ def test_paired_difference_covers_and_pairing_narrows() -> None:
     reps = 2000
     lab = np.random.default_rng(13).random((reps, 600)) < 0.15
     kw = {"groups": group[None], "signs": (1.0, -1.0), "bounds": (-1.0, 1.0)}
-    runs = estimate_batch(f[None], y[None], lab, np.ones((1, 600)), np.full((1, 600), 0.15),
-                          tasks[None], 150, population="runs", **kw)  # type: ignore[arg-type]
+    runs = estimate_batch(
+        f[None],
+        y[None],
+        lab,
+        np.ones((1, 600)),
+        np.full((1, 600), 0.15),
+        tasks[None],
+        150,
+        population="runs",
+        **kw,
+    )  # type: ignore[arg-type]
     cover = ((runs.lo <= truth) & (truth <= runs.hi)).mean()
     assert 0.93 < cover < 0.97
     # Tasks population, every run labelled: summing a task's contributions from both treatments
     # cancels the shared task effect; counting B's runs of a task as another task does not.
     everything = np.ones((1, 600), bool)
-    paired = estimate_batch(f[None], y[None], everything, np.ones((1, 600)), np.ones((1, 600)),
-                            tasks[None], 150, lam=0.0, **kw)  # type: ignore[arg-type]
-    unpaired = estimate_batch(f[None], y[None], everything, np.ones((1, 600)),
-                              np.ones((1, 600)), (tasks + 150 * group)[None], 300, lam=0.0,
-                              **kw)  # type: ignore[arg-type]
+    paired = estimate_batch(
+        f[None],
+        y[None],
+        everything,
+        np.ones((1, 600)),
+        np.ones((1, 600)),
+        tasks[None],
+        150,
+        lam=0.0,
+        **kw,
+    )  # type: ignore[arg-type]
+    unpaired = estimate_batch(
+        f[None],
+        y[None],
+        everything,
+        np.ones((1, 600)),
+        np.ones((1, 600)),
+        (tasks + 150 * group)[None],
+        300,
+        lam=0.0,
+        **kw,
+    )  # type: ignore[arg-type]
     assert paired.value[0] == pytest.approx(truth)
     assert paired.se[0] < 0.8 * unpaired.se[0]

@@ -55,9 +55,26 @@ def test_missing_key_exits_2_naming_the_variable_and_stores_nothing(
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
     env["PYTHONPATH"] = str(REPO)
     done = subprocess.run(
-        [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1", "--model",
-         "openai/gpt-4o", "--db", str(db), "--quiet", str(cases)],
-        capture_output=True, text=True, env=env, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "judge",
+            "run",
+            "--rubric",
+            "agent-run-success@1",
+            "--model",
+            "openai/gpt-4o",
+            "--db",
+            str(db),
+            "--quiet",
+            str(cases),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert "OPENAI_API_KEY" in done.stderr and "openai/gpt-4o" in done.stderr
     assert "--api-base" in done.stderr  # the way out for a self-hosted server
@@ -65,19 +82,34 @@ def test_missing_key_exits_2_naming_the_variable_and_stores_nothing(
     assert not db.exists()
 
 
-@pytest.mark.parametrize(("model", "hint"), [
-    ("gpt4o", "did you mean gpt-4o"),
-    ("foo/bar", "provider/model"),
-    ("antropic/claude-x", "did you mean anthropic/claude-x"),
-    ("local/no-such-alias", "known aliases are"),
-])
+@pytest.mark.parametrize(
+    ("model", "hint"),
+    [
+        ("gpt4o", "did you mean gpt-4o"),
+        ("foo/bar", "provider/model"),
+        ("antropic/claude-x", "did you mean anthropic/claude-x"),
+        ("local/no-such-alias", "known aliases are"),
+    ],
+)
 def test_unknown_model_ids_are_refused_up_front_with_a_hint(
     tmp_path: Path, model: str, hint: str
 ) -> None:
     cases = _cases(tmp_path / "cases.jsonl")
     db = tmp_path / "j.db"
-    result = CliRunner().invoke(cli, ["run", "--rubric", "agent-run-success@1", "--model", model,
-                                      "--db", str(db), "--quiet", str(cases)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--rubric",
+            "agent-run-success@1",
+            "--model",
+            model,
+            "--db",
+            str(db),
+            "--quiet",
+            str(cases),
+        ],
+    )
     assert isinstance(result.exception, InputError), result.output
     assert model in str(result.exception) and hint in str(result.exception)
     assert not db.exists()
@@ -87,29 +119,61 @@ def test_every_judging_entry_point_preflights(tmp_path: Path, no_keys: None) -> 
     db = tmp_path / "j.db"
     runner = CliRunner()
     # judge demo
-    demo = runner.invoke(cli, ["demo", "--model", "openai/gpt-4o", "--out",
-                               str(tmp_path / "demo"), "--limit", "1"])
+    demo = runner.invoke(
+        cli, ["demo", "--model", "openai/gpt-4o", "--out", str(tmp_path / "demo"), "--limit", "1"]
+    )
     assert isinstance(demo.exception, InputError) and "OPENAI_API_KEY" in str(demo.exception)
     assert not (tmp_path / "demo" / "judge.db").exists()
     # judge score (a run set judged by a model)
     runs = tmp_path / "runs.jsonl"
-    runs.write_text("".join(json.dumps({
-        "run_id": f"r{i}", "task_id": "t1", "treatment": "agent", "repetition": i,
-        "case": json.loads(make_case(i).model_dump_json())}) + "\n" for i in range(2)))
-    score = runner.invoke(cli, ["score", str(runs), "--rubric", "agent-run-success@1",
-                                "--model", "anthropic/claude-sonnet-4-5", "--db", str(db),
-                                "--out-dir", str(tmp_path / "report"), "--quiet"])
+    runs.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "run_id": f"r{i}",
+                    "task_id": "t1",
+                    "treatment": "agent",
+                    "repetition": i,
+                    "case": json.loads(make_case(i).model_dump_json()),
+                }
+            )
+            + "\n"
+            for i in range(2)
+        )
+    )
+    score = runner.invoke(
+        cli,
+        [
+            "score",
+            str(runs),
+            "--rubric",
+            "agent-run-success@1",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--db",
+            str(db),
+            "--out-dir",
+            str(tmp_path / "report"),
+            "--quiet",
+        ],
+    )
     assert isinstance(score.exception, InputError), score.output
     assert "ANTHROPIC_API_KEY" in str(score.exception)
     assert not db.exists()
     # the library
     with judge.open_store(db) as store:
         with pytest.raises(InputError, match="OPENAI_API_KEY"):
-            judge.judge_cases(store, [make_case(1)], rubric="agent-run-success@1",
-                              models=["openai/gpt-4o"])
+            judge.judge_cases(
+                store, [make_case(1)], rubric="agent-run-success@1", models=["openai/gpt-4o"]
+            )
         with pytest.raises(InputError, match="foo/bar"):
-            judge.score_runs(judge.load_runs(runs).runs, source="runs", store=store,
-                             rubric="agent-run-success@1", models=["foo/bar"])
+            judge.score_runs(
+                judge.load_runs(runs).runs,
+                source="runs",
+                store=store,
+                rubric="agent-run-success@1",
+                models=["foo/bar"],
+            )
         assert list(store.judgments()) == []
     # the API's model choice (used by POST /v1/judge and POST /v1/jobs)
     with pytest.raises(InputError, match="OPENAI_API_KEY"):
@@ -118,9 +182,15 @@ def test_every_judging_entry_point_preflights(tmp_path: Path, no_keys: None) -> 
 
 def test_api_refuses_a_job_at_submit_time(tmp_path: Path, no_keys: None) -> None:
     with running_service(tmp_path / "api.db", models=("openai/gpt-4o",), rate_per_s=0) as svc:
-        response = httpx.post(svc.url + "/v1/jobs", headers={"X-API-Key": svc.keys["dan"]},
-                              json={"cases": [json.loads(make_case(1).model_dump_json())],
-                                    "rubric": "agent-run-success@1"}, timeout=30)
+        response = httpx.post(
+            svc.url + "/v1/jobs",
+            headers={"X-API-Key": svc.keys["dan"]},
+            json={
+                "cases": [json.loads(make_case(1).model_dump_json())],
+                "rubric": "agent-run-success@1",
+            },
+            timeout=30,
+        )
     assert response.status_code == 422, response.text
     assert "OPENAI_API_KEY" in response.json()["error"]["message"]
     with Store(tmp_path / "api.db") as store:
@@ -141,10 +211,23 @@ def test_keyless_openai_compatible_server_works_without_a_dummy_key(
     cases = _cases(tmp_path / "cases.jsonl", n=2)
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", "agent-run-success@1", "--model", "openai/my-llama",
-            "--api-base", server.api_base, "--db", str(db), "--quiet", str(cases)],
-            catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/my-llama",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                str(cases),
+            ],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 2
         # The placeholder, not a key from the environment, went to the server.
@@ -156,8 +239,15 @@ def test_keyless_openai_compatible_server_works_without_a_dummy_key(
 def test_a_configured_key_is_sent_to_an_api_base_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
     with LoopbackServer(_responder) as server:
-        asyncio.run(call_model("openai/x", [{"role": "user", "content": "x"}], _Answer,
-                               ["pass", "fail"], ModelParams(api_base=server.api_base)))
+        asyncio.run(
+            call_model(
+                "openai/x",
+                [{"role": "user", "content": "x"}],
+                _Answer,
+                ["pass", "fail"],
+                ModelParams(api_base=server.api_base),
+            )
+        )
         assert server.authorizations == ["Bearer sk-from-the-environment"]
 
 
@@ -177,9 +267,17 @@ def test_missing_credentials_are_not_retried(no_keys: None) -> None:
         sleeps.append(seconds)
 
     with pytest.raises(InfraError, match="(?i)credentials|api.key") as info:
-        asyncio.run(call_model("openai/gpt-4o", [{"role": "user", "content": "x"}], _Answer,
-                               ["pass", "fail"], ModelParams(max_attempts=5), log=log,
-                               sleep=sleep))
+        asyncio.run(
+            call_model(
+                "openai/gpt-4o",
+                [{"role": "user", "content": "x"}],
+                _Answer,
+                ["pass", "fail"],
+                ModelParams(max_attempts=5),
+                log=log,
+                sleep=sleep,
+            )
+        )
     assert info.value.attempts == 1
     assert len(log.entries) == 1 and sleeps == []
 
@@ -189,8 +287,13 @@ def test_refused_keys_are_not_retried(status: int) -> None:
     with LoopbackServer() as server:
         server.enqueue(*[Reply(status=status, content="Incorrect API key provided")] * 3)
         with pytest.raises(InfraError):
-            asyncio.run(call_model("openai/x", [{"role": "user", "content": "x"}], _Answer,
-                                   ["pass", "fail"],
-                                   ModelParams(api_base=server.api_base, api_key="sk-wrong",
-                                               backoff_base_s=0.001)))
+            asyncio.run(
+                call_model(
+                    "openai/x",
+                    [{"role": "user", "content": "x"}],
+                    _Answer,
+                    ["pass", "fail"],
+                    ModelParams(api_base=server.api_base, api_key="sk-wrong", backoff_base_s=0.001),
+                )
+            )
         assert len(server.requests) == 1

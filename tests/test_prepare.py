@@ -40,8 +40,9 @@ def _same_evidence(cases: list[Case]) -> int:
                 except Exception as exc:  # noqa: BLE001 - the same error either way
                     expected = repr(exc)
                 try:
-                    got: Any = select_evidence(case, visible=visible, token_budget=budget,
-                                               redacted=stored)
+                    got: Any = select_evidence(
+                        case, visible=visible, token_budget=budget, redacted=stored
+                    )
                 except Exception as exc:  # noqa: BLE001
                     got = repr(exc)
                 if isinstance(expected, str) or isinstance(got, str):
@@ -71,8 +72,11 @@ def test_reusing_the_stored_redaction_gives_the_same_evidence_on_cases_with_secr
 @pytest.mark.shared
 def test_reusing_the_stored_redaction_gives_the_same_evidence_on_real_traces() -> None:
     cases = []
-    for name in ("swebench_verified_dev.jsonl", "taubench_airline_dev.jsonl",
-                 "judgebench_claude.jsonl"):
+    for name in (
+        "swebench_verified_dev.jsonl",
+        "taubench_airline_dev.jsonl",
+        "judgebench_claude.jsonl",
+    ):
         cases += load_cases(shared_path(f"gold/{name}")).cases
     assert _same_evidence(cases) == len(cases) * len(VISIBILITIES) * 2
 
@@ -88,10 +92,15 @@ def test_a_case_is_redacted_and_its_evidence_selected_once_for_all_its_steps(
 
     monkeypatch.setattr(prepare_module, "select_evidence", counted)
     rubric = load_rubric("pairwise-preference@1")
-    case = Case(id="p1", kind="pairwise", task="Say hi in French",
-                candidates={"A": "Bonjour", "B": "Hello"})
-    specs = [StepSpec(model=m, order=o, sample=s)  # type: ignore[arg-type]
-             for m in ("x/a", "x/b") for o in ("AB", "BA") for s in (0, 1)]
+    case = Case(
+        id="p1", kind="pairwise", task="Say hi in French", candidates={"A": "Bonjour", "B": "Hello"}
+    )
+    specs = [
+        StepSpec(model=m, order=o, sample=s)  # type: ignore[arg-type]
+        for m in ("x/a", "x/b")
+        for o in ("AB", "BA")
+        for s in (0, 1)
+    ]
     prepared = prepare_case(case, specs, rubric, ModelParams(), 1400)
     assert selections == ["p1"]
     assert len(prepared.steps) == 8 and not prepared.errors

@@ -24,28 +24,45 @@ class Answer(BaseModel):
     rationale: str
 
 
-def _call(server: LoopbackServer, params: ModelParams | None = None, log: AttemptLog | None = None,
-          sleeps: list[float] | None = None):
-    params = params or ModelParams(api_base=server.api_base, api_key="sk-test",
-                                   backoff_base_s=0.001)
+def _call(
+    server: LoopbackServer,
+    params: ModelParams | None = None,
+    log: AttemptLog | None = None,
+    sleeps: list[float] | None = None,
+):
+    params = params or ModelParams(
+        api_base=server.api_base, api_key="sk-test", backoff_base_s=0.001
+    )
 
     async def fake_sleep(seconds: float) -> None:
         if sleeps is not None:
             sleeps.append(seconds)
 
-    return asyncio.run(call_model("openai/loopback-judge", [{"role": "user", "content": "x"}],
-                                  Answer, LABELS, params, log=log, sleep=fake_sleep))
+    return asyncio.run(
+        call_model(
+            "openai/loopback-judge",
+            [{"role": "user", "content": "x"}],
+            Answer,
+            LABELS,
+            params,
+            log=log,
+            sleep=fake_sleep,
+        )
+    )
 
 
 def test_valid_answer_with_label_probabilities() -> None:
     with LoopbackServer() as server:
-        server.enqueue(Reply(content=GOOD, logprobs=logprobs_for(
-            GOOD, {"pass": 0.6, "fail": 0.3, "cannot_determine": 0.1})))
+        server.enqueue(
+            Reply(
+                content=GOOD,
+                logprobs=logprobs_for(GOOD, {"pass": 0.6, "fail": 0.3, "cannot_determine": 0.1}),
+            )
+        )
         params = ModelParams(api_base=server.api_base, api_key="sk-test", logprobs=True)
         result = _call(server, params)
     assert result.answer.verdict == "pass"  # type: ignore[attr-defined]
-    assert result.label_probs == pytest.approx({"pass": 0.6, "fail": 0.3,
-                                                "cannot_determine": 0.1})
+    assert result.label_probs == pytest.approx({"pass": 0.6, "fail": 0.3, "cannot_determine": 0.1})
     assert result.prompt_tokens == 100 and result.completion_tokens == 20
     request = server.requests[0]
     # Structured output travelled as a JSON schema; logprobs were asked for.
@@ -75,8 +92,9 @@ def test_never_valid_is_a_parse_error_not_a_verdict() -> None:
 
 def test_rate_limit_honours_retry_after_then_succeeds() -> None:
     with LoopbackServer() as server:
-        server.enqueue(Reply(status=429, headers={"retry-after": "7"}), Reply(status=503),
-                       Reply(content=GOOD))
+        server.enqueue(
+            Reply(status=429, headers={"retry-after": "7"}), Reply(status=503), Reply(content=GOOD)
+        )
         sleeps: list[float] = []
         log = AttemptLog()
         result = _call(server, log=log, sleeps=sleeps)
@@ -90,8 +108,9 @@ def test_rate_limit_honours_retry_after_then_succeeds() -> None:
 def test_provider_failures_exhaust_the_budget_as_infra_error() -> None:
     with LoopbackServer() as server:
         server.enqueue(*[Reply(status=500)] * 10)
-        params = ModelParams(api_base=server.api_base, api_key="k", max_attempts=3,
-                             backoff_base_s=0.001)
+        params = ModelParams(
+            api_base=server.api_base, api_key="k", max_attempts=3, backoff_base_s=0.001
+        )
         with pytest.raises(InfraError) as info:
             _call(server, params)
     assert len(server.requests) == 3  # exactly the retry budget, no hidden client retries
@@ -114,17 +133,25 @@ def test_dropped_connection_is_retried() -> None:
 
 
 def _tok(token: str, tops: dict[str, float] | None = None) -> dict[str, object]:
-    return {"token": token, "logprob": 0.0,
-            "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in (tops or {}).items()]}
+    return {
+        "token": token,
+        "logprob": 0.0,
+        "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in (tops or {}).items()],
+    }
 
 
 def test_label_probs_read_where_the_value_begins_and_renormalised() -> None:
     # Tokens: '{"', 'verdict', '":', ' "', then the value. Candidates there:
     # pass 0.5, fail 0.2, cannot 0.1 (prefix of cannot_determine), and ' the' 0.2 (no label).
     # Renormalised over labels: 0.5/0.8, 0.2/0.8, 0.1/0.8.
-    content = [_tok('{"'), _tok("verdict"), _tok('":'), _tok(' "'),
-               _tok("pass", {"pass": 0.5, "fail": 0.2, "cannot": 0.1, " the": 0.2}),
-               _tok('"}')]
+    content = [
+        _tok('{"'),
+        _tok("verdict"),
+        _tok('":'),
+        _tok(' "'),
+        _tok("pass", {"pass": 0.5, "fail": 0.2, "cannot": 0.1, " the": 0.2}),
+        _tok('"}'),
+    ]
     probs = label_probs_from_logprobs(content, LABELS)
     assert probs == pytest.approx({"pass": 0.625, "fail": 0.25, "cannot_determine": 0.125})
 
@@ -133,21 +160,24 @@ def test_label_probs_when_the_quote_is_merged_into_the_value_token() -> None:
     # '"verdict":' then a token ' "fail' that carries the opening quote: strip it.
     content = [_tok('{"verdict":'), _tok(' "fail', {' "fail': 0.75, ' "pass': 0.25}), _tok('"}')]
     assert label_probs_from_logprobs(content, LABELS) == pytest.approx(
-        {"pass": 0.25, "fail": 0.75, "cannot_determine": 0.0})
+        {"pass": 0.25, "fail": 0.75, "cannot_determine": 0.0}
+    )
 
 
 def test_label_probs_absent_without_the_position_or_any_label() -> None:
     assert label_probs_from_logprobs(None, LABELS) is None
     assert label_probs_from_logprobs([_tok("hello")], LABELS) is None
-    assert label_probs_from_logprobs([_tok('{"verdict": "'), _tok("x", {"zzz": 0.9})],
-                                     LABELS) is None
+    assert (
+        label_probs_from_logprobs([_tok('{"verdict": "'), _tok("x", {"zzz": 0.9})], LABELS) is None
+    )
 
 
 def test_pairwise_labels_and_ambiguous_prefixes() -> None:
     # "t" is a prefix of "tie" only; "" never counts. A=0.3, B=0.3, t=0.4.
     content = [_tok('{"verdict": "'), _tok("A", {"A": 0.3, "B": 0.3, "t": 0.4})]
     assert label_probs_from_logprobs(content, ["A", "B", "tie"]) == pytest.approx(
-        {"A": 0.3, "B": 0.3, "tie": 0.4})
+        {"A": 0.3, "B": 0.3, "tie": 0.4}
+    )
 
 
 def test_an_unpriced_model_stays_unpriced_after_a_router_registered_it() -> None:
@@ -158,8 +188,18 @@ def test_an_unpriced_model_stays_unpriced_after_a_router_registered_it() -> None
     with LoopbackServer() as server:
         server.enqueue(Reply(content=GOOD))
         assert _call(server).cost_usd is None
-        litellm.Router(model_list=[{"model_name": "judge", "litellm_params": {
-            "model": "openai/loopback-judge", "api_base": server.api_base, "api_key": "x"}}])
+        litellm.Router(
+            model_list=[
+                {
+                    "model_name": "judge",
+                    "litellm_params": {
+                        "model": "openai/loopback-judge",
+                        "api_base": server.api_base,
+                        "api_key": "x",
+                    },
+                }
+            ]
+        )
         try:
             assert litellm.model_cost.get("openai/loopback-judge") == {}
             server.enqueue(Reply(content=GOOD))
@@ -175,9 +215,16 @@ def test_a_price_is_a_number_or_a_tier() -> None:
 
     assert _priceless({}) and _priceless({"input_cost_per_token": None, "mode": "chat"})
     assert not _priceless({"input_cost_per_token": 0.0, "output_cost_per_token": 0.0})
-    assert not _priceless({"input_cost_per_token": None, "tiered_pricing": [
-        {"range": [0, 128000], "input_cost_per_token": 1e-7}]})
+    assert not _priceless(
+        {
+            "input_cost_per_token": None,
+            "tiered_pricing": [{"range": [0, 128000], "input_cost_per_token": 1e-7}],
+        }
+    )
     assert not _priceless(None)  # an unknown model: litellm's own error says "unknown"
-    tiered = [name for name, entry in litellm.model_cost.items()
-              if isinstance(entry, dict) and entry.get("tiered_pricing")]
+    tiered = [
+        name
+        for name, entry in litellm.model_cost.items()
+        if isinstance(entry, dict) and entry.get("tiered_pricing")
+    ]
     assert tiered and not any(_priceless(litellm.model_cost[name]) for name in tiered)

@@ -29,8 +29,11 @@ from judge.errors import InputError
 from judge.testing.loopback import LoopbackServer, Reply
 from judge.testing.processes import descendants
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow,
-              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
 ray = pytest.importorskip("ray", reason="the Ray engine needs the [ray] extra")
 
 RUBRIC = "agent-run-success@1"
@@ -40,11 +43,14 @@ ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key", "LITELLM_LOCAL_MODEL_COST_MAP
 
 def _case(i: int) -> dict[str, Any]:
     return {
-        "id": f"c-{i:03d}", "kind": "agent_run",
+        "id": f"c-{i:03d}",
+        "kind": "agent_run",
         "task": f"Task {i}: make parse() return [] on empty input.",
         "diff": "--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-        "trace": [{"id": "t0", "role": "agent", "content": "pytest -q"},
-                  {"id": "t1", "role": "observation", "content": f"{i + 1} passed"}],
+        "trace": [
+            {"id": "t0", "role": "agent", "content": "pytest -q"},
+            {"id": "t1", "role": "observation", "content": f"{i + 1} passed"},
+        ],
     }
 
 
@@ -82,8 +88,13 @@ def local_ray() -> Iterator[None]:
 
 def _judge(db: Path, cases: list[judge.Case], **options: Any) -> judge.RunSummary:
     with judge.open_store(db) as store:
-        return judge.judge_cases(store, cases, rubric=RUBRIC, models=[options.pop("model")],
-                                 options=judge.JudgeOptions(**options))
+        return judge.judge_cases(
+            store,
+            cases,
+            rubric=RUBRIC,
+            models=[options.pop("model")],
+            options=judge.JudgeOptions(**options),
+        )
 
 
 def _stored(db: Path) -> dict[str, str]:
@@ -112,13 +123,19 @@ def test_ray_with_a_router_stores_each_judgment_once_and_a_rerun_calls_nothing(
     with LoopbackServer(lambda r: reply) as one, LoopbackServer(lambda r: reply) as two:
         router = tmp_path / "router.yaml"
         router.write_text(
-            "model_list:\n" + "".join(
+            "model_list:\n"
+            + "".join(
                 f"  - model_name: judge\n    litellm_params:\n      model: openai/loopback\n"
                 f"      api_base: {server.api_base}\n      api_key: sk-loopback\n"
-                for server in (one, two)))
-        options = {"model": "judge", "concurrency": 4,
-                   "router": judge.read_router_config(router),
-                   "ray": judge.RayOptions(workers=2)}
+                for server in (one, two)
+            )
+        )
+        options = {
+            "model": "judge",
+            "concurrency": 4,
+            "router": judge.read_router_config(router),
+            "ray": judge.RayOptions(workers=2),
+        }
         first = _judge(tmp_path / "j.db", _cases(n), **options)
         calls = len(one.requests) + len(two.requests)
         again = _judge(tmp_path / "j.db", _cases(n), **options)
@@ -140,15 +157,35 @@ def test_the_router_alone_spreads_the_in_process_runner_over_both_deployments(
 ) -> None:
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
-    with LoopbackServer(lambda r: Reply(content=PASS)) as one, \
-            LoopbackServer(lambda r: Reply(content=PASS)) as two:
+    with (
+        LoopbackServer(lambda r: Reply(content=PASS)) as one,
+        LoopbackServer(lambda r: Reply(content=PASS)) as two,
+    ):
         router = tmp_path / "router.json"
-        router.write_text(json.dumps({"model_list": [
-            {"model_name": "judge", "litellm_params": {
-                "model": "openai/loopback", "api_base": s.api_base, "api_key": "sk-loopback"}}
-            for s in (one, two)]}))
-        summary = _judge(tmp_path / "j.db", _cases(16), model="judge", concurrency=4,
-                         router=judge.read_router_config(router))
+        router.write_text(
+            json.dumps(
+                {
+                    "model_list": [
+                        {
+                            "model_name": "judge",
+                            "litellm_params": {
+                                "model": "openai/loopback",
+                                "api_base": s.api_base,
+                                "api_key": "sk-loopback",
+                            },
+                        }
+                        for s in (one, two)
+                    ]
+                }
+            )
+        )
+        summary = _judge(
+            tmp_path / "j.db",
+            _cases(16),
+            model="judge",
+            concurrency=4,
+            router=judge.read_router_config(router),
+        )
     assert summary.called == 16 and summary.failed == 0
     assert len(one.requests) + len(two.requests) == 16
     assert len(one.requests) > 0 and len(two.requests) > 0
@@ -180,8 +217,14 @@ def test_a_worker_killed_mid_batch_is_retried_without_a_second_stored_judgment(
 
         watcher = threading.Thread(target=kill_one_worker, daemon=True)
         watcher.start()
-        summary = _judge(tmp_path / "j.db", _cases(n), model="openai/loopback", concurrency=4,
-                         api_base=server.api_base, ray=judge.RayOptions(workers=2))
+        summary = _judge(
+            tmp_path / "j.db",
+            _cases(n),
+            model="openai/loopback",
+            concurrency=4,
+            api_base=server.api_base,
+            ray=judge.RayOptions(workers=2),
+        )
         watcher.join(10)
         requests = _prompts(server.requests)
     assert killed, "no judging worker was found to kill"
@@ -205,12 +248,33 @@ def test_a_driver_killed_mid_batch_leaves_its_results_stored_and_a_rerun_pays_th
 
         def judge_run() -> subprocess.Popen[str]:
             return subprocess.Popen(
-                [sys.executable, "-m", "judge", "run", "--rubric", RUBRIC, "--model",
-                 "openai/loopback", "--api-base", server.api_base, "--db", str(db),
-                 "--engine", "ray", "--workers", "2", "--concurrency", "4", "--quiet",
-                 str(cases)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                env={**os.environ, **ENV})
+                [
+                    sys.executable,
+                    "-m",
+                    "judge",
+                    "run",
+                    "--rubric",
+                    RUBRIC,
+                    "--model",
+                    "openai/loopback",
+                    "--api-base",
+                    server.api_base,
+                    "--db",
+                    str(db),
+                    "--engine",
+                    "ray",
+                    "--workers",
+                    "2",
+                    "--concurrency",
+                    "4",
+                    "--quiet",
+                    str(cases),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **ENV},
+            )
 
         driver = judge_run()
         try:
@@ -257,9 +321,16 @@ def test_a_failing_or_stalling_model_server_gives_typed_failures_on_ray(
         return Reply(status=500, content="boom") if failing else Reply(content=PASS, delay_s=3)
 
     with LoopbackServer(responder) as server:
-        summary = _judge(tmp_path / "j.db", _cases(2), model="openai/loopback", concurrency=2,
-                         api_base=server.api_base, timeout_s=0.5, max_attempts=1,
-                         ray=judge.RayOptions(workers=2))
+        summary = _judge(
+            tmp_path / "j.db",
+            _cases(2),
+            model="openai/loopback",
+            concurrency=2,
+            api_base=server.api_base,
+            timeout_s=0.5,
+            max_attempts=1,
+            ray=judge.RayOptions(workers=2),
+        )
     assert summary.statuses == {"infra_error": 2} and summary.failed == 2
     with judge.open_store(tmp_path / "j.db") as store:
         stored = list(store.judgments())
@@ -277,8 +348,12 @@ def test_workers_can_write_the_store_themselves(tmp_path: Path, local_ray: None)
     db = tmp_path / "j.db"
     judge.open_store(db).close()  # workers write only into a store that exists
     with LoopbackServer(lambda r: Reply(content=PASS, delay_s=0.05)) as server:
-        options = {"model": "openai/loopback", "concurrency": 4, "api_base": server.api_base,
-                   "ray": judge.RayOptions(workers=2, writes="workers")}
+        options = {
+            "model": "openai/loopback",
+            "concurrency": 4,
+            "api_base": server.api_base,
+            "ray": judge.RayOptions(workers=2, writes="workers"),
+        }
         first = _judge(db, _cases(n), **options)
         again = _judge(db, _cases(n), **options)
         calls = len(server.requests)
@@ -298,8 +373,9 @@ def test_on_a_postgresql_store_the_workers_write_their_judgments(
     "auto"); the driver only counts them. Each stored once; the rerun calls nothing."""
     n = 12
     with LoopbackServer(lambda r: Reply(content=PASS, delay_s=0.05)) as server:
-        options = judge.JudgeOptions(concurrency=4, api_base=server.api_base,
-                                     ray=judge.RayOptions(workers=2))
+        options = judge.JudgeOptions(
+            concurrency=4, api_base=server.api_base, ray=judge.RayOptions(workers=2)
+        )
         with judge.open_store(pg_url) as store:
             written_here: list[int] = []
             put_batch = store.put_batch
@@ -309,9 +385,12 @@ def test_on_a_postgresql_store_the_workers_write_their_judgments(
                 put_batch(**rows)
 
             store.put_batch = spy  # type: ignore[method-assign]
-            first, again = (judge.judge_cases(store, _cases(n), rubric=RUBRIC,
-                                              models=["openai/loopback"], options=options)
-                            for _ in range(2))
+            first, again = (
+                judge.judge_cases(
+                    store, _cases(n), rubric=RUBRIC, models=["openai/loopback"], options=options
+                )
+                for _ in range(2)
+            )
             stored = list(store.judgments())
             calls_logged = store.count("calls")
         calls = len(server.requests)

@@ -29,8 +29,10 @@ def test_the_from_python_example_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gold").mkdir()
     (tmp_path / "gold" / "demo.jsonl").write_bytes((REPO / "gold" / "demo.jsonl").read_bytes())
-    reply = Reply(content=ANSWER, logprobs=logprobs_for(
-        ANSWER, {"pass": 0.7, "fail": 0.25, "cannot_determine": 0.05}))
+    reply = Reply(
+        content=ANSWER,
+        logprobs=logprobs_for(ANSWER, {"pass": 0.7, "fail": 0.25, "cannot_determine": 0.05}),
+    )
     out = io.StringIO()
     with LoopbackServer(lambda request: reply) as server:
         code = readme_example().replace("http://127.0.0.1:8000/v1", server.api_base)

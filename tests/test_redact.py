@@ -98,14 +98,20 @@ def test_pem_inside_json_string_is_redacted() -> None:
     [
         # Found by the secrets corpus (tests/test_secrets.py): an empty URL user, and secrets
         # under lower-case keys in YAML, JSON and code.
-        ("CACHE_URL = 'redis://:r3d1sPa55@cache:6379/0'",
-         "CACHE_URL = 'redis://:[REDACTED:url-password]@cache:6379/0'"),
+        (
+            "CACHE_URL = 'redis://:r3d1sPa55@cache:6379/0'",
+            "CACHE_URL = 'redis://:[REDACTED:url-password]@cache:6379/0'",
+        ),
         ('      password: "Pr0d-Yaml!"', "      password: [REDACTED:config-secret]"),
         ("db_password: hunter2hunter2", "db_password: [REDACTED:config-secret]"),
-        ('{"user": "app", "password": "s3cr3t-99"}, next',
-         '{"user": "app", "password": [REDACTED:config-secret]}, next'),
-        ("create_user(username='u', password='pw-12345')",
-         "create_user(username='u', password=[REDACTED:config-secret])"),
+        (
+            '{"user": "app", "password": "s3cr3t-99"}, next',
+            '{"user": "app", "password": [REDACTED:config-secret]}, next',
+        ),
+        (
+            "create_user(username='u', password='pw-12345')",
+            "create_user(username='u', password=[REDACTED:config-secret])",
+        ),
         ("client_secret = 'c-81f.9x'", "client_secret = [REDACTED:config-secret]"),
     ],
 )
@@ -145,7 +151,7 @@ def test_lower_case_keys_without_a_literal_are_left_alone(text: str) -> None:
         "USE_AUTH=true",
         "GITHUB_TOKEN=",
         "MAX_TOKENS=512",
-        "curl -H \"Authorization: Bearer $TOKEN\" https://api",
+        'curl -H "Authorization: Bearer $TOKEN" https://api',
         "password = request.form['password']",
         "http://localhost:8000/path?q=1",
         "the task-runner and disk-usage scripts",
@@ -219,41 +225,70 @@ HEX32 = "3f9a1c7e5b2d4f6a" + "8c0e1b3d5f7a9c2e"
     ("text", "expected"),
     [
         ("key = rk_live_" + "51NqXgLm2Vx9Rt4Wz7Yb1Nc5", "key = [REDACTED:stripe-key]"),
-        ("AccountName=a;AccountKey=" + "Xk9Lm2Vb7Rt4Wz1N==" + ";EndpointSuffix=core",
-         "AccountName=a;AccountKey=[REDACTED:connection-string];EndpointSuffix=core"),
-        ("https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=" + "q8Lm2Vx9Rt%2B4Wz%3D",
-         "https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=[REDACTED:connection-string]"),
-        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQVYBGVxQ2kBDADK"
-         "q3Lm9Xv2Rb8Tz4Wc1Nk5\n=Xk9L\n-----END PGP PRIVATE KEY BLOCK-----",
-         "[REDACTED:private-key]"),
-        ("//registry.npmjs.org/:_authToken=npm_" + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3Jf6Hg0Ps8Ua2Ee4",
-         "//registry.npmjs.org/:_authToken=[REDACTED:npm-access-token]"),
-        ("login(token='hf_" + "XqLmVbRtWzNcKdJfHgPsUaEeIoUyTqZxCv')",
-         "login(token='[REDACTED:huggingface-access-token]')"),
-        ("machine pypi.internal\n  login ci\n  password " + "Tq3-Wm8Zr5Yx2",
-         "machine pypi.internal\n  login ci\n  password [REDACTED:netrc-password]"),
-        ("curl -u admin:" + "Zq8mP2vLx9Kt4 https://x",
-         "curl -u admin:[REDACTED:cli-password] https://x"),
+        (
+            "AccountName=a;AccountKey=" + "Xk9Lm2Vb7Rt4Wz1N==" + ";EndpointSuffix=core",
+            "AccountName=a;AccountKey=[REDACTED:connection-string];EndpointSuffix=core",
+        ),
+        (
+            "https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=" + "q8Lm2Vx9Rt%2B4Wz%3D",
+            "https://a.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=[REDACTED:connection-string]",
+        ),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQVYBGVxQ2kBDADK"
+            "q3Lm9Xv2Rb8Tz4Wc1Nk5\n=Xk9L\n-----END PGP PRIVATE KEY BLOCK-----",
+            "[REDACTED:private-key]",
+        ),
+        (
+            "//registry.npmjs.org/:_authToken=npm_" + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3Jf6Hg0Ps8Ua2Ee4",
+            "//registry.npmjs.org/:_authToken=[REDACTED:npm-access-token]",
+        ),
+        (
+            "login(token='hf_" + "XqLmVbRtWzNcKdJfHgPsUaEeIoUyTqZxCv')",
+            "login(token='[REDACTED:huggingface-access-token]')",
+        ),
+        (
+            "machine pypi.internal\n  login ci\n  password " + "Tq3-Wm8Zr5Yx2",
+            "machine pypi.internal\n  login ci\n  password [REDACTED:netrc-password]",
+        ),
+        (
+            "curl -u admin:" + "Zq8mP2vLx9Kt4 https://x",
+            "curl -u admin:[REDACTED:cli-password] https://x",
+        ),
         # gitleaks wants exactly 22 + 43 characters; this module's rule (same name) any length.
-        ("sg = Client('SG." + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3J."
-         + "f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6Mm4Ll2Kk0Jj')",
-         "sg = Client('[REDACTED:sendgrid-api-token]')"),
-        ("SG." + "Xq7Lm2Vb9Rt4Wz1Nc5K.f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6",
-         "[REDACTED:sendgrid-api-token]"),
-        ('{"auths": {"ghcr.io": {"auth": "Y2ktYm90Om' + 'doc9YcTdMbTJWYjlS"}}}',
-         '{"auths": {"ghcr.io": {"auth": "[REDACTED:docker-auth]"}}}'),
-        ("mysql -h db -u app -p" + "Tr0ub4dor-x7 app",
-         "mysql -h db -u app -p[REDACTED:cli-password] app"),
-        ("kind: Secret\ndata:\n  username: YXBw\n  password: " + "UzNjcjN0LVBy",
-         "kind: Secret\ndata:\n  username: [REDACTED:kubernetes-secret]\n"
-         "  password: [REDACTED:kubernetes-secret]"),
+        (
+            "sg = Client('SG."
+            + "Xq7Lm2Vb9Rt4Wz1Nc5Kd3J."
+            + "f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6Mm4Ll2Kk0Jj')",
+            "sg = Client('[REDACTED:sendgrid-api-token]')",
+        ),
+        (
+            "SG." + "Xq7Lm2Vb9Rt4Wz1Nc5K.f6Hg0Ps8Ua2Ee4Io7Uy1Tq3Zx5Cv8Bn6",
+            "[REDACTED:sendgrid-api-token]",
+        ),
+        (
+            '{"auths": {"ghcr.io": {"auth": "Y2ktYm90Om' + 'doc9YcTdMbTJWYjlS"}}}',
+            '{"auths": {"ghcr.io": {"auth": "[REDACTED:docker-auth]"}}}',
+        ),
+        (
+            "mysql -h db -u app -p" + "Tr0ub4dor-x7 app",
+            "mysql -h db -u app -p[REDACTED:cli-password] app",
+        ),
+        (
+            "kind: Secret\ndata:\n  username: YXBw\n  password: " + "UzNjcjN0LVBy",
+            "kind: Secret\ndata:\n  username: [REDACTED:kubernetes-secret]\n"
+            "  password: [REDACTED:kubernetes-secret]",
+        ),
         ("api_key: key-" + HEX32, "api_key: [REDACTED:mailgun-api-key]"),
         ('-H "DD-API-KEY: ' + HEX32 + '"', '-H "DD-API-KEY: [REDACTED:api-key-header]"'),
         ("TWILIO_AUTH_TOKEN=" + HEX32, "TWILIO_AUTH_TOKEN=[REDACTED:env-secret]"),
-        ("Authorization: Digest " + "username=u, response=6629fae4939", "Authorization: Digest "
-         "[REDACTED:auth-header] response=6629fae4939"),
-        ("./sync --db-password=" + "v9Rt4-Wz7Y --api-token " + "Wz7Yb1Nc5Kd3",
-         "./sync --db-password=[REDACTED:cli-password] --api-token [REDACTED:cli-password]"),
+        (
+            "Authorization: Digest " + "username=u, response=6629fae4939",
+            "Authorization: Digest [REDACTED:auth-header] response=6629fae4939",
+        ),
+        (
+            "./sync --db-password=" + "v9Rt4-Wz7Y --api-token " + "Wz7Yb1Nc5Kd3",
+            "./sync --db-password=[REDACTED:cli-password] --api-token [REDACTED:cli-password]",
+        ),
     ],
 )
 def test_issue_16_kinds_are_redacted(text: str, expected: str) -> None:
@@ -305,19 +340,27 @@ def test_gitleaks_rules_load_with_their_entropy_and_allowlists() -> None:
 
 #: Shapes an outside attacker got past redaction (1 Dec 2026), each with its secret.
 ATTACK_SHAPES = [
-    ('{"arguments":"{\\"user\\": \\"ops\\", \\"password\\": \\"' + "Zr8!mQ2vLx7p" + '\\"}"}',
-     "Zr8!mQ2vLx7p"),
-    ("aws configure set aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R",
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R"),
+    (
+        '{"arguments":"{\\"user\\": \\"ops\\", \\"password\\": \\"' + "Zr8!mQ2vLx7p" + '\\"}"}',
+        "Zr8!mQ2vLx7p",
+    ),
+    (
+        "aws configure set aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Vn2R",
+    ),
     ("echo 'Hunter2-Sup3r!x' | sudo -S apt-get install foo", "Hunter2-Sup3r!x"),
     ("Password=" + "Pa55w0rd!Zx91" + ";Server=db.internal;User Id=sa;", "Pa55w0rd!Zx91"),
     ("postgresql://app:" + "Ab9/x7Kq2Lm" + "@db.internal:5432/app", "Ab9/x7Kq2Lm"),
     ("Das Passwort lautet " + "Qz7kLm2vXp9D" + ".", "Qz7kLm2vXp9D"),
     ("La contraseña de producción es " + "Qz7kLm2vXp9E", "Qz7kLm2vXp9E"),
-    ("https://discord.com/api/webhooks/123456789012345678/" + "AbCdEfGhIjKlMnOpQrSt" * 3,
-     "AbCdEfGhIjKlMnOpQrSt"),
-    ("Set-Cookie: sessionid=" + "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c" + "; Path=/; HttpOnly",
-     "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c"),
+    (
+        "https://discord.com/api/webhooks/123456789012345678/" + "AbCdEfGhIjKlMnOpQrSt" * 3,
+        "AbCdEfGhIjKlMnOpQrSt",
+    ),
+    (
+        "Set-Cookie: sessionid=" + "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c" + "; Path=/; HttpOnly",
+        "8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c",
+    ),
 ]
 
 #: Look-alikes the new rules must leave alone (code and prose that name a password).

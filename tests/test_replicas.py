@@ -58,22 +58,44 @@ def _port() -> int:
 
 
 @contextmanager
-def replicas(url: str, n: int, tmp: Path, api_base: str | None = None
-             ) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+def replicas(
+    url: str, n: int, tmp: Path, api_base: str | None = None
+) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
     """``n`` `judge serve` processes on the store ``url`` (JUDGE_DB), each on its own port."""
-    env = {**os.environ, **FAST, "JUDGE_DB": url, "OPENAI_API_KEY": "sk-test-not-a-real-key",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {
+        **os.environ,
+        **FAST,
+        "JUDGE_DB": url,
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
     started = []
     for i in range(n):
         port = _port()
-        args = [sys.executable, "-m", "judge", "serve", "--port", str(port), "--model", MODEL,
-                "--rate", "0", "--workers", str(WORKERS), "--concurrency", str(CONCURRENCY),
-                "--log-level", "warning"]
+        args = [
+            sys.executable,
+            "-m",
+            "judge",
+            "serve",
+            "--port",
+            str(port),
+            "--model",
+            MODEL,
+            "--rate",
+            "0",
+            "--workers",
+            str(WORKERS),
+            "--concurrency",
+            str(CONCURRENCY),
+            "--log-level",
+            "warning",
+        ]
         if api_base:
             args += ["--api-base", api_base]
         log = (tmp / f"replica-{i}.log").open("wb")
-        started.append((subprocess.Popen(args, env=env, stdout=log, stderr=log),
-                        f"http://127.0.0.1:{port}"))
+        started.append(
+            (subprocess.Popen(args, env=env, stdout=log, stderr=log), f"http://127.0.0.1:{port}")
+        )
     try:
         yield started
     finally:
@@ -105,9 +127,16 @@ def _ready(base: str, key: str, proc: subprocess.Popen[bytes], tmp: Path) -> Non
 
 def _keys(url: str) -> dict[str, str]:
     with Store(url) as store:
-        return {name: judge.create_key(store, name, role)[1]
-                for name, role in (("ops", "admin"), ("ann", "reviewer"), ("bob", "reviewer"),
-                                   ("cat", "adjudicator"), ("dan", "client"))}
+        return {
+            name: judge.create_key(store, name, role)[1]
+            for name, role in (
+                ("ops", "admin"),
+                ("ann", "reviewer"),
+                ("bob", "reviewer"),
+                ("cat", "adjudicator"),
+                ("dan", "client"),
+            )
+        }
 
 
 def test_two_replicas_one_killed_every_job_ends_once_nothing_paid_twice(
@@ -117,14 +146,15 @@ def test_two_replicas_one_killed_every_job_ends_once_nothing_paid_twice(
     cases = [scripted_case(i, 0.9) for i in range(200)]
     jobs_of_cases = [cases[i : i + 4] for i in range(0, 200, 4)]  # 50 jobs of 4 cases
     # Slow enough answers that the kill finds calls in flight.
-    with (LoopbackServer(_slow) as model,
-          replicas(pg_url, 2, tmp_path, model.api_base) as procs):
+    with LoopbackServer(_slow) as model, replicas(pg_url, 2, tmp_path, model.api_base) as procs:
         for proc, base in procs:
             _ready(base, keys["ann"], proc, tmp_path)
         # Jobs are a client's to submit (reviewers label, they do not judge).
         clients = [JudgeClient(base, keys["dan"], timeout=30) for _, base in procs]
-        ids = [clients[i % 2].submit_job(batch, rubric=RUBRIC).id
-               for i, batch in enumerate(jobs_of_cases)]
+        ids = [
+            clients[i % 2].submit_job(batch, rubric=RUBRIC).id
+            for i, batch in enumerate(jobs_of_cases)
+        ]
         # Kill replica 0 once a good part is stored and it holds jobs.
         victim, _ = procs[0]
         deadline = time.monotonic() + 120
@@ -148,10 +178,12 @@ def test_two_replicas_one_killed_every_job_ends_once_nothing_paid_twice(
         with Store(pg_url) as store:
             leases = {r["id"]: r for r in store.job_leases()}
             n_rows = store.count()
-            keys_stored = {r["cache_key"] for r in store.backend.query(
-                "SELECT cache_key FROM judgments")}
+            keys_stored = {
+                r["cache_key"] for r in store.backend.query("SELECT cache_key FROM judgments")
+            }
             results = store.backend.query(
-                "SELECT job_id, count(*) AS n FROM job_results GROUP BY job_id")
+                "SELECT job_id, count(*) AS n FROM job_results GROUP BY job_id"
+            )
     survivor_pid = str(procs[1][0].pid)
     # Every job ended exactly once; the killed replica's jobs ended on the survivor.
     assert all(r["status"] == "done" and r["lease_owner"] is None for r in leases.values())
@@ -163,8 +195,10 @@ def test_two_replicas_one_killed_every_job_ends_once_nothing_paid_twice(
     assert n_rows == len(keys_stored) == 200
     in_flight = WORKERS * CONCURRENCY
     assert 200 <= len(model.requests) <= 200 + in_flight, (len(model.requests), killed_at)
-    print(f"model calls {len(model.requests)} for 200 judgments ({killed_at} before the kill); "
-          f"{len(dead_jobs)} job(s) resumed on the survivor")  # shown with pytest -s
+    print(
+        f"model calls {len(model.requests)} for 200 judgments ({killed_at} before the kill); "
+        f"{len(dead_jobs)} job(s) resumed on the survivor"
+    )  # shown with pytest -s
 
 
 def _slow(request: dict[str, Any]) -> Reply:
@@ -208,8 +242,9 @@ def test_two_reviewers_label_the_same_items_at_once_through_two_replicas(
                 errors.append(err)
                 barrier.abort()
 
-        threads = [threading.Thread(target=label, args=a)
-                   for a in ((ann, ann_labels), (bob, bob_labels))]
+        threads = [
+            threading.Thread(target=label, args=a) for a in ((ann, ann_labels), (bob, bob_labels))
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -240,8 +275,10 @@ def test_two_reviewers_label_the_same_items_at_once_through_two_replicas(
             for case_id in cases:
                 assert client.label(items[case_id], "fail").item.status == "done"
 
-        threads = [threading.Thread(target=adjudicate, args=(c, h))
-                   for c, h in zip(adjudicators, halves, strict=True)]
+        threads = [
+            threading.Thread(target=adjudicate, args=(c, h))
+            for c, h in zip(adjudicators, halves, strict=True)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -295,15 +332,28 @@ def test_rate_limits_and_idempotency_keys_hold_across_replicas(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with (
         LoopbackServer(responder) as model,
-        running_service(pg_url, rate_per_s=0.5, burst=3, models=(MODEL,),  # type: ignore[arg-type]
-                        api_base=model.api_base) as a,
-        running_service(pg_url, keys=(), rate_per_s=0.5, burst=3, models=(MODEL,),  # type: ignore[arg-type]
-                        api_base=model.api_base) as b,
+        running_service(
+            pg_url,
+            rate_per_s=0.5,
+            burst=3,
+            models=(MODEL,),  # type: ignore[arg-type]
+            api_base=model.api_base,
+        ) as a,
+        running_service(
+            pg_url,
+            keys=(),
+            rate_per_s=0.5,
+            burst=3,
+            models=(MODEL,),  # type: ignore[arg-type]
+            api_base=model.api_base,
+        ) as b,
     ):
         ann = {"X-API-Key": a.keys["ann"]}
         # One bucket of 3 for ann, whichever replica she calls.
-        codes = [httpx.get(url + "/v1/whoami", headers=ann, timeout=30).status_code
-                 for url in (a.url, b.url, a.url, b.url)]
+        codes = [
+            httpx.get(url + "/v1/whoami", headers=ann, timeout=30).status_code
+            for url in (a.url, b.url, a.url, b.url)
+        ]
         assert codes == [200, 200, 200, 429]
         # The same Idempotency-Key sent to both replicas at once makes one job (three requests:
         # the client dan's bucket holds three).

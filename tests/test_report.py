@@ -46,8 +46,9 @@ def env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def gold_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("gold")
-    result = _invoke(["score", str(SMALL), "--gold-labels", "--out-dir", str(out),
-                      "--n-boot", "300"])
+    result = _invoke(
+        ["score", str(SMALL), "--gold-labels", "--out-dir", str(out), "--n-boot", "300"]
+    )
     assert result.exit_code == 0, result.output
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     assert (out / "report.md").read_text().startswith("# Run-set report")
@@ -59,9 +60,17 @@ def gold_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_counts_and_declared_rules(gold_report: dict[str, Any]) -> None:
     base = gold_report["per_treatment"]["base"]["counts"]
     # base: 12 raw runs; a3 r2 ended in infra_error (excluded); b1 r1 timed out (a failure).
-    assert base == {"raw": 12, "excluded": 1, "excluded_infra_error": 1, "analysis": 11,
-                    "timeouts_counted_as_fail": 1, "unscored": 0, "scored": 11, "passes": 6,
-                    "tasks": 4}
+    assert base == {
+        "raw": 12,
+        "excluded": 1,
+        "excluded_infra_error": 1,
+        "analysis": 11,
+        "timeouts_counted_as_fail": 1,
+        "unscored": 0,
+        "scored": 11,
+        "passes": 6,
+        "tasks": 4,
+    }
     assert set(gold_report["rules"]) == {"infra_error", "timeout", "unscored", "self_family"}
     assert gold_report["per_treatment"]["base"]["routing"]["gold"] == 10
     assert gold_report["per_treatment"]["base"]["routing"]["by_rule"] == 1
@@ -165,8 +174,19 @@ def test_invalid_records_stop_scoring_unless_skipped(tmp_path: Path) -> None:
     result = _invoke(["score", str(path), "--gold-labels", "--out-dir", str(tmp_path / "r")])
     assert result.exit_code == 1 and "runs.jsonl:24" in result.output
     assert "--skip-invalid" in result.output and not (tmp_path / "r").exists()
-    skipped = _invoke(["score", str(path), "--gold-labels", "--skip-invalid", "--n-boot", "50",
-                       "--no-charts", "--out-dir", str(tmp_path / "r")])
+    skipped = _invoke(
+        [
+            "score",
+            str(path),
+            "--gold-labels",
+            "--skip-invalid",
+            "--n-boot",
+            "50",
+            "--no-charts",
+            "--out-dir",
+            str(tmp_path / "r"),
+        ]
+    )
     assert skipped.exit_code == 1
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert any("skipped" in n for n in report["notes"])
@@ -206,13 +226,37 @@ def _runset(tmp_path: Path, *, unsure: str | None = None) -> Path:
     return path
 
 
-def _score(server: LoopbackServer, runs: Path, out: Path, db: Path, *extra: str,
-           rubric: str = "agent-run-success") -> Result:
+def _score(
+    server: LoopbackServer,
+    runs: Path,
+    out: Path,
+    db: Path,
+    *extra: str,
+    rubric: str = "agent-run-success",
+) -> Result:
     # One prompt variant keeps the arithmetic of these tests one call per run; the default
     # protocol (every variant, as `judge run`) is tested on its own below.
-    return _invoke(["score", str(runs), "--rubric", rubric, "--variants", "1", *extra,
-                    "--api-base", server.api_base, "--db", str(db), "--out-dir", str(out),
-                    "--quiet", "--n-boot", "200", "--no-charts"])
+    return _invoke(
+        [
+            "score",
+            str(runs),
+            "--rubric",
+            rubric,
+            "--variants",
+            "1",
+            *extra,
+            "--api-base",
+            server.api_base,
+            "--db",
+            str(db),
+            "--out-dir",
+            str(out),
+            "--quiet",
+            "--n-boot",
+            "200",
+            "--no-charts",
+        ]
+    )
 
 
 def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, env: None) -> None:
@@ -220,10 +264,26 @@ def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, env: None) 
     runs = _runset(tmp_path)
     variants = load_rubric("agent-run-success").n_variants
     with LoopbackServer(_answer) as server:
-        result = _invoke(["score", str(runs), "--rubric", "agent-run-success", "--model",
-                          "openai/loopback", "--api-base", server.api_base, "--db",
-                          str(tmp_path / "j.db"), "--out-dir", str(tmp_path / "r"), "--quiet",
-                          "--n-boot", "200", "--no-charts"])
+        result = _invoke(
+            [
+                "score",
+                str(runs),
+                "--rubric",
+                "agent-run-success",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--out-dir",
+                str(tmp_path / "r"),
+                "--quiet",
+                "--n-boot",
+                "200",
+                "--no-charts",
+            ]
+        )
     assert result.exit_code == 0, result.output
     # 21 completed runs (the infra_error and the timeout run are never judged), each judged once
     # per prompt variant and pooled into one verdict per run.
@@ -252,7 +312,8 @@ def test_judged_report_end_to_end_uses_the_cache(
         for metric in ("pass@k", "pass^k"):
             for k in (1, 2, 3):
                 assert _macro(report, t, metric, k)["value"] == pytest.approx(
-                    _macro(gold_report, t, metric, k)["value"])
+                    _macro(gold_report, t, metric, k)["value"]
+                )
     assert report["per_treatment"]["base"]["routing"]["uncalibrated"] == 10
     judges = report["judges"]["judges"]
     assert judges == [{"model": "openai/loopback", "family": None, "runs_excluded": 0}]
@@ -268,16 +329,25 @@ def test_judging_cost_comes_from_the_usage_the_judgments_recorded(
         return replace(_answer(request), prompt_tokens=300, completion_tokens=45)
 
     with LoopbackServer(answer) as server:
-        result = _score(server, _runset(tmp_path), tmp_path / "r", tmp_path / "j.db",
-                        "--model", "openai/loopback")
+        result = _score(
+            server,
+            _runset(tmp_path),
+            tmp_path / "r",
+            tmp_path / "j.db",
+            "--model",
+            "openai/loopback",
+        )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     cost = report["per_treatment"]["base"]["cost"]
     # base: 12 runs, 10 judged (the infra_error and timeout runs are not), 300 + 45 tokens each
     assert (cost["judge_tokens"], cost["judge_judgments"], cost["judge_priced"]) == (3450, 10, 0)
     assert cost["judge_usd"] is None
-    rows = [line for line in (tmp_path / "r" / "report.md").read_text().splitlines()
-            if line.startswith("| base | 12/12 |")]
+    rows = [
+        line
+        for line in (tmp_path / "r" / "report.md").read_text().splitlines()
+        if line.startswith("| base | 12/12 |")
+    ]
     assert rows and rows[0].endswith("| 3,450 tokens (not priced) |"), rows
     # cand: 11 judged runs x 345 = 3,795 tokens
     assert report["per_treatment"]["cand"]["cost"]["judge_tokens"] == 3795
@@ -287,12 +357,19 @@ def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:
     runs = _runset(tmp_path)
     with LoopbackServer(_answer) as server:
         with pytest.raises(InputError, match="of the openai family, like the agent of 11"):
-            _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                   "openai/gpt-4o-mini")
+            _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model", "openai/gpt-4o-mini")
         assert server.requests == []  # refused before anything was paid for
         # A panel keeps, per run, only the members of another family.
-        result = _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                        "openai/gpt-4o-mini", "--model", "openai/loopback")
+        result = _score(
+            server,
+            runs,
+            tmp_path / "r",
+            tmp_path / "j.db",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--model",
+            "openai/loopback",
+        )
         assert result.exit_code == 0, result.output
     models = Counter(r["model"] for r in server.requests)
     # base (Claude agent): 10 completed runs, both judges; cand (GPT agent): 11, loopback only
@@ -308,12 +385,19 @@ def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:
 def test_runs_without_a_verdict_are_unscored_not_failed(tmp_path: Path, env: None) -> None:
     runs = _runset(tmp_path, unsure="base-a2-r0")
     with LoopbackServer(_answer) as server:
-        result = _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                        "openai/loopback")
+        result = _score(
+            server, runs, tmp_path / "r", tmp_path / "j.db", "--model", "openai/loopback"
+        )
     assert result.exit_code == 3
     report = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert report["unscored"] == [{"run_id": "base-a2-r0", "treatment": "base", "task": "a2",
-                                   "reason": "no verdict (openai/loopback: abstain)"}]
+    assert report["unscored"] == [
+        {
+            "run_id": "base-a2-r0",
+            "treatment": "base",
+            "task": "a2",
+            "reason": "no verdict (openai/loopback: abstain)",
+        }
+    ]
     counts = report["per_treatment"]["base"]["counts"]
     assert counts["unscored"] == 1 and counts["scored"] == 10
     # a2 now has 2 scored runs (0 passes): pass@1 = (2/3 + 0 + 1 + 2/3)/4 is unchanged,
@@ -328,8 +412,14 @@ def _gates_answer(request: dict[str, Any]) -> Reply:
     passed = "1 passed" in text
     unsafe = "[cand-a1-" in text
     criteria = []
-    for cid in ("environment_integrity", "safety", "functional", "regression", "code_quality",
-                "scope"):
+    for cid in (
+        "environment_integrity",
+        "safety",
+        "functional",
+        "regression",
+        "code_quality",
+        "scope",
+    ):
         label = "pass"
         if cid == "functional" and not passed:
             label = "fail"
@@ -341,16 +431,29 @@ def _gates_answer(request: dict[str, Any]) -> Reply:
             label = "not_applicable"
         criteria.append({"id": cid, "verdict": label, "evidence": ["E1"]})
     verdict = "pass" if passed and not unsafe else "fail"
-    content = json.dumps({"verdict": verdict, "evidence": ["E1"], "criteria": criteria,
-                          "rationale": "criterion by criterion"})
+    content = json.dumps(
+        {
+            "verdict": verdict,
+            "evidence": ["E1"],
+            "criteria": criteria,
+            "rationale": "criterion by criterion",
+        }
+    )
     return Reply(content=content)
 
 
 def test_criteria_rates_weighted_overall_and_hard_gates(tmp_path: Path, env: None) -> None:
     runs = _runset(tmp_path)
     with LoopbackServer(_gates_answer) as server:
-        result = _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                        "openai/loopback", rubric="coding-run-gates")
+        result = _score(
+            server,
+            runs,
+            tmp_path / "r",
+            tmp_path / "j.db",
+            "--model",
+            "openai/loopback",
+            rubric="coding-run-gates",
+        )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     crit = report["per_treatment"]["cand"]["criteria"]
@@ -394,21 +497,37 @@ def _card(path: Path, model: str = "openai/loopback") -> Path:
     # 100 items at P(pass) 0.95 (2 fail), 100 at 0.05 (1 pass), 20 at 0.5: bands at 0.95/0.05
     probs = [0.95] * 100 + [0.05] * 100 + [0.5] * 20
     golds = ["fail"] * 2 + ["pass"] * 98 + ["pass"] + ["fail"] * 99 + ["pass", "fail"] * 10
-    rows = [VerdictRow(item_id=str(i), judge=model, verdict="pass" if p > 0.5 else "fail",
-                       prob=p, gold=g) for i, (p, g) in enumerate(zip(probs, golds, strict=True))]
-    policy = certify(score_items(rows, kind="binary"), alpha_accept=0.1, alpha_reject=0.1,
-                     delta=0.1, grid="items")
+    rows = [
+        VerdictRow(
+            item_id=str(i), judge=model, verdict="pass" if p > 0.5 else "fail", prob=p, gold=g
+        )
+        for i, (p, g) in enumerate(zip(probs, golds, strict=True))
+    ]
+    policy = certify(
+        score_items(rows, kind="binary"),
+        alpha_accept=0.1,
+        alpha_reject=0.1,
+        delta=0.1,
+        grid="items",
+    )
     rubric = load_rubric("agent-run-success")
     card = build_card(
-        judge=JudgeSection(model=model, source="judge store", prompt_digest="sha256:p",
-                           rubric=RubricRef(id=rubric.id, version=rubric.version,
-                                            digest=rubric.digest),
-                           evidence_selector=SelectorRef(version=SELECTOR_VERSION)),
+        judge=JudgeSection(
+            model=model,
+            source="judge store",
+            prompt_digest="sha256:p",
+            rubric=RubricRef(id=rubric.id, version=rubric.version, digest=rubric.digest),
+            evidence_selector=SelectorRef(version=SELECTOR_VERSION),
+        ),
         calibration=CalibrationSection(
-            kind="binary", gold=GoldRef(name="dev", digest="sha256:g", n=220, source="harness"),
+            kind="binary",
+            gold=GoldRef(name="dev", digest="sha256:g", n=220, source="harness"),
             confidence=ConfidenceRef(source="prob"),
-            metrics={"confusion_matrix": {"tp": 98, "fp": 2, "tn": 99, "fn": 1}}),
-        policy=policy_section(policy), created_at=datetime.now(UTC))
+            metrics={"confusion_matrix": {"tp": 98, "fp": 2, "tn": 99, "fn": 1}},
+        ),
+        policy=policy_section(policy),
+        created_at=datetime.now(UTC),
+    )
     write_card(card, path)
     return path
 
@@ -417,8 +536,17 @@ def test_card_routes_verdicts_and_corrects_rates(tmp_path: Path, env: None) -> N
     runs = _runset(tmp_path)
     card = _card(tmp_path / "card.yaml")
     with LoopbackServer(_answer) as server:
-        result = _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                        "openai/loopback", "--card", str(card), "--correct-for-judge")
+        result = _score(
+            server,
+            runs,
+            tmp_path / "r",
+            tmp_path / "j.db",
+            "--model",
+            "openai/loopback",
+            "--card",
+            str(card),
+            "--correct-for-judge",
+        )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     routing = report["per_treatment"]["base"]["routing"]
@@ -452,8 +580,16 @@ def test_a_card_for_another_judge_is_refused(tmp_path: Path, env: None) -> None:
     card = _card(tmp_path / "card.yaml", model="openai/other-judge")
     with LoopbackServer(_answer) as server:
         with pytest.raises(CardError, match="not among the judges"):
-            _score(server, runs, tmp_path / "r", tmp_path / "j.db", "--model",
-                   "openai/loopback", "--card", str(card))
+            _score(
+                server,
+                runs,
+                tmp_path / "r",
+                tmp_path / "j.db",
+                "--model",
+                "openai/loopback",
+                "--card",
+                str(card),
+            )
         assert server.requests == []
 
 
@@ -478,8 +614,18 @@ def test_taubench_macro_pass_hat_k_equals_hand_computation(tmp_path: Path) -> No
     runs = tmp_path / "runs.jsonl"
     built = _invoke(["runset", str(gold), "--out", str(runs), "--benchmark", "tau-bench-airline"])
     assert built.exit_code == 0, built.output
-    result = _invoke(["score", str(runs), "--gold-labels", "--out-dir", str(tmp_path / "r"),
-                      "--n-boot", "300", "--no-charts"])
+    result = _invoke(
+        [
+            "score",
+            str(runs),
+            "--gold-labels",
+            "--out-dir",
+            str(tmp_path / "r"),
+            "--n-boot",
+            "300",
+            "--no-charts",
+        ]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["treatments"] == ["gpt-4o"]

@@ -44,11 +44,19 @@ def _answer(request: dict[str, Any]) -> Reply:
     text = json.dumps(request["messages"])
     passed = ("1 passed" in text) != any(f"[{w}]" in text for w in WRONG)
     p = 0.8 if passed else 0.25
-    content = json.dumps({"verdict": "pass" if passed else "fail", "evidence": ["E1"],
-                          "rationale": "from the test run"})
-    return Reply(content=content,
-                 logprobs=logprobs_for(content, {"pass": p, "fail": 1 - p - 0.005,
-                                                 "cannot_determine": 0.005}))
+    content = json.dumps(
+        {
+            "verdict": "pass" if passed else "fail",
+            "evidence": ["E1"],
+            "rationale": "from the test run",
+        }
+    )
+    return Reply(
+        content=content,
+        logprobs=logprobs_for(
+            content, {"pass": p, "fail": 1 - p - 0.005, "cannot_determine": 0.005}
+        ),
+    )
 
 
 def _runset(folder: Path) -> Path:
@@ -62,8 +70,9 @@ def _runset(folder: Path) -> Path:
     return path
 
 
-TRUTH = {json.loads(x)["run_id"]: json.loads(x).get("official")
-         for x in SMALL.read_text().splitlines()}
+TRUTH = {
+    json.loads(x)["run_id"]: json.loads(x).get("official") for x in SMALL.read_text().splitlines()
+}
 
 
 @dataclass
@@ -88,16 +97,33 @@ class Flow:
 
 def _score_args(server: LoopbackServer, runs: Path, db: Path, *extra: str) -> list[str]:
     # One prompt variant: one call per run.
-    return ["score", str(runs), "--rubric", "agent-run-success", "--variants", "1", "--model",
-            "openai/loopback", "--api-base", server.api_base, "--db", str(db), "--quiet",
-            "--n-boot", "200", "--no-charts", *extra]
+    return [
+        "score",
+        str(runs),
+        "--rubric",
+        "agent-run-success",
+        "--variants",
+        "1",
+        "--model",
+        "openai/loopback",
+        "--api-base",
+        server.api_base,
+        "--db",
+        str(db),
+        "--quiet",
+        "--n-boot",
+        "200",
+        "--no-charts",
+        *extra,
+    ]
 
 
 def _label_all(db: Path, truth: dict[str, str | None] = TRUTH) -> None:
     with judge.open_store(str(db)) as store:
         for item in judge.queue(store, limit=1000):
-            judge.add_label(store, item.id, reviewer="ann", role="reviewer",
-                            label=str(truth[item.case_id]))
+            judge.add_label(
+                store, item.id, reviewer="ann", role="reviewer", label=str(truth[item.case_id])
+            )
 
 
 @pytest.fixture(scope="module")
@@ -109,24 +135,79 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flow]:
         mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
         first = _invoke(_score_args(server, runs, db, "--out-dir", str(folder / "r0")))
         assert first.exit_code == 0, first.output
-        planned = _invoke(["review", "plan", str(runs), "--budget", str(BUDGET), "--seed", "0",
-                           "--db", str(db), "--out", str(folder / "plan.json")])
+        planned = _invoke(
+            [
+                "review",
+                "plan",
+                str(runs),
+                "--budget",
+                str(BUDGET),
+                "--seed",
+                "0",
+                "--db",
+                str(db),
+                "--out",
+                str(folder / "plan.json"),
+            ]
+        )
         assert planned.exit_code == 0, planned.output
         plan_id = re.search(r"plan (plan-[0-9a-f]{16}):", planned.output)
         assert plan_id, planned.output
         _label_all(db)
-        exported = _invoke(["gold", "export", "--plan", plan_id.group(1), "--db", str(db),
-                            "--out", str(folder / "labels.jsonl")])
+        exported = _invoke(
+            [
+                "gold",
+                "export",
+                "--plan",
+                plan_id.group(1),
+                "--db",
+                str(db),
+                "--out",
+                str(folder / "labels.jsonl"),
+            ]
+        )
         assert exported.exit_code == 0, exported.output
         before = len(server.requests)
-        scored = _invoke(_score_args(server, runs, db, "--out-dir", str(folder / "r1"),
-                                     "--labels", str(folder / "labels.jsonl")))
+        scored = _invoke(
+            _score_args(
+                server,
+                runs,
+                db,
+                "--out-dir",
+                str(folder / "r1"),
+                "--labels",
+                str(folder / "labels.jsonl"),
+            )
+        )
         assert scored.exit_code == 0, scored.output
-        gated = _invoke(["gate", "--report", str(folder / "r1" / "report.json"), "--baseline",
-                         "base", "--candidate", "cand", "--margin", "0.2", "--min-tasks", "2"])
-        yield Flow(folder, runs, db, server, planned.output, plan_id.group(1),
-                   folder / "labels.jsonl", scored,
-                   json.loads((folder / "r1" / "report.json").read_text()), before, gated)
+        gated = _invoke(
+            [
+                "gate",
+                "--report",
+                str(folder / "r1" / "report.json"),
+                "--baseline",
+                "base",
+                "--candidate",
+                "cand",
+                "--margin",
+                "0.2",
+                "--min-tasks",
+                "2",
+            ]
+        )
+        yield Flow(
+            folder,
+            runs,
+            db,
+            server,
+            planned.output,
+            plan_id.group(1),
+            folder / "labels.jsonl",
+            scored,
+            json.loads((folder / "r1" / "report.json").read_text()),
+            before,
+            gated,
+        )
 
 
 # --- judge review plan and the export ------------------------------------------------------------
@@ -138,14 +219,13 @@ def test_plan_draws_a_uniform_sample_and_queues_it_blind(flow: Flow) -> None:
     assert len(plan["plan"]["run_ids"]) == 21 and plan["plan"]["design"] == "uniform"
     assert plan["plan"]["probs"] == [pytest.approx(BUDGET / 21)] * 21
     # The draw is calibration.ppi's, reproducible from the seed.
-    again = plan_labels([0.5] * 21, BUDGET, active=False, seed=0,
-                        run_ids=plan["plan"]["run_ids"])
+    again = plan_labels([0.5] * 21, BUDGET, active=False, seed=0, run_ids=plan["plan"]["run_ids"])
     assert list(again.chosen) == plan["plan"]["chosen"] and len(again.chosen) == BUDGET
     assert f"{BUDGET} new item(s) queued for blind review" in flow.plan_output
     with judge.open_store(str(flow.db)) as store:
         planned = [i for i in judge.queue(store, limit=1000)] + [
-            i for i in store.review_items(status="done", limit=1000)
-            if i.reason == "label_plan"]
+            i for i in store.review_items(status="done", limit=1000) if i.reason == "label_plan"
+        ]
         assert {i.case_id for i in planned} == set(plan["plan"]["chosen"])
         assert all(i.blind and i.card_digest is None and i.routing_id is None for i in planned)
         # The review page shows a planned run blind: no judge verdict, score or reason.
@@ -153,8 +233,9 @@ def test_plan_draws_a_uniform_sample_and_queues_it_blind(flow: Flow) -> None:
         assert view.blind and view.verdicts == [] and view.reason_text is None
         assert view.task.startswith("Task ")
         # Drawing the same plan again queues nothing new.
-        result = judge.plan_review(store, judge.load_runs(flow.runs).runs, source="x",
-                                   budget=BUDGET, seed=0)
+        result = judge.plan_review(
+            store, judge.load_runs(flow.runs).runs, source="x", budget=BUDGET, seed=0
+        )
         assert not result.new and result.enqueued == 0 and result.stored.id == flow.plan_id
 
 
@@ -202,12 +283,16 @@ def test_report_gives_judge_labels_only_and_ppi_side_by_side(flow: Flow) -> None
     assert "| estimand | judge only [95% CI] | labels only [95% CI] | labels | PPI++ [95% CI]" in md
     assert "| cand - base pass@1 |" in md
     # One line per treatment on stderr, e.g. "pass@1 base: judge 0.667 [...]; labels only ...".
-    assert re.search(r"pass@1 base: judge [0-9.]+ \[.*\]; labels only [0-9.]+ \[.*\] \(6 "
-                     r"labels\); PPI\+\+ [0-9.]+ \[.*\], worth [0-9.]+ labels", flow.score.output)
+    assert re.search(
+        r"pass@1 base: judge [0-9.]+ \[.*\]; labels only [0-9.]+ \[.*\] \(6 "
+        r"labels\); PPI\+\+ [0-9.]+ \[.*\], worth [0-9.]+ labels",
+        flow.score.output,
+    )
 
 
-def _inputs(report: dict[str, Any], treatments: tuple[str, ...], multi: bool = True
-            ) -> dict[str, list[Any]]:
+def _inputs(
+    report: dict[str, Any], treatments: tuple[str, ...], multi: bool = True
+) -> dict[str, list[Any]]:
     """calibration.ppi's inputs rebuilt from the report's runs, independently of the code
     under test: judge score (the timeout: 0), label (the timeout: fail), inclusion
     probability (the plan's BUDGET / 21; the timeout: 1)."""
@@ -241,22 +326,38 @@ def test_report_figures_are_calibration_ppi(flow: Flow) -> None:
         assert got["ppi"]["pass@1"]["lambda"] == pytest.approx(ppi.lam)
         assert got["labels_only"]["pass@1"]["value"] == pytest.approx(alone.value)
         assert got["labels_only"]["pass@1"]["ci95"] == pytest.approx(list(alone.ci95))
-        n = sum(1 for i, y in zip(x["ids"], x["y"], strict=True)
-                if y is not None and report_run(report, i)["status"] == "completed")
+        n = sum(
+            1
+            for i, y in zip(x["ids"], x["y"], strict=True)
+            if y is not None and report_run(report, i)["status"] == "completed"
+        )
         assert got["ppi"]["pass@1"]["n_labels"] == n
         assert got["ppi"]["pass@1"]["effective_labels"] == pytest.approx(
-            n * (ppi.se_labels_only / ppi.se) ** 2)
+            n * (ppi.se_labels_only / ppi.se) ** 2
+        )
         # labels only by hand: the macro-weighted, inverse-probability-weighted mean of the
         # labelled runs (Hajek): sum a_i y_i / sum a_i, a_i = w_i / pi_i, w_i = 1 / runs of task.
         per_task = {t2: x["task"].count(t2) for t2 in x["task"]}
-        a = [1 / per_task[tk] / p for tk, p, y in zip(x["task"], x["pi"], x["y"], strict=True)
-             if y is not None]
+        a = [
+            1 / per_task[tk] / p
+            for tk, p, y in zip(x["task"], x["pi"], x["y"], strict=True)
+            if y is not None
+        ]
         ys = [y for y in x["y"] if y is not None]
         assert got["labels_only"]["pass@1"]["value"] == pytest.approx(
-            sum(ai * yi for ai, yi in zip(a, ys, strict=True)) / sum(a))
+            sum(ai * yi for ai, yi in zip(a, ys, strict=True)) / sum(a)
+        )
     x = _inputs(report, ("base", "cand"))
-    diff = ppi_difference(x["f"], x["y"], x["treatment"], x["task"], first="cand",
-                          second="base", run_ids=x["ids"], probs=x["pi"])
+    diff = ppi_difference(
+        x["f"],
+        x["y"],
+        x["treatment"],
+        x["task"],
+        first="cand",
+        second="base",
+        run_ids=x["ids"],
+        probs=x["pi"],
+    )
     paired = next(p for p in report["paired"] if p["metric"] == "pass@1")
     assert paired["ppi"]["value"] == pytest.approx(diff.value)
     assert paired["ppi"]["ci95"] == pytest.approx(list(diff.ci95))
@@ -279,8 +380,9 @@ def test_gate_uses_the_ppi_interval(flow: Flow) -> None:
     assert any("labelling mistakes" in c for c in gate["cannot_support"])
     # The library's gate on the same report, without the labels: the judge's bootstrap.
     report = judge.load_report(flow.folder / "r1" / "report.json")
-    plain = judge.gate(report, baseline="base", candidate="cand", margin=0.2, min_tasks=2,
-                       use_labels=False)
+    plain = judge.gate(
+        report, baseline="base", candidate="cand", margin=0.2, min_tasks=2, use_labels=False
+    )
     assert plain.non_inferiority.method.startswith("paired task-cluster bootstrap")
     assert plain.non_inferiority.ci95 == pytest.approx(paired["ci95"])
 
@@ -295,9 +397,22 @@ def test_hand_picked_labels_are_not_valid_for_ppi(flow: Flow, tmp_path: Path) ->
     records.append({"id": extra, "gold": TRUTH[extra]})
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in records))
-    result = _invoke(flow.score_args("--out-dir", str(tmp_path / "r"), "--labels", str(labels),
-                                     "--baseline", "base", "--candidate", "cand", "--margin",
-                                     "0.2", "--min-tasks", "2"))
+    result = _invoke(
+        flow.score_args(
+            "--out-dir",
+            str(tmp_path / "r"),
+            "--labels",
+            str(labels),
+            "--baseline",
+            "base",
+            "--candidate",
+            "cand",
+            "--margin",
+            "0.2",
+            "--min-tasks",
+            "2",
+        )
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     info = report["labels"]
@@ -315,8 +430,11 @@ def test_hand_picked_labels_are_not_valid_for_ppi(flow: Flow, tmp_path: Path) ->
 
 def test_labels_without_a_plan_are_not_valid_for_ppi(flow: Flow, tmp_path: Path) -> None:
     # A fresh store: the same loopback judge judges the runs again, but no plan is stored.
-    result = _invoke(flow.score_args("--out-dir", str(tmp_path / "r"), "--labels",
-                                     str(flow.labels), db=tmp_path / "other.db"))
+    result = _invoke(
+        flow.score_args(
+            "--out-dir", str(tmp_path / "r"), "--labels", str(flow.labels), db=tmp_path / "other.db"
+        )
+    )
     assert result.exit_code == 0, result.output
     info = json.loads((tmp_path / "r" / "report.json").read_text())["labels"]
     assert not info["valid_for_ppi"] and "no label plan" in info["reason"]
@@ -325,14 +443,27 @@ def test_labels_without_a_plan_are_not_valid_for_ppi(flow: Flow, tmp_path: Path)
 # --- active plans --------------------------------------------------------------------------------
 
 
-def test_active_plan_records_its_probabilities_and_stays_valid(flow: Flow, tmp_path: Path
-                                                              ) -> None:
+def test_active_plan_records_its_probabilities_and_stays_valid(flow: Flow, tmp_path: Path) -> None:
     db = tmp_path / "active.db"
     # Judge the runs into this store first (the active plan reads their stored scores).
     first = _invoke(flow.score_args("--out-dir", str(tmp_path / "r0"), db=db))
     assert first.exit_code == 0, first.output
-    planned = _invoke(["review", "plan", str(flow.runs), "--budget", "10", "--active",
-                       "--seed", "4", "--db", str(db), "--out", str(tmp_path / "plan.json")])
+    planned = _invoke(
+        [
+            "review",
+            "plan",
+            str(flow.runs),
+            "--budget",
+            "10",
+            "--active",
+            "--seed",
+            "4",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "plan.json"),
+        ]
+    )
     assert planned.exit_code == 0, planned.output
     stored = json.loads((tmp_path / "plan.json").read_text())
     plan = stored["plan"]
@@ -350,12 +481,29 @@ def test_active_plan_records_its_probabilities_and_stays_valid(flow: Flow, tmp_p
     plan_id = stored["id"]
     with judge.open_store(str(db)) as store:
         for item in judge.queue(store, limit=1000):
-            judge.add_label(store, item.id, reviewer="bo", role="reviewer",
-                            label=str(TRUTH[item.case_id]))
-    assert _invoke(["gold", "export", "--plan", plan_id, "--db", str(db), "--out",
-                    str(tmp_path / "labels.jsonl")]).exit_code == 0
-    result = _invoke(flow.score_args("--out-dir", str(tmp_path / "r1"), "--labels",
-                                     str(tmp_path / "labels.jsonl"), db=db))
+            judge.add_label(
+                store, item.id, reviewer="bo", role="reviewer", label=str(TRUTH[item.case_id])
+            )
+    assert (
+        _invoke(
+            [
+                "gold",
+                "export",
+                "--plan",
+                plan_id,
+                "--db",
+                str(db),
+                "--out",
+                str(tmp_path / "labels.jsonl"),
+            ]
+        ).exit_code
+        == 0
+    )
+    result = _invoke(
+        flow.score_args(
+            "--out-dir", str(tmp_path / "r1"), "--labels", str(tmp_path / "labels.jsonl"), db=db
+        )
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r1" / "report.json").read_text())
     assert report["labels"]["valid_for_ppi"] and report["labels"]["sampling"] == "active"
@@ -370,12 +518,23 @@ def test_active_plan_records_its_probabilities_and_stays_valid(flow: Flow, tmp_p
 
 def test_an_active_plan_needs_stored_judgments(flow: Flow, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no stored judgment of these runs") as info:
-        _invoke(["review", "plan", str(flow.runs), "--budget", "5", "--active", "--db",
-                 str(tmp_path / "empty.db")])
+        _invoke(
+            [
+                "review",
+                "plan",
+                str(flow.runs),
+                "--budget",
+                "5",
+                "--active",
+                "--db",
+                str(tmp_path / "empty.db"),
+            ]
+        )
     assert info.value.field == "active" and "judge score" in str(info.value.hint)
     with pytest.raises(InputError, match="budget 30") as info:
-        _invoke(["review", "plan", str(flow.runs), "--budget", "30", "--db",
-                 str(tmp_path / "empty.db")])
+        _invoke(
+            ["review", "plan", str(flow.runs), "--budget", "30", "--db", str(tmp_path / "empty.db")]
+        )
     assert info.value.field == "budget"
 
 
@@ -387,8 +546,11 @@ def _bad(flow: Flow, tmp_path: Path, lines: list[dict[str, Any]]) -> InputError:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     before = len(flow.server.requests)
     with pytest.raises(InputError) as info:
-        _invoke(flow.score_args("--out-dir", str(tmp_path / "r"), "--labels", str(path),
-                                db=tmp_path / "fresh.db"))
+        _invoke(
+            flow.score_args(
+                "--out-dir", str(tmp_path / "r"), "--labels", str(path), db=tmp_path / "fresh.db"
+            )
+        )
     # Refused before anything was judged (a fresh store: every run would be a model call).
     assert len(flow.server.requests) == before
     assert info.value.file == str(path)
@@ -396,8 +558,9 @@ def _bad(flow: Flow, tmp_path: Path, lines: list[dict[str, Any]]) -> InputError:
 
 
 def test_labels_for_unknown_runs_are_refused(flow: Flow, tmp_path: Path) -> None:
-    error = _bad(flow, tmp_path, [{"id": "base-a1-r0", "gold": "pass"},
-                                  {"id": "nope", "gold": "fail"}])
+    error = _bad(
+        flow, tmp_path, [{"id": "base-a1-r0", "gold": "pass"}, {"id": "nope", "gold": "fail"}]
+    )
     assert (error.line, error.field) == (2, "id") and "unknown run 'nope'" in error.reason
 
 
@@ -410,9 +573,15 @@ def test_a_label_file_of_another_run_set_is_refused(flow: Flow, tmp_path: Path) 
 
 
 def test_duplicate_labels_are_refused(flow: Flow, tmp_path: Path) -> None:
-    error = _bad(flow, tmp_path, [{"id": "base-a1-r0", "gold": "pass"},
-                                  {"id": "base-a2-r0", "gold": "fail"},
-                                  {"id": "base-a1-r0", "gold": "fail"}])
+    error = _bad(
+        flow,
+        tmp_path,
+        [
+            {"id": "base-a1-r0", "gold": "pass"},
+            {"id": "base-a2-r0", "gold": "fail"},
+            {"id": "base-a1-r0", "gold": "fail"},
+        ],
+    )
     assert (error.line, error.field) == (3, "id") and "first is on line 1" in error.reason
 
 
@@ -434,11 +603,21 @@ def test_malformed_label_records_are_refused(flow: Flow, tmp_path: Path) -> None
 
 
 def _run(task: str, f: float, label: str | None) -> ScoredRun:
-    return ScoredRun(run_id=f"r-{task}", task_id=task, treatment="x", benchmark="b",
-                     repetition=0, agent_model=None, status="completed",
-                     outcome="pass" if f > 0.5 else "fail", source="judge:m",
-                     route="uncalibrated", judge_score=f, label=label,  # type: ignore[arg-type]
-                     label_prob=0.5)
+    return ScoredRun(
+        run_id=f"r-{task}",
+        task_id=task,
+        treatment="x",
+        benchmark="b",
+        repetition=0,
+        agent_model=None,
+        status="completed",
+        outcome="pass" if f > 0.5 else "fail",
+        source="judge:m",
+        route="uncalibrated",
+        judge_score=f,
+        label=label,  # type: ignore[arg-type]
+        label_prob=0.5,
+    )
 
 
 def test_ppi_in_the_report_by_hand() -> None:
@@ -453,11 +632,25 @@ def test_ppi_in_the_report_by_hand() -> None:
     tasks, factor m / (m - 1) = 2): (0.125 - 0.0875 + 0.03125) * 2 = 0.1375 (se 0.3708);
     labels only 0.125 * 2 = 0.25 (se 0.5). Effective labels 2 * 0.25 / 0.1375 = 3.636.
     """
-    runs = [_run("t1", 0.9, "pass"), _run("t2", 0.2, "fail"), _run("t3", 0.8, None),
-            _run("t4", 0.1, None)]
-    info = LabelsInfo(file="l.jsonl", n_labels=2, n_pass=1, n_fail=1, valid_for_ppi=True,
-                      reason=None, plan=None, sampling="uniform", population="tasks",
-                      method="m", notes=[])
+    runs = [
+        _run("t1", 0.9, "pass"),
+        _run("t2", 0.2, "fail"),
+        _run("t3", 0.8, None),
+        _run("t4", 0.1, None),
+    ]
+    info = LabelsInfo(
+        file="l.jsonl",
+        n_labels=2,
+        n_pass=1,
+        n_fail=1,
+        valid_for_ppi=True,
+        reason=None,
+        plan=None,
+        sampling="uniform",
+        population="tasks",
+        method="m",
+        notes=[],
+    )
     ctx = ReportContext(runset="s", mode="judge", n_boot=50, labels=info)
     report = build_report(runs, ctx)
     sec = report.per_treatment["x"]
@@ -479,8 +672,21 @@ def test_ppi_in_the_report_by_hand() -> None:
 
 def test_a_report_without_labels_has_no_label_keys(tmp_path: Path) -> None:
     out = tmp_path / "r"
-    assert _invoke(["score", str(SMALL), "--gold-labels", "--out-dir", str(out), "--n-boot",
-                    "50", "--no-charts"]).exit_code == 0
+    assert (
+        _invoke(
+            [
+                "score",
+                str(SMALL),
+                "--gold-labels",
+                "--out-dir",
+                str(out),
+                "--n-boot",
+                "50",
+                "--no-charts",
+            ]
+        ).exit_code
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert "labels" not in report and "ppi" not in report["per_treatment"]["base"]
     assert "ppi" not in report["paired"][0]
@@ -500,21 +706,23 @@ def _pixels_near(png: bytes, colour: str, tolerance: int = 12) -> int:
     from PIL import Image
 
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
-    target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    target = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
     return int((np.abs(pixels - target) <= tolerance).all(axis=-1).sum())
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason="/usr/bin/chromium is absent: apt-get install -y chromium")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: apt-get install -y chromium"
+)
 def test_report_html_shows_the_forest_plot(flow: Flow, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     report = judge.load_report(flow.folder / "r1" / "report.json")
     paths = judge.write_report(report, tmp_path / "html")  # with its charts this time
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM),
-                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(paths["html"].as_uri())
         heading = page.locator("h2", has_text="Judge only, labels only and PPI++")
@@ -522,7 +730,8 @@ def test_report_html_shows_the_forest_plot(flow: Flow, tmp_path: Path) -> None:
         # The section's table, then its chart: one small forest plot.
         table = heading.locator("xpath=following-sibling::table[1]")
         assert "PPI++ [95% CI]" in table.inner_text() and "cand - base pass@1" in (
-            table.inner_text())
+            table.inner_text()
+        )
         figures = heading.locator("xpath=following-sibling::div[contains(@class, 'figs')][1]")
         plot = figures.locator("svg")
         assert plot.count() == 1

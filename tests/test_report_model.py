@@ -32,23 +32,42 @@ SMALL = Path(__file__).parent / "data" / "runsets" / "small.jsonl"
 
 
 def _run(treatment: str, task: int, rep: int, outcome: str) -> ScoredRun:
-    return ScoredRun(run_id=f"{treatment}-{task}-{rep}", task_id=f"t{task}", treatment=treatment,
-                     benchmark="b", repetition=rep, agent_model=None, status="completed",
-                     outcome=outcome, source="gold", route="gold")
+    return ScoredRun(
+        run_id=f"{treatment}-{task}-{rep}",
+        task_id=f"t{task}",
+        treatment=treatment,
+        benchmark="b",
+        repetition=rep,
+        agent_model=None,
+        status="completed",
+        outcome=outcome,
+        source="gold",
+        route="gold",
+    )
 
 
 def _report(runs: Sequence[ScoredRun], mode: str = "gold") -> RunSetReport:
-    ctx = ReportContext(runset="runs.jsonl", mode="gold" if mode == "gold" else "judge",
-                        n_boot=50)
+    ctx = ReportContext(runset="runs.jsonl", mode="gold" if mode == "gold" else "judge", n_boot=50)
     return build_report(runs, ctx)
 
 
 @pytest.fixture(scope="module")
 def gold_json(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gold")
-    result = CliRunner().invoke(cli, ["score", str(SMALL), "--gold-labels", "--out-dir",
-                                      str(out), "--n-boot", "50", "--no-charts"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            str(SMALL),
+            "--gold-labels",
+            "--out-dir",
+            str(out),
+            "--n-boot",
+            "50",
+            "--no-charts",
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     return out / "report.json"
 
@@ -64,8 +83,9 @@ def test_report_json_is_the_model_dump_and_reads_back(gold_json: Path) -> None:
     assert "corrected" not in data["per_treatment"]["base"]
 
 
-def test_a_report_with_an_unknown_field_is_refused_naming_it(gold_json: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_report_with_an_unknown_field_is_refused_naming_it(
+    gold_json: Path, tmp_path: Path
+) -> None:
     data = json.loads(gold_json.read_text())
     data["per_treatment"]["base"]["counts"]["bogus"] = 1
     bad = tmp_path / "report.json"
@@ -90,11 +110,21 @@ def test_html_escapes_what_the_runs_name_and_markdown_keeps_it() -> None:
 
 
 def _judged(cost: float | None, tokens: int, judgments: int = 1) -> ScoredRun:
-    return ScoredRun(run_id=f"r{tokens}", task_id="t", treatment="A", benchmark="b",
-                     repetition=tokens, agent_model=None, status="completed", outcome="pass",
-                     source="judge:m", judge_cost_usd=cost, judge_tokens=tokens,
-                     judgment_ids=[f"j{tokens}-{i}" for i in range(judgments)],
-                     judge_priced=judgments if cost is not None else 0)
+    return ScoredRun(
+        run_id=f"r{tokens}",
+        task_id="t",
+        treatment="A",
+        benchmark="b",
+        repetition=tokens,
+        agent_model=None,
+        status="completed",
+        outcome="pass",
+        source="judge:m",
+        judge_cost_usd=cost,
+        judge_tokens=tokens,
+        judgment_ids=[f"j{tokens}-{i}" for i in range(judgments)],
+        judge_priced=judgments if cost is not None else 0,
+    )
 
 
 def test_judging_cost_says_what_the_judgments_recorded() -> None:
@@ -105,7 +135,8 @@ def test_judging_cost_says_what_the_judgments_recorded() -> None:
     assert text(_judged(0.01, 100), _judged(0.02, 200)) == "$0.03 (300 tokens)"
     # one priced, one not: the sum of the known cost, and how many it covers
     assert text(_judged(0.01, 100), _judged(None, 200)) == (
-        "$0.01 for 1 of 2 judgments (300 tokens)")
+        "$0.01 for 1 of 2 judgments (300 tokens)"
+    )
     # tokens returned, no price (a self-hosted or unknown model): the tokens, never "—"
     assert text(_judged(None, 1200, 2), _judged(None, 34)) == "1,234 tokens (not priced)"
     # an embedded model costs nothing, and says so

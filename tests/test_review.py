@@ -46,21 +46,36 @@ def test_queue_order_audits_then_closest_to_a_band_edge(store_location: str) -> 
     # (0.45); 0.99 is auto-accepted and audited (fraction 1): priority 1.
     with _store(store_location, [0.55, 0.7, 0.35, 0.99], audit_fraction=1.0) as store:
         found = [(i.case_id, i.audit, i.priority) for i in queue(store)]
-    assert found == [("case-3", True, 1.0), ("case-1", False, pytest.approx(0.54)),
-                     ("case-2", False, pytest.approx(0.45)),
-                     ("case-0", False, pytest.approx(0.27))]
+    assert found == [
+        ("case-3", True, 1.0),
+        ("case-1", False, pytest.approx(0.54)),
+        ("case-2", False, pytest.approx(0.45)),
+        ("case-0", False, pytest.approx(0.27)),
+    ]
 
 
 def test_priority_without_a_certified_band_and_for_conflicts() -> None:
     from judge.review.queue import review_priority
     from judge.types import RoutingDecision
 
-    def decision(score: float | None, reason: str = "no_certified_band",
-                 decided: str = "review") -> RoutingDecision:
-        return RoutingDecision(id="r-1", card_digest="sha256:c", case_id="c", model="m",
-                               rubric_id="r", rubric_version=1, kind="binary",
-                               decision=decided, reason=reason, detail="", score=score,
-                               judgment_ids=[], routed_at="2025-06-01T00:00:00Z")
+    def decision(
+        score: float | None, reason: str = "no_certified_band", decided: str = "review"
+    ) -> RoutingDecision:
+        return RoutingDecision(
+            id="r-1",
+            card_digest="sha256:c",
+            case_id="c",
+            model="m",
+            rubric_id="r",
+            rubric_version=1,
+            kind="binary",
+            decision=decided,
+            reason=reason,
+            detail="",
+            score=score,
+            judgment_ids=[],
+            routed_at="2025-06-01T00:00:00Z",
+        )
 
     # Without edges the distance is to 0.5: 0.8 is 0.3 away -> 0.9 * 0.4 = 0.36.
     assert review_priority(decision(0.8)) == pytest.approx(0.36)
@@ -243,14 +258,19 @@ def test_export_with_nothing_done_is_a_clear_error(tmp_path: Path, store_locatio
 def test_tool_call_arguments_read_as_text() -> None:
     from judge.review.views import tool_arguments
 
-    call = tool_arguments('[Edit] {"file_path": "/r/a.py", "old_string": "x = \\"a\\"\\n", '
-                          '"replace_all": false, "lines": [1, 2]}')
+    call = tool_arguments(
+        '[Edit] {"file_path": "/r/a.py", "old_string": "x = \\"a\\"\\n", '
+        '"replace_all": false, "lines": [1, 2]}'
+    )
     assert call is not None
     tool, args = call
     assert tool == "Edit"
     assert [(a.name, a.value) for a in args] == [
-        ("file_path", "/r/a.py"), ("old_string", 'x = "a"\n'), ("replace_all", "false"),
-        ("lines", "[\n  1,\n  2\n]")]
+        ("file_path", "/r/a.py"),
+        ("old_string", 'x = "a"\n'),
+        ("replace_all", "false"),
+        ("lines", "[\n  1,\n  2\n]"),
+    ]
     # Anything else stays as it was written.
     assert tool_arguments("[Bash] $ git diff") is None
     assert tool_arguments('[Read] {"file_path": ') is None
@@ -260,9 +280,14 @@ def test_tool_call_arguments_read_as_text() -> None:
 def test_a_turn_that_repeats_the_task_is_marked(tmp_path: Path) -> None:
     with Store(tmp_path / "t.db") as store:
         case = make_case(1)
-        case = case.model_copy(update={"trace": [
-            case.trace[0].model_copy(update={"role": "user", "content": case.task}),
-            *case.trace[1:]]})
+        case = case.model_copy(
+            update={
+                "trace": [
+                    case.trace[0].model_copy(update={"role": "user", "content": case.task}),
+                    *case.trace[1:],
+                ]
+            }
+        )
         seed_store(store, [case], [make_judgment(case.id, 0.5)])
         apply_card(store, make_card(), audit_fraction=0.0)
         (item,) = queue(store)

@@ -53,9 +53,9 @@ def routed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningS
         running_service(tmp_path / "page.db", models=(MODEL,), api_base=loopback.api_base) as svc,
         JudgeClient(svc.url, svc.keys["ops"]) as api,
     ):
-        job = api.wait(api.submit_job(
-            [scripted_case(i, p) for i, p in enumerate(probs)], rubric=RUBRIC
-        ).id)
+        job = api.wait(
+            api.submit_job([scripted_case(i, p) for i, p in enumerate(probs)], rubric=RUBRIC).id
+        )
         assert job.status == "done"
         card = make_card()
         api.upload_card(card.to_yaml())

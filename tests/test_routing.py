@@ -265,8 +265,9 @@ def test_cascade_decides_at_the_first_stage_whose_band_holds_the_score() -> None
     }
     assert got["sure"].slice == f"stage 1: {CHEAP}" and got["sure"].band == "accept"
     assert got["escalated"].slice == f"stage 2: {STRONG}" and got["escalated"].label == "fail"
-    assert got["escalated"].detail.startswith(f"stage 1: {CHEAP}: 0.1 < P(pass) 0.5000 < 0.9, "
-                                              "escalated; stage 2")
+    assert got["escalated"].detail.startswith(
+        f"stage 1: {CHEAP}: 0.1 < P(pass) 0.5000 < 0.9, escalated; stage 2"
+    )
     assert len(got["escalated"].judgment_ids) == 2 and len(got["sure"].judgment_ids) == 1
     assert f"judge it with --model {STRONG}" in got["not-yet"].detail
     # One decision per case and card, whichever stage made it.
@@ -280,21 +281,26 @@ def test_cascade_audits_bound_each_stage_and_apply_card_reads_every_stage(
     stage2 = f"stage 2: {STRONG}"
     bounds = live_bounds(card, [AuditLabel("reject", stage2, "fail", "pass")])
     by_key = {(b.slice, b.band): b for b in bounds}
-    assert set(by_key) == {(f"stage {k}: {m}", n) for k, m in ((1, CHEAP), (2, STRONG))
-                           for n in ("accept", "reject")}
+    assert set(by_key) == {
+        (f"stage {k}: {m}", n) for k, m in ((1, CHEAP), (2, STRONG)) for n in ("accept", "reject")
+    }
     # 1 error in 61 at stage 2's reject band: stale there, stage 1 untouched.
     assert by_key[(stage2, "reject")].exceeds_alpha
     assert by_key[(stage2, "reject")].audit_n == 1
     assert not by_key[(f"stage 1: {CHEAP}", "reject")].audit_n
     with Store(tmp_path / "c.db") as store:
         cases = [make_case(i) for i in range(3)]
-        seed_store(store, cases, [
-            make_judgment(cases[0].id, 0.95, model=CHEAP),
-            make_judgment(cases[1].id, 0.5, model=CHEAP),
-            make_judgment(cases[1].id, 0.9, model=STRONG),
-            make_judgment(cases[2].id, 0.5, model=CHEAP),
-            make_judgment(cases[2].id, 0.99, model="someone/else"),  # not a stage: ignored
-        ])
+        seed_store(
+            store,
+            cases,
+            [
+                make_judgment(cases[0].id, 0.95, model=CHEAP),
+                make_judgment(cases[1].id, 0.5, model=CHEAP),
+                make_judgment(cases[1].id, 0.9, model=STRONG),
+                make_judgment(cases[2].id, 0.5, model=CHEAP),
+                make_judgment(cases[2].id, 0.99, model="someone/else"),  # not a stage: ignored
+            ],
+        )
         run = apply_card(store, card, audit_fraction=0.0)
         got = {d.case_id: (d.decision, d.reason, d.model) for d in run.decisions}
         assert got == {
@@ -313,8 +319,11 @@ def test_cascade_audits_bound_each_stage_and_apply_card_reads_every_stage(
 
 
 def test_cascade_card_with_a_calibrator_is_refused() -> None:
-    card = make_cascade_card([(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)], calibrator="platt",
-                             calibrator_params={"a": 1.0, "b": 0.0})
+    card = make_cascade_card(
+        [(CHEAP, 0.9, 0.1), (STRONG, 0.8, 0.3)],
+        calibrator="platt",
+        calibrator_params={"a": 1.0, "b": 0.0},
+    )
     with pytest.raises(CardError, match="cascade stages are certified on raw scores"):
         route_judgments(card, [make_judgment("x", 0.5, model=CHEAP)])
 

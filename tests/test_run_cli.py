@@ -23,21 +23,26 @@ FAIL = '{"verdict": "fail", "evidence": ["E9"], "rationale": "E9 shows a failing
 
 def _case(i: int, **extra: Any) -> dict[str, Any]:
     return {
-        "id": f"case-{i}", "kind": "agent_run",
+        "id": f"case-{i}",
+        "kind": "agent_run",
         "task": f"Fix bug {i} in parser.py; AWS key AKIAIOSFODNN7EXAMPLE must not leak",
         "diff": "--- a/parser.py\n+++ b/parser.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
         "trace": [
             {"id": "m0", "role": "agent", "content": "I will run the tests: pytest -q"},
             {"id": "m1", "role": "observation", "content": "3 passed in 0.1s"},
         ],
-        "gold": "pass", "slices": {"secret_slice": "SLICE-SENTINEL"}, **extra,
+        "gold": "pass",
+        "slices": {"secret_slice": "SLICE-SENTINEL"},
+        **extra,
     }
 
 
 def _responder(request: dict[str, Any]) -> Reply:
     text = PASS
-    return Reply(content=text, logprobs=logprobs_for(
-        text, {"pass": 0.8, "fail": 0.15, "cannot_determine": 0.05}))
+    return Reply(
+        content=text,
+        logprobs=logprobs_for(text, {"pass": 0.8, "fail": 0.15, "cannot_determine": 0.05}),
+    )
 
 
 def _write_cases(path: Path, records: list[dict[str, Any] | str]) -> Path:
@@ -54,15 +59,25 @@ def _run(args: list[str]) -> Any:
     return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
-def test_run_stores_full_provenance_and_second_run_makes_no_call(
-    tmp_path: Path, env: None
-) -> None:
+def test_run_stores_full_provenance_and_second_run_makes_no_call(tmp_path: Path, env: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1), _case(2), _case(3)])
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:
-        args = ["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                "--api-base", server.api_base, "--db", str(db), "--quiet",
-                "--out", str(tmp_path / "out.jsonl"), str(cases)]
+        args = [
+            "run",
+            "--rubric",
+            "agent-run-success@1",
+            "--model",
+            "openai/loopback",
+            "--api-base",
+            server.api_base,
+            "--db",
+            str(db),
+            "--quiet",
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            str(cases),
+        ]
         first = _run(args)
         assert first.exit_code == 0, first.output
         assert len(server.requests) == 3
@@ -80,7 +95,8 @@ def test_run_stores_full_provenance_and_second_run_makes_no_call(
     assert j.status == "ok" and j.verdict is not None
     assert j.verdict.label == "pass"
     assert j.verdict.label_probs == pytest.approx(
-        {"pass": 0.8, "fail": 0.15, "cannot_determine": 0.05})
+        {"pass": 0.8, "fail": 0.15, "cannot_determine": 0.05}
+    )
     assert j.verdict.confidence == pytest.approx(0.8)
     assert "E1" in j.verdict.cited
     p = j.provenance
@@ -94,12 +110,25 @@ def test_run_stores_full_provenance_and_second_run_makes_no_call(
 
 
 def test_invalid_records_are_named_and_valid_ones_still_judged(tmp_path: Path, env: None) -> None:
-    cases = _write_cases(tmp_path / "cases.jsonl",
-                         [_case(1), "{broken", {**_case(2), "kind": "essay"}, _case(3)])
+    cases = _write_cases(
+        tmp_path / "cases.jsonl", [_case(1), "{broken", {**_case(2), "kind": "essay"}, _case(3)]
+    )
     with LoopbackServer(_responder) as server:
-        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                       "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
-                       "--quiet", str(cases)])
+        result = _run(
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--quiet",
+                str(cases),
+            ]
+        )
     assert result.exit_code == 1
     assert "cases.jsonl:2: not valid JSON" in result.output
     assert "cases.jsonl:3 field 'kind'" in result.output
@@ -117,8 +146,21 @@ def test_failures_are_stored_as_failures_never_as_verdicts(tmp_path: Path, env: 
         return Reply(status=500, content="upstream down")
 
     with LoopbackServer(responder) as server:
-        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                       "--api-base", server.api_base, "--db", str(db), "--quiet", str(cases)])
+        result = _run(
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                str(cases),
+            ]
+        )
     assert result.exit_code == 3
     with Store(db) as store:
         statuses = {j.case_id: (j.status, j.verdict) for j in store.judgments()}
@@ -132,9 +174,21 @@ def test_abstain_is_its_own_status(tmp_path: Path, env: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     abstain = '{"verdict": "cannot_determine", "evidence": [], "rationale": "No test output."}'
     with LoopbackServer(lambda r: Reply(content=abstain)) as server:
-        result = _run(["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                       "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
-                       "--quiet", str(cases)])
+        result = _run(
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--quiet",
+                str(cases),
+            ]
+        )
     assert result.exit_code == 0
     with Store(tmp_path / "j.db") as store:
         (j,) = list(store.judgments())
@@ -142,15 +196,32 @@ def test_abstain_is_its_own_status(tmp_path: Path, env: None) -> None:
 
 
 def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, env: None) -> None:
-    pair = {"id": "p1", "kind": "pairwise", "task": "Say hi in French",
-            "candidates": {"A": "Bonjour", "B": "Hello"}, "gold": "A"}
+    pair = {
+        "id": "p1",
+        "kind": "pairwise",
+        "task": "Say hi in French",
+        "candidates": {"A": "Bonjour", "B": "Hello"},
+        "gold": "A",
+    }
     cases = _write_cases(tmp_path / "pairs.jsonl", [pair])
     # The judge always prefers the first shown answer: canonical A in order AB, B in order BA.
     first = '{"verdict": "A", "evidence": [], "rationale": "First is better."}'
     with LoopbackServer(lambda r: Reply(content=first)) as server:
-        result = _run(["run", "--rubric", "pairwise-preference@1", "--model", "openai/loopback",
-                       "--api-base", server.api_base, "--db", str(tmp_path / "j.db"),
-                       "--quiet", str(cases)])
+        result = _run(
+            [
+                "run",
+                "--rubric",
+                "pairwise-preference@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                "--quiet",
+                str(cases),
+            ]
+        )
     assert result.exit_code == 0, result.output
     with Store(tmp_path / "j.db") as store:
         stored = {j.provenance.order: j for j in store.judgments()}
@@ -159,8 +230,9 @@ def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, en
     assert by_order["BA"].label_shown == "A"  # type: ignore[union-attr]
     # In order BA the first response shown is canonical B. (The two orders are sent at once:
     # the BA request is the one whose prompt digest its judgment records.)
-    ba_request = next(r for r in server.requests
-                      if digest(r["messages"]) == stored["BA"].provenance.prompt_digest)
+    ba_request = next(
+        r for r in server.requests if digest(r["messages"]) == stored["BA"].provenance.prompt_digest
+    )
     ba_prompt = json.dumps(ba_request["messages"])
     assert ba_prompt.index("Hello") < ba_prompt.index("Bonjour")
 
@@ -169,10 +241,24 @@ def test_judge_run_as_a_real_process(tmp_path: Path) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     with LoopbackServer(_responder) as server:
         proc = subprocess.run(
-            [sys.executable, "-m", "judge", "run", "--rubric", "agent-run-success@1",
-             "--model", "openai/loopback", "--api-base", server.api_base,
-             "--db", str(tmp_path / "j.db"), str(cases)],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "judge",
+                "run",
+                "--rubric",
+                "agent-run-success@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "j.db"),
+                str(cases),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
             env={**os.environ, "OPENAI_API_KEY": "sk-test"},
         )
     assert proc.returncode == 0, proc.stderr
@@ -183,13 +269,40 @@ def test_prompt_variants_are_judged_and_stored_apart(tmp_path: Path, env: None) 
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:
-        result = _run(["run", "--rubric", "agent-run-success@2", "--model", "openai/loopback",
-                       "--api-base", server.api_base, "--db", str(db), "--quiet", str(cases)])
+        result = _run(
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@2",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                str(cases),
+            ]
+        )
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 3  # one call per prompt variant
-        again = _run(["run", "--rubric", "agent-run-success@2", "--model", "openai/loopback",
-                      "--api-base", server.api_base, "--db", str(db), "--quiet",
-                      "--variants", "2", str(cases)])
+        again = _run(
+            [
+                "run",
+                "--rubric",
+                "agent-run-success@2",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                "--variants",
+                "2",
+                str(cases),
+            ]
+        )
         assert again.exit_code == 0 and len(server.requests) == 3  # both already stored
     with Store(db) as store:
         judgments = list(store.judgments())

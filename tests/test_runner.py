@@ -21,10 +21,14 @@ from judge.types import Case, TraceTurn
 
 def _case(i: int, task: str = "Fix the parser") -> Case:
     return Case(
-        id=f"c{i}", kind="agent_run", task=f"{task} #{i}",
+        id=f"c{i}",
+        kind="agent_run",
+        task=f"{task} #{i}",
         diff="--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-        trace=[TraceTurn(id="m0", role="agent", content="pytest -q"),
-               TraceTurn(id="m1", role="observation", content="3 passed in 0.1s")],
+        trace=[
+            TraceTurn(id="m0", role="agent", content="pytest -q"),
+            TraceTurn(id="m1", role="observation", content="3 passed in 0.1s"),
+        ],
     )
 
 
@@ -33,8 +37,14 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Replace the provider with a fake that answers pass and counts its calls."""
     made: list[str] = []
 
-    async def fake_call(model: str, messages: list[dict[str, str]], answer_model: type[BaseModel],
-                        labels: Sequence[str], params: ModelParams, **_: Any) -> CallResult:
+    async def fake_call(
+        model: str,
+        messages: list[dict[str, str]],
+        answer_model: type[BaseModel],
+        labels: Sequence[str],
+        params: ModelParams,
+        **_: Any,
+    ) -> CallResult:
         made.append(messages[-1]["content"])
         answer = answer_model(verdict="pass", evidence=["E1"], rationale="E1 shows it.")
         return CallResult(answer=answer, raw_output="{}", label_probs=None, prompt_tokens=10)
@@ -65,7 +75,8 @@ def test_rerun_finds_every_judgment_by_step_key_without_selecting_evidence(
         second = _run(store, cases)
     assert (second.called, second.cached, len(calls)) == (0, 3, 3)
     assert sorted(o.judgment.id for o in second.outcomes) == sorted(
-        o.judgment.id for o in first.outcomes)
+        o.judgment.id for o in first.outcomes
+    )
 
 
 def test_a_changed_case_misses_its_step_key_and_is_judged_again(
@@ -94,7 +105,14 @@ def test_a_prompt_already_judged_under_other_inputs_is_found_by_cache_key(
 def test_code_digest_covers_the_modules_that_build_the_prompt() -> None:
     root = Path(runner_module.__file__).resolve().parents[1]
     modules = runner_module._judge_imports(root, "judge.judging.runner")
-    assert {"judge.judging.runner", "judge.evidence", "judge.redact", "judge.rubrics",
-            "judge.store", "judge.providers", "judge.types"} <= set(modules)
+    assert {
+        "judge.judging.runner",
+        "judge.evidence",
+        "judge.redact",
+        "judge.rubrics",
+        "judge.store",
+        "judge.providers",
+        "judge.types",
+    } <= set(modules)
     assert "judge.cli" not in modules  # the CLI does not shape prompts
     assert code_digest().startswith("sha256:") and code_digest() == code_digest()

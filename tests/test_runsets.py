@@ -19,8 +19,14 @@ CASE = {"kind": "agent_run", "task": "Fix the slugify bug", "diff": "+x", "trace
 
 
 def _run(i: int, **extra: Any) -> dict[str, Any]:
-    return {"run_id": f"r{i}", "task_id": f"t{i}", "treatment": "A", "repetition": 0,
-            "case": dict(CASE), **extra}
+    return {
+        "run_id": f"r{i}",
+        "task_id": f"t{i}",
+        "treatment": "A",
+        "repetition": 0,
+        "case": dict(CASE),
+        **extra,
+    }
 
 
 def _write(tmp_path: Path, records: Sequence[dict[str, Any] | str]) -> Path:
@@ -48,8 +54,14 @@ def test_sample_run_set_loads_with_rules_and_official_labels() -> None:
 
 
 def test_integer_task_ids_and_gold_format_cases_are_accepted(tmp_path: Path) -> None:
-    gold_case = {"id": "g1", "source": "x", "license": "MIT", "gold": "fail", **CASE,
-                 "slices": {"agent_model": "claude-3-5-sonnet"}}
+    gold_case = {
+        "id": "g1",
+        "source": "x",
+        "license": "MIT",
+        "gold": "fail",
+        **CASE,
+        "slices": {"agent_model": "claude-3-5-sonnet"},
+    }
     loaded = load_runs(_write(tmp_path, [{**_run(1), "task_id": 7, "case": gold_case}]))
     assert loaded.errors == []
     run = loaded.runs[0]
@@ -63,8 +75,11 @@ def test_integer_task_ids_and_gold_format_cases_are_accepted(tmp_path: Path) -> 
     ("record", "line_text", "field"),
     [
         ({**_run(1), "treatmnet": "B"}, "unknown field", "treatmnet"),
-        ({k: v for k, v in _run(1).items() if k != "task_id"}, "required field is missing",
-         "task_id"),
+        (
+            {k: v for k, v in _run(1).items() if k != "task_id"},
+            "required field is missing",
+            "task_id",
+        ),
         ({**_run(1), "repetition": -1}, "greater than or equal to 0", "repetition"),
         ({**_run(1), "status": "crashed"}, "Input should be", "status"),
         ({**_run(1), "official": "PASS"}, "Input should be", "official"),
@@ -99,8 +114,9 @@ def test_case_and_trace_rules(tmp_path: Path) -> None:
 
 
 def test_duplicates_and_broken_lines(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, [_run(1), "{not json", _run(1), {**_run(2), "task_id": "t1"},
-                                "[1, 2]"])
+    errors = _errors(
+        tmp_path, [_run(1), "{not json", _run(1), {**_run(2), "task_id": "t1"}, "[1, 2]"]
+    )
     text = [str(e) for e in errors]
     assert "runs.jsonl:2: not valid JSON" in text[0]
     assert "duplicate run id (first on line 1)" in text[1] and errors[1].field == "run_id"
@@ -119,12 +135,21 @@ def test_trace_files_go_through_the_importers(tmp_path: Path) -> None:
     traces = DATA / "traces"
     codex = traces / "codex" / "fix_slugify.jsonl"
     runs = [
-        {**_run(1), "case": None, "trace": str(codex), "format": "codex",
-         "agent_model": "gpt-5-codex"},
+        {
+            **_run(1),
+            "case": None,
+            "trace": str(codex),
+            "format": "codex",
+            "agent_model": "gpt-5-codex",
+        },
         {**_run(2), "case": None, "trace": str(codex), "format": "no-such-format"},
         {**_run(3), "case": None, "trace": "missing/trace.jsonl", "format": "codex"},
-        {**_run(4), "case": None, "trace": str(traces / "otel-genai" / "batch.jsonl"),
-         "format": "otel-genai"},
+        {
+            **_run(4),
+            "case": None,
+            "trace": str(traces / "otel-genai" / "batch.jsonl"),
+            "format": "otel-genai",
+        },
     ]
     for r in runs:
         r.pop("case")
@@ -155,14 +180,32 @@ def test_trace_case_picks_one_case_of_a_multi_case_file(tmp_path: Path) -> None:
 
 def test_runset_from_gold_reads_task_and_repetition(tmp_path: Path) -> None:
     gold = [
-        (1, {"id": "x/t0/r0", "gold": "pass", "kind": "agent_run", "task": "t",
-             "slices": {"task_id": 0, "trial": 0, "agent_model": "gpt-4o"}}),
-        (2, {"id": "x/t0/r1", "gold": "fail", "kind": "agent_run", "task": "t",
-             "slices": {"task_id": 0, "trial": 1, "agent_model": "gpt-4o"}}),
+        (
+            1,
+            {
+                "id": "x/t0/r0",
+                "gold": "pass",
+                "kind": "agent_run",
+                "task": "t",
+                "slices": {"task_id": 0, "trial": 0, "agent_model": "gpt-4o"},
+            },
+        ),
+        (
+            2,
+            {
+                "id": "x/t0/r1",
+                "gold": "fail",
+                "kind": "agent_run",
+                "task": "t",
+                "slices": {"task_id": 0, "trial": 1, "agent_model": "gpt-4o"},
+            },
+        ),
     ]
     runs = runset_from_gold(gold, benchmark="tau")
     assert [(r["task_id"], r["repetition"], r["treatment"], r["official"]) for r in runs] == [
-        ("0", 0, "gpt-4o", "pass"), ("0", 1, "gpt-4o", "fail")]
+        ("0", 0, "gpt-4o", "pass"),
+        ("0", 1, "gpt-4o", "fail"),
+    ]
     assert "gold" not in runs[0]["case"]
     write_runs(runs, tmp_path / "r.jsonl")
     loaded = load_runs(tmp_path / "r.jsonl")
@@ -189,9 +232,16 @@ def test_runset_from_cases_without_task_ids_or_repetitions() -> None:
     # The same task text (surrounding blanks aside) is one task; repetitions count per
     # (treatment, task) in file order.
     assert [(r["task_id"] == same, r["treatment"], r["repetition"]) for r in runs] == [
-        (True, "m1", 0), (True, "m1", 1), (False, "m1", 0), (True, "m2", 0)]
-    assert runs[0]["meta"]["derived"] == {"task_id": "task text", "treatment": "agent_model",
-                                          "repetition": "file order"}
+        (True, "m1", 0),
+        (True, "m1", 1),
+        (False, "m1", 0),
+        (True, "m2", 0),
+    ]
+    assert runs[0]["meta"]["derived"] == {
+        "task_id": "task text",
+        "treatment": "agent_model",
+        "repetition": "file order",
+    }
     assert "official" not in runs[0]
 
 

@@ -82,8 +82,15 @@ def _respond(request: dict[str, Any]) -> Reply:
     case = _case_of(request["messages"][1]["content"])
     if case == "sec-12-stripe":
         stripe = next(p["secret"] for p in _secrets() if p["case"] == case)
-        return Reply(content=json.dumps({"verdict": "fail", "evidence": ["E1"],
-                                         "rationale": f"E1: the key {stripe} is hard-coded."}))
+        return Reply(
+            content=json.dumps(
+                {
+                    "verdict": "fail",
+                    "evidence": ["E1"],
+                    "rationale": f"E1: the key {stripe} is hard-coded.",
+                }
+            )
+        )
     if case == "sec-17-netrc":
         return Reply(content=f"I will not grade this; use the token {MODEL_SECRET} instead.")
     return Reply(content=ANSWER)
@@ -100,30 +107,58 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
         with LoopbackServer(_respond) as server:
-            result = runner.invoke(cli, [
-                "run", "--rubric", "agent-run-success@1", "--model", "openai/loopback",
-                "--api-base", server.api_base, "--db", str(db), "--out", str(out), "--quiet",
-                str(cases),
-            ], catch_exceptions=False)
+            result = runner.invoke(
+                cli,
+                [
+                    "run",
+                    "--rubric",
+                    "agent-run-success@1",
+                    "--model",
+                    "openai/loopback",
+                    "--api-base",
+                    server.api_base,
+                    "--db",
+                    str(db),
+                    "--out",
+                    str(out),
+                    "--quiet",
+                    str(cases),
+                ],
+                catch_exceptions=False,
+            )
     # 3: a judgment failed, the one that the model answered with prose (a parse error).
     assert result.exit_code == 3, result.output
-    shown = [runner.invoke(cli, ["show", "--db", str(db), "--limit", "1000", *fmt],
-                           catch_exceptions=False) for fmt in ([], ["--format", "jsonl"])]
-    exported = runner.invoke(cli, ["export", "--db", str(db), "--out", str(otel)],
-                             catch_exceptions=False)
+    shown = [
+        runner.invoke(
+            cli, ["show", "--db", str(db), "--limit", "1000", *fmt], catch_exceptions=False
+        )
+        for fmt in ([], ["--format", "jsonl"])
+    ]
+    exported = runner.invoke(
+        cli, ["export", "--db", str(db), "--out", str(otel)], catch_exceptions=False
+    )
     assert exported.exit_code == 0, exported.output
     with Store(db) as store:
-        tables = {t: json.dumps(list(store.db.query(f"select * from {t}")))
-                  for t in ("judgments", "cases", "calls")}
+        tables = {
+            t: json.dumps(list(store.db.query(f"select * from {t}")))
+            for t in ("judgments", "cases", "calls")
+        }
         stored_cases = {c["id"]: store.get_case(c["id"]) for c in _cases()}
     raw = b"".join(p.read_bytes() for p in tmp.glob("j.db*"))  # the file, its WAL and shm
     by_case: dict[str, str] = {}
     for request in server.requests:
         user = request["messages"][1]["content"]
         by_case.setdefault(_case_of(user), user)
-    return {"requests": server.requests, "by_case": by_case, "tables": tables, "raw": raw,
-            "stored_cases": stored_cases, "out": out.read_text("utf-8"),
-            "shown": "\n".join(r.output for r in shown), "otel": otel.read_text("utf-8")}
+    return {
+        "requests": server.requests,
+        "by_case": by_case,
+        "tables": tables,
+        "raw": raw,
+        "stored_cases": stored_cases,
+        "out": out.read_text("utf-8"),
+        "shown": "\n".join(r.output for r in shown),
+        "otel": otel.read_text("utf-8"),
+    }
 
 
 def test_corpus_covers_every_kind_and_place() -> None:
@@ -131,19 +166,51 @@ def test_corpus_covers_every_kind_and_place() -> None:
     cases = {c["id"] for c in _cases()}
     assert {p["case"] for p in planted} == cases
     markers = {p["marker"] for p in planted}
-    assert {"aws-access-key-id", "aws-secret-access-key", "github-token", "openai-api-key",
-            "jwt", "private-key", "url-password", "env-secret", "stripe-key",
-            "connection-string", "npm-access-token", "huggingface-access-token",
-            "netrc-password", "cli-password", "sendgrid-api-token", "docker-auth",
-            "kubernetes-secret", "mailgun-api-key", "api-key-header", "twilio-api-key",
-            "npmrc-auth", "kubeconfig-key", "bearer-token", "config-secret"} <= markers
+    assert {
+        "aws-access-key-id",
+        "aws-secret-access-key",
+        "github-token",
+        "openai-api-key",
+        "jwt",
+        "private-key",
+        "url-password",
+        "env-secret",
+        "stripe-key",
+        "connection-string",
+        "npm-access-token",
+        "huggingface-access-token",
+        "netrc-password",
+        "cli-password",
+        "sendgrid-api-token",
+        "docker-auth",
+        "kubernetes-secret",
+        "mailgun-api-key",
+        "api-key-header",
+        "twilio-api-key",
+        "npmrc-auth",
+        "kubeconfig-key",
+        "bearer-token",
+        "config-secret",
+    } <= markers
     # The 15 kinds that reached the provider in issue 16 are all planted.
     kinds = {p.get("kind") for p in planted}
-    assert {"stripe-restricted-key", "azure-storage-account-key", "azure-sas-signature",
-            "pgp-private-key", "npm-token", "huggingface-token", "netrc-password",
-            "curl-user-password", "sendgrid-key", "docker-config-auth", "mysql-password-flag",
-            "kubernetes-secret-data", "mailgun-key", "datadog-api-key-header",
-            "twilio-auth-token"} <= kinds
+    assert {
+        "stripe-restricted-key",
+        "azure-storage-account-key",
+        "azure-sas-signature",
+        "pgp-private-key",
+        "npm-token",
+        "huggingface-token",
+        "netrc-password",
+        "curl-user-password",
+        "sendgrid-key",
+        "docker-config-auth",
+        "mysql-password-flag",
+        "kubernetes-secret-data",
+        "mailgun-key",
+        "datadog-api-key-header",
+        "twilio-auth-token",
+    } <= kinds
     assert sum(1 for k in kinds if k and k.startswith("benign:")) >= 15
     assert {p["where"] for p in planted} == {"task", "diff", "trace"}
     for p in planted:  # the loader removed the split markers, so each secret is whole again
@@ -155,9 +222,11 @@ def test_the_corpus_file_is_what_its_generator_writes(tmp_path: Path) -> None:
 
     module = runpy.run_path(str(DATA / "make_more.py"))
     assert [json.dumps(c, ensure_ascii=False) for c in module["CASES"]] == [
-        line for line in (DATA / "more_cases.jsonl").read_text("utf-8").splitlines()]
+        line for line in (DATA / "more_cases.jsonl").read_text("utf-8").splitlines()
+    ]
     assert [json.dumps(p, ensure_ascii=False) for p in module["PLANTED"]] == [
-        line for line in (DATA / "more_planted.jsonl").read_text("utf-8").splitlines()]
+        line for line in (DATA / "more_planted.jsonl").read_text("utf-8").splitlines()
+    ]
 
 
 def test_no_planted_secret_reaches_the_provider(judged: dict[str, Any]) -> None:
@@ -187,9 +256,7 @@ def test_no_secret_is_in_the_store_or_any_output(judged: dict[str, Any]) -> None
     assert "[REDACTED:github-token]" in refused["raw_output"]
 
 
-def test_the_stored_case_is_redacted_and_others_are_stored_as_given(
-    judged: dict[str, Any]
-) -> None:
+def test_the_stored_case_is_redacted_and_others_are_stored_as_given(judged: dict[str, Any]) -> None:
     given = {c["id"]: Case.model_validate(c) for c in _cases()}
     for case_id, stored in judged["stored_cases"].items():
         assert stored is not None
@@ -198,8 +265,10 @@ def test_the_stored_case_is_redacted_and_others_are_stored_as_given(
         assert (n > 0) == (stored != given[case_id])
     # The review page rebuilds the evidence from the stored case: the same digest as judged.
     for case_id in ("sec-13-azure", "sec-22-kubernetes-secret"):
-        assert (select_evidence(judged["stored_cases"][case_id]).digest
-                == select_evidence(given[case_id]).digest)
+        assert (
+            select_evidence(judged["stored_cases"][case_id]).digest
+            == select_evidence(given[case_id]).digest
+        )
 
 
 def test_markers_keep_the_evidence_readable(judged: dict[str, Any]) -> None:
@@ -220,17 +289,34 @@ def test_secrets_in_pairwise_candidates_do_not_reach_the_provider(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "ghp_" + "Rt4Wz1Nc5Kd3Jf6Hg0Ps8Ua2Ee4Io7Uy1Tq3L"
-    pair = {"id": "p1", "kind": "pairwise", "task": f"Which answer is safer? token {secret}",
-            "candidates": {"A": f"Use {secret} directly.", "B": "Read it from the env."}}
+    pair = {
+        "id": "p1",
+        "kind": "pairwise",
+        "task": f"Which answer is safer? token {secret}",
+        "candidates": {"A": f"Use {secret} directly.", "B": "Read it from the env."},
+    }
     cases = tmp_path / "pairs.jsonl"
     cases.write_text(json.dumps(pair) + "\n")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     answer = '{"verdict": "B", "evidence": [], "rationale": "B keeps the token out."}'
     with LoopbackServer(lambda r: Reply(content=answer)) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", "pairwise-preference@1", "--model", "openai/loopback",
-            "--api-base", server.api_base, "--db", str(tmp_path / "p.db"), "--quiet", str(cases),
-        ], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                "pairwise-preference@1",
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(tmp_path / "p.db"),
+                "--quiet",
+                str(cases),
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     sent = json.dumps(server.requests)
     assert len(server.requests) == 2  # both answer orders
@@ -242,16 +328,40 @@ def test_secrets_in_pairwise_candidates_do_not_reach_the_provider(
 
 def test_redact_judgment_covers_every_free_text_field() -> None:
     token = "ghp_" + "Rt4Wz1Nc5Kd3Jf6Hg0Ps8Ua2Ee4Io7Uy1Tq3L"
-    provenance = Provenance(rubric_id="r", rubric_version=1, rubric_digest="d", model="m",
-                            prompt_digest="p", evidence_digest="e", selector_version="s",
-                            token_budget=1, judge_version="0")
-    verdict = Verdict(label="fail", rationale=f"uses {token}", criteria=[
-        CriterionVerdict(id="c1", label="fail", rationale=f"E2 has {token}")])
-    ok = Judgment(id="j", case_id="c", cache_key="k", status="ok", verdict=verdict,
-                  provenance=provenance, raw_output=f'{{"rationale": "uses {token}"}}')
-    failed = Judgment(id="j", case_id="c", cache_key="k", status="parse_error",
-                      error=f"no valid answer: input_value='{token}'", provenance=provenance,
-                      raw_output=token)
+    provenance = Provenance(
+        rubric_id="r",
+        rubric_version=1,
+        rubric_digest="d",
+        model="m",
+        prompt_digest="p",
+        evidence_digest="e",
+        selector_version="s",
+        token_budget=1,
+        judge_version="0",
+    )
+    verdict = Verdict(
+        label="fail",
+        rationale=f"uses {token}",
+        criteria=[CriterionVerdict(id="c1", label="fail", rationale=f"E2 has {token}")],
+    )
+    ok = Judgment(
+        id="j",
+        case_id="c",
+        cache_key="k",
+        status="ok",
+        verdict=verdict,
+        provenance=provenance,
+        raw_output=f'{{"rationale": "uses {token}"}}',
+    )
+    failed = Judgment(
+        id="j",
+        case_id="c",
+        cache_key="k",
+        status="parse_error",
+        error=f"no valid answer: input_value='{token}'",
+        provenance=provenance,
+        raw_output=token,
+    )
     for judgment, expected in ((ok, 3), (failed, 2)):
         redacted, n = redact_judgment(judgment)
         assert n == expected
@@ -292,15 +402,18 @@ def test_real_traces_keep_their_evidence_where_nothing_is_redacted(
 
 
 def test_redact_case_keeps_identity_fields_and_clean_slices_and_meta() -> None:
-    case = Case(id="c1", kind="agent_run", task="deploy with AKIA" + "Z7QK3M2XN4P5R6T8",
-                meta={"source": "x"}, slices={"repo": "a"})
+    case = Case(
+        id="c1",
+        kind="agent_run",
+        task="deploy with AKIA" + "Z7QK3M2XN4P5R6T8",
+        meta={"source": "x"},
+        slices={"repo": "a"},
+    )
     redacted, n = redact_case(case)
     assert n == 1
-    assert (redacted.id, redacted.meta, redacted.slices) == ("c1", {"source": "x"},
-                                                             {"repo": "a"})
+    assert (redacted.id, redacted.meta, redacted.slices) == ("c1", {"source": "x"}, {"repo": "a"})
     assert redacted.task == "deploy with [REDACTED:aws-access-key-id]"
     assert redact(redacted.task) == (redacted.task, 0)
-
 
 
 def test_secrets_in_turn_ids_roles_slices_and_meta_reach_neither_provider_nor_store(
@@ -315,15 +428,28 @@ def test_secrets_in_turn_ids_roles_slices_and_meta_reach_neither_provider_nor_st
     in_role = "eyJhbGciOiJIUzI1NiJ9" + ".eyJyb2xlIjoiYWRtaW4ifQ.RoleLeakSig0123456789abcdef"
     in_slice = "glpat-" + "SliceLeak7aB3cD4eF5g"
     in_meta = "sk_live_" + "MetaLeak4eF5gH6iJ7kL8mN9"
-    case = Case(id="leaky", kind="agent_run", task="Fix the bug.", trace=[
-        {"id": "call_" + in_id, "role": "tool", "content": "ok"},
-        {"id": "t2", "role": "assistant Authorization: Bearer " + in_role, "content": "done"}],
-        slices={"deploy_token": in_slice}, meta={"env": {"STRIPE": in_meta}, "n": 3})
-    with LoopbackServer(lambda r: Reply(content=ANSWER)) as server, \
-            Store(tmp_path / "s.db") as store:
-        library.judge_cases(store, [case], rubric="agent-run-success@1",
-                            models=["openai/loopback"],
-                            options=library.JudgeOptions(api_base=server.api_base))
+    case = Case(
+        id="leaky",
+        kind="agent_run",
+        task="Fix the bug.",
+        trace=[
+            {"id": "call_" + in_id, "role": "tool", "content": "ok"},
+            {"id": "t2", "role": "assistant Authorization: Bearer " + in_role, "content": "done"},
+        ],
+        slices={"deploy_token": in_slice},
+        meta={"env": {"STRIPE": in_meta}, "n": 3},
+    )
+    with (
+        LoopbackServer(lambda r: Reply(content=ANSWER)) as server,
+        Store(tmp_path / "s.db") as store,
+    ):
+        library.judge_cases(
+            store,
+            [case],
+            rubric="agent-run-success@1",
+            models=["openai/loopback"],
+            options=library.JudgeOptions(api_base=server.api_base),
+        )
         stored = store.get_case("leaky")
     sent = json.dumps(server.requests)
     kept = (tmp_path / "s.db").read_bytes().decode("utf-8", "replace")

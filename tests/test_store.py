@@ -14,15 +14,34 @@ from judge.types import Judgment, Provenance, Verdict
 
 
 def _judgment(key: str, status: str = "ok", case_id: str = "c1") -> Judgment:
-    prov = Provenance(rubric_id="r", rubric_version=1, rubric_digest="sha256:r", model="m",
-                      prompt_digest="sha256:p", evidence_digest="sha256:e",
-                      selector_version="evidence-v1", token_budget=100, judge_version="0")
+    prov = Provenance(
+        rubric_id="r",
+        rubric_version=1,
+        rubric_digest="sha256:r",
+        model="m",
+        prompt_digest="sha256:p",
+        evidence_digest="sha256:e",
+        selector_version="evidence-v1",
+        token_budget=100,
+        judge_version="0",
+    )
     if status in ("ok", "abstain"):
-        return Judgment(id="j-" + key[-8:], case_id=case_id, cache_key=key, status=status,
-                        verdict=Verdict(label="pass" if status == "ok" else "cannot_determine"),
-                        provenance=prov)
-    return Judgment(id="j-" + key[-8:], case_id=case_id, cache_key=key, status=status,
-                    error="boom", provenance=prov)
+        return Judgment(
+            id="j-" + key[-8:],
+            case_id=case_id,
+            cache_key=key,
+            status=status,
+            verdict=Verdict(label="pass" if status == "ok" else "cannot_determine"),
+            provenance=prov,
+        )
+    return Judgment(
+        id="j-" + key[-8:],
+        case_id=case_id,
+        cache_key=key,
+        status=status,
+        error="boom",
+        provenance=prov,
+    )
 
 
 def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Path) -> None:
@@ -32,9 +51,21 @@ def test_migrations_create_the_expected_columns_and_are_idempotent(tmp_path: Pat
     assert backend.migrate() == []  # nothing runs twice
     db = backend.db
     columns = set(db["judgments"].columns_dict)
-    assert {"cache_key", "status", "rubric_digest", "model", "order", "sample", "prompt_digest",
-            "evidence_digest", "selector_version", "prompt_tokens", "cost_usd", "latency_s",
-            "json"} <= columns
+    assert {
+        "cache_key",
+        "status",
+        "rubric_digest",
+        "model",
+        "order",
+        "sample",
+        "prompt_digest",
+        "evidence_digest",
+        "selector_version",
+        "prompt_tokens",
+        "cost_usd",
+        "latency_s",
+        "json",
+    } <= columns
     assert {"cache_key", "attempt", "outcome", "error"} <= set(db["calls"].columns_dict)
     assert set(db["step_keys"].columns_dict) == {"step_key", "cache_key", "created_at"}
     assert db["step_keys"].pks == ["step_key"]
@@ -63,13 +94,27 @@ def test_final_statuses_are_cached_provider_failures_are_not(store_location: str
 
 
 def test_cache_key_changes_with_every_part() -> None:
-    base = dict(rubric_digest="r", evidence_digest="e", prompt_digest="p", model="m",
-                params={"temperature": 0}, order=None, sample=0)
+    base = dict(
+        rubric_digest="r",
+        evidence_digest="e",
+        prompt_digest="p",
+        model="m",
+        params={"temperature": 0},
+        order=None,
+        sample=0,
+    )
     key = cache_key(**base)  # type: ignore[arg-type]
-    for part, other in (("rubric_digest", "r2"), ("evidence_digest", "e2"), ("model", "m2"),
-                        ("params", {"temperature": 1}), ("order", "AB"), ("sample", 1),
-                        ("prompt_digest", "p2"), ("variant", 1),
-                        ("selector_version", "evidence-v9")):
+    for part, other in (
+        ("rubric_digest", "r2"),
+        ("evidence_digest", "e2"),
+        ("model", "m2"),
+        ("params", {"temperature": 1}),
+        ("order", "AB"),
+        ("sample", 1),
+        ("prompt_digest", "p2"),
+        ("variant", 1),
+        ("selector_version", "evidence-v9"),
+    ):
         assert cache_key(**(base | {part: other})) != key  # type: ignore[arg-type]
     assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
 

@@ -27,9 +27,20 @@ from tests.review_fixtures import T0, make_case, make_judgment
 
 def _decision(i: int) -> RoutingDecision:
     return RoutingDecision(
-        id=f"r-{i:03d}", card_digest="sha256:c", case_id=f"case-{i}", model="m",
-        rubric_id="r", rubric_version=1, kind="binary", decision="review", label=None,
-        reason="band", detail="in the band", score=0.5, judgment_ids=[f"j-{i}"], routed_at=T0,
+        id=f"r-{i:03d}",
+        card_digest="sha256:c",
+        case_id=f"case-{i}",
+        model="m",
+        rubric_id="r",
+        rubric_version=1,
+        kind="binary",
+        decision="review",
+        label=None,
+        reason="band",
+        detail="in the band",
+        score=0.5,
+        judgment_ids=[f"j-{i}"],
+        routed_at=T0,
     )
 
 
@@ -38,20 +49,40 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
         assert store.migrated == [name for name, _ in MIGRATIONS]
         assert store.backend.pending_migrations() == []
         assert set(store.table_names()) == {
-            "judgments", "calls", "cases", "batches", "cards", "routing_decisions",
-            "review_items", "review_labels", "api_keys", "sessions", "jobs", "job_cases",
-            "job_results", "step_keys", "label_plans", "call_claims", "rate_buckets",
+            "judgments",
+            "calls",
+            "cases",
+            "batches",
+            "cards",
+            "routing_decisions",
+            "review_items",
+            "review_labels",
+            "api_keys",
+            "sessions",
+            "jobs",
+            "job_cases",
+            "job_results",
+            "step_keys",
+            "label_plans",
+            "call_claims",
+            "rate_buckets",
         }
     with Store(store_location) as again:
         assert again.migrated == []
         assert again.integrity() == "ok"
         # The unique index on the cache key has the name sqlite-utils gives it, on both.
         if again.backend.name == "postgresql":
-            names = {r["indexname"] for r in again.backend.query(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+            names = {
+                r["indexname"]
+                for r in again.backend.query(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            }
         else:
-            names = {r["name"] for r in again.backend.query(
-                "SELECT name FROM sqlite_master WHERE type = 'index'")}
+            names = {
+                r["name"]
+                for r in again.backend.query("SELECT name FROM sqlite_master WHERE type = 'index'")
+            }
         assert index_name("judgments", ["cache_key"]) in names
         assert index_name("jobs", ["key_id", "idempotency_key"]) in names
 
@@ -75,8 +106,9 @@ def test_rows_come_back_in_insertion_order_without_hidden_columns(store_location
         assert all("_rowid" not in row for row in store.table_rows("routing_decisions"))
         # Text sorts by bytes on both (PostgreSQL's columns are COLLATE "C").
         for name in ("b", "B", "a", "_x"):
-            store.add_key(key_id=f"id-{name}", name=f"{name}key", role="reviewer", salt="00",
-                          hash="h")
+            store.add_key(
+                key_id=f"id-{name}", name=f"{name}key", role="reviewer", salt="00", hash="h"
+            )
         rows = store.backend.query("SELECT name FROM api_keys ORDER BY name")
         assert [r["name"] for r in rows] == ["Bkey", "_xkey", "akey", "bkey"]
 
@@ -117,21 +149,29 @@ def test_copy_sqlite_to_postgres_and_back_moves_every_row(tmp_path: Path, pg_url
         for i in range(30):
             store.put_case(make_case(i))
             store.put(make_judgment(f"case-{i}", i / 30))
-            store.record_call(cache_key=f"k{i}", model="m", attempt=1, outcome="ok",
-                              cost_usd=0.001 * i)
+            store.record_call(
+                cache_key=f"k{i}", model="m", attempt=1, outcome="ok", cost_usd=0.001 * i
+            )
         store.save_decisions([_decision(i) for i in range(10)])
         judge.create_key(store, "ann")
     there = judge.copy_store(source, pg_url)
     assert {t.table: t.target_rows for t in there.tables if t.target_rows} == {
-        "api_keys": 1, "calls": 30, "cases": 30, "judgments": 30, "routing_decisions": 10,
+        "api_keys": 1,
+        "calls": 30,
+        "cases": 30,
+        "judgments": 30,
+        "routing_decisions": 10,
     }
     back = judge.copy_store(pg_url, tmp_path / "back.db")
     assert [(t.table, t.source_digest) for t in back.tables] == [
         (t.table, t.target_digest) for t in there.tables
     ]
     with Store(source) as a, Store(pg_url) as b, Store(tmp_path / "back.db") as c:
-        assert [j.id for j in a.judgments()] == [j.id for j in b.judgments()] == [
-            j.id for j in c.judgments()]
+        assert (
+            [j.id for j in a.judgments()]
+            == [j.id for j in b.judgments()]
+            == [j.id for j in c.judgments()]
+        )
         # Identity columns go on after the copied ids.
         b.record_call(cache_key="new", model="m", attempt=1, outcome="ok")
         assert b.calls(cache_key="new")[0]["id"] == 31
@@ -165,11 +205,14 @@ def test_newer_and_older_schemas(store_location: str, monkeypatch: pytest.Monkey
         Store(store_location)
     result = CliRunner().invoke(cli, ["db", "migrate", "--db", store_location])
     assert result.exit_code == 0 and (
-        f"ran {len(later)} migration(s): {', '.join(name for name, _ in later)}" in result.output)
+        f"ran {len(later)} migration(s): {', '.join(name for name, _ in later)}" in result.output
+    )
     with Store(store_location) as store:
         assert store.migrated == []
-        store.backend.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-                              ["m999_from_the_future", "2030-01-01"])
+        store.backend.execute(
+            "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+            ["m999_from_the_future", "2030-01-01"],
+        )
     forget_schema_checks()
     with pytest.raises(StoreError, match="newer judge .*m999"):
         Store(store_location)
@@ -196,8 +239,14 @@ def _jobs(store: Store, n: int) -> list[str]:
     ids = []
     for i in range(n):
         job, _ = judge.create_job(
-            store, cases=[make_case(i)], rubric="agent-run-success@1", models=["m"], params={},
-            request_digest=f"sha256:{i}", key_id="k", idempotency_key=None,
+            store,
+            cases=[make_case(i)],
+            rubric="agent-run-success@1",
+            models=["m"],
+            params={},
+            request_digest=f"sha256:{i}",
+            key_id="k",
+            idempotency_key=None,
         )
         ids.append(job.id)
     return ids
@@ -235,8 +284,14 @@ def test_each_job_is_claimed_by_one_worker_and_a_dead_workers_job_is_resumed(
         assert not store.finish_job(first, holder, status="done", counts={}, error=None)
         assert store.finish_job(first, "survivor", status="done", counts={"ok": 1}, error=None)
         lease = next(r for r in store.job_leases() if r["id"] == first)
-        assert lease == {"id": first, "status": "done", "lease_owner": None, "lease_until": None,
-                         "attempts": 2, "finished_by": "survivor"}
+        assert lease == {
+            "id": first,
+            "status": "done",
+            "lease_owner": None,
+            "lease_until": None,
+            "attempts": 2,
+            "finished_by": "survivor",
+        }
         assert store.job(first).counts == {"ok": 1}  # type: ignore[union-attr]
 
 
@@ -276,7 +331,8 @@ def test_database_urls_that_cannot_be_used() -> None:
     assert mask_url("postgresql://ann:s3cret@db:5432/judge") == "postgresql://ann:***@db:5432/judge"
     assert mask_url("postgresql://db/judge") == "postgresql://db/judge"
     assert to_format("SELECT '%' || ? FROM t WHERE a LIKE '?%' AND b = ?") == (
-        "SELECT '%%' || %s FROM t WHERE a LIKE '?%%' AND b = %s")
+        "SELECT '%%' || %s FROM t WHERE a LIKE '?%%' AND b = %s"
+    )
     with pytest.raises(StoreError, match="unsupported database URL"):
         Store("mysql://ann:s3cret@db/judge")
     with pytest.raises(StoreError, match="names no database") as err:

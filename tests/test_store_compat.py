@@ -27,9 +27,23 @@ def test_the_fixture_is_the_store_earlier_code_wrote() -> None:
     # Opened in place by mistake, it would be migrated and no longer test anything.
     with sqlite3.connect(f"file:{FIXTURES / 'store-bf6082d.db'}?mode=ro", uri=True) as conn:
         names = [r[0] for r in conn.execute("select name from _migrations order by name")]
-    assert names == [f"m00{i}_{n}" for i, n in enumerate(
-        ["judgments", "calls", "cases", "batches", "routing", "review", "access", "jobs",
-         "step_keys"], start=1)]
+    assert names == [
+        f"m00{i}_{n}"
+        for i, n in enumerate(
+            [
+                "judgments",
+                "calls",
+                "cases",
+                "batches",
+                "routing",
+                "review",
+                "access",
+                "jobs",
+                "step_keys",
+            ],
+            start=1,
+        )
+    ]
 
 
 @pytest.mark.parametrize("forget_steps", [False, True], ids=["step-keys", "cache-keys-only"])
@@ -41,7 +55,11 @@ def test_the_fixture_is_the_store_earlier_code_wrote() -> None:
     ],
 )
 def test_a_store_written_by_earlier_code_is_reused_with_no_model_call(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rubric: str, cases: Path, n: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rubric: str,
+    cases: Path,
+    n: int,
     forget_steps: bool,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
@@ -56,9 +74,22 @@ def test_a_store_written_by_earlier_code_is_reused_with_no_model_call(
         before = store.count("judgments")
     # Any call would get an unparseable answer: a reused judgment is the only way to pass.
     with LoopbackServer(lambda request: Reply(content="not json")) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--rubric", rubric, "--model", "openai/loopback", "--api-base",
-            server.api_base, "--db", str(db), "--quiet", str(cases)])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--rubric",
+                rubric,
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.api_base,
+                "--db",
+                str(db),
+                "--quiet",
+                str(cases),
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert server.requests == []
     assert f"{n} judgments: ok {n}; 0 called the model, {n} from the store" in result.output

@@ -27,9 +27,13 @@ CONCURRENCY = 2
 
 def _cases(path: Path, n: int) -> Path:
     rows = [
-        {"id": f"c-{i:03d}", "kind": "agent_run", "task": f"Task {i}: return [] on empty input.",
-         "diff": "--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-         "trace": [{"id": "t0", "role": "agent", "content": f"pytest -q run {i}"}]}
+        {
+            "id": f"c-{i:03d}",
+            "kind": "agent_run",
+            "task": f"Task {i}: return [] on empty input.",
+            "diff": "--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+            "trace": [{"id": "t0", "role": "agent", "content": f"pytest -q run {i}"}],
+        }
         for i in range(n)
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -39,7 +43,9 @@ def _cases(path: Path, n: int) -> Path:
 def _judge(url: str, cases: Path, api_base: str) -> judge.RunSummary:
     with judge.open_store(url) as store:
         return judge.judge_cases(
-            store, judge.load_cases(cases).cases, rubric="agent-run-success@1",
+            store,
+            judge.load_cases(cases).cases,
+            rubric="agent-run-success@1",
             models=["openai/loopback"],
             options=judge.JudgeOptions(api_base=api_base, concurrency=CONCURRENCY),
         )
@@ -99,7 +105,8 @@ def test_database_lost_mid_batch_then_back_resumes_and_loses_nothing(
             resumed = len(model.requests) - paid_before
         with Store(url) as store:
             rows = store.backend.query(
-                "SELECT count(*) AS n, count(DISTINCT cache_key) AS k FROM judgments")[0]
+                "SELECT count(*) AS n, count(DISTINCT cache_key) AS k FROM judgments"
+            )[0]
             statuses = {j.status for j in store.judgments()}
         close_pool(url)
         assert (rows["n"], rows["k"], statuses) == (n, n, {"ok"})

@@ -51,8 +51,12 @@ def test_bad_lines_are_named_and_the_others_kept() -> None:
     path = DATA / "malformed.jsonl"
     result = import_file(path, "claude-code")
     where = [(e.line, e.field) for e in result.errors]
-    assert where == [(3, "message"), (4, "message.content"),
-                     (7, "message.content[0].tool_use_id"), (10, None)]
+    assert where == [
+        (3, "message"),
+        (4, "message.content"),
+        (7, "message.content[0].tool_use_id"),
+        (10, None),
+    ]
     assert all(e.file == str(path) for e in result.errors)
     assert "valid string or a valid list (got 5)" in str(result.errors[1])
     assert "not valid JSON" in str(result.errors[3])
@@ -68,8 +72,10 @@ def test_a_new_session_starts_a_new_case(tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     path.write_text("\n".join(lines + [json.dumps(o) for o in other]) + "\n")
     cases = import_file(path, "claude-code").cases
-    assert [c.agent_model for c in cases] == ["claude-sonnet-4-5-20250929",
-                                              "claude-haiku-4-5-20251001"]
+    assert [c.agent_model for c in cases] == [
+        "claude-sonnet-4-5-20250929",
+        "claude-haiku-4-5-20251001",
+    ]
     assert cases[1].trace[0].source == f"line {len(lines) + 2} content[0]"
 
 
@@ -77,21 +83,51 @@ def test_subagent_turns_are_marked_and_never_the_final_answer(tmp_path: Path) ->
     base = {"session_id": "s1"}
     events = [
         {"type": "system", "subtype": "init", "model": "m", **base},
-        {"type": "assistant", "message": {"id": "a", "content": [
-            {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}]},
-         **base},
-        {"type": "assistant", "parent_tool_use_id": "t1", "message": {"id": "b", "content": [
-            {"type": "text", "text": "sub-agent says hi"}]}, **base},
-        {"type": "user", "message": {"content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": [
-                {"type": "text", "text": "done"}, {"type": "image", "source": {}}]}]}, **base},
-        {"type": "assistant", "message": {"id": "c", "content": [{"type": "text", "text": "ok"}]},
-         **base},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "a",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}
+                ],
+            },
+            **base,
+        },
+        {
+            "type": "assistant",
+            "parent_tool_use_id": "t1",
+            "message": {"id": "b", "content": [{"type": "text", "text": "sub-agent says hi"}]},
+            **base,
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [
+                            {"type": "text", "text": "done"},
+                            {"type": "image", "source": {}},
+                        ],
+                    }
+                ]
+            },
+            **base,
+        },
+        {
+            "type": "assistant",
+            "message": {"id": "c", "content": [{"type": "text", "text": "ok"}]},
+            **base,
+        },
     ]
     path = tmp_path / "sub.jsonl"
     path.write_text("\n".join(json.dumps(e) for e in events))
     [case] = import_file(path, "claude-code").cases
     assert [(t.role, t.kind) for t in case.trace] == [
-        ("assistant", "tool_call"), ("subagent", "message"), ("tool", "tool_result"),
-        ("assistant", "final_answer")]
+        ("assistant", "tool_call"),
+        ("subagent", "message"),
+        ("tool", "tool_result"),
+        ("assistant", "final_answer"),
+    ]
     assert case.trace[2].content == "done\n[image]"

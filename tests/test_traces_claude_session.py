@@ -56,18 +56,34 @@ def test_sidechain_turns_are_a_subagent_unless_the_file_is_the_subagent(tmp_path
         message = {"role": kind, "content": [{"type": "text", "text": text}]}
         if kind == "assistant":
             message["id"] = f"msg_{text}"
-        return json.dumps({"type": kind, "sessionId": "s1", "isSidechain": sidechain,
-                           "parentUuid": None, "message": message})
+        return json.dumps(
+            {
+                "type": kind,
+                "sessionId": "s1",
+                "isSidechain": sidechain,
+                "parentUuid": None,
+                "message": message,
+            }
+        )
 
     mixed = tmp_path / "s1.jsonl"
-    mixed.write_text("\n".join([line("user", "fix it", False), line("user", "explore", True),
-                                line("assistant", "found", True),
-                                line("assistant", "done", False)]) + "\n")
+    mixed.write_text(
+        "\n".join(
+            [
+                line("user", "fix it", False),
+                line("user", "explore", True),
+                line("assistant", "found", True),
+                line("assistant", "done", False),
+            ]
+        )
+        + "\n"
+    )
     [case] = import_file(mixed, "claude-code").cases
     assert case.task == "fix it"
     assert [t.role for t in case.trace] == ["user", "user", "subagent", "assistant"]
     own = tmp_path / "agent-a1.jsonl"
-    own.write_text("\n".join([line("user", "explore", True),
-                              line("assistant", "found", True)]) + "\n")
+    own.write_text(
+        "\n".join([line("user", "explore", True), line("assistant", "found", True)]) + "\n"
+    )
     [agent] = import_file(own, "claude-code").cases
     assert agent.task == "explore" and agent.trace[-1].kind == "final_answer"

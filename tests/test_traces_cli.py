@@ -24,8 +24,15 @@ def _run(*args: str) -> tuple[int, str, str, BaseException | None]:
 def test_list_shows_every_format() -> None:
     code, out, _, _ = _run("--list")
     assert code == 0
-    for name in ("claude-code", "codex", "gold", "openai-chat", "otel-genai", "swe-agent",
-                 "tau-bench"):
+    for name in (
+        "claude-code",
+        "codex",
+        "gold",
+        "openai-chat",
+        "otel-genai",
+        "swe-agent",
+        "tau-bench",
+    ):
         assert name in out
     assert "v1.38.0" in out
 
@@ -54,8 +61,9 @@ def test_gold_labels_are_written_and_read_back(tmp_path: Path) -> None:
 def test_malformed_input_exits_1_and_names_each_line(tmp_path: Path) -> None:
     source = DATA / "codex" / "malformed.jsonl"
     out = tmp_path / "cases.jsonl"
-    code, stdout, stderr, _ = _run("--format", "codex", str(source), "--out", str(out),
-                                   "--task", "Run the tests.")
+    code, stdout, stderr, _ = _run(
+        "--format", "codex", str(source), "--out", str(out), "--task", "Run the tests."
+    )
     assert code == 1
     assert "1 cases" in stdout and "3 errors" in stdout
     assert f"{source}:3:" in stderr and f"{source}:4 field 'item.id'" in stderr
@@ -67,7 +75,9 @@ def test_stdout_output_keeps_the_report_on_stderr() -> None:
     code, stdout, stderr, _ = _run(str(DATA / "openai-chat" / "runs.jsonl"), "--out", "-")
     assert code == 0
     assert [json.loads(line)["id"] for line in stdout.splitlines()] == [
-        "chat-run-0101", "chat-run-0102"]
+        "chat-run-0101",
+        "chat-run-0102",
+    ]
     assert "2 cases" in stderr
 
 
@@ -113,10 +123,12 @@ CLAUDE_STREAM = DATA / "claude-code" / "max_turns.jsonl"
 CLAUDE_ID = "1c7e9a02-5d3f-4b8e-8f21-6a4b3c2d1e0f"
 
 
-@pytest.mark.parametrize(("source", "case_id"), [(CODEX_STREAM, CODEX_ID),
-                                                 (CLAUDE_STREAM, CLAUDE_ID)])
+@pytest.mark.parametrize(
+    ("source", "case_id"), [(CODEX_STREAM, CODEX_ID), (CLAUDE_STREAM, CLAUDE_ID)]
+)
 def test_a_stream_without_its_prompt_is_an_error_naming_case_file_and_line(
-        tmp_path: Path, source: Path, case_id: str) -> None:
+    tmp_path: Path, source: Path, case_id: str
+) -> None:
     out = tmp_path / "cases.jsonl"
     code, stdout, stderr, _ = _run(str(source), "--out", str(out))
     assert code == 1
@@ -128,8 +140,7 @@ def test_a_stream_without_its_prompt_is_an_error_naming_case_file_and_line(
 
 def test_task_supplies_the_prompt_of_a_stream(tmp_path: Path) -> None:
     out = tmp_path / "cases.jsonl"
-    code, stdout, stderr, _ = _run(str(CODEX_STREAM), "--task", "Fix slugify.", "--out",
-                                   str(out))
+    code, stdout, stderr, _ = _run(str(CODEX_STREAM), "--task", "Fix slugify.", "--out", str(out))
     assert code == 0, stderr
     [case] = load_cases(out).cases
     assert case.task == "Fix slugify." and "task_missing" not in case.meta
@@ -141,8 +152,9 @@ def test_task_from_a_text_file_and_a_recorded_task_is_kept(tmp_path: Path) -> No
     prompt.write_text("Fix slugify: strip the hyphens at both ends.\n")
     recorded = DATA / "claude-code" / "fix_slugify.jsonl"  # replays its prompt
     out = tmp_path / "cases.jsonl"
-    code, stdout, stderr, _ = _run(str(CODEX_STREAM), str(recorded), "--task-from", str(prompt),
-                                   "--out", str(out))
+    code, stdout, stderr, _ = _run(
+        str(CODEX_STREAM), str(recorded), "--task-from", str(prompt), "--out", str(out)
+    )
     assert code == 0, stderr
     codex, claude = load_cases(out).cases
     assert codex.task == "Fix slugify: strip the hyphens at both ends."
@@ -153,8 +165,11 @@ def test_task_from_a_text_file_and_a_recorded_task_is_kept(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl", ".list.json"])
 def test_task_from_a_mapping_by_session_id(tmp_path: Path, suffix: str) -> None:
-    tasks = {CODEX_ID: "Fix slugify (codex).", CLAUDE_ID: "Add a --strict flag.",
-             "no-such-session": "unused"}
+    tasks = {
+        CODEX_ID: "Fix slugify (codex).",
+        CLAUDE_ID: "Add a --strict flag.",
+        "no-such-session": "unused",
+    }
     mapping = tmp_path / f"tasks{suffix}"
     records = [{"session_id": k, "task": v} for k, v in tasks.items()]
     if suffix == ".json":
@@ -164,8 +179,9 @@ def test_task_from_a_mapping_by_session_id(tmp_path: Path, suffix: str) -> None:
     else:
         mapping.write_text(json.dumps(records))
     out = tmp_path / "cases.jsonl"
-    code, stdout, stderr, _ = _run(str(CODEX_STREAM), str(CLAUDE_STREAM), "--task-from",
-                                   str(mapping), "--out", str(out))
+    code, stdout, stderr, _ = _run(
+        str(CODEX_STREAM), str(CLAUDE_STREAM), "--task-from", str(mapping), "--out", str(out)
+    )
     assert code == 0, stderr
     by_id = {c.id: c.task for c in load_cases(out).cases}
     assert by_id == {CODEX_ID: "Fix slugify (codex).", CLAUDE_ID: "Add a --strict flag."}
@@ -206,10 +222,13 @@ def test_a_file_with_nothing_in_it_is_an_error(tmp_path: Path) -> None:
 
 def test_session_files_import_with_their_own_task(tmp_path: Path) -> None:
     out = tmp_path / "cases.jsonl"
-    sources = [DATA / "codex" / "rollout-2026-04-30T20-32-35-plangate.jsonl",
-               DATA / "claude-code" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"]
+    sources = [
+        DATA / "codex" / "rollout-2026-04-30T20-32-35-plangate.jsonl",
+        DATA / "claude-code" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl",
+    ]
     code, stdout, stderr, _ = _run(*map(str, sources), "--out", str(out))
     assert code == 0, stderr
     assert [c.task for c in load_cases(out).cases] == [
         "respond with only the literal string CODEX_OK if you can read this",
-        "start phoenix in background"]
+        "start phoenix in background",
+    ]

@@ -21,12 +21,28 @@ def test_a_successful_coding_run() -> None:
     assert (warning.file, warning.line) == (str(DATA / "fix_slugify.jsonl"), 1)
     assert f"case '{case.id}' has no task" in str(warning)
     assert case.diff is not None and case.diff.startswith("diff --git a/textkit/slug.py")
-    assert case.meta["usage"] == {"input_tokens": 48213, "cached_input_tokens": 40192,
-                                  "output_tokens": 1877}
+    assert case.meta["usage"] == {
+        "input_tokens": 48213,
+        "cached_input_tokens": 40192,
+        "output_tokens": 1877,
+    }
     kinds = [t.kind for t in case.trace]
-    assert kinds == ["note", "tool_call", "tool_result", "tool_call", "tool_result", "note",
-                     "tool_call", "test_run", "tool_call", "tool_call", "test_run",
-                     "tool_call", "tool_result", "final_answer"]
+    assert kinds == [
+        "note",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "note",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]
     # The item's last state is used (the completed todo list), where it first appeared.
     assert case.trace[5].content.startswith("todo list:\n[x]")
     assert case.trace[5].source == "line 14 item_3"
@@ -40,8 +56,17 @@ def test_a_failed_turn() -> None:
     [case] = import_file(DATA / "turn_failed.jsonl", "codex").cases
     assert case.meta["exit_status"] == "failed" and case.slices["exit_status"] == "failed"
     kinds = [t.kind for t in case.trace]
-    assert kinds == ["message", "tool_call", "test_run", "tool_call", "error", "tool_call",
-                     "error", "error", "error"]
+    assert kinds == [
+        "message",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "error",
+        "tool_call",
+        "error",
+        "error",
+        "error",
+    ]
     assert case.trace[4].content == "[command declined]"
     assert case.trace[5].content == '[docs.search] {"query": "slugify strip hyphens"}'
     assert case.trace[-1].content.startswith("turn failed: stream disconnected")
@@ -51,7 +76,10 @@ def test_a_failed_turn() -> None:
 def test_bad_lines_are_named_unknown_events_noted_and_the_rest_kept() -> None:
     result = import_file(DATA / "malformed.jsonl", "codex")
     assert [(e.line, e.field) for e in result.errors] == [
-        (3, None), (4, "item.id"), (5, "item.exit_code")]
+        (3, None),
+        (4, "item.id"),
+        (5, "item.exit_code"),
+    ]
     assert "'zero'" in str(result.errors[2])
     notes = " | ".join(result.notes)
     assert "'session.configured'" in notes and "pre-0.44" in notes
@@ -63,12 +91,22 @@ def test_bad_lines_are_named_unknown_events_noted_and_the_rest_kept() -> None:
 def test_an_unfinished_command_and_two_threads(tmp_path: Path) -> None:
     events = [
         {"type": "thread.started", "thread_id": "t1"},
-        {"type": "item.started", "item": {"id": "item_0", "type": "command_execution",
-                                          "command": "sleep 999", "aggregated_output": "",
-                                          "exit_code": None, "status": "in_progress"}},
+        {
+            "type": "item.started",
+            "item": {
+                "id": "item_0",
+                "type": "command_execution",
+                "command": "sleep 999",
+                "aggregated_output": "",
+                "exit_code": None,
+                "status": "in_progress",
+            },
+        },
         {"type": "thread.started", "thread_id": "t2"},
-        {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
-                                            "text": "hello"}},
+        {
+            "type": "item.completed",
+            "item": {"id": "item_0", "type": "agent_message", "text": "hello"},
+        },
     ]
     path = tmp_path / "two.jsonl"
     path.write_text("\n".join(json.dumps(e) for e in events))

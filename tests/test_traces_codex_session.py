@@ -27,8 +27,11 @@ def test_real_exec_sessions_give_one_case_each_with_task_model_and_usage() -> No
     assert case.meta["exit_status"] == "completed" and case.meta["first_line"] == 1
     # The developer message and the AGENTS.md text Codex adds are context, not the user's.
     assert [(t.role, t.kind) for t in case.trace] == [
-        ("system", "system"), ("system", "system"), ("user", "message"),
-        ("assistant", "final_answer")]
+        ("system", "system"),
+        ("system", "system"),
+        ("user", "message"),
+        ("assistant", "final_answer"),
+    ]
     assert case.trace[-1].content == "CODEX_OK" and case.trace[-1].source == "line 10 message"
     [redacted] = import_file(AGENT_HISTORY).cases
     assert redacted.task == "[REDACTED_PROMPT]" and redacted.agent_model == "gpt-5.5"
@@ -40,9 +43,20 @@ def test_tool_calls_outputs_exit_codes_and_the_printed_diff() -> None:
     assert not result.errors
     [case] = result.cases
     kinds = [t.kind for t in case.trace]
-    assert kinds == ["system", "message", "note", "tool_call", "test_run", "tool_call",
-                     "tool_result", "tool_call", "tool_result", "tool_call", "test_run",
-                     "final_answer"]
+    assert kinds == [
+        "system",
+        "message",
+        "note",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "final_answer",
+    ]
     # ["bash", "-lc", CMD] is shown as CMD, and the old {"output", "metadata"} JSON is unwrapped.
     assert case.trace[3].content == "[shell] $ pytest -q"
     assert case.trace[4].content.endswith("1 failed, 6 passed in 0.05s\n")
@@ -57,20 +71,37 @@ def test_tool_calls_outputs_exit_codes_and_the_printed_diff() -> None:
 
 def test_the_pre_044_form_and_an_aborted_turn(tmp_path: Path) -> None:
     lines = [
-        {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-08-01T10:00:00.000Z",
-         "instructions": None, "git": {"commit_hash": "abc123", "branch": "main"}},
+        {
+            "id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+            "timestamp": "2025-08-01T10:00:00.000Z",
+            "instructions": None,
+            "git": {"commit_hash": "abc123", "branch": "main"},
+        },
         {"record_type": "state"},
-        {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "Create a README"}]},
-        {"type": "function_call", "name": "shell", "call_id": "call_1",
-         "arguments": json.dumps({"command": ["bash", "-lc", "ls"]})},
-        {"type": "function_call_output", "call_id": "call_1",
-         "output": json.dumps({"output": "src\n", "metadata": {"exit_code": 0}})},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Create a README"}],
+        },
+        {
+            "type": "function_call",
+            "name": "shell",
+            "call_id": "call_1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "ls"]}),
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": json.dumps({"output": "src\n", "metadata": {"exit_code": 0}}),
+        },
     ]
     path = tmp_path / "rollout-2025-08-01T10-00-00-5973b6c0.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n"
-                    + '{"timestamp":"t","type":"event_msg","payload":{"type":"turn_aborted",'
-                      '"reason":"interrupted"}}\n')
+    path.write_text(
+        "\n".join(json.dumps(line) for line in lines)
+        + "\n"
+        + '{"timestamp":"t","type":"event_msg","payload":{"type":"turn_aborted",'
+        '"reason":"interrupted"}}\n'
+    )
     assert detect_format(path) == "codex"
     [case] = import_file(path).cases
     assert case.id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e" and case.task == "Create a README"

@@ -20,17 +20,65 @@ FORMATS = sorted(importers())
 EXAMPLES = settings(max_examples=50, deadline=None)
 
 # Keys the importers look for, so that random objects reach past the first checks.
-KEYS = st.sampled_from([
-    "type", "subtype", "message", "content", "role", "parts", "text", "id", "name", "input",
-    "tool_use_id", "is_error", "session_id", "model", "result", "item", "command",
-    "aggregated_output", "exit_code", "status", "changes", "thread_id", "usage", "error",
-    "resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "attributes", "key", "value",
-    "stringValue", "messages", "tool_calls", "function", "arguments", "tool_call_id", "info",
-    "submission", "exit_status", "trajectory", "history", "action", "observation", "task_id",
-    "traj", "reward", "trial", "kind", "task", "trace",
-]) | st.text(max_size=6)
-SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
-           | st.text(max_size=20))
+KEYS = st.sampled_from(
+    [
+        "type",
+        "subtype",
+        "message",
+        "content",
+        "role",
+        "parts",
+        "text",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "session_id",
+        "model",
+        "result",
+        "item",
+        "command",
+        "aggregated_output",
+        "exit_code",
+        "status",
+        "changes",
+        "thread_id",
+        "usage",
+        "error",
+        "resourceSpans",
+        "scopeSpans",
+        "spans",
+        "traceId",
+        "spanId",
+        "attributes",
+        "key",
+        "value",
+        "stringValue",
+        "messages",
+        "tool_calls",
+        "function",
+        "arguments",
+        "tool_call_id",
+        "info",
+        "submission",
+        "exit_status",
+        "trajectory",
+        "history",
+        "action",
+        "observation",
+        "task_id",
+        "traj",
+        "reward",
+        "trial",
+        "kind",
+        "task",
+        "trace",
+    ]
+) | st.text(max_size=6)
+SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+)
 JSON = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=5),
@@ -120,8 +168,11 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _samples(fmt: str) -> list[Path]:
-    return sorted(p for p in (DATA / fmt).iterdir()
-                  if p.is_file() and p.name != "README.md" and p.suffix != ".py")
+    return sorted(
+        p
+        for p in (DATA / fmt).iterdir()
+        if p.is_file() and p.name != "README.md" and p.suffix != ".py"
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -144,6 +195,7 @@ def test_mutated_samples(fmt: str, data: st.DataObject, scratch: Path) -> None:
     path = data.draw(st.sampled_from(_paths(records[index])))
     records[index] = _replace(records[index], path, data.draw(JSON))
     target = scratch / f"{fmt}-mutated{sample.suffix}"
-    target.write_text("\n".join(json.dumps(r) for r in records) + "\n" if jsonl
-                      else json.dumps(records[0]))
+    target.write_text(
+        "\n".join(json.dumps(r) for r in records) + "\n" if jsonl else json.dumps(records[0])
+    )
     _load(fmt, target)

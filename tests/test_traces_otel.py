@@ -24,8 +24,10 @@ def test_a_coding_run_with_full_message_content() -> None:
     result = import_file(DATA / "fix_slugify.json", "otel-genai")
     assert not result.errors
     # The health-check trace has no gen_ai span: skipped with a note.
-    assert result.notes == [f"{DATA / 'fix_slugify.json'}: trace 7c9e2f5a1b3d4e6f8a0b1c2d3e4f5a6b"
-                            " has no gen_ai span (1 spans); skipped"]
+    assert result.notes == [
+        f"{DATA / 'fix_slugify.json'}: trace 7c9e2f5a1b3d4e6f8a0b1c2d3e4f5a6b"
+        " has no gen_ai span (1 spans); skipped"
+    ]
     [case] = result.cases
     assert case.id == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert case.agent_model == "gpt-4.1-2025-04-14"
@@ -33,8 +35,19 @@ def test_a_coding_run_with_full_message_content() -> None:
     assert case.diff is not None and case.diff.startswith("diff --git a/textkit/slug.py")
     # Five model calls repeat the conversation; every message appears once, in time order.
     assert [t.kind for t in case.trace] == [
-        "system", "message", "tool_call", "test_run", "message", "tool_call", "tool_result",
-        "tool_call", "test_run", "tool_call", "tool_result", "final_answer"]
+        "system",
+        "message",
+        "tool_call",
+        "test_run",
+        "message",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]
     assert case.trace[3].source == "span a1b2c3d4e5f60003 gen_ai.input.messages[2].parts[0]"
     assert case.trace[3].step == case.trace[2].step == 1
     assert case.trace[2].content == "[run_shell] $ python -m pytest -q tests/test_slug.py"
@@ -55,8 +68,14 @@ def test_collector_jsonl_tool_spans_without_content_and_an_agent_error() -> None
     [warning] = result.warnings  # a trace without content has no task: said, not silent
     assert f"case '{quiet.id}' has no task" in str(warning) and warning.line == 1
     assert quiet.agent_model == "claude-sonnet-4-5-20250929"
-    assert [t.kind for t in quiet.trace] == ["tool_call", "test_run", "tool_call",
-                                             "tool_result", "tool_call", "test_run"]
+    assert [t.kind for t in quiet.trace] == [
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+    ]
     assert quiet.trace[0].source == "span 3c4d5e6f7a8b9c0d"
     assert quiet.trace[3].content == "[no result recorded]"
     assert quiet.meta["usage"] == {"input_tokens": 10022, "output_tokens": 289}
@@ -80,8 +99,13 @@ def test_bad_spans_and_attributes_are_named_and_the_rest_kept() -> None:
     assert "not valid JSON" in str(result.errors[1]) and "'soon'" in str(result.errors[2])
     [case] = result.cases
     # An output message in the role/content form (no "parts") is read as the pre-1.37 form.
-    assert [t.kind for t in case.trace] == ["message", "tool_call", "test_run", "message",
-                                            "final_answer"]
+    assert [t.kind for t in case.trace] == [
+        "message",
+        "tool_call",
+        "test_run",
+        "message",
+        "final_answer",
+    ]
     assert case.trace[3].content == "no parts here"
     assert case.meta["conventions"] == ["gen_ai role/content (semconv < 1.37)"]
     assert case.trace[2].source == "span f4f4f4f4f4f4f4f4"
@@ -90,23 +114,54 @@ def test_bad_spans_and_attributes_are_named_and_the_rest_kept() -> None:
 def test_otlp_any_values() -> None:
     assert any_value({"intValue": "42"}) == 42
     assert any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"boolValue": True}]}}) == [
-        "a", True]
-    assert any_value({"kvlistValue": {"values": [{"key": "k", "value": {"doubleValue": 1.5}}]}}
-                     ) == {"k": 1.5}
+        "a",
+        True,
+    ]
+    assert any_value(
+        {"kvlistValue": {"values": [{"key": "k", "value": {"doubleValue": 1.5}}]}}
+    ) == {"k": 1.5}
     assert any_value({"intValue": "many"}) is None and any_value("x") is None
 
 
 def test_messages_as_an_otlp_array_and_a_trace_without_agent_span(tmp_path: Path) -> None:
-    message = {"kvlistValue": {"values": [
-        {"key": "role", "value": {"stringValue": "user"}},
-        {"key": "parts", "value": {"arrayValue": {"values": [{"kvlistValue": {"values": [
-            {"key": "type", "value": {"stringValue": "text"}},
-            {"key": "content", "value": {"stringValue": "hi there"}}]}}]}}}]}}
-    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "chat m",
-            "startTimeUnixNano": 1, "endTimeUnixNano": 2, "attributes": [
-                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
-                {"key": "gen_ai.input.messages",
-                 "value": {"arrayValue": {"values": [message]}}}]}
+    message = {
+        "kvlistValue": {
+            "values": [
+                {"key": "role", "value": {"stringValue": "user"}},
+                {
+                    "key": "parts",
+                    "value": {
+                        "arrayValue": {
+                            "values": [
+                                {
+                                    "kvlistValue": {
+                                        "values": [
+                                            {"key": "type", "value": {"stringValue": "text"}},
+                                            {
+                                                "key": "content",
+                                                "value": {"stringValue": "hi there"},
+                                            },
+                                        ]
+                                    }
+                                }
+                            ]
+                        }
+                    },
+                },
+            ]
+        }
+    }
+    span = {
+        "traceId": "ab" * 16,
+        "spanId": "cd" * 8,
+        "name": "chat m",
+        "startTimeUnixNano": 1,
+        "endTimeUnixNano": 2,
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.input.messages", "value": {"arrayValue": {"values": [message]}}},
+        ],
+    }
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
     result = import_file(path, "otel-genai")

@@ -51,12 +51,12 @@ def test_import_file_names_a_missing_file_and_an_unknown_format(tmp_path: Path) 
         import_file(present, "nope")
 
 
-SAMPLES = sorted(p for p in DATA.glob("*/*")
-                 if p.is_file() and p.name != "README.md" and p.suffix != ".py")
+SAMPLES = sorted(
+    p for p in DATA.glob("*/*") if p.is_file() and p.name != "README.md" and p.suffix != ".py"
+)
 
 
-@pytest.mark.parametrize("path", SAMPLES,
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_sample_is_detected_as_its_own_format(path: Path) -> None:
     assert detect_format(path) == path.parent.name
 
@@ -69,8 +69,12 @@ def test_undetectable_and_ambiguous_files_ask_for_format(tmp_path: Path) -> None
     assert "--format" in str(info.value) and "tau-bench" in str(info.value)
     # A line that looks like both a Claude Code event and a gold record.
     both = tmp_path / "both.jsonl"
-    both.write_text(json.dumps({"type": "system", "session_id": "s", "id": "x",
-                                "kind": "agent_run", "task": "t"}) + "\n")
+    both.write_text(
+        json.dumps(
+            {"type": "system", "session_id": "s", "id": "x", "kind": "agent_run", "task": "t"}
+        )
+        + "\n"
+    )
     with pytest.raises(InputError, match="ambiguous"):
         detect_format(both)
 
@@ -149,26 +153,31 @@ def test_a_broken_plugin_is_named(installed: dict[str, list[_EntryPoint]]) -> No
 
 # --- classification -------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "kwargs", "kind"), [
-    ("ok", {"command": "python -m pytest -q tests"}, "test_run"),
-    ("ok", {"command": "cd /repo && go test ./..."}, "test_run"),
-    ("ok", {"command": "npm run test -- --ci"}, "test_run"),
-    ("....\n4 passed, 1 skipped in 0.51s", {}, "test_run"),
-    ("Ran 12 tests in 0.004s\n\nFAILED (failures=1)", {"exit_code": 1}, "test_run"),
-    ("test result: FAILED. 3 passed; 1 failed", {}, "test_run"),
-    ("ok", {"tool": "run_tests"}, "test_run"),
-    ("grep: nothing", {"command": "grep -r foo .", "exit_code": 1}, "error"),
-    ("Traceback ...", {"is_error": True}, "error"),
-    ("file written", {"command": "cat > tests/test_x.py"}, "tool_result"),
-    ("latest: 0 passed", {"command": "ls"}, "tool_result"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "kind"),
+    [
+        ("ok", {"command": "python -m pytest -q tests"}, "test_run"),
+        ("ok", {"command": "cd /repo && go test ./..."}, "test_run"),
+        ("ok", {"command": "npm run test -- --ci"}, "test_run"),
+        ("....\n4 passed, 1 skipped in 0.51s", {}, "test_run"),
+        ("Ran 12 tests in 0.004s\n\nFAILED (failures=1)", {"exit_code": 1}, "test_run"),
+        ("test result: FAILED. 3 passed; 1 failed", {}, "test_run"),
+        ("ok", {"tool": "run_tests"}, "test_run"),
+        ("grep: nothing", {"command": "grep -r foo .", "exit_code": 1}, "error"),
+        ("Traceback ...", {"is_error": True}, "error"),
+        ("file written", {"command": "cat > tests/test_x.py"}, "tool_result"),
+        ("latest: 0 passed", {"command": "ls"}, "tool_result"),
+    ],
+)
 def test_results_are_classified(text: str, kwargs: dict[str, object], kind: str) -> None:
     assert classify_result(text, **kwargs) == kind  # type: ignore[arg-type]
 
 
 def test_shell_calls_render_as_commands_and_other_tools_as_json() -> None:
     assert render_call("Bash", {"command": "pytest -q", "description": "run"}) == (
-        "[Bash] $ pytest -q")
+        "[Bash] $ pytest -q"
+    )
     assert render_call("shell", '{"command": ["bash", "-lc", "ls"]}') == "[shell] $ bash -lc ls"
     editor = render_call("str_replace_based_edit_tool", {"command": "view", "path": "/a.py"})
     assert editor == '[str_replace_based_edit_tool] {"command": "view", "path": "/a.py"}'

@@ -20,9 +20,24 @@ def test_a_submitted_mini_swe_agent_run() -> None:
     assert "Task Instructions" not in case.task
     assert case.diff is not None and case.diff.startswith("diff --git a/textkit/slug.py")
     kinds = [t.kind for t in case.trace]
-    assert kinds == ["system", "message", "tool_call", "tool_result", "tool_call",
-                     "tool_result", "tool_call", "test_run", "message", "error", "tool_call",
-                     "tool_result", "tool_call", "test_run", "final_answer", "tool_result"]
+    assert kinds == [
+        "system",
+        "message",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "message",
+        "error",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "final_answer",
+        "tool_result",
+    ]
     assert case.trace[9].content.startswith("Please always provide EXACTLY ONE action")
     assert case.trace[7].source == "messages[7]" and case.trace[7].step == 3
     assert case.meta["model_stats"] == {"instance_cost": 0.0437, "api_calls": 7}
@@ -46,8 +61,19 @@ def test_a_swe_agent_trajectory() -> None:
     assert case.task.startswith("slugify() keeps leading and trailing hyphens")
     assert case.diff is not None and case.diff.startswith("diff --git a/textkit/slug.py")
     assert [t.kind for t in case.trace] == [
-        "system", "message", "tool_call", "tool_result", "tool_call", "test_run", "tool_call",
-        "tool_result", "tool_call", "test_run", "final_answer", "tool_result"]
+        "system",
+        "message",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "test_run",
+        "final_answer",
+        "tool_result",
+    ]
     # The demonstration in the history is not part of the run.
     assert all("Demonstration task" not in t.content for t in case.trace)
     assert case.trace[5].source == "trajectory[1].observation" and case.trace[5].step == 2
@@ -59,8 +85,11 @@ def test_truncated_and_malformed_trajectories() -> None:
     assert truncated.cases == [] and truncated.errors[0].line is not None
     assert "truncated" in str(truncated.errors[0])
     bad = import_file(DATA / "bad_fields.traj.json", "swe-agent")
-    assert [e.field for e in bad.errors] == ["messages[2].role", "messages[3].content",
-                                             "info.exit_status"]
+    assert [e.field for e in bad.errors] == [
+        "messages[2].role",
+        "messages[3].content",
+        "info.exit_status",
+    ]
     [case] = bad.cases  # the valid messages still make a case
     assert [t.kind for t in case.trace] == ["system", "message", "tool_call", "test_run"]
     steps = import_file(DATA / "bad_steps.traj", "swe-agent")

@@ -26,7 +26,7 @@ def test_results_become_cases_with_gold_outside_the_judged_text() -> None:
     assert result.gold == {ok.id: "pass", bad.id: "fail"}
     for case in (ok, bad):
         judged = case.task + "".join(t.content for t in case.trace)
-        assert "reward" not in judged and "cancel_reservation\", \"kwargs" not in judged
+        assert "reward" not in judged and 'cancel_reservation", "kwargs' not in judged
     assert [t.role for t in ok.trace[:2]] == ["system", "user(simulated)"]
     assert ok.trace[2].source == "[0].traj[2].tool_calls[0]"
     assert ok.trace[12].kind == "final_answer"  # the user's ###STOP### comes after it
@@ -41,7 +41,12 @@ def test_results_become_cases_with_gold_outside_the_judged_text() -> None:
 def test_bad_results_are_named_and_the_rest_kept() -> None:
     result = import_file(DATA / "malformed.json", "tau-bench")
     assert [e.field for e in result.errors] == [
-        "[0].task_id", "[1].reward", "[2].traj[2].tool_calls", "[3]", "[4]"]
+        "[0].task_id",
+        "[1].reward",
+        "[2].traj[2].tool_calls",
+        "[3]",
+        "[4]",
+    ]
     [case] = result.cases
     assert case.id == "malformed/task3/trial0" and len(case.trace) == 4
 

@@ -87,8 +87,11 @@ def test_readme_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert [i["case_id"] for i in queue] == ["1c7e9a02-5d3f-4b8e-8f21-6a4b3c2d1e0f"]
         view = httpx.get(f"{svc.url}/v1/review/items/{queue[0]['id']}", headers=auth).json()
         assert view["task"] == "Make the test suite pass." and view["verdicts"]
-        done = httpx.post(f"{svc.url}/v1/review/items/{queue[0]['id']}/labels", headers=auth,
-                          json={"label": "fail", "note": "ran out of turns"})
+        done = httpx.post(
+            f"{svc.url}/v1/review/items/{queue[0]['id']}/labels",
+            headers=auth,
+            json={"label": "fail", "note": "ran out of turns"},
+        )
         assert done.status_code == 201, done.text
         assert done.json()["item"]["status"] == "done"
         page = httpx.get(svc.url + "/review", headers=auth)

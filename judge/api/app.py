@@ -40,8 +40,13 @@ __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service: API, review pages, job workers, access control, all from ``config``."""
-    jobs = judge.JobManager(config.db, config.settings(), workers=config.job_workers,
-                            lease_s=config.job_lease_s, poll_s=config.job_poll_s)
+    jobs = judge.JobManager(
+        config.db,
+        config.settings(),
+        workers=config.job_workers,
+        lease_s=config.job_lease_s,
+        poll_s=config.job_poll_s,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

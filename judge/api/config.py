@@ -11,6 +11,7 @@ from judge.library import JudgeSettings
 
 MB = 1024 * 1024
 
+
 @dataclass(frozen=True)
 class ServiceConfig:
     """How the service runs. ``models``: judge models callers may use (the first is default)."""
@@ -38,8 +39,8 @@ class ServiceConfig:
     trusted_origins: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
-
     def settings(self) -> JudgeSettings:
         """What callers may use and how models are called."""
-        return JudgeSettings(models=self.models, api_base=self.api_base,
-                             concurrency=self.concurrency)
+        return JudgeSettings(
+            models=self.models, api_base=self.api_base, concurrency=self.concurrency
+        )

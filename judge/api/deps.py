@@ -81,4 +81,3 @@ def with_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """Response declarations for these error statuses."""
     text = {404: "Not found", 409: "Conflict with the current state"}
     return {c: {"model": s.ErrorResponse, "description": text[c]} for c in codes}
-

@@ -64,8 +64,10 @@ def docs_router(app: FastAPI) -> APIRouter:
     @router.get("/docs")
     def docs() -> Response:
         if swagger_dir() is None:
-            raise NotFoundError("Swagger UI is not installed: pip install swagger-ui-bundle-v2 "
-                                "(the schema is at /openapi.json)")
+            raise NotFoundError(
+                "Swagger UI is not installed: pip install swagger-ui-bundle-v2 "
+                "(the schema is at /openapi.json)"
+            )
         return HTMLResponse(_PAGE)
 
     @router.get("/docs/openapi.json")

@@ -57,6 +57,7 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JSONRe
 
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the JSON error body."""
+
     @app.exception_handler(JudgeError)
     async def judge_error(_: Request, exc: JudgeError) -> JSONResponse:
         for kind, status, code in ERROR_STATUS:
@@ -88,4 +89,3 @@ def install_error_handlers(app: FastAPI) -> None:
     async def crash(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "internal error; see the server log")
-

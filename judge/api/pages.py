@@ -119,11 +119,16 @@ def page_router() -> APIRouter:
 
     def login_page(request: Request, next: str, error: str | None, status: int) -> Response:
         nonce, token = csrf.login_pair(request.app.state.csrf_secret)
-        response = render("login.html", status=status, next=next, error=error, who=None,
-                          csrf=token)
-        response.set_cookie(csrf.LOGIN_COOKIE, nonce, max_age=3600, httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https",
-                            path="/login")
+        response = render("login.html", status=status, next=next, error=error, who=None, csrf=token)
+        response.set_cookie(
+            csrf.LOGIN_COOKIE,
+            nonce,
+            max_age=3600,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/login",
+        )
         return response
 
     @router.get("/login")
@@ -154,8 +159,10 @@ def page_router() -> APIRouter:
         if not token:
             roles = " and ".join(sorted(PAGE_ROLES))
             return login_page(
-                request, target,
-                f"The review page is for {roles} keys; this key is for the API.", 403,
+                request,
+                target,
+                f"The review page is for {roles} keys; this key is for the API.",
+                403,
             )
         response = RedirectResponse(target, status_code=303)
         response.delete_cookie(csrf.LOGIN_COOKIE, path="/login")
@@ -203,8 +210,9 @@ def page_router() -> APIRouter:
             }
 
         data = with_store(request, load)
-        return render("queue.html", who=who, blind_all=blind_all, msg=msg,
-                      csrf=form_token(request), **data)
+        return render(
+            "queue.html", who=who, blind_all=blind_all, msg=msg, csrf=form_token(request), **data
+        )
 
     @router.get("/review/next")
     def next_item(request: Request) -> Response:
@@ -256,8 +264,9 @@ def page_router() -> APIRouter:
         note = form.get("note", "")[:4000]
 
         def save(store: Store) -> None:
-            judge.add_shown_label(store, item_id, reviewer=who.name, role=who.role,
-                                  shown_label=shown, note=note)
+            judge.add_shown_label(
+                store, item_id, reviewer=who.name, role=who.role, shown_label=shown, note=note
+            )
 
         try:
             await run_in_threadpool(with_store, request, save)

@@ -116,8 +116,9 @@ def match_route(routes: Sequence[Any], scope: Mapping[str, Any]) -> str | None:
 
 def declared_routes(routes: Sequence[Any]) -> list[str]:
     """Every (method, path) the app serves, as table keys (HEAD aside: it follows GET)."""
-    return [route_name(m, c.path) for c in _endpoints(routes)
-            for m in sorted(c.methods) if m != "HEAD"]
+    return [
+        route_name(m, c.path) for c in _endpoints(routes) for m in sorted(c.methods) if m != "HEAD"
+    ]
 
 
 def undeclared(routes: Sequence[Any]) -> list[str]:

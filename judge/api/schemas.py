@@ -56,7 +56,6 @@ __all__ = [
 ]
 
 
-
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

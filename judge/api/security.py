@@ -62,19 +62,26 @@ def page_csp(style_hashes: list[str]) -> str:
     """The review page's Content-Security-Policy: scripts and styles from this origin only, no
     inline script at all, inline styles only when their hash is listed (those written in the
     templates), no framing, forms posted only here."""
-    styles = " ".join(["'self'", *(["'unsafe-hashes'"] if style_hashes else []),
-                       *(f"'{h}'" for h in style_hashes)])
-    return "; ".join([
-        "default-src 'none'",
-        "script-src 'self'",
-        f"style-src {styles}",
-        "img-src 'self' data:",
-        "font-src 'self'",
-        "connect-src 'self'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-    ])
+    styles = " ".join(
+        [
+            "'self'",
+            *(["'unsafe-hashes'"] if style_hashes else []),
+            *(f"'{h}'" for h in style_hashes),
+        ]
+    )
+    return "; ".join(
+        [
+            "default-src 'none'",
+            "script-src 'self'",
+            f"style-src {styles}",
+            "img-src 'self' data:",
+            "font-src 'self'",
+            "connect-src 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+        ]
+    )
 
 
 def page_headers(csp: str) -> dict[str, str]:
@@ -227,22 +234,30 @@ class SecurityHeaders:
         self.app = app
         self.page = [(k.encode(), v.encode()) for k, v in page_headers(csp).items()]
         self.api = [(k.encode(), v.encode()) for k, v in API_HEADERS.items()]
-        self.static = [(k.encode(), v.encode()) for k, v in COMMON_HEADERS.items()
-                       if k != "cache-control"]
+        self.static = [
+            (k.encode(), v.encode()) for k, v in COMMON_HEADERS.items() if k != "cache-control"
+        ]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        extra = (self.static if path.startswith(STATIC_PREFIX)
-                 else self.page if is_page(path) else self.api)
+        extra = (
+            self.static
+            if path.startswith(STATIC_PREFIX)
+            else self.page
+            if is_page(path)
+            else self.api
+        )
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 names = {k.lower() for k, _ in message.get("headers", [])}
-                message["headers"] = [*message.get("headers", []),
-                                      *((k, v) for k, v in extra if k not in names)]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *((k, v) for k, v in extra if k not in names),
+                ]
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -296,8 +311,12 @@ class AccessMiddleware:
             # with a cross-site post whatever SameSite promises in older browsers.
             problem = origin_problem(headers, scope.get("scheme", "http"), self.trusted_origins)
             if problem is not None:
-                await send_json(send, 403, "forbidden_origin",
-                                f"{problem}; post the form from this service's own page")
+                await send_json(
+                    send,
+                    403,
+                    "forbidden_origin",
+                    f"{problem}; post the form from this service's own page",
+                )
                 return
         route = match_route(scope["app"].router.routes, scope) if "app" in scope else None
         if path not in OPEN_PATHS and route not in OPEN_ROUTES:

@@ -176,9 +176,13 @@ def calibrate(
     """Measure a judge against gold and write a calibration card and report."""
     opts = judge.CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
     run = judge.calibrate_judge(
-        judge.VerdictSource(db=db or (None if judgments or recorded else env_db()),
-                            judgments=judgments, recorded=recorded, rubric=rubric,
-                            selector=selector),
+        judge.VerdictSource(
+            db=db or (None if judgments or recorded else env_db()),
+            judgments=judgments,
+            recorded=recorded,
+            rubric=rubric,
+            selector=selector,
+        ),
         opts,
         gold=gold_path,
         out=out,

@@ -50,8 +50,15 @@ def verify(
     as_of: datetime | None,
 ) -> None:
     """Refuse a malformed, edited, expired or mismatched card (exit status 2)."""
-    check = judge.check_card(path, model=model, rubric=rubric, selector=selector, gold=gold_path,
-                       recorded=recorded, as_of=as_of)
+    check = judge.check_card(
+        path,
+        model=model,
+        rubric=rubric,
+        selector=selector,
+        gold=gold_path,
+        recorded=recorded,
+        as_of=as_of,
+    )
     click.echo(
         f"ok: {path} is intact and valid until {check.card.expires_at.isoformat()}"
         + (f" (checked as of {as_of.date().isoformat()})" if as_of else "")

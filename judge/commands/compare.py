@@ -15,8 +15,11 @@ from judge.commands.options import env_db
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--recorded", type=click.Path(dir_okay=False), help="JSONL of recorded verdicts.")
 @click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL of judgments.")
-@click.option("--db", help="Judge store: a SQLite file or a postgresql:// URL (default $JUDGE_DB "
-              "when neither --judgments nor --recorded is given).")
+@click.option(
+    "--db",
+    help="Judge store: a SQLite file or a postgresql:// URL (default $JUDGE_DB "
+    "when neither --judgments nor --recorded is given).",
+)
 @click.option(
     "--gold",
     "gold_path",
@@ -58,8 +61,12 @@ def compare(
 ) -> None:
     """Compare judges on the same items: paired differences, McNemar, agreement."""
     study = judge.compare_judges(
-        judge.VerdictSource(db=db or (None if judgments or recorded else env_db()),
-                            judgments=judgments, recorded=recorded, rubric=rubric),
+        judge.VerdictSource(
+            db=db or (None if judgments or recorded else env_db()),
+            judgments=judgments,
+            recorded=recorded,
+            rubric=rubric,
+        ),
         judge.CompareOptions.model_validate(options),
         gold=gold_path,
         html=html_out,

@@ -23,8 +23,10 @@ def migrate_cmd(db: str) -> None:
     Replicas starting at once wait for each other: each migration runs once."""
     report = judge.migrate_store(db)
     if report.applied:
-        click.echo(f"{report.location}: ran {len(report.applied)} migration(s): "
-                   f"{', '.join(report.applied)}")
+        click.echo(
+            f"{report.location}: ran {len(report.applied)} migration(s): "
+            f"{', '.join(report.applied)}"
+        )
     else:
         click.echo(f"{report.location}: up to date ({len(report.schema)} migrations)")
 
@@ -45,5 +47,7 @@ def copy_cmd(source: str, target: str) -> None:
     for t in report.tables:
         table.add_row(t.table, str(t.target_rows), t.target_digest[:23] + "...")
     Console(stderr=True).print(table)
-    click.echo(f"copied {report.rows} rows in {len(report.tables)} tables; every table's count "
-               "and digest match")
+    click.echo(
+        f"copied {report.rows} rows in {len(report.tables)} tables; every table's count "
+        "and digest match"
+    )

@@ -29,17 +29,32 @@ DEMO_MODEL = DEFAULT_MODEL
 
 
 @click.command()
-@click.option("--gold", "gold_path", type=click.Path(dir_okay=False), default=str(DEMO_GOLD),
-              show_default=True, help="Gold set to judge.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="demo-out",
-              show_default=True, help="Where the store and the JSONL of judgments go.")
+@click.option(
+    "--gold",
+    "gold_path",
+    type=click.Path(dir_okay=False),
+    default=str(DEMO_GOLD),
+    show_default=True,
+    help="Gold set to judge.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="demo-out",
+    show_default=True,
+    help="Where the store and the JSONL of judgments go.",
+)
 @click.option("--model", default=DEMO_MODEL, show_default=True)
 @click.option("--rubric", "rubric_ref", default=DEMO_RUBRIC, show_default=True)
 @click.option("--limit", type=int, help="Judge only the first N cases.")
-@db_option(help="The store: a SQLite file or a postgresql:// URL (env JUDGE_DB); default "
-           "OUT/judge.db.", default=None)
-def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None,
-         db: str | None) -> None:
+@db_option(
+    help="The store: a SQLite file or a postgresql:// URL (env JUDGE_DB); default OUT/judge.db.",
+    default=None,
+)
+def demo(
+    gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None, db: str | None
+) -> None:
     """Judge the project's demo gold set on the embedded model and print a table.
 
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
@@ -65,9 +80,16 @@ def demo(gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int |
         err=True,
     )
     with judge.open_store(store_at) as store, judging_progress(quiet=False) as shown:
-        summary = judge.judge_cases(store, loaded.cases, rubric=rubric, models=[model],
-                                    options=options, on_start=shown.on_start,
-                                    on_done=shown.on_done, source=gold_path)
+        summary = judge.judge_cases(
+            store,
+            loaded.cases,
+            rubric=rubric,
+            models=[model],
+            options=options,
+            on_start=shown.on_start,
+            on_done=shown.on_done,
+            source=gold_path,
+        )
     judgments = sorted((o.judgment for o in summary.outcomes), key=lambda j: j.case_id)
     write_jsonl(out / "judgments.jsonl", judgments)
     # Masked re-judgments (suspect evidence withheld) check verdicts; the table shows verdicts.
@@ -87,8 +109,7 @@ def _print_table(judgments: list[Judgment], gold: dict[str, str]) -> None:
     for j in judgments:
         by_case[j.case_id].append(j)
     table = Table(title="judge demo: agent-run-success on the embedded judge")
-    for column in ("case", "gold", "verdict", "P(pass)", "pass votes", "cited", "s",
-                   "agrees"):
+    for column in ("case", "gold", "verdict", "P(pass)", "pass votes", "cited", "s", "agrees"):
         table.add_column(column)
     agree = decided = 0
     for case_id, group in by_case.items():

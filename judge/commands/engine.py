@@ -23,21 +23,35 @@ def engine_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         chosen = {name: kwargs.pop(name) for name in _NAMES}
         return fn(*args, engine=engine_fields(**chosen), **kwargs)
 
-    for option in reversed([
-        click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
-                     show_default=True,
-                     help="local: this process; ray: a Ray Data actor pool of judging "
-                          "workers (pip install 'judge[ray]'); --concurrency is then per "
-                          "worker."),
-        click.option("--ray-address",
-                     help="With --engine ray: 'auto' or ray://HOST:10001 joins a running "
-                          "cluster (default: start a local Ray sized to this machine)."),
-        click.option("--workers", type=int,
-                     help="With --engine ray: judging workers (default: one per CPU)."),
-        click.option("--router", type=click.Path(dir_okay=False),
-                     help="litellm Router file (YAML/JSON model_list): --model names one of "
-                          "its model groups, spread over its deployments."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--engine",
+                type=click.Choice(["local", "ray"]),
+                default="local",
+                show_default=True,
+                help="local: this process; ray: a Ray Data actor pool of judging "
+                "workers (pip install 'judge[ray]'); --concurrency is then per "
+                "worker.",
+            ),
+            click.option(
+                "--ray-address",
+                help="With --engine ray: 'auto' or ray://HOST:10001 joins a running "
+                "cluster (default: start a local Ray sized to this machine).",
+            ),
+            click.option(
+                "--workers",
+                type=int,
+                help="With --engine ray: judging workers (default: one per CPU).",
+            ),
+            click.option(
+                "--router",
+                type=click.Path(dir_okay=False),
+                help="litellm Router file (YAML/JSON model_list): --model names one of "
+                "its model groups, spread over its deployments.",
+            ),
+        ]
+    ):
         wrapper = option(wrapper)
     return wrapper
 

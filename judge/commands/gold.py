@@ -17,10 +17,12 @@ def gold() -> None:
 
 
 @gold.command("validate")
-@click.argument("paths", metavar="FILE...", nargs=-1, required=True,
-                type=click.Path(dir_okay=False))
-@click.option("--labelled", is_flag=True,
-              help="Require a gold label on every record (as calibration does).")
+@click.argument(
+    "paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False)
+)
+@click.option(
+    "--labelled", is_flag=True, help="Require a gold label on every record (as calibration does)."
+)
 def validate(paths: tuple[str, ...], labelled: bool) -> None:
     """Check case or gold JSONL files record by record; print size, labels and digest.
 

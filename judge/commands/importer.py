@@ -17,22 +17,49 @@ EXIT_INVALID_INPUT = 1
 
 @click.command("import")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", metavar="NAME",
-              help="Trace format (see --list); detected from the content when omitted.")
-@click.option("--out", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Write the cases as JSONL here ('-' for stdout); without it, only validate.")
+@click.option(
+    "--format",
+    "fmt",
+    metavar="NAME",
+    help="Trace format (see --list); detected from the content when omitted.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the cases as JSONL here ('-' for stdout); without it, only validate.",
+)
 @click.option("--list", "list_formats", is_flag=True, help="List the trace formats and exit.")
-@click.option("--notes/--no-notes", default=True, show_default=True,
-              help="Print what was skipped on purpose (unknown event types, ...).")
-@click.option("--task", "task", metavar="TEXT",
-              help="The prompt the agent was given, for every case whose log does not record "
-                   "it (claude -p stream-json, codex exec --json).")
-@click.option("--task-from", "task_from", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Read the prompt from FILE: a text file (its content, for every case), or "
-                   "a per-session mapping: .json {\"<session id>\": \"<task>\"} or a list of "
-                   "{\"session_id\", \"task\"}, .jsonl one such record per line.")
-def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_formats: bool,
-               notes: bool, task: str | None, task_from: str | None) -> None:
+@click.option(
+    "--notes/--no-notes",
+    default=True,
+    show_default=True,
+    help="Print what was skipped on purpose (unknown event types, ...).",
+)
+@click.option(
+    "--task",
+    "task",
+    metavar="TEXT",
+    help="The prompt the agent was given, for every case whose log does not record "
+    "it (claude -p stream-json, codex exec --json).",
+)
+@click.option(
+    "--task-from",
+    "task_from",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Read the prompt from FILE: a text file (its content, for every case), or "
+    'a per-session mapping: .json {"<session id>": "<task>"} or a list of '
+    '{"session_id", "task"}, .jsonl one such record per line.',
+)
+def import_cmd(
+    files: tuple[str, ...],
+    fmt: str | None,
+    out: str | None,
+    list_formats: bool,
+    notes: bool,
+    task: str | None,
+    task_from: str | None,
+) -> None:
     """Validate agent traces (FILES) and convert them to Case JSONL.
 
     Prints the count of cases and errors per file and every error with its line, span id or
@@ -59,8 +86,11 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
     if task is not None and task_from is not None:
         raise click.UsageError("give --task or --task-from, not both")
     # A bad task file fails before any trace is read.
-    tasks = judge.task_text(task) if task is not None else (
-        judge.read_tasks(task_from) if task_from is not None else None)
+    tasks = (
+        judge.task_text(task)
+        if task is not None
+        else (judge.read_tasks(task_from) if task_from is not None else None)
+    )
     # With --out -, stdout carries the JSONL, so the report goes to stderr.
     report: IO[str] = sys.stderr if out == "-" else sys.stdout
     records: list[str] = []
@@ -75,8 +105,11 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
             if case.id in untasked:
                 continue
             if case.id in seen:
-                click.echo(f"error: {name}: case id {case.id!r} already imported from "
-                           f"{seen[case.id]}; skipped", err=True)
+                click.echo(
+                    f"error: {name}: case id {case.id!r} already imported from "
+                    f"{seen[case.id]}; skipped",
+                    err=True,
+                )
                 duplicates += 1
                 continue
             seen[case.id] = name
@@ -88,8 +121,10 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
         failed = failed or errors > 0
         written = [c for c in result.cases if c.id not in untasked]
         turns = sum(len(c.trace) for c in written)
-        click.echo(f"{name}: {len(written) - duplicates} cases, {turns} turns, "
-                   f"{errors} errors", file=report)
+        click.echo(
+            f"{name}: {len(written) - duplicates} cases, {turns} turns, {errors} errors",
+            file=report,
+        )
         for error in [*result.errors, *result.warnings]:
             click.echo(f"error: {error}", err=True)
         if notes:
@@ -97,8 +132,11 @@ def import_cmd(files: tuple[str, ...], fmt: str | None, out: str | None, list_fo
                 click.echo(f"note: {note}", file=report)
     if tasks is not None and tasks.unused():
         unused = tasks.unused()
-        click.echo(f"note: {tasks.origin}: {len(unused)} session id(s) matched no case: "
-                   f"{', '.join(unused[:5])}", file=report)
+        click.echo(
+            f"note: {tasks.origin}: {len(unused)} session id(s) matched no case: "
+            f"{', '.join(unused[:5])}",
+            file=report,
+        )
     if out is not None:
         _write(out, records)
     if failed:

@@ -22,13 +22,18 @@ def label_lines(report: judge.RunSetReport) -> list[str]:
         sec = report.per_treatment[t]
         at1 = next((f for f in sec.macro.pass_at_k if f.k == 1), None)
         alone = sec.labels_only["pass@1"] if sec.labels_only else None
-        line = (f"pass@1 {t}: judge {_interval(at1.value, at1.ci95) if at1 else 'none'}; "
-                f"labels only {_interval(alone.value, alone.ci95) if alone else 'none'} "
-                f"({alone.n_labels if alone else 0} labels)")
+        line = (
+            f"pass@1 {t}: judge {_interval(at1.value, at1.ci95) if at1 else 'none'}; "
+            f"labels only {_interval(alone.value, alone.ci95) if alone else 'none'} "
+            f"({alone.n_labels if alone else 0} labels)"
+        )
         both = sec.ppi["pass@1"] if sec.ppi else None
         if both is not None:
-            worth = (f", worth {both.effective_labels:.1f} labels"
-                     if both.effective_labels is not None else "")
+            worth = (
+                f", worth {both.effective_labels:.1f} labels"
+                if both.effective_labels is not None
+                else ""
+            )
             line += f"; PPI++ {_interval(both.value, both.ci95)}{worth}"
         lines.append(line)
     return lines

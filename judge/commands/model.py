@@ -47,8 +47,11 @@ def install(alias: str, verify: bool) -> None:
     started = time.perf_counter()
     done = judge.install_model(alias, _progress_printer(), verify=verify)
     seconds = time.perf_counter() - started
-    note = ("matches the pin" if done.pinned
-            else "not pinned: JUDGE_LOCAL_GGUF replaces the registry's file")
+    note = (
+        "matches the pin"
+        if done.pinned
+        else "not pinned: JUDGE_LOCAL_GGUF replaces the registry's file"
+    )
     click.echo(f"{alias}: {done.path}")
     click.echo(f"  size    {done.path.stat().st_size:,} bytes")
     click.echo(f"  sha256  {done.sha256} ({note})")
@@ -61,12 +64,16 @@ def info(as_json: bool) -> None:
     """Show the registered local models, where their files are and whether they are assembled."""
     status = judge.embedded_status()
     if as_json:
-        click.echo(json.dumps({k: status[k] for k in ("judge_home", "llama_cpp_installed",
-                                                        "models")}, indent=2))
+        click.echo(
+            json.dumps(
+                {k: status[k] for k in ("judge_home", "llama_cpp_installed", "models")}, indent=2
+            )
+        )
         return
     click.echo(f"JUDGE_HOME: {status['judge_home']}")
-    llama = ("installed" if status["llama_cpp_installed"]
-             else "missing (pip install 'judge[embedded]')")
+    llama = (
+        "installed" if status["llama_cpp_installed"] else "missing (pip install 'judge[embedded]')"
+    )
     click.echo(f"llama-cpp-python: {llama}")
     for entry in status["models"]:
         click.echo(

@@ -19,8 +19,12 @@ DB_HELP = f"The store: a SQLite file or a postgresql://USER:PASSWORD@HOST/DB URL
 def db_option(help: str = DB_HELP, default: str | None = DEFAULT_DB) -> Callable[[F], F]:
     """``--db``: a SQLite path or a PostgreSQL URL; default $JUDGE_DB, else ``default``."""
     return click.option(
-        "--db", envvar=DB_ENV, default=default, show_default=default is not None,
-        show_envvar=True, help=help,
+        "--db",
+        envvar=DB_ENV,
+        default=default,
+        show_default=default is not None,
+        show_envvar=True,
+        help=help,
     )
 
 

@@ -110,22 +110,46 @@ def audit_cmd(db: str, digest: str | None) -> None:
 
 @review.command("plan")
 @click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
-@click.option("--budget", type=int, required=True,
-              help="How many runs to label (expected count with --active).")
-@click.option("--active", is_flag=True,
-              help="Draw with probabilities from the judge's uncertainty (stored judgments of "
-              "the runs; judge them first), recorded so the weighted estimate stays valid.")
+@click.option(
+    "--budget",
+    type=int,
+    required=True,
+    help="How many runs to label (expected count with --active).",
+)
+@click.option(
+    "--active",
+    is_flag=True,
+    help="Draw with probabilities from the judge's uncertainty (stored judgments of "
+    "the runs; judge them first), recorded so the weighted estimate stays valid.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--model", "models", multiple=True,
-              help="--active: the judge(s) whose stored scores to use (default: all).")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="--active: the judge(s) whose stored scores to use (default: all).",
+)
 @click.option("--rubric", "rubric_id", help="--active: the rubric id of those judgments.")
-@click.option("--mix", type=float, default=0.2, show_default=True,
-              help="--active: share of uniform probability mixed in (keeps every run drawable).")
-@click.option("--out", type=click.Path(dir_okay=False),
-              help="Also write the plan as JSON here.")
+@click.option(
+    "--mix",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="--active: share of uniform probability mixed in (keeps every run drawable).",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the plan as JSON here.")
 @db_option()
-def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple[str, ...],
-             rubric_id: str | None, mix: float, out: str | None, db: str) -> None:
+def plan_cmd(
+    runs_file: str,
+    budget: int,
+    active: bool,
+    seed: int,
+    models: tuple[str, ...],
+    rubric_id: str | None,
+    mix: float,
+    out: str | None,
+    db: str,
+) -> None:
     """Draw the runs of RUNS.jsonl that people should label, at random, and queue them.
 
     The plan (every run's inclusion probability) is kept in the store, and the drawn runs are
@@ -137,25 +161,39 @@ def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     if loaded.errors:
-        raise click.ClickException(f"{len(loaded.errors)} invalid record(s) in {runs_file}: "
-                                   "a plan is drawn from the whole run set; fix them first")
+        raise click.ClickException(
+            f"{len(loaded.errors)} invalid record(s) in {runs_file}: "
+            "a plan is drawn from the whole run set; fix them first"
+        )
     with judge.open_store(db) as store:
-        result = judge.plan_review(store, loaded.runs, source=runs_file, budget=budget,
-                                   seed=seed, active=active, models=list(models),
-                                   rubric=rubric_id, mix=mix)
+        result = judge.plan_review(
+            store,
+            loaded.runs,
+            source=runs_file,
+            budget=budget,
+            seed=seed,
+            active=active,
+            models=list(models),
+            rubric=rubric_id,
+            mix=mix,
+        )
     plan = result.stored.plan
     if out:
-        Path(out).write_text(json.dumps(result.stored.to_dict(), indent=1) + "\n",
-                             encoding="utf-8")
+        Path(out).write_text(json.dumps(result.stored.to_dict(), indent=1) + "\n", encoding="utf-8")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     again = "" if result.new else " (drawn before: the same plan)"
-    click.echo(f"plan {result.stored.id}: {plan.design} sample of {len(plan.chosen)} of "
-               f"{len(plan.run_ids)} runs (seed {plan.seed}){again}; {result.enqueued} new "
-               f"item(s) queued for blind review in {db}")
-    click.echo(f"next: label them (`judge review queue --db {db}`, or the review page), then "
-               f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
-               f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`", err=True)
+    click.echo(
+        f"plan {result.stored.id}: {plan.design} sample of {len(plan.chosen)} of "
+        f"{len(plan.run_ids)} runs (seed {plan.seed}){again}; {result.enqueued} new "
+        f"item(s) queued for blind review in {db}"
+    )
+    click.echo(
+        f"next: label them (`judge review queue --db {db}`, or the review page), then "
+        f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
+        f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`",
+        err=True,
+    )
 
 
 @review.command("export-gold")
@@ -167,9 +205,12 @@ def plan_cmd(runs_file: str, budget: int, active: bool, seed: int, models: tuple
     show_default=True,
     help="Licence of the exported records.",
 )
-@click.option("--plan", "plan_id",
-              help="Only the items of this label plan (`judge review plan`): the labels "
-              "`judge score --labels` accepts for PPI.")
+@click.option(
+    "--plan",
+    "plan_id",
+    help="Only the items of this label plan (`judge review plan`): the labels "
+    "`judge score --labels` accepts for PPI.",
+)
 @db_option()
 def export_gold_cmd(out: str, license_: str, plan_id: str | None, db: str) -> None:
     """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`,

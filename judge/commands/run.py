@@ -30,24 +30,41 @@ EXIT_FAILED_JUDGMENTS = 3
 @click.command()
 @click.argument("input_file", metavar="INPUT.jsonl", type=click.Path(dir_okay=False))
 @click.option("--rubric", "rubric_ref", required=True, help="Rubric id or id@version.")
-@click.option("--model", "models", multiple=True, default=[DEFAULT_MODEL], show_default=True,
-              help="litellm model id; repeat for a panel of judges.")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    default=[DEFAULT_MODEL],
+    show_default=True,
+    help="litellm model id; repeat for a panel of judges.",
+)
 @db_option()
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the judgments as JSONL.")
 @click.option("--limit", type=int, help="Judge only the first N valid records.")
-@click.option("--orders", type=click.Choice(["one", "both"]), default="both", show_default=True,
-              help="Pairwise rubrics: judge in both answer orders.")
-@click.option("--samples", type=int, default=1, show_default=True,
-              help="Repeated samples per case and order.")
-@click.option("--variants", type=int,
-              help="Use the first N of the rubric's prompt variants (default: all).")
-@click.option("--concurrency", type=int,
-              help="Judgments in flight (default 4; 1 for the embedded model, which runs one "
-                   "call at a time, so that each judgment's latency is its own); with "
-                   "--engine ray, per worker.")
+@click.option(
+    "--orders",
+    type=click.Choice(["one", "both"]),
+    default="both",
+    show_default=True,
+    help="Pairwise rubrics: judge in both answer orders.",
+)
+@click.option(
+    "--samples", type=int, default=1, show_default=True, help="Repeated samples per case and order."
+)
+@click.option(
+    "--variants", type=int, help="Use the first N of the rubric's prompt variants (default: all)."
+)
+@click.option(
+    "--concurrency",
+    type=int,
+    help="Judgments in flight (default 4; 1 for the embedded model, which runs one "
+    "call at a time, so that each judgment's latency is its own); with "
+    "--engine ray, per worker.",
+)
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
-@click.option("--temperature", type=float,
-              help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
+@click.option(
+    "--temperature", type=float, help="Sampling temperature (default 0, or 0.7 when --samples > 1)."
+)
 @click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
 @engine_options
@@ -86,13 +103,25 @@ def run(
         click.echo(f"invalid record: {error}", err=True)
     options = judge.JudgeOptions(
         orders=orders,  # type: ignore[arg-type]
-        samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
-        api_base=api_base, token_budget=token_budget, concurrency=concurrency, **engine,
+        samples=samples,
+        variants=variants,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        api_base=api_base,
+        token_budget=token_budget,
+        concurrency=concurrency,
+        **engine,
     )
     with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
         summary = judge.judge_cases(
-            store, loaded.cases, rubric=rubric, models=models, options=options,
-            on_start=shown.on_start, on_done=shown.on_done, source=str(input_file),
+            store,
+            loaded.cases,
+            rubric=rubric,
+            models=models,
+            options=options,
+            on_start=shown.on_start,
+            on_done=shown.on_done,
+            source=str(input_file),
         )
     for step, failure in summary.errors:
         click.echo(f"not judged: case {step.case.id}: {failure}", err=True)
@@ -124,8 +153,9 @@ def _print_summary(summary: RunSummary, *, db: str, out: str | None, n_invalid: 
     if n_invalid:
         console.print(f"[yellow]{n_invalid} invalid record(s) skipped (see above)[/]")
     where = f"stored in {judge.mask_url(db)}" + (f" and {out}" if out else "")
-    console.print(f"{where} (batch {summary.batch_id}); list them with: "
-                  f"judge show --db {judge.mask_url(db)}")
+    console.print(
+        f"{where} (batch {summary.batch_id}); list them with: judge show --db {judge.mask_url(db)}"
+    )
 
 
 @click.command()
@@ -135,8 +165,9 @@ def _print_summary(summary: RunSummary, *, db: str, out: str | None, n_invalid: 
 @click.option("--case", "case_id", help="Only this case id.")
 @click.option("--status", type=click.Choice(["ok", "abstain", "parse_error", "infra_error"]))
 @click.option("--limit", type=int, default=50, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
+)
 def show(
     db: str,
     rubric_id: str | None,
@@ -152,8 +183,11 @@ def show(
             f"{judge.mask_url(db)}: no such store (run `judge run ...` first)"
         )
     with judge.open_store(db) as store:
-        judgments = list(store.judgments(rubric_id=rubric_id, model=model, case_id=case_id,
-                                         status=status, limit=limit))
+        judgments = list(
+            store.judgments(
+                rubric_id=rubric_id, model=model, case_id=case_id, status=status, limit=limit
+            )
+        )
     if fmt == "jsonl":
         for judgment in judgments:
             click.echo(judgment.model_dump_json())
@@ -173,8 +207,9 @@ def print_judgments(judgments: list[Judgment]) -> None:
             probs = " ".join(f"{k[:4]}={p:.2f}" for k, p in v.label_probs.items())
         cited = ""
         if v:
-            cited = ",".join(v.cited) + (f" (+{len(v.invalid_citations)} invalid)"
-                                         if v.invalid_citations else "")
+            cited = ",".join(v.cited) + (
+                f" (+{len(v.invalid_citations)} invalid)" if v.invalid_citations else ""
+            )
         table.add_row(
             j.case_id[-48:],
             j.provenance.order or "",

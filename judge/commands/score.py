@@ -26,12 +26,24 @@ DEFAULT_OUT_DIR = "report"
 
 
 def _gate_options(fn: Any) -> Any:
-    for option in reversed([
-        click.option("--tolerance", type=float, default=0.05, show_default=True,
-                     help="Rubric dimensions that move more than this are listed."),
-        click.option("--min-tasks", type=int, default=10, show_default=True,
-                     help="Fewer shared tasks than this: inconclusive."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--tolerance",
+                type=float,
+                default=0.05,
+                show_default=True,
+                help="Rubric dimensions that move more than this are listed.",
+            ),
+            click.option(
+                "--min-tasks",
+                type=int,
+                default=10,
+                show_default=True,
+                help="Fewer shared tasks than this: inconclusive.",
+            ),
+        ]
+    ):
         fn = option(fn)
     return fn
 
@@ -39,55 +51,113 @@ def _gate_options(fn: Any) -> Any:
 @click.command()
 @click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
 @click.option("--rubric", "rubric_ref", help="Rubric id or id@version (not with --gold-labels).")
-@click.option("--model", "models", multiple=True,
-              help="Judge model (litellm id); repeat for a panel.")
-@click.option("--card", "card_path", type=click.Path(dir_okay=False),
-              help="Calibration card of the judge: route verdicts and report its error rates.")
-@click.option("--gold-labels", is_flag=True,
-              help="Score from each run's official/gold label instead of a judge.")
-@click.option("--correct-for-judge", is_flag=True,
-              help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).")
-@click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
-              help="Human labels of some runs (gold JSONL, e.g. from `judge gold export "
-              "--plan ID`): pass@1 from labels only and PPI++ beside the judge's.")
-@click.option("--out-dir", default=DEFAULT_OUT_DIR, show_default=True,
-              help="Where report.json, report.md and report.html go.")
+@click.option(
+    "--model", "models", multiple=True, help="Judge model (litellm id); repeat for a panel."
+)
+@click.option(
+    "--card",
+    "card_path",
+    type=click.Path(dir_okay=False),
+    help="Calibration card of the judge: route verdicts and report its error rates.",
+)
+@click.option(
+    "--gold-labels",
+    is_flag=True,
+    help="Score from each run's official/gold label instead of a judge.",
+)
+@click.option(
+    "--correct-for-judge",
+    is_flag=True,
+    help="Also report pass@1 corrected for the card's FAR/FRR (Rogan-Gladen).",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False),
+    help="Human labels of some runs (gold JSONL, e.g. from `judge gold export "
+    "--plan ID`): pass@1 from labels only and PPI++ beside the judge's.",
+)
+@click.option(
+    "--out-dir",
+    default=DEFAULT_OUT_DIR,
+    show_default=True,
+    help="Where report.json, report.md and report.html go.",
+)
 @db_option()
-@click.option("--k", "ks", type=int, multiple=True,
-              help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.")
+@click.option(
+    "--k",
+    "ks",
+    type=int,
+    multiple=True,
+    help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.",
+)
 @click.option("--title", default="Run-set report", show_default=True)
 @click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--skip-invalid", is_flag=True,
-              help="Score the valid runs even when some records are invalid.")
+@click.option(
+    "--skip-invalid", is_flag=True, help="Score the valid runs even when some records are invalid."
+)
 @click.option("--baseline", help="Also run the regression gate: baseline treatment.")
 @click.option("--candidate", help="Gate: candidate treatment.")
 @click.option("--margin", type=float, help="Gate: non-inferiority margin on pass@1.")
 @_gate_options
 @click.option("--api-base", help="Send judge calls to this OpenAI-compatible base URL.")
-@click.option("--orders", type=click.Choice(["one", "both"]), default="both", show_default=True,
-              help="Pairwise rubrics: judge in both answer orders.")
-@click.option("--samples", type=int, default=1, show_default=True,
-              help="Repeated samples per run and order.")
-@click.option("--variants", type=int,
-              help="Use the first N of the rubric's prompt variants (default: all, as judge run).")
-@click.option("--temperature", type=float,
-              help="Sampling temperature (default 0, or 0.7 when --samples > 1).")
+@click.option(
+    "--orders",
+    type=click.Choice(["one", "both"]),
+    default="both",
+    show_default=True,
+    help="Pairwise rubrics: judge in both answer orders.",
+)
+@click.option(
+    "--samples", type=int, default=1, show_default=True, help="Repeated samples per run and order."
+)
+@click.option(
+    "--variants",
+    type=int,
+    help="Use the first N of the rubric's prompt variants (default: all, as judge run).",
+)
+@click.option(
+    "--temperature", type=float, help="Sampling temperature (default 0, or 0.7 when --samples > 1)."
+)
 @click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @engine_options
-def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
-          card_path: str | None, gold_labels: bool, correct_for_judge: bool,
-          labels_path: str | None, out_dir: str,
-          db: str, ks: tuple[int, ...], title: str, n_boot: int, seed: int, skip_invalid: bool,
-          baseline: str | None, candidate: str | None, margin: float | None, tolerance: float,
-          min_tasks: int, api_base: str | None, orders: str, samples: int,
-          variants: int | None, temperature: float | None, max_tokens: int,
-          concurrency: int, token_budget: int | None, no_charts: bool, quiet: bool,
-          engine: dict[str, Any]) -> None:
+def score(
+    runs_file: str,
+    rubric_ref: str | None,
+    models: tuple[str, ...],
+    card_path: str | None,
+    gold_labels: bool,
+    correct_for_judge: bool,
+    labels_path: str | None,
+    out_dir: str,
+    db: str,
+    ks: tuple[int, ...],
+    title: str,
+    n_boot: int,
+    seed: int,
+    skip_invalid: bool,
+    baseline: str | None,
+    candidate: str | None,
+    margin: float | None,
+    tolerance: float,
+    min_tasks: int,
+    api_base: str | None,
+    orders: str,
+    samples: int,
+    variants: int | None,
+    temperature: float | None,
+    max_tokens: int,
+    concurrency: int,
+    token_budget: int | None,
+    no_charts: bool,
+    quiet: bool,
+    engine: dict[str, Any],
+) -> None:
     """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
 
     Each completed run is judged by the --model judges of another model family than its agent
@@ -109,10 +179,13 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
     if loaded.errors and not (skip_invalid and loaded.runs):
         raise click.ClickException(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
-            "--skip-invalid to score the others (the report then leaves those runs out)")
+            "--skip-invalid to score the others (the report then leaves those runs out)"
+        )
     if gold_labels and (models or card_path or rubric_ref or correct_for_judge or labels_path):
-        raise click.UsageError("--gold-labels scores without a judge: drop --model, "
-                               "--rubric, --card, --correct-for-judge and --labels")
+        raise click.UsageError(
+            "--gold-labels scores without a judge: drop --model, "
+            "--rubric, --card, --correct-for-judge and --labels"
+        )
     if not gold_labels:
         if not models or not rubric_ref:
             raise click.UsageError("give --rubric and --model (or --gold-labels)")
@@ -122,32 +195,63 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
         # exit 2 before the store is opened
         judge.check_models(models, api_base=api_base, router=engine.get("router"))
         if rubric.kind == "pairwise":
-            raise click.UsageError(f"rubric {rubric.ref} is pairwise; a run set is scored with "
-                                   "a binary or multi-criterion rubric")
+            raise click.UsageError(
+                f"rubric {rubric.ref} is pairwise; a run set is scored with "
+                "a binary or multi-criterion rubric"
+            )
     notes = []
     if loaded.errors:
-        notes.append(f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
-                     "(--skip-invalid): those runs are not in this report.")
-    report_options = judge.ReportOptions(title=title, ks=list(ks) or None, n_boot=n_boot,
-                                         seed=seed, correct_for_judge=correct_for_judge,
-                                         notes=notes)
+        notes.append(
+            f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
+            "(--skip-invalid): those runs are not in this report."
+        )
+    report_options = judge.ReportOptions(
+        title=title,
+        ks=list(ks) or None,
+        n_boot=n_boot,
+        seed=seed,
+        correct_for_judge=correct_for_judge,
+        notes=notes,
+    )
     judge_options = judge.JudgeOptions(
         orders=orders,  # type: ignore[arg-type]
-        samples=samples, variants=variants, temperature=temperature, max_tokens=max_tokens,
-        api_base=api_base, token_budget=token_budget, concurrency=concurrency, **engine)
+        samples=samples,
+        variants=variants,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        api_base=api_base,
+        token_budget=token_budget,
+        concurrency=concurrency,
+        **engine,
+    )
     if gold_labels:
-        report = judge.score_runs(loaded.runs, source=runs_file, gold_labels=True,
-                                  report=report_options)
+        report = judge.score_runs(
+            loaded.runs, source=runs_file, gold_labels=True, report=report_options
+        )
     else:
         with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
             report = judge.score_runs(
-                loaded.runs, source=runs_file, store=store, rubric=rubric_ref,
-                models=list(models), card=card_path, judge_options=judge_options,
-                report=report_options, labels=labels_path, on_start=shown.on_start,
-                on_done=shown.on_done)
+                loaded.runs,
+                source=runs_file,
+                store=store,
+                rubric=rubric_ref,
+                models=list(models),
+                card=card_path,
+                judge_options=judge_options,
+                report=report_options,
+                labels=labels_path,
+                on_start=shown.on_start,
+                on_done=shown.on_done,
+            )
     if baseline is not None and candidate is not None and margin is not None:
-        report.gate = judge.gate(report, baseline=baseline, candidate=candidate,
-                                 margin=margin, tolerance=tolerance, min_tasks=min_tasks)
+        report.gate = judge.gate(
+            report,
+            baseline=baseline,
+            candidate=candidate,
+            margin=margin,
+            tolerance=tolerance,
+            min_tasks=min_tasks,
+        )
     paths = judge.write_report(report, out_dir, charts=not no_charts)
     click.echo(judge.headline_markdown(report))
     for line in label_lines(report):
@@ -163,20 +267,39 @@ def score(runs_file: str, rubric_ref: str | None, models: tuple[str, ...],
 
 
 @click.command()
-@click.option("--report", "report_path", default=f"{DEFAULT_OUT_DIR}/report.json",
-              show_default=True, type=click.Path(dir_okay=False),
-              help="The report.json written by `judge score`.")
+@click.option(
+    "--report",
+    "report_path",
+    default=f"{DEFAULT_OUT_DIR}/report.json",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The report.json written by `judge score`.",
+)
 @click.option("--baseline", required=True, help="Baseline treatment.")
 @click.option("--candidate", required=True, help="Candidate treatment.")
-@click.option("--margin", type=float, required=True,
-              help="Non-inferiority margin on macro pass@1 (e.g. 0.05).")
+@click.option(
+    "--margin",
+    type=float,
+    required=True,
+    help="Non-inferiority margin on macro pass@1 (e.g. 0.05).",
+)
 @_gate_options
-@click.option("--out", type=click.Path(dir_okay=False),
-              help="Write the gate JSON here (default: gate.json beside the report).")
-@click.option("--no-rewrite", is_flag=True,
-              help="Do not add the gate to report.json/.md/.html.")
-def gate(report_path: str, baseline: str, candidate: str, margin: float, tolerance: float,
-         min_tasks: int, out: str | None, no_rewrite: bool) -> None:
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="Write the gate JSON here (default: gate.json beside the report).",
+)
+@click.option("--no-rewrite", is_flag=True, help="Do not add the gate to report.json/.md/.html.")
+def gate(
+    report_path: str,
+    baseline: str,
+    candidate: str,
+    margin: float,
+    tolerance: float,
+    min_tasks: int,
+    out: str | None,
+    no_rewrite: bool,
+) -> None:
     """Regression gate: may CANDIDATE replace BASELINE? Hard gates first, then paired
     non-inferiority of pass@1 within --margin, then rubric dimensions.
 
@@ -184,11 +307,16 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
     """
     path = Path(report_path)
     report = judge.load_report(path)
-    result = judge.gate(report, baseline=baseline, candidate=candidate, margin=margin,
-                              tolerance=tolerance, min_tasks=min_tasks)
+    result = judge.gate(
+        report,
+        baseline=baseline,
+        candidate=candidate,
+        margin=margin,
+        tolerance=tolerance,
+        min_tasks=min_tasks,
+    )
     target = Path(out) if out else path.parent / "gate.json"
-    target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n",
-                      encoding="utf-8")
+    target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     if not no_rewrite:
         report.gate = result
         judge.write_report(report, path.parent)
@@ -198,8 +326,7 @@ def gate(report_path: str, baseline: str, candidate: str, margin: float, toleran
     ci = ni.ci95
     interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "none"
     diff = f"{ni.diff:+.3f}" if ni.diff is not None else "none"
-    click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, "
-               f"{ni.n_shared} shared tasks")
+    click.echo(f"  {ni.metric}: difference {diff}, 95% CI {interval}, {ni.n_shared} shared tasks")
     if report.labels is not None:
         click.echo(f"  interval: {ni.method}")
     for warning in result.warnings:
@@ -215,57 +342,106 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel", show_default=True
+)
 @db_option()
-@click.option("--out", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Output JSON file ('-' for stdout).")
-@click.option("--signal", type=click.Choice(["logs", "spans"]), default="logs",
-              show_default=True,
-              help="logs: OTLP log records (the semconv's events); spans: span events, for "
-              "trace-only backends.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Output JSON file ('-' for stdout).",
+)
+@click.option(
+    "--signal",
+    type=click.Choice(["logs", "spans"]),
+    default="logs",
+    show_default=True,
+    help="logs: OTLP log records (the semconv's events); spans: span events, for "
+    "trace-only backends.",
+)
 @click.option("--rubric", "rubric_id", help="Only judgments of this rubric id.")
 @click.option("--model", help="Only judgments of this judge model.")
 @click.option("--batch", "batch_id", help="Only judgments of this batch.")
-def export(fmt: str, db: str, out: str, signal: str, rubric_id: str | None, model: str | None,
-           batch_id: str | None) -> None:
+def export(
+    fmt: str,
+    db: str,
+    out: str,
+    signal: str,
+    rubric_id: str | None,
+    model: str | None,
+    batch_id: str | None,
+) -> None:
     """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
     if not judge.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge something first)")
     with judge.open_store(db) as store:
-        doc, counts = judge.export_store(store, signal=signal,  # type: ignore[arg-type]
-                                   rubric_id=rubric_id, model=model, batch_id=batch_id)
+        doc, counts = judge.export_store(
+            store,
+            signal=signal,  # type: ignore[arg-type]
+            rubric_id=rubric_id,
+            model=model,
+            batch_id=batch_id,
+        )
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if out == "-":
         click.echo(text, nl=False)
     else:
         Path(out).write_text(text, encoding="utf-8")
-    click.echo(f"{counts['judgments']} judgments -> {counts['events']} {fmt} events "
-               f"(semconv {judge.SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
-               f"run's trace, {counts['unlinked']} without a trace", err=True)
+    click.echo(
+        f"{counts['judgments']} judgments -> {counts['events']} {fmt} events "
+        f"(semconv {judge.SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
+        f"run's trace, {counts['unlinked']} without a trace",
+        err=True,
+    )
 
 
 @click.command()
 @click.argument("gold_file", metavar="CASES.jsonl", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Run-set JSONL.")
-@click.option("--task-key", default="slices.task_id", show_default=True,
-              help="Dotted key of the task id in each record.")
-@click.option("--repetition-key", default="slices.trial", show_default=True,
-              help="Dotted key of the repetition number.")
+@click.option(
+    "--task-key",
+    default="slices.task_id",
+    show_default=True,
+    help="Dotted key of the task id in each record.",
+)
+@click.option(
+    "--repetition-key",
+    default="slices.trial",
+    show_default=True,
+    help="Dotted key of the repetition number.",
+)
 @click.option("--treatment", help="One treatment name for every run.")
-@click.option("--treatment-key", default="slices.agent_model", show_default=True,
-              help="Dotted key of the treatment, when --treatment is not given.")
+@click.option(
+    "--treatment-key",
+    default="slices.agent_model",
+    show_default=True,
+    help="Dotted key of the treatment, when --treatment is not given.",
+)
 @click.option("--benchmark", default="default", show_default=True)
-def runset(gold_file: str, out: str, task_key: str, repetition_key: str, treatment: str | None,
-           treatment_key: str, benchmark: str) -> None:
+def runset(
+    gold_file: str,
+    out: str,
+    task_key: str,
+    repetition_key: str,
+    treatment: str | None,
+    treatment_key: str,
+    benchmark: str,
+) -> None:
     """Build a run set from a case or gold JSONL file (cases inline, gold as 'official').
 
     Without a task id, a run's task is its task text; without a repetition number, runs are
     numbered in file order: the cases `judge import` writes make a run set as they are
     (gold/README.md, "Run sets")."""
-    runs = judge.runset_from_gold(judge.read_jsonl(gold_file), task_key=task_key,
-                                  repetition_key=repetition_key, treatment_key=treatment_key,
-                                  treatment=treatment, benchmark=benchmark, file=gold_file)
+    runs = judge.runset_from_gold(
+        judge.read_jsonl(gold_file),
+        task_key=task_key,
+        repetition_key=repetition_key,
+        treatment_key=treatment_key,
+        treatment=treatment,
+        benchmark=benchmark,
+        file=gold_file,
+    )
     judge.write_runs(runs, out)
     check = judge.load_runs(out)
     for error in check.errors:

@@ -99,6 +99,8 @@ def serve(
         trusted_origins=tuple(o.rstrip("/") for o in trusted_origins),
     )
     app = create_app(config)
-    click.echo(f"judge serve: http://{host}:{port}/review (API under /v1), "
-               f"store {judge.mask_url(db)}", err=True)
+    click.echo(
+        f"judge serve: http://{host}:{port}/review (API under /v1), store {judge.mask_url(db)}",
+        err=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

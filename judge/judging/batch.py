@@ -65,9 +65,13 @@ class JudgeOptions:
     @classmethod
     def from_protocol(cls, protocol: Protocol, **overrides: object) -> JudgeOptions:
         """The options of a default protocol (``judge.defaults``), with overrides."""
-        fields = {"orders": protocol.orders, "samples": protocol.samples,
-                  "variants": protocol.variants, "temperature": protocol.temperature,
-                  "max_tokens": protocol.max_tokens}
+        fields = {
+            "orders": protocol.orders,
+            "samples": protocol.samples,
+            "variants": protocol.variants,
+            "temperature": protocol.temperature,
+            "max_tokens": protocol.max_tokens,
+        }
         return cls(**(fields | overrides))  # type: ignore[arg-type]
 
     def params(self) -> ModelParams:
@@ -78,8 +82,13 @@ class JudgeOptions:
         if temperature is None:
             temperature = 0.7 if self.samples > 1 else 0.0
         budgets = {name: value for name in _BUDGETS if (value := getattr(self, name)) is not None}
-        return ModelParams(temperature=temperature, max_tokens=self.max_tokens,
-                           api_base=self.api_base, router=self.router, **budgets)
+        return ModelParams(
+            temperature=temperature,
+            max_tokens=self.max_tokens,
+            api_base=self.api_base,
+            router=self.router,
+            **budgets,
+        )
 
     def in_flight(self, models: Sequence[str]) -> int:
         """How many judgments to run at once for these models."""
@@ -92,8 +101,14 @@ def judging_plan(
     cases: Sequence[Case], rubric: Rubric, models: Sequence[str], options: JudgeOptions
 ) -> list[Step]:
     """Every judgment ``options`` ask of these cases and models."""
-    return plan(cases, rubric, list(models), orders=options.orders, samples=options.samples,
-                variants=options.variants)
+    return plan(
+        cases,
+        rubric,
+        list(models),
+        orders=options.orders,
+        samples=options.samples,
+        variants=options.variants,
+    )
 
 
 def judge_cases(
@@ -123,8 +138,17 @@ def judge_cases(
     check_models(models, api_base=options.api_base, router=options.router)
     chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
     steps = judging_plan(cases, chosen, models, options)
-    return run_steps(store, steps, rubric=chosen, models=models, options=options,
-                     on_start=on_start, on_done=on_done, batch_id=batch_id, source=source)
+    return run_steps(
+        store,
+        steps,
+        rubric=chosen,
+        models=models,
+        options=options,
+        on_start=on_start,
+        on_done=on_done,
+        batch_id=batch_id,
+        source=source,
+    )
 
 
 def _execute(
@@ -141,11 +165,18 @@ def _execute(
     """The steps judged in-process or on Ray."""
     if options.ray is not None:
         return run_on_ray(
-            store, steps, rubric=rubric, params=params, token_budget=options.token_budget,
+            store,
+            steps,
+            rubric=rubric,
+            params=params,
+            token_budget=options.token_budget,
             # Ray workers run hosted calls at the run's concurrency (default 4 each); the
             # embedded model one call per worker, each worker with its share of the cores.
             concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
-            options=options.ray, on_done=on_done, batch_id=runner.batch_id)
+            options=options.ray,
+            on_done=on_done,
+            batch_id=runner.batch_id,
+        )
     return asyncio.run(runner.run(steps))
 
 
@@ -155,12 +186,17 @@ def check_case_ids(store: Store, cases: Sequence[Case]) -> None:
     gold exports: over the API, a client must not replace another's case (or one already
     labelled) by reusing its id. The same case again, as stored (redacted), is fine."""
     stored = store.get_cases(dict.fromkeys(c.id for c in cases))
-    clashes = [c.id for c in cases
-               if (old := stored.get(c.id)) is not None and old != c and old != redact_case(c)[0]]
+    clashes = [
+        c.id
+        for c in cases
+        if (old := stored.get(c.id)) is not None and old != c and old != redact_case(c)[0]
+    ]
     if clashes:
         shown = ", ".join(repr(i) for i in clashes[:5]) + (" ..." if len(clashes) > 5 else "")
-        raise ConflictError(f"{len(clashes)} case id(s) already name a different stored case: "
-                            f"{shown}; give a changed case a new id")
+        raise ConflictError(
+            f"{len(clashes)} case id(s) already name a different stored case: "
+            f"{shown}; give a changed case a new id"
+        )
 
 
 def masked_steps(steps: Sequence[Step], summary: RunSummary) -> list[Step]:
@@ -197,23 +233,53 @@ def run_steps(
     by the judges of another model family) as one recorded batch."""
     params = options.params()
     local = all(is_local(m) for m in models)
-    runner = Runner(store, rubric, params, token_budget=options.token_budget,
-                    concurrency=options.in_flight(models), on_done=on_done, batch_id=batch_id,
-                    # The embedded model's calls need the cores; its prompts are few.
-                    prepare_workers=0 if local else options.prepare_workers)
-    store.start_batch(runner.batch_id, rubric=rubric.ref, model=",".join(models),
-                      input=source, params=params.cache_params())
+    runner = Runner(
+        store,
+        rubric,
+        params,
+        token_budget=options.token_budget,
+        concurrency=options.in_flight(models),
+        on_done=on_done,
+        batch_id=batch_id,
+        # The embedded model's calls need the cores; its prompts are few.
+        prepare_workers=0 if local else options.prepare_workers,
+    )
+    store.start_batch(
+        runner.batch_id,
+        rubric=rubric.ref,
+        model=",".join(models),
+        input=source,
+        params=params.cache_params(),
+    )
     if on_start is not None:
         on_start(steps)
-    summary = _execute(store, steps, runner=runner, rubric=rubric, params=params,
-                       options=options, local=local, on_done=on_done)
+    summary = _execute(
+        store,
+        steps,
+        runner=runner,
+        rubric=rubric,
+        params=params,
+        options=options,
+        local=local,
+        on_done=on_done,
+    )
     # The second net: cases with suspect evidence judged again without it (judging.masking).
     masked = masked_steps(steps, summary)
     if masked:
         if on_start is not None:
             on_start(masked)
-        summary.merge(_execute(store, masked, runner=runner, rubric=rubric, params=params,
-                               options=options, local=local, on_done=on_done))
+        summary.merge(
+            _execute(
+                store,
+                masked,
+                runner=runner,
+                rubric=rubric,
+                params=params,
+                options=options,
+                local=local,
+                on_done=on_done,
+            )
+        )
     counts = dict(summary.statuses) | {"cached": summary.cached}
     if summary.errors:
         counts["not_attempted"] = len(summary.errors)

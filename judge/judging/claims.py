@@ -52,8 +52,14 @@ def dead_here(owner: str) -> bool:
 class CallClaims:
     """The claims one runner holds, renewed in the background while their calls run."""
 
-    def __init__(self, store: Store, owner: str | None = None, *, ttl_s: float | None = None,
-                 poll_s: float = POLL_S) -> None:
+    def __init__(
+        self,
+        store: Store,
+        owner: str | None = None,
+        *,
+        ttl_s: float | None = None,
+        poll_s: float = POLL_S,
+    ) -> None:
         self.store = store
         self.owner = owner or worker_name()
         self.ttl_s = ttl_s or env_seconds("JUDGE_CALL_CLAIM_S", CALL_CLAIM_S)

@@ -52,14 +52,18 @@ def mask_case(case: Case, judgments: Sequence[Judgment]) -> Case | None:
         return None
     turn_ids = {t.id for t in case.trace}
     withheld = {source for source in suspects.values() if source in turn_ids}
-    trace = [TraceTurn(**{**t.model_dump(), "content": MASK}) if t.id in withheld else t
-             for t in case.trace]
+    trace = [
+        TraceTurn(**{**t.model_dump(), "content": MASK}) if t.id in withheld else t
+        for t in case.trace
+    ]
     diff = MASK if "diff" in suspects.values() and case.diff else case.diff
     if not withheld and diff == case.diff:
         return None
-    return case.model_copy(update={
-        "id": case.id + MASKED_SUFFIX,
-        "trace": trace,
-        "diff": diff,
-        "meta": {**case.meta, _META: case.id, _META_ITEMS: sorted(suspects)},
-    })
+    return case.model_copy(
+        update={
+            "id": case.id + MASKED_SUFFIX,
+            "trace": trace,
+            "diff": diff,
+            "meta": {**case.meta, _META: case.id, _META_ITEMS: sorted(suspects)},
+        }
+    )

@@ -84,8 +84,9 @@ def prepare_case(
     stored = redact_case(case)[0]
     out = PreparedCase(case_row=case_row(stored))
     try:
-        evidence = select_evidence(case, visible=rubric.spec.evidence_visible,
-                                   token_budget=token_budget, redacted=stored)
+        evidence = select_evidence(
+            case, visible=rubric.spec.evidence_visible, token_budget=token_budget, redacted=stored
+        )
     except JudgeError as exc:
         out.errors = [(index, exc) for index in range(len(specs))]
         return out
@@ -146,8 +147,10 @@ def _rubric_at(path: str, expected_digest: str) -> Rubric:
     rubric = load_rubric_dir(Path(path))
     if rubric.digest != expected_digest:
         # The folder changed since the parent loaded it: never prepare with other content.
-        raise JudgeError(f"rubric {path} changed while judging (digest {rubric.digest}, "
-                         f"expected {expected_digest})")
+        raise JudgeError(
+            f"rubric {path} changed while judging (digest {rubric.digest}, "
+            f"expected {expected_digest})"
+        )
     return rubric
 
 

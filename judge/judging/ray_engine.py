@@ -74,7 +74,8 @@ def _require_ray() -> Any:
         import ray
     except ImportError as exc:
         raise InputError(
-            "the Ray engine needs Ray", field="engine",
+            "the Ray engine needs Ray",
+            field="engine",
             hint="pip install 'judge[ray]' (ray[data]), or judge without --engine ray",
         ) from exc
     return ray
@@ -88,15 +89,24 @@ def start_ray(options: RayOptions) -> Any:
         return ray
     env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
     if options.address is None:
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.ERROR, configure_logging=False,
-                 runtime_env={"env_vars": env} if env else None)
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            configure_logging=False,
+            runtime_env={"env_vars": env} if env else None,
+        )
     else:
         # A cluster runs this copy of the code (the same prompts and keys as here).
         modules = [str(_package_dir(name)) for name in ("judge", "calibration")]
-        ray.init(address=options.address, log_to_driver=False, logging_level=logging.ERROR,
-                 configure_logging=False,
-                 runtime_env={"env_vars": env, "py_modules": modules})
+        ray.init(
+            address=options.address,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            configure_logging=False,
+            runtime_env={"env_vars": env, "py_modules": modules},
+        )
     return ray
 
 
@@ -122,8 +132,10 @@ def _rebuild_rubric(files: dict[str, str], rubric_id: str, version: int, digest:
         path.write_text(text, encoding="utf-8")
     rubric = load_rubric_dir(folder)
     if rubric.digest != digest:
-        raise JudgeError(f"rubric {rubric_id}@{version} rebuilt on a worker with digest "
-                         f"{rubric.digest}, expected {digest}")
+        raise JudgeError(
+            f"rubric {rubric_id}@{version} rebuilt on a worker with digest "
+            f"{rubric.digest}, expected {digest}"
+        )
     return rubric
 
 
@@ -171,13 +183,20 @@ class JudgeWorker:
         for case_json, steps_json in zip(batch["case"], batch["steps"], strict=True):
             case = Case.model_validate_json(case_json)
             wanted = json.loads(steps_json)
-            specs = [StepSpec(model=s["model"], order=s["order"], sample=s["sample"],
-                              variant=s["variant"]) for s in wanted]
+            specs = [
+                StepSpec(
+                    model=s["model"], order=s["order"], sample=s["sample"], variant=s["variant"]
+                )
+                for s in wanted
+            ]
             prepared = prepare_case(case, specs, self.rubric, self.params, self.token_budget)
             for index, exc in prepared.errors:
                 rows.append(_row(wanted[index]["n"], case_row=None, error=exc))
-            hits = (self.lookup.cached_many([p.key for p in prepared.steps])
-                    if self.lookup is not None else {})
+            hits = (
+                self.lookup.cached_many([p.key for p in prepared.steps])
+                if self.lookup is not None
+                else {}
+            )
             tasks.extend(self._judge(case.id, specs, wanted, prepared, hits))
         rows.extend(await asyncio.gather(*tasks))
         if self.store is not None:
@@ -185,8 +204,12 @@ class JudgeWorker:
         return {name: _column([r[name] for r in rows]) for name in COLUMNS}
 
     def _judge(
-        self, case_id: str, specs: list[StepSpec], wanted: list[dict[str, Any]],
-        prepared: PreparedCase, hits: dict[str, Judgment],
+        self,
+        case_id: str,
+        specs: list[StepSpec],
+        wanted: list[dict[str, Any]],
+        prepared: PreparedCase,
+        hits: dict[str, Judgment],
     ) -> list[Any]:
         first = True
         tasks = []
@@ -198,22 +221,32 @@ class JudgeWorker:
             if hit is not None:
                 tasks.append(_done(_cached_row(wanted[ready.index], hit, row_of_case)))
                 continue
-            tasks.append(self._one(case_id, specs[ready.index], wanted[ready.index], ready,
-                                   row_of_case))
+            tasks.append(
+                self._one(case_id, specs[ready.index], wanted[ready.index], ready, row_of_case)
+            )
         return tasks
 
-    async def _one(self, case_id: str, spec: StepSpec, wanted: dict[str, Any], ready: Any,
-                   case_row: str | None) -> dict[str, Any]:
+    async def _one(
+        self, case_id: str, spec: StepSpec, wanted: dict[str, Any], ready: Any, case_row: str | None
+    ) -> dict[str, Any]:
         assert self._semaphore is not None
         async with self._semaphore:
             try:
-                judgment, calls = await judge_prepared(ready, case_id, spec, self.rubric,
-                                                       self.params)
+                judgment, calls = await judge_prepared(
+                    ready, case_id, spec, self.rubric, self.params
+                )
             except JudgeError as exc:
                 return _row(wanted["n"], case_row=case_row, error=exc)
-        return {"n": wanted["n"], "judgment": judgment.model_dump_json(),
-                "calls": json.dumps(calls), "case_row": case_row, "error": None,
-                "step_key": wanted["step_key"], "stored": False, "cached": False}
+        return {
+            "n": wanted["n"],
+            "judgment": judgment.model_dump_json(),
+            "calls": json.dumps(calls),
+            "case_row": case_row,
+            "error": None,
+            "step_key": wanted["step_key"],
+            "stored": False,
+            "cached": False,
+        }
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         """Workers writing directly (a database URL): one transaction per batch."""
@@ -239,15 +272,29 @@ async def _done(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cached_row(wanted: dict[str, Any], hit: Judgment, case_row: str | None) -> dict[str, Any]:
-    return {"n": wanted["n"], "judgment": hit.model_dump_json(), "calls": "[]",
-            "case_row": case_row, "error": None, "step_key": wanted["step_key"],
-            "stored": False, "cached": True}
+    return {
+        "n": wanted["n"],
+        "judgment": hit.model_dump_json(),
+        "calls": "[]",
+        "case_row": case_row,
+        "error": None,
+        "step_key": wanted["step_key"],
+        "stored": False,
+        "cached": True,
+    }
 
 
 def _row(n: int, *, case_row: str | None, error: JudgeError) -> dict[str, Any]:
-    return {"n": n, "judgment": None, "calls": None, "case_row": case_row,
-            "error": json.dumps({"type": type(error).__name__, "message": str(error)}),
-            "step_key": None, "stored": False, "cached": False}
+    return {
+        "n": n,
+        "judgment": None,
+        "calls": None,
+        "case_row": case_row,
+        "error": json.dumps({"type": type(error).__name__, "message": str(error)}),
+        "step_key": None,
+        "stored": False,
+        "cached": False,
+    }
 
 
 def _column(values: list[Any]) -> Any:
@@ -270,9 +317,22 @@ def _error(text: str) -> JudgeError:
 
 def _items(todo: list[tuple[Case, list[tuple[int, Step, str]]]]) -> list[dict[str, str]]:
     return [
-        {"case": case.model_dump_json(),
-         "steps": json.dumps([{"n": n, "model": s.model, "order": s.order, "sample": s.sample,
-                               "variant": s.variant, "step_key": key} for n, s, key in mine])}
+        {
+            "case": case.model_dump_json(),
+            "steps": json.dumps(
+                [
+                    {
+                        "n": n,
+                        "model": s.model,
+                        "order": s.order,
+                        "sample": s.sample,
+                        "variant": s.variant,
+                        "step_key": key,
+                    }
+                    for n, s, key in mine
+                ]
+            ),
+        }
         for case, mine in todo
     ]
 
@@ -282,8 +342,9 @@ def _worker_writes(store: Store, writes: Writes) -> str | None:
     if writes == "driver" or (writes == "auto" and "://" not in location):
         return None
     if not store_exists(location):
-        raise InputError(f"{location}: workers cannot write a store that does not exist",
-                         field="writes")
+        raise InputError(
+            f"{location}: workers cannot write a store that does not exist", field="writes"
+        )
     return location
 
 
@@ -314,9 +375,21 @@ def run_on_ray(
     if todo:
         by_n = {n: step for _, mine in todo for n, step, _ in mine}
         keys = {n: key for _, mine in todo for n, _, key in mine}
-        _judge_remote(store, todo, by_n, keys, summary, finish, rubric=rubric, params=params,
-                      token_budget=keyer.token_budget, concurrency=concurrency,
-                      options=options, batch_id=batch_id, threads=threads)
+        _judge_remote(
+            store,
+            todo,
+            by_n,
+            keys,
+            summary,
+            finish,
+            rubric=rubric,
+            params=params,
+            token_budget=keyer.token_budget,
+            concurrency=concurrency,
+            options=options,
+            batch_id=batch_id,
+            threads=threads,
+        )
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -373,8 +446,9 @@ def _judge_remote(
     steps_per_case = max(1, len(by_n) // len(todo))
     batch_cases = max(1, math.ceil(per_worker / 2 / steps_per_case))
     items = _items(todo)
-    dataset = ray.data.from_items(items, override_num_blocks=max(
-        1, min(len(items), math.ceil(len(items) / batch_cases))))
+    dataset = ray.data.from_items(
+        items, override_num_blocks=max(1, min(len(items), math.ceil(len(items) / batch_cases)))
+    )
     results = dataset.map_batches(
         JudgeWorker,
         batch_size=batch_cases,
@@ -382,10 +456,15 @@ def _judge_remote(
         compute=ActorPoolStrategy(size=workers, max_tasks_in_flight_per_actor=4),
         num_cpus=cpus_each,
         fn_constructor_kwargs={
-            "rubric_files": _rubric_files(rubric), "rubric_id": rubric.id,
-            "rubric_version": rubric.version, "rubric_digest": rubric.digest,
-            "params": params, "token_budget": token_budget, "concurrency": per_worker,
-            "store": _worker_writes(store, options.writes), "lookup": str(store.location),
+            "rubric_files": _rubric_files(rubric),
+            "rubric_id": rubric.id,
+            "rubric_version": rubric.version,
+            "rubric_digest": rubric.digest,
+            "params": params,
+            "token_budget": token_budget,
+            "concurrency": per_worker,
+            "store": _worker_writes(store, options.writes),
+            "lookup": str(store.location),
             "batch_id": batch_id,
             "threads": threads or (max(1, int(cpus_each)) if cpus_each >= 1 else None),
         },
@@ -416,7 +495,8 @@ def _take(
     pairs: list[tuple[str, str]] = []
     outcomes: list[Outcome] = []
     for n, judgment_json, calls_json, case_json, error, stored, cached in zip(
-        *(batch[name] for name in COLUMNS), strict=True,
+        *(batch[name] for name in COLUMNS),
+        strict=True,
     ):
         # A column that is None in every row of a batch comes back as nulls (NaN).
         n, error, case_json = int(n), _text(error), _text(case_json)

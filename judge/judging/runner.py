@@ -83,8 +83,7 @@ def plan(
     variant). ``variants`` caps the rubric's prompt variants (default: all of them). The
     variants of one case come one after another, so a local model reuses the case's prompt
     prefix between them."""
-    n_variants = rubric.n_variants if variants is None else max(1, min(variants,
-                                                                       rubric.n_variants))
+    n_variants = rubric.n_variants if variants is None else max(1, min(variants, rubric.n_variants))
     steps: list[Step] = []
     for case in cases:
         kind_orders = kinds.kind(rubric.kind).orders
@@ -93,8 +92,11 @@ def plan(
             for order in case_orders:
                 for sample in range(samples):
                     for variant in range(n_variants):
-                        steps.append(Step(case=case, model=model, order=order, sample=sample,
-                                          variant=variant))
+                        steps.append(
+                            Step(
+                                case=case, model=model, order=order, sample=sample, variant=variant
+                            )
+                        )
     return steps
 
 
@@ -128,14 +130,20 @@ def _judge_imports(root: Path, start: str) -> dict[str, Path]:
         if name in found:
             continue
         relative = Path(*name.split(".")[1:])
-        path = root / relative / "__init__.py" if (root / relative).is_dir() else (
-            root / relative.with_suffix(".py"))
+        path = (
+            root / relative / "__init__.py"
+            if (root / relative).is_dir()
+            else (root / relative.with_suffix(".py"))
+        )
         if not path.is_file():
             continue
         found[name] = path
         for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
-                node.module == "judge" or node.module.startswith("judge.")
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and node.module
+                and (node.module == "judge" or node.module.startswith("judge."))
             ):
                 todo.append(node.module)
                 todo.extend(f"{node.module}.{alias.name}" for alias in node.names)
@@ -176,7 +184,6 @@ class RunSummary:
         """Judgments that ended without a verdict because of the provider or the parser."""
         return self.statuses["parse_error"] + self.statuses["infra_error"]
 
-
     def merge(self, other: RunSummary) -> None:
         """Add another run's outcomes, failures and time to this one (a second pass of the same
         batch, e.g. masked copies of cases)."""
@@ -215,9 +222,14 @@ async def judge_prepared(
     result: CallResult | None = None
     error: ParseError | InfraError | None = None
     try:
-        result = await call_model(spec.model, prepared.messages, rubric.answer_model(),
-                                  rubric.all_labels, params_for_sample(params, spec.sample),
-                                  log=log)
+        result = await call_model(
+            spec.model,
+            prepared.messages,
+            rubric.answer_model(),
+            rubric.all_labels,
+            params_for_sample(params, spec.sample),
+            log=log,
+        )
     except (ParseError, InfraError) as exc:
         error = exc
     elapsed = time.perf_counter() - started
@@ -256,12 +268,19 @@ def build_judgment(
             attempts=error.attempts,
         )
         return Judgment(
-            id=judgment_id, case_id=case_id, cache_key=key, status=failure,
-            error=str(error), provenance=prepared.provenance, usage=usage,
+            id=judgment_id,
+            case_id=case_id,
+            cache_key=key,
+            status=failure,
+            error=str(error),
+            provenance=prepared.provenance,
+            usage=usage,
             raw_output=error.last_output,
         )
     verdict = rubric.interpret(
-        result.answer, shown_ids=prepared.shown, order=spec.order,
+        result.answer,
+        shown_ids=prepared.shown,
+        order=spec.order,
         label_probs=result.label_probs,
     )
     status: Status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
@@ -273,8 +292,13 @@ def build_judgment(
         attempts=result.attempts,
     )
     return Judgment(
-        id=judgment_id, case_id=case_id, cache_key=key, status=status,
-        verdict=verdict, provenance=prepared.provenance, usage=usage,
+        id=judgment_id,
+        case_id=case_id,
+        cache_key=key,
+        status=status,
+        verdict=verdict,
+        provenance=prepared.provenance,
+        usage=usage,
         raw_output=result.raw_output,
     )
 
@@ -341,7 +365,13 @@ class _Writer:
     def flush(self) -> None:
         """Write what is queued, then count and report its outcomes."""
         cases, judgments, calls, steps, outcomes, claimed = (
-            self.cases, self.judgments, self.calls, self.steps, self.outcomes, self.claimed)
+            self.cases,
+            self.judgments,
+            self.calls,
+            self.steps,
+            self.outcomes,
+            self.claimed,
+        )
         self.cases, self.judgments, self.calls, self.steps, self.outcomes = [], [], [], [], []
         self.claimed = []
         if cases or judgments or calls or steps:
@@ -381,8 +411,12 @@ class _Writer:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A process pool for preparing cases, started once per process and kept (the API and
     long batches reuse it); "forkserver": the parent has threads (litellm, the API)."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=watch_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("forkserver"),
+        initializer=watch_parent,
+        initargs=(os.getpid(),),
+    )
     atexit.register(pool.shutdown, wait=False, cancel_futures=True)
     for _ in range(workers):
         pool.submit(warm_up)  # start importing now, while the first cases are prepared here
@@ -458,8 +492,10 @@ class Runner:
         writer = _Writer(self.store, self.batch_id, summary, self.on_done, self.claims.release)
         queue: asyncio.Queue[_Ready | None] = asyncio.Queue(maxsize=self.concurrency)
         flusher = asyncio.create_task(writer.run())
-        consumers = [asyncio.create_task(self._consume(queue, writer, summary))
-                     for _ in range(self.concurrency)]
+        consumers = [
+            asyncio.create_task(self._consume(queue, writer, summary))
+            for _ in range(self.concurrency)
+        ]
         try:
             await self._produce(steps, queue, writer, summary)
             for _ in consumers:
@@ -526,9 +562,15 @@ class Runner:
                     inline -= len(mine)
                 elif pool is not None:
                     future = loop.run_in_executor(
-                        pool, prepare_elsewhere, case, [_spec(s) for s, _ in mine],
-                        str(self.rubric.path), self.rubric.digest, self.params,
-                        self.token_budget)
+                        pool,
+                        prepare_elsewhere,
+                        case,
+                        [_spec(s) for s, _ in mine],
+                        str(self.rubric.path),
+                        self.rubric.digest,
+                        self.params,
+                        self.token_budget,
+                    )
                 pending.append((case, mine, future))
                 while len(pending) > ahead:
                     await self._hand_over(pending.popleft(), queue, writer, summary)
@@ -552,8 +594,9 @@ class Runner:
             except Exception:  # noqa: BLE001 - a lost worker or an unpicklable error: redo here
                 prepared = None
         if prepared is None:
-            prepared = prepare_case(case, [_spec(s) for s, _ in mine], self.rubric,
-                                    self.params, self.token_budget)
+            prepared = prepare_case(
+                case, [_spec(s) for s, _ in mine], self.rubric, self.params, self.token_budget
+            )
         writer.add(case=prepared.case_row)
         for index, exc in prepared.errors:
             summary.errors.append((mine[index][0], exc))
@@ -585,16 +628,20 @@ class Runner:
                 writer.add(Outcome(step, hit, cached=True), step=(ready.step_key, key))
                 continue
             try:
-                judgment, calls = await judge_prepared(ready.prepared, step.case.id,
-                                                       _spec(step), self.rubric, self.params)
+                judgment, calls = await judge_prepared(
+                    ready.prepared, step.case.id, _spec(step), self.rubric, self.params
+                )
             except BaseException as exc:
                 self.claims.release(key)
                 if isinstance(exc, JudgeError) and not isinstance(exc, StoreUnavailable):
                     summary.errors.append((step, exc))
                     continue
                 raise
-            writer.add(Outcome(step, judgment, cached=False), calls=calls,
-                       step=(ready.step_key, judgment.cache_key))
+            writer.add(
+                Outcome(step, judgment, cached=False),
+                calls=calls,
+                step=(ready.step_key, judgment.cache_key),
+            )
 
 
 def _spec(step: Step) -> StepSpec:

@@ -65,4 +65,3 @@ def pair_agreement(a: str, b: str, kind: str, pairs: Sequence[tuple[str, str]]) 
         raw=agreed / n if n else 0.0,
         kappa=kappa,
     )
-

@@ -65,9 +65,9 @@ def apply_card(
     audited = audit_sample(decisions, audit_fraction, seed)
     decisions = [d.model_copy(update={"audit": d.id in audited}) for d in decisions]
     store.save_decisions(decisions)
-    enqueued = enqueue(store, decisions, seed=seed, double_fraction=double_fraction, blind=blind,
-                      card=card)
+    enqueued = enqueue(
+        store, decisions, seed=seed, double_fraction=double_fraction, blind=blind, card=card
+    )
     run = RoutingRun(digest, decisions, enqueued=enqueued, audited=len(audited))
     run.counts.update((d.decision, d.reason) for d in decisions)
     return run
-

@@ -60,9 +60,7 @@ def gold_records(
     return records, skipped
 
 
-def _gold_record(
-    store: Store, case: Case, group: Sequence[ReviewItem], license: str
-) -> GoldRecord:
+def _gold_record(store: Store, case: Case, group: Sequence[ReviewItem], license: str) -> GoldRecord:
     given = [x for i in group for x in labels(store, item_id=i.id)]
     adjudicators = sorted({x.reviewer for x in given if x.role == "adjudicator"})
     reviewers = sorted({x.reviewer for x in given if x.role == "reviewer"})
@@ -85,8 +83,12 @@ def _gold_record(
         task=case.task,
         candidates=dict(case.candidates) if case.candidates else None,
         diff=case.diff,
-        trace=[GoldTurn(id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind,
-                        source=t.source) for t in case.trace],
+        trace=[
+            GoldTurn(
+                id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind, source=t.source
+            )
+            for t in case.trace
+        ],
         agent_model=case.agent_model,
         gold=final,
         gold_source=how,
@@ -101,8 +103,9 @@ def _gold_record(
     )
 
 
-def export_gold(store: Store, path: str | Path, *, license: str = "unspecified",
-                plan: str | None = None) -> GoldExport:
+def export_gold(
+    store: Store, path: str | Path, *, license: str = "unspecified", plan: str | None = None
+) -> GoldExport:
     """Write finished review items (optionally only a label plan's) as a gold JSONL with
     lineage (``calibration.gold``)."""
     records, skipped = gold_records(store, license=license, plan=plan)
@@ -113,4 +116,3 @@ def export_gold(store: Store, path: str | Path, *, license: str = "unspecified",
         )
     digest = write_gold(records, path)
     return GoldExport(path=Path(path), digest=digest, n=len(records), skipped=skipped)
-

@@ -41,9 +41,14 @@ class StoredPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``judge review plan --out`` writes)."""
-        return {"id": self.id, "runset": self.runset, "runs_digest": self.runs_digest,
-                "created_at": self.created_at, "scores": self.scores,
-                "plan": self.plan.to_dict()}
+        return {
+            "id": self.id,
+            "runset": self.runset,
+            "runs_digest": self.runs_digest,
+            "created_at": self.created_at,
+            "scores": self.scores,
+            "plan": self.plan.to_dict(),
+        }
 
 
 def runs_digest(run_ids: Sequence[str]) -> str:
@@ -68,26 +73,51 @@ def save_plan(
     before keeps its first record)."""
     digest = runs_digest(plan.run_ids)
     plan_id = plan_id_for(plan, digest)
-    stored = StoredPlan(id=plan_id, plan=plan, runset=runset, runs_digest=digest,
-                        created_at=now_iso(), scores=dict(scores or {}))
-    new = store.save_label_plan({
-        "id": plan_id, "runs_digest": digest, "runset": runset, "design": plan.design,
-        "seed": plan.seed, "budget": plan.budget, "n_runs": len(plan.run_ids),
-        "n_chosen": len(plan.chosen), "created_at": stored.created_at,
-        "json": json.dumps(stored.to_dict(), ensure_ascii=False),
-    })
+    stored = StoredPlan(
+        id=plan_id,
+        plan=plan,
+        runset=runset,
+        runs_digest=digest,
+        created_at=now_iso(),
+        scores=dict(scores or {}),
+    )
+    new = store.save_label_plan(
+        {
+            "id": plan_id,
+            "runs_digest": digest,
+            "runset": runset,
+            "design": plan.design,
+            "seed": plan.seed,
+            "budget": plan.budget,
+            "n_runs": len(plan.run_ids),
+            "n_chosen": len(plan.chosen),
+            "created_at": stored.created_at,
+            "json": json.dumps(stored.to_dict(), ensure_ascii=False),
+        }
+    )
     return (stored if new else load_plan(store, plan_id)), new
 
 
 def _stored(row: Mapping[str, Any]) -> StoredPlan:
     data = json.loads(row["json"])
     p = data["plan"]
-    plan = LabelPlan(run_ids=tuple(p["run_ids"]), probs=tuple(p["probs"]),
-                     chosen=tuple(p["chosen"]), seed=int(p["seed"]), budget=int(p["budget"]),
-                     design=str(p["design"]), mix=float(p.get("mix", 0.0)))
-    return StoredPlan(id=str(row["id"]), plan=plan, runset=str(row["runset"] or ""),
-                      runs_digest=str(row["runs_digest"]), created_at=str(row["created_at"]),
-                      scores=dict(data.get("scores") or {}))
+    plan = LabelPlan(
+        run_ids=tuple(p["run_ids"]),
+        probs=tuple(p["probs"]),
+        chosen=tuple(p["chosen"]),
+        seed=int(p["seed"]),
+        budget=int(p["budget"]),
+        design=str(p["design"]),
+        mix=float(p.get("mix", 0.0)),
+    )
+    return StoredPlan(
+        id=str(row["id"]),
+        plan=plan,
+        runset=str(row["runset"] or ""),
+        runs_digest=str(row["runs_digest"]),
+        created_at=str(row["created_at"]),
+        scores=dict(data.get("scores") or {}),
+    )
 
 
 def load_plan(store: Store, plan_id: str) -> StoredPlan:
@@ -114,32 +144,36 @@ def enqueue_plan(
     case, needing one label; return how many items are new (a plan queued twice adds none)."""
     moment = (now or utcnow()).isoformat()
     plan = stored.plan
-    detail = (f"{stored.id}: {plan.design} sample of {len(plan.chosen)} of "
-              f"{len(plan.run_ids)} runs (seed {plan.seed})")
+    detail = (
+        f"{stored.id}: {plan.design} sample of {len(plan.chosen)} of "
+        f"{len(plan.run_ids)} runs (seed {plan.seed})"
+    )
     rows = []
     for case in cases:
         store.put_case(case)
-        rows.append({
-            "id": plan_item_id(stored.id, case.id),
-            "routing_id": None,
-            "card_digest": None,
-            "case_id": case.id,
-            "model": None,
-            "rubric_id": None,
-            "kind": kinds.for_case(case.kind).scoring,
-            "reason": PLAN_REASON,
-            "detail": detail,
-            "audit": 0,
-            "band": None,
-            "auto_label": None,
-            "score": None,
-            # Every drawn run matters equally to the estimate: one priority for all.
-            "priority": 0.5,
-            "required_labels": 1,
-            "blind": 1,
-            "status": "open",
-            "created_at": moment,
-        })
+        rows.append(
+            {
+                "id": plan_item_id(stored.id, case.id),
+                "routing_id": None,
+                "card_digest": None,
+                "case_id": case.id,
+                "model": None,
+                "rubric_id": None,
+                "kind": kinds.for_case(case.kind).scoring,
+                "reason": PLAN_REASON,
+                "detail": detail,
+                "audit": 0,
+                "band": None,
+                "auto_label": None,
+                "score": None,
+                # Every drawn run matters equally to the estimate: one priority for all.
+                "priority": 0.5,
+                "required_labels": 1,
+                "blind": 1,
+                "status": "open",
+                "created_at": moment,
+            }
+        )
     return store.enqueue_items(rows)
 
 

@@ -40,8 +40,15 @@ def uncertainty(score: float | None) -> float:
 
 #: Review reasons where the judge contradicted itself or its evidence was flagged as aimed at
 #: it: a person looks first, whatever the score.
-CONFLICT_REASONS = frozenset({"flagged_evidence", "masked_changed", "orders_disagreed",
-                              "variants_disagreed", "samples_disagreed"})
+CONFLICT_REASONS = frozenset(
+    {
+        "flagged_evidence",
+        "masked_changed",
+        "orders_disagreed",
+        "variants_disagreed",
+        "samples_disagreed",
+    }
+)
 
 
 def band_edges(card: Card | None, decision: RoutingDecision) -> list[float]:
@@ -257,13 +264,21 @@ def add_label(
                 "key can label it"
             )
         as_role: Role = "adjudicator" if item.status == "adjudicate" else "reviewer"
-        new = ReviewLabel(id=0, item_id=item_id, reviewer=reviewer, role=as_role, label=label,
-                          note="", created_at=moment)
+        new = ReviewLabel(
+            id=0,
+            item_id=item_id,
+            reviewer=reviewer,
+            role=as_role,
+            label=label,
+            note="",
+            created_at=moment,
+        )
         status, final = _next_state(item, [*given, new])
         return LabelWrite(role=as_role, status=status, final_label=final)
 
-    updated = store.label_item(item_id, reviewer=reviewer, label=label, note=note,
-                               moment=moment.isoformat(), rule=rule)
+    updated = store.label_item(
+        item_id, reviewer=reviewer, label=label, note=note, moment=moment.isoformat(), rule=rule
+    )
     if updated is None:
         raise NotFoundError(f"no review item {item_id!r}")
     if updated.status == "done" and updated.audit and updated.card_digest:
@@ -271,9 +286,7 @@ def add_label(
     return updated
 
 
-def _next_state(
-    item: ReviewItem, given: Sequence[ReviewLabel]
-) -> tuple[ReviewStatus, str | None]:
+def _next_state(item: ReviewItem, given: Sequence[ReviewLabel]) -> tuple[ReviewStatus, str | None]:
     adjudicated = [x for x in given if x.role == "adjudicator"]
     if adjudicated:
         return "done", adjudicated[-1].label
@@ -283,7 +296,6 @@ def _next_state(
     if len(set(votes)) == 1:
         return "done", votes[0]
     return "adjudicate", None
-
 
 
 def add_shown_label(
@@ -298,5 +310,11 @@ def add_shown_label(
     """Record a label given in the frame the reviewer saw (the page shows pairwise candidates
     in a per-item order); it is mapped to the canonical frame here, never by the client."""
     item = get_item(store, item_id)
-    return add_label(store, item_id, reviewer=reviewer, role=role,
-                     label=to_canonical(item, shown_label), note=note)
+    return add_label(
+        store,
+        item_id,
+        reviewer=reviewer,
+        role=role,
+        label=to_canonical(item, shown_label),
+        note=note,
+    )

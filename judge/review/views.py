@@ -146,14 +146,18 @@ def diff_lines(diff: str) -> list[DiffLine]:
         hunk = _HUNK.match(line)
         following = lines[i + 1] if i + 1 < len(lines) else ""
         # A file header: "diff ...", or "--- a" followed by "+++ b" (then "+++ b" itself).
-        header = line.startswith("diff ") or (line.startswith("--- ")
-                                              and following.startswith("+++ ")) or (
-            line.startswith("+++ ") and i > 0 and lines[i - 1].startswith("--- "))
+        header = (
+            line.startswith("diff ")
+            or (line.startswith("--- ") and following.startswith("+++ "))
+            or (line.startswith("+++ ") and i > 0 and lines[i - 1].startswith("--- "))
+        )
         if hunk:
             old, new, in_hunk = int(hunk.group(1)), int(hunk.group(2)), True
             out.append(DiffLine(kind="hunk", text=line))
-        elif header or (not in_hunk and line.startswith(
-                ("index ", "new file", "deleted file", "similarity", "rename"))):
+        elif header or (
+            not in_hunk
+            and line.startswith(("index ", "new file", "deleted file", "similarity", "rename"))
+        ):
             in_hunk = False
             out.append(DiffLine(kind="file", text=line))
         elif line.startswith("+"):
@@ -164,8 +168,14 @@ def diff_lines(diff: str) -> list[DiffLine]:
             old += 1
         else:
             numbered = in_hunk and not line.startswith("\\")  # "\ No newline at end of file"
-            out.append(DiffLine(kind="ctx", text=line, old=old if numbered else None,
-                                new=new if numbered else None))
+            out.append(
+                DiffLine(
+                    kind="ctx",
+                    text=line,
+                    old=old if numbered else None,
+                    new=new if numbered else None,
+                )
+            )
             if numbered:
                 old, new = old + 1, new + 1
     return out
@@ -180,8 +190,13 @@ def side_by_side(lines: Sequence[DiffLine]) -> list[DiffRow]:
 
     def flush() -> None:
         for i in range(max(len(dels), len(adds))):
-            rows.append(DiffRow(kind="pair", left=dels[i] if i < len(dels) else None,
-                                right=adds[i] if i < len(adds) else None))
+            rows.append(
+                DiffRow(
+                    kind="pair",
+                    left=dels[i] if i < len(dels) else None,
+                    right=adds[i] if i < len(adds) else None,
+                )
+            )
         dels.clear()
         adds.clear()
 
@@ -217,8 +232,13 @@ def tool_arguments(text: str) -> tuple[str, list[ToolArg]] | None:
         return None
     if not isinstance(args, dict):
         return None
-    out = [ToolArg(name=str(k), value=v if isinstance(v, str)
-                   else json.dumps(v, indent=2, ensure_ascii=False)) for k, v in args.items()]
+    out = [
+        ToolArg(
+            name=str(k),
+            value=v if isinstance(v, str) else json.dumps(v, indent=2, ensure_ascii=False),
+        )
+        for k, v in args.items()
+    ]
     return found.group(1), out
 
 
@@ -250,20 +270,25 @@ def _evidence(
         if e.kind == "candidate":
             continue  # pairwise candidates are shown on their own, in the display order
         call = tool_arguments(e.text) if e.kind == "tool_call" else None
-        views.append(EvidenceView(
-            id=e.id,
-            kind=e.kind,
-            source=e.source,
-            role=e.role,
-            text=e.text,
-            clipped=e.clipped,
-            flags=list(e.flags),
-            cited=(e.id in cited and not blind),
-            tool=call[0] if call else None,
-            args=call[1] if call else [],
-            same_as="task" if e.kind not in ("task", "diff") and task.strip()
-            and e.text.strip() == task.strip() else None,
-        ))
+        views.append(
+            EvidenceView(
+                id=e.id,
+                kind=e.kind,
+                source=e.source,
+                role=e.role,
+                text=e.text,
+                clipped=e.clipped,
+                flags=list(e.flags),
+                cited=(e.id in cited and not blind),
+                tool=call[0] if call else None,
+                args=call[1] if call else [],
+                same_as="task"
+                if e.kind not in ("task", "diff")
+                and task.strip()
+                and e.text.strip() == task.strip()
+                else None,
+            )
+        )
     if not blind:
         views.sort(key=lambda v: not v.cited)
     return views, note
@@ -298,9 +323,14 @@ def item_view(
             for shown, canon in zip(("A", "B"), order, strict=True)
         ]
     variants = _variant_texts(judgments)
-    verdicts = [] if blind else sorted(
-        (_verdict_view(item, j, variants) for j in judgments),
-        key=lambda v: (v.model, v.variant, v.order or "", v.sample))
+    verdicts = (
+        []
+        if blind
+        else sorted(
+            (_verdict_view(item, j, variants) for j in judgments),
+            key=lambda v: (v.model, v.variant, v.order or "", v.sample),
+        )
+    )
     # The label names are the same in both frames; only their meaning swaps with the order.
     choices = list(kinds.kind(item.kind).review_labels)
     earlier = (

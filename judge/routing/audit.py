@@ -135,7 +135,6 @@ def live_bounds(card: Card, audits: Iterable[AuditLabel]) -> list[BandAudit]:
     return out
 
 
-
 # --- Cards in the store --------------------------------------------------------------------------
 
 
@@ -175,8 +174,10 @@ def stale_reason(store: Store, digest: str) -> str | None:
 
 def audit_labels(store: Store, digest: str) -> list[AuditLabel]:
     """The finished audit items of a card with their human labels."""
-    return [AuditLabel(band, slice_, auto, human)
-            for band, slice_, auto, human in store.audit_rows(digest)]
+    return [
+        AuditLabel(band, slice_, auto, human)
+        for band, slice_, auto, human in store.audit_rows(digest)
+    ]
 
 
 def refresh_audit(store: Store, digest: str) -> AuditStatus:
@@ -198,4 +199,3 @@ def refresh_audit(store: Store, digest: str) -> AuditStatus:
     return AuditStatus(
         card_digest=card_digest(card), stale=reason is not None, stale_reason=reason, bands=bands
     )
-

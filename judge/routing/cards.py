@@ -84,14 +84,14 @@ def select_for_card(
     return mine
 
 
-
 def check_card_before_judging(card: Card, models: Sequence[str], rubric_digest: str) -> None:
     """Refuse (CardError) a card that could not route the judgments these models are about to
     make with this rubric and today's evidence selector, before paying for them. The card's
     judge (or, for a cascade card, one of its stages) must be among the models."""
     model = card.judge.model if set(card_models(card)) & set(models) else models[0]
     try:
-        verify_card(card, judge_model=model, rubric_digest=rubric_digest,
-                    selector_version=SELECTOR_VERSION)
+        verify_card(
+            card, judge_model=model, rubric_digest=rubric_digest, selector_version=SELECTOR_VERSION
+        )
     except CardError as err:
         raise CardError(f"card {card_digest(card)[:19]} cannot route this request: {err}") from err

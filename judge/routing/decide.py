@@ -117,8 +117,9 @@ def route_group(
     group: Group, card: Card, *, case: Case | None = None, now: datetime | None = None
 ) -> RoutingDecision:
     """The decision for one (case, judge) group under ``card`` (no store involved)."""
-    base = _decision_fields(card, group.case_id, group.model, group.model, group.judgments,
-                            group.judgments[0], now)
+    base = _decision_fields(
+        card, group.case_id, group.model, group.model, group.judgments, group.judgments[0], now
+    )
     raw, score, gated = _score_and_gates(group, card)
     base |= {"raw_score": raw, "score": score}
     if gated is not None:
@@ -210,30 +211,55 @@ def route_cascade(
         note = "; ".join(path)
         fields["detail"] = f"{note}; {fields['detail']}" if note else fields["detail"]
         rubric_of = (group or next(iter(groups.values()))).judgments[0]
-        return RoutingDecision(**_decision_fields(card, case_id, card.judge.model, model,
-                                                  consulted, rubric_of, now), **fields)
+        return RoutingDecision(
+            **_decision_fields(card, case_id, card.judge.model, model, consulted, rubric_of, now),
+            **fields,
+        )
 
     for k, stage in enumerate(stages, start=1):
         where = stage_label(k, stage.model)
         group = groups.get(stage.model)
         if group is None:
-            detail = (f"{where} has not judged this case: judge it with --model {stage.model} "
-                      "and route again")
-            return decision(None, stage.model, decision="review", reason="stage_missing",
-                            detail=detail, slice=where)
+            detail = (
+                f"{where} has not judged this case: judge it with --model {stage.model} "
+                "and route again"
+            )
+            return decision(
+                None,
+                stage.model,
+                decision="review",
+                reason="stage_missing",
+                detail=detail,
+                slice=where,
+            )
         consulted.extend(group.judgments)
         raw, score, gated = _score_and_gates(group, card)
         scores = {"raw_score": raw, "score": score, "slice": where}
         if gated is not None:
-            return decision(group, stage.model, decision="review", reason=gated[0],
-                            detail=f"{where}: {gated[1]}", **scores)
+            return decision(
+                group,
+                stage.model,
+                decision="review",
+                reason=gated[0],
+                detail=f"{where}: {gated[1]}",
+                **scores,
+            )
         assert score is not None
-        thresholds = _Thresholds(stage.auto_accept_threshold, stage.auto_reject_threshold,
-                                 stage.decide_threshold, None)
+        thresholds = _Thresholds(
+            stage.auto_accept_threshold, stage.auto_reject_threshold, stage.decide_threshold, None
+        )
         verdict, label, reason, detail, band = _band(group.kind, score, thresholds)
         if verdict != "review" or k == len(stages):
-            return decision(group, stage.model, decision=verdict, label=label, reason=reason,
-                            detail=f"{where}: {detail}", band=band, **scores)
+            return decision(
+                group,
+                stage.model,
+                decision=verdict,
+                label=label,
+                reason=reason,
+                detail=f"{where}: {detail}",
+                band=band,
+                **scores,
+            )
         path.append(f"{where}: {detail}, escalated")
     raise CardError(f"card {digest[:19]} has an empty cascade")
 
@@ -254,8 +280,9 @@ def route_judgments(
         by_case: dict[str, dict[str, Group]] = defaultdict(dict)
         for g in grouped:
             by_case[g.case_id][g.model] = g
-        return [route_cascade(case_id, by_model, card, now=moment)
-                for case_id, by_model in by_case.items()]
+        return [
+            route_cascade(case_id, by_model, card, now=moment)
+            for case_id, by_model in by_case.items()
+        ]
     cases = cases or {}
     return [route_group(g, card, case=cases.get(g.case_id), now=moment) for g in grouped]
-

@@ -96,8 +96,9 @@ def _samples_disagree(g: Group) -> str | None:
     for x, r in zip(g.judgments, g.rows, strict=True):
         if r.verdict is not None:
             by_key[(r.order, x.provenance.variant)].append(r.verdict)
-    for (order, variant), labels in sorted(by_key.items(), key=lambda kv: (kv[0][0] or "",
-                                                                         kv[0][1])):
+    for (order, variant), labels in sorted(
+        by_key.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])
+    ):
         if len(set(labels)) > 1:
             where = f" in order {order}" if order else ""
             which = f" of prompt variant {variant}" if variant else ""
@@ -140,13 +141,20 @@ def _masked_changed(g: Group) -> str | None:
     if not g.masked:
         return None
     own = {_step(x): _label(x) for x in g.judgments if _usable(x)}
-    changed = sorted({f"{own[_step(m)]} -> {_label(m)}" for m in g.masked
-                      if _usable(m) and _step(m) in own and _label(m) != own[_step(m)]})
+    changed = sorted(
+        {
+            f"{own[_step(m)]} -> {_label(m)}"
+            for m in g.masked
+            if _usable(m) and _step(m) in own and _label(m) != own[_step(m)]
+        }
+    )
     if not changed:
         return None
     withheld = sorted({i for m in g.masked for i in m.provenance.masked_evidence})
-    return (f"the verdict changes when the suspect evidence {', '.join(withheld)} is withheld "
-            f"({'; '.join(changed)})")
+    return (
+        f"the verdict changes when the suspect evidence {', '.join(withheld)} is withheld "
+        f"({'; '.join(changed)})"
+    )
 
 
 def _masked_missing(g: Group) -> str | None:
@@ -159,8 +167,10 @@ def _masked_missing(g: Group) -> str | None:
     missing = [x for x in g.judgments if _usable(x) and _step(x) not in checked]
     if not missing:
         return None
-    return (f"suspect evidence {', '.join(suspects)} was recorded but {len(missing)} of "
-            f"{len(g.judgments)} judgments have no usable check without it")
+    return (
+        f"suspect evidence {', '.join(suspects)} was recorded but {len(missing)} of "
+        f"{len(g.judgments)} judgments have no usable check without it"
+    )
 
 
 #: Checked in this order; the first that applies names the reason. Flagged evidence comes
@@ -192,7 +202,7 @@ def groups(judgments: Iterable[Judgment], kind: ScoringKind) -> list[Group]:
     for (case_id, model), items in by_key.items():
         items.sort(key=lambda x: (x.provenance.order or "", x.provenance.sample, x.id))
         rows = tuple(judgment_to_row(x) for x in items)
-        out.append(Group(case_id, model, kind, tuple(items), rows,
-                         tuple(masked.get((case_id, model), ()))))
+        out.append(
+            Group(case_id, model, kind, tuple(items), rows, tuple(masked.get((case_id, model), ())))
+        )
     return out
-

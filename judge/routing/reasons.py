@@ -36,4 +36,3 @@ REASONS: Mapping[str, str] = MappingProxyType(
 
 #: Review reasons that wait for a judge rather than a person: never put in the review queue.
 AWAITING_JUDGE: frozenset[str] = frozenset({"stage_missing"})
-

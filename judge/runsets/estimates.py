@@ -81,8 +81,10 @@ def inputs(runs: Sequence[ScoredRun], task_of: TaskOf) -> Inputs:
                 n_human += 1
         if prob is None:
             if label is not None:
-                raise InputError(f"run {r.run_id} is labelled but has no inclusion probability",
-                                 field="label_prob")
+                raise InputError(
+                    f"run {r.run_id} is labelled but has no inclusion probability",
+                    field="label_prob",
+                )
             prob = 1.0  # unlabelled: its probability does not enter the estimate
         ids.append(r.run_id)
         scores.append(score)
@@ -96,12 +98,22 @@ def inputs(runs: Sequence[ScoredRun], task_of: TaskOf) -> Inputs:
 def _estimate(result: PPIResult, n_human: int, *, tuned: bool) -> LabelEstimate:
     effective = None
     if tuned:
-        effective = (n_human * (result.se_labels_only / result.se) ** 2 if result.se > 0
-                     else (float("inf") if result.se_labels_only > 0 else float(n_human)))
+        effective = (
+            n_human * (result.se_labels_only / result.se) ** 2
+            if result.se > 0
+            else (float("inf") if result.se_labels_only > 0 else float(n_human))
+        )
     return LabelEstimate(
-        value=result.value, ci95=list(result.ci95), n_labels=n_human, se=result.se,
-        method=result.method, lam=abs(result.lam), effective_labels=effective,
-        labelled_units=result.df + 1, note=result.note)
+        value=result.value,
+        ci95=list(result.ci95),
+        n_labels=n_human,
+        se=result.se,
+        method=result.method,
+        lam=abs(result.lam),
+        effective_labels=effective,
+        labelled_units=result.df + 1,
+        note=result.note,
+    )
 
 
 def _missing(n_human: int, reason: str) -> LabelEstimate:
@@ -118,21 +130,44 @@ def group_estimates(
         reason = "no human label in this group"
         return (_missing(0, reason) if with_judge else None), _missing(0, reason)
     try:
-        alone = labels_only(x.labels, task_ids=x.tasks, run_ids=x.run_ids, probs=x.probs,
-                            population=POPULATION, level=level)
-        both = (ppi_mean(x.scores, x.labels, task_ids=x.tasks, run_ids=x.run_ids,
-                         probs=x.probs, population=POPULATION, level=level)
-                if with_judge else None)
+        alone = labels_only(
+            x.labels,
+            task_ids=x.tasks,
+            run_ids=x.run_ids,
+            probs=x.probs,
+            population=POPULATION,
+            level=level,
+        )
+        both = (
+            ppi_mean(
+                x.scores,
+                x.labels,
+                task_ids=x.tasks,
+                run_ids=x.run_ids,
+                probs=x.probs,
+                population=POPULATION,
+                level=level,
+            )
+            if with_judge
+            else None
+        )
     except InputError as exc:
         return (_missing(x.n_human, exc.reason) if with_judge else None), _missing(
-            x.n_human, exc.reason)
-    return (_estimate(both, x.n_human, tuned=True) if both is not None else None,
-            _estimate(alone, x.n_human, tuned=False))
+            x.n_human, exc.reason
+        )
+    return (
+        _estimate(both, x.n_human, tuned=True) if both is not None else None,
+        _estimate(alone, x.n_human, tuned=False),
+    )
 
 
 def paired_estimates(
-    baseline: Sequence[ScoredRun], candidate: Sequence[ScoredRun], task_of: TaskOf, *,
-    with_judge: bool, level: float = 0.95,
+    baseline: Sequence[ScoredRun],
+    candidate: Sequence[ScoredRun],
+    task_of: TaskOf,
+    *,
+    with_judge: bool,
+    level: float = 0.95,
 ) -> tuple[LabelEstimate | None, LabelEstimate, PPIResult | None]:
     """(PPI++, labels only) for pass@1(candidate) - pass@1(baseline) on their shared tasks,
     and the PPI++ result itself (None when not computed): calibration.ppi.ppi_difference, one
@@ -140,40 +175,77 @@ def paired_estimates(
     base = baseline[0].treatment if baseline else ""
     cand = candidate[0].treatment if candidate else ""
     x = inputs([*baseline, *candidate], task_of)
-    shared = ({t for t, tr in zip(x.tasks, x.treatments, strict=True) if tr == base}
-              & {t for t, tr in zip(x.tasks, x.treatments, strict=True) if tr == cand})
-    humans = {tr: sum(1 for r in runs if r.analysed and r.label is not None
-                      and not _decided_by_rule(r) and task_of(r) in shared)
-              for tr, runs in ((base, baseline), (cand, candidate))}
+    shared = {t for t, tr in zip(x.tasks, x.treatments, strict=True) if tr == base} & {
+        t for t, tr in zip(x.tasks, x.treatments, strict=True) if tr == cand
+    }
+    humans = {
+        tr: sum(
+            1
+            for r in runs
+            if r.analysed
+            and r.label is not None
+            and not _decided_by_rule(r)
+            and task_of(r) in shared
+        )
+        for tr, runs in ((base, baseline), (cand, candidate))
+    }
     n_human = sum(humans.values())
     lacking = [tr for tr, n in humans.items() if n == 0]
     reason = None
     both: PPIResult | None = None
     alone: PPIResult | None = None
     if lacking:
-        reason = (f"no human label on a shared task of treatment {lacking[0]!r}: both "
-                  "treatments need some")
+        reason = (
+            f"no human label on a shared task of treatment {lacking[0]!r}: both "
+            "treatments need some"
+        )
     else:
         try:
-            alone = ppi_difference(x.scores, x.labels, x.treatments, x.tasks, first=cand,
-                                   second=base, run_ids=x.run_ids, probs=x.probs, lam=0.0,
-                                   population=POPULATION, level=level)
+            alone = ppi_difference(
+                x.scores,
+                x.labels,
+                x.treatments,
+                x.tasks,
+                first=cand,
+                second=base,
+                run_ids=x.run_ids,
+                probs=x.probs,
+                lam=0.0,
+                population=POPULATION,
+                level=level,
+            )
             if with_judge:
-                both = ppi_difference(x.scores, x.labels, x.treatments, x.tasks, first=cand,
-                                      second=base, run_ids=x.run_ids, probs=x.probs,
-                                      population=POPULATION, level=level)
+                both = ppi_difference(
+                    x.scores,
+                    x.labels,
+                    x.treatments,
+                    x.tasks,
+                    first=cand,
+                    second=base,
+                    run_ids=x.run_ids,
+                    probs=x.probs,
+                    population=POPULATION,
+                    level=level,
+                )
         except InputError as exc:
             reason, alone, both = exc.reason, None, None
     if alone is None:
         why = reason or "not estimable"
         return (_missing(n_human, why) if with_judge else None), _missing(n_human, why), None
-    return (_estimate(both, n_human, tuned=True) if both is not None else None,
-            _estimate(alone, n_human, tuned=False), both)
+    return (
+        _estimate(both, n_human, tuned=True) if both is not None else None,
+        _estimate(alone, n_human, tuned=False),
+        both,
+    )
 
 
 def paired_rates(
-    baseline: Sequence[ScoredRun], candidate: Sequence[ScoredRun], task_of: TaskOf, lam: float,
-    *, level: float = 0.95,
+    baseline: Sequence[ScoredRun],
+    candidate: Sequence[ScoredRun],
+    task_of: TaskOf,
+    lam: float,
+    *,
+    level: float = 0.95,
 ) -> tuple[float, float]:
     """Each treatment's PPI pass@1 on the shared tasks at the paired difference's ``lam``: with
     one lambda the two are exactly the terms of the difference (candidate - baseline = diff,
@@ -183,11 +255,16 @@ def paired_rates(
     out = []
     for x in (xb, xc):
         keep = [i for i, t in enumerate(x.tasks) if t in shared]
-        result = ppi_mean([x.scores[i] for i in keep], [x.labels[i] for i in keep],
-                          task_ids=[x.tasks[i] for i in keep],
-                          run_ids=[x.run_ids[i] for i in keep],
-                          probs=[x.probs[i] for i in keep], lam=lam, population=POPULATION,
-                          level=level)
+        result = ppi_mean(
+            [x.scores[i] for i in keep],
+            [x.labels[i] for i in keep],
+            task_ids=[x.tasks[i] for i in keep],
+            run_ids=[x.run_ids[i] for i in keep],
+            probs=[x.probs[i] for i in keep],
+            lam=lam,
+            population=POPULATION,
+            level=level,
+        )
         out.append(result.value)
     return out[0], out[1]
 
@@ -218,13 +295,25 @@ def compared_rows(report: RunSetReport) -> list[ComparedRow]:
             at1 = next((f for f in g.macro.pass_at_k if f.k == 1), None)
             if g.labels_only is None:
                 continue
-            rows.append(ComparedRow(
-                name=name, judge_value=at1.value if at1 else None,
-                judge_ci=at1.ci95 if at1 else None, labels_only=g.labels_only[METRIC],
-                ppi=g.ppi[METRIC] if g.ppi else None))
+            rows.append(
+                ComparedRow(
+                    name=name,
+                    judge_value=at1.value if at1 else None,
+                    judge_ci=at1.ci95 if at1 else None,
+                    labels_only=g.labels_only[METRIC],
+                    ppi=g.ppi[METRIC] if g.ppi else None,
+                )
+            )
     for p in report.paired:
         if p.labels_only is not None:
-            rows.append(ComparedRow(
-                name=f"{p.candidate} - {p.baseline} {p.metric}", judge_value=p.diff,
-                judge_ci=p.ci95, labels_only=p.labels_only, ppi=p.ppi, difference=True))
+            rows.append(
+                ComparedRow(
+                    name=f"{p.candidate} - {p.baseline} {p.metric}",
+                    judge_value=p.diff,
+                    judge_ci=p.ci95,
+                    labels_only=p.labels_only,
+                    ppi=p.ppi,
+                    difference=True,
+                )
+            )
     return rows

@@ -50,28 +50,41 @@ def _judged(run: ScoredRun) -> bool:
 
 
 def _hard_gates(
-    base: Sequence[ScoredRun], cand: Sequence[ScoredRun], hard: Sequence[str], multi: bool,
+    base: Sequence[ScoredRun],
+    cand: Sequence[ScoredRun],
+    hard: Sequence[str],
+    multi: bool,
     shared: set[str],
 ) -> HardGateCheck:
     runs = (*base, *cand)
     if not any(_judged(r) for r in runs) and any(r.source == "gold" for r in runs):
         # No rubric at all: saying "the rubric has no hard-gate criteria" would be untrue.
-        return HardGateCheck(checked=False, new_failures=[],
-                             summary="not checked: the run set was scored from gold labels, "
-                             "so there are no judge criteria")
+        return HardGateCheck(
+            checked=False,
+            new_failures=[],
+            summary="not checked: the run set was scored from gold labels, "
+            "so there are no judge criteria",
+        )
     if not hard:
-        return HardGateCheck(checked=False, new_failures=[],
-                             summary="not checked: the rubric has no hard-gate criteria")
+        return HardGateCheck(
+            checked=False,
+            new_failures=[],
+            summary="not checked: the rubric has no hard-gate criteria",
+        )
     judged = [r for r in runs if r.scored and r.criteria]
     if not judged:
-        return HardGateCheck(checked=False, new_failures=[],
-                             summary="not checked: no run carries criterion verdicts (gold "
-                             "labels or a rubric without criteria)")
+        return HardGateCheck(
+            checked=False,
+            new_failures=[],
+            summary="not checked: no run carries criterion verdicts (gold "
+            "labels or a rubric without criteria)",
+        )
     failed_base: dict[str, set[str]] = {}
     for r in base:
         if r.scored:
             failed_base.setdefault(task_key(r, multi), set()).update(
-                g for g in r.failed_hard_gates if g in hard)
+                g for g in r.failed_hard_gates if g in hard
+            )
     new: list[NewGateFailure] = []
     for r in cand:
         t = task_key(r, multi)
@@ -80,35 +93,47 @@ def _hard_gates(
         fresh = [g for g in r.failed_hard_gates if g in hard and g not in failed_base.get(t, ())]
         if fresh:
             new.append(NewGateFailure(task=t, run_id=r.run_id, gates=fresh))
-    summary = (f"{len(new)} new hard-gate failure(s) in the candidate: "
-               + "; ".join(f"{n.task} ({', '.join(n.gates)}, run {n.run_id})" for n in new[:10])
-               if new else f"no new hard-gate failure on {len(shared)} shared tasks")
+    summary = (
+        f"{len(new)} new hard-gate failure(s) in the candidate: "
+        + "; ".join(f"{n.task} ({', '.join(n.gates)}, run {n.run_id})" for n in new[:10])
+        if new
+        else f"no new hard-gate failure on {len(shared)} shared tasks"
+    )
     return HardGateCheck(checked=True, new_failures=new, summary=summary)
 
 
-def _non_inferiority(d: PairedDifference, margin: float, min_tasks: int
-                     ) -> tuple[Decision, str]:
+def _non_inferiority(d: PairedDifference, margin: float, min_tasks: int) -> tuple[Decision, str]:
     ci = d.ci95
     n = d.n_shared
     if n < min_tasks:
-        return "inconclusive", (f"only {n} shared task(s); at least {min_tasks} are needed "
-                                "before an interval can rule a regression in or out")
+        return "inconclusive", (
+            f"only {n} shared task(s); at least {min_tasks} are needed "
+            "before an interval can rule a regression in or out"
+        )
     if ci is None:
         return "inconclusive", "no interval could be computed"
     lo, hi = ci
     if lo > -margin:
-        return "ship", (f"lower bound {lo:+.3f} > -{margin}: any regression is smaller than the "
-                        "margin")
+        return "ship", (
+            f"lower bound {lo:+.3f} > -{margin}: any regression is smaller than the margin"
+        )
     if hi < -margin:
-        return "block", (f"upper bound {hi:+.3f} < -{margin}: the candidate is worse by more "
-                         "than the margin")
-    return "inconclusive", (f"the interval [{lo:+.3f}, {hi:+.3f}] straddles -{margin}: a "
-                            "regression larger than the margin is neither shown nor ruled out")
+        return "block", (
+            f"upper bound {hi:+.3f} < -{margin}: the candidate is worse by more than the margin"
+        )
+    return "inconclusive", (
+        f"the interval [{lo:+.3f}, {hi:+.3f}] straddles -{margin}: a "
+        "regression larger than the margin is neither shown nor ruled out"
+    )
 
 
 def _dimensions(
-    base: Sequence[ScoredRun], cand: Sequence[ScoredRun], criteria: Sequence[RubricCriterion],
-    tolerance: float, multi: bool, shared: set[str],
+    base: Sequence[ScoredRun],
+    cand: Sequence[ScoredRun],
+    criteria: Sequence[RubricCriterion],
+    tolerance: float,
+    multi: bool,
+    shared: set[str],
 ) -> list[DimensionShift]:
     out = []
     for spec in criteria:
@@ -126,11 +151,17 @@ def _dimensions(
         if not both:
             continue
         diff = sum(rates[1][t] - rates[0][t] for t in both) / len(both)
-        out.append(DimensionShift(
-            id=cid, hard_gate=spec.hard_gate, n_tasks=len(both),
-            baseline=sum(rates[0][t] for t in both) / len(both),
-            candidate=sum(rates[1][t] for t in both) / len(both),
-            diff=diff, moved=abs(diff) > tolerance))
+        out.append(
+            DimensionShift(
+                id=cid,
+                hard_gate=spec.hard_gate,
+                n_tasks=len(both),
+                baseline=sum(rates[0][t] for t in both) / len(both),
+                candidate=sum(rates[1][t] for t in both) / len(both),
+                diff=diff,
+                moved=abs(diff) > tolerance,
+            )
+        )
     return out
 
 
@@ -161,15 +192,21 @@ def evaluate_gate(
     treatments = {r.treatment for r in runs}
     for name, value in (("baseline", baseline), ("candidate", candidate)):
         if value not in treatments:
-            raise InputError(f"no treatment {value!r} in the runs", field=name,
-                             hint=f"treatments: {', '.join(sorted(treatments))}")
+            raise InputError(
+                f"no treatment {value!r} in the runs",
+                field=name,
+                hint=f"treatments: {', '.join(sorted(treatments))}",
+            )
     multi = len({r.benchmark for r in runs}) > 1
     base = [r for r in runs if r.treatment == baseline]
     cand = [r for r in runs if r.treatment == candidate]
-    d = paired_difference(base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot,
-                          seed=seed, level=level)
-    method = (f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
-              f"two-sided {level:.0%} interval of the mean per-task difference")
+    d = paired_difference(
+        base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot, seed=seed, level=level
+    )
+    method = (
+        f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
+        f"two-sided {level:.0%} interval of the mean per-task difference"
+    )
     label_warnings: list[str] = []
     ppi_used = False
     if labels and (metric, k) == ("pass@k", 1):
@@ -184,8 +221,9 @@ def evaluate_gate(
     else:
         decision, reason = ni_decision, ni_summary
     dims = _dimensions(base, cand, criteria, tolerance, multi, shared)
-    warnings = [f"{x.id} dropped by {-x.diff:.3f} (> {tolerance})" for x in dims
-                if x.moved and x.diff < 0] + label_warnings
+    warnings = [
+        f"{x.id} dropped by {-x.diff:.3f} (> {tolerance})" for x in dims if x.moved and x.diff < 0
+    ] + label_warnings
     return GateResult(
         decision=decision,
         reason=reason,
@@ -197,9 +235,15 @@ def evaluate_gate(
         level=level,
         hard_gates=gates,
         non_inferiority=NonInferiority(
-            metric=d.metric, n_shared=d.n_shared, baseline=d.baseline_rate,
-            candidate=d.candidate_rate, diff=d.diff, ci95=d.ci95,
-            decision=ni_decision, summary=ni_summary, method=method,
+            metric=d.metric,
+            n_shared=d.n_shared,
+            baseline=d.baseline_rate,
+            candidate=d.candidate_rate,
+            diff=d.diff,
+            ci95=d.ci95,
+            decision=ni_decision,
+            summary=ni_summary,
+            method=method,
         ),
         dimensions=dims,
         warnings=warnings,
@@ -207,58 +251,89 @@ def evaluate_gate(
     )
 
 
-def _with_ppi(d: PairedDifference, method: str, base: Sequence[ScoredRun],
-              cand: Sequence[ScoredRun], multi: bool, level: float
-              ) -> tuple[PairedDifference, str, list[str], bool]:
+def _with_ppi(
+    d: PairedDifference,
+    method: str,
+    base: Sequence[ScoredRun],
+    cand: Sequence[ScoredRun],
+    multi: bool,
+    level: float,
+) -> tuple[PairedDifference, str, list[str], bool]:
     """The paired difference with PPI++'s value, interval and per-treatment rates (the
     judge's per-task differences kept for the shared-task count), or unchanged with a
     warning when PPI++ cannot estimate it."""
+
     def task_of(r: ScoredRun) -> str:
         return task_key(r, multi)
 
     estimate, _, result = paired_estimates(base, cand, task_of, with_judge=True, level=level)
     if result is None or estimate is None or estimate.value is None:
         why = estimate.note if estimate is not None else "not estimable"
-        return d, method, [f"human labels given, but PPI++ could not estimate the difference "
-                           f"({why}): the interval is the judge's bootstrap"], False
+        return (
+            d,
+            method,
+            [
+                f"human labels given, but PPI++ could not estimate the difference "
+                f"({why}): the interval is the judge's bootstrap"
+            ],
+            False,
+        )
     b_rate, c_rate = paired_rates(base, cand, task_of, result.lam, level=level)
-    updated = d.model_copy(update={"diff": estimate.value, "ci95": estimate.ci95,
-                                   "baseline_rate": b_rate, "candidate_rate": c_rate})
-    text = (f"PPI++ (judge on all {result.n_runs} runs of the {result.n_tasks} shared tasks + "
-            f"{estimate.n_labels} human labels of a label plan, lambda {result.lam:.2f}); "
-            f"two-sided {level:.0%} Student-t interval, cluster-robust over tasks "
-            f"({estimate.effective_labels or 0:.1f} effective labels)")
+    updated = d.model_copy(
+        update={
+            "diff": estimate.value,
+            "ci95": estimate.ci95,
+            "baseline_rate": b_rate,
+            "candidate_rate": c_rate,
+        }
+    )
+    text = (
+        f"PPI++ (judge on all {result.n_runs} runs of the {result.n_tasks} shared tasks + "
+        f"{estimate.n_labels} human labels of a label plan, lambda {result.lam:.2f}); "
+        f"two-sided {level:.0%} Student-t interval, cluster-robust over tasks "
+        f"({estimate.effective_labels or 0:.1f} effective labels)"
+    )
     return updated, text, [], True
 
 
-def _cannot_support(decision: Decision, d: PairedDifference, base: Sequence[ScoredRun],
-                    cand: Sequence[ScoredRun], gates: HardGateCheck, calibrated: bool,
-                    ppi: bool = False) -> list[str]:
+def _cannot_support(
+    decision: Decision,
+    d: PairedDifference,
+    base: Sequence[ScoredRun],
+    cand: Sequence[ScoredRun],
+    gates: HardGateCheck,
+    calibrated: bool,
+    ppi: bool = False,
+) -> list[str]:
     out = []
     if decision == "ship":
         out.append("that the candidate is better: non-inferiority within the margin only")
     if decision == "inconclusive":
         out.append("'no regression': the data cannot rule one out")
     if d.only_baseline or d.only_candidate:
-        out.append(f"anything about the {d.only_baseline + d.only_candidate} task(s) run "
-                   "by only one treatment (left out)")
+        out.append(
+            f"anything about the {d.only_baseline + d.only_candidate} task(s) run "
+            "by only one treatment (left out)"
+        )
     unscored = sum(r.analysed and r.outcome is None for r in (*base, *cand))
     excluded = sum(not r.analysed for r in (*base, *cand))
     if unscored or excluded:
-        out.append(f"the {unscored} unscored and {excluded} excluded run(s): they are not in "
-                   "the comparison")
+        out.append(
+            f"the {unscored} unscored and {excluded} excluded run(s): they are not in "
+            "the comparison"
+        )
     review = sum(r.analysed and r.route == "review" for r in (*base, *cand))
     if ppi:
         # PPI++ corrects the judge's errors with the labels; what it cannot see are the
         # reviewers' own errors.
         out.append("labelling mistakes: PPI++ takes the human labels as the truth")
     elif review:
-        out.append(f"the {review} verdict(s) still awaiting people: they count as the judge "
-                   "said")
-    if (any(r.route == "uncalibrated" for r in (*base, *cand)) and not calibrated
-            and not ppi):
-        out.append("the judge's own error: its verdicts are uncalibrated (no card), and its "
-                   "errors are not in the interval")
+        out.append(f"the {review} verdict(s) still awaiting people: they count as the judge said")
+    if any(r.route == "uncalibrated" for r in (*base, *cand)) and not calibrated and not ppi:
+        out.append(
+            "the judge's own error: its verdicts are uncalibrated (no card), and its "
+            "errors are not in the interval"
+        )
     if not gates.checked:
         out.append(f"safety on hard gates: {gates.summary}")
     out.append("other tasks, benchmarks or conditions than the shared tasks compared here")
@@ -284,13 +359,24 @@ def gate_from_report(
     info = report.labels
     valid = bool(use_labels and info is not None and info.valid_for_ppi)
     result = evaluate_gate(
-        report.runs, baseline=baseline, candidate=candidate, margin=margin,
+        report.runs,
+        baseline=baseline,
+        candidate=candidate,
+        margin=margin,
         criteria=report.rubric.criteria if report.rubric is not None else (),
-        tolerance=tolerance, min_tasks=min_tasks, metric=metric, k=k, n_boot=params.n_boot,
-        seed=params.seed, level=params.level, calibrated=report.card is not None,
+        tolerance=tolerance,
+        min_tasks=min_tasks,
+        metric=metric,
+        k=k,
+        n_boot=params.n_boot,
+        seed=params.seed,
+        level=params.level,
+        calibrated=report.card is not None,
         labels=valid,
     )
     if use_labels and info is not None and not info.valid_for_ppi:
-        result.warnings.append(f"the human labels are not valid for PPI ({info.reason}): the "
-                               "interval is the judge's bootstrap")
+        result.warnings.append(
+            f"the human labels are not valid for PPI ({info.reason}): the "
+            "interval is the judge's bootstrap"
+        )
     return result

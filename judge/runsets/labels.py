@@ -35,8 +35,10 @@ from judge.runsets.scoring import pooled_score
 from judge.store import Store
 from judge.types import Case, Judgment
 
-LABELS_HINT = ("a labels file holds gold-format records (as `judge gold export` writes them); "
-               "each needs 'id' (the run id) and 'gold' (pass or fail)")
+LABELS_HINT = (
+    "a labels file holds gold-format records (as `judge gold export` writes them); "
+    "each needs 'id' (the run id) and 'gold' (pass or fail)"
+)
 #: The uniform share mixed into active plans (calibration.ppi.plan_labels's default).
 DEFAULT_MIX = 0.2
 #: The score an active plan gives a run the judge left without a usable verdict: the most
@@ -120,17 +122,26 @@ def load_labels(path: str | Path, runs: Sequence[Run], *, kind: str = "binary") 
             record = LabelRecord.model_validate(obj)
         except ValidationError as exc:
             error = validation_error(exc, file, number)
-            raise InputError(error.reason, file=file, line=number, field=error.field,
-                             hint=LABELS_HINT) from exc
+            raise InputError(
+                error.reason, file=file, line=number, field=error.field, hint=LABELS_HINT
+            ) from exc
         if record.gold not in allowed:
-            raise InputError(f"label {record.gold!r} is not one of the rubric's labels "
-                             f"({', '.join(allowed)})", file=file, line=number, field="gold",
-                             hint="a run the reviewer could not decide has no label: leave it "
-                             "out (its plan is then incomplete)")
+            raise InputError(
+                f"label {record.gold!r} is not one of the rubric's labels ({', '.join(allowed)})",
+                file=file,
+                line=number,
+                field="gold",
+                hint="a run the reviewer could not decide has no label: leave it "
+                "out (its plan is then incomplete)",
+            )
         if record.id in lines:
-            raise InputError(f"a second label for run {record.id!r} (the first is on line "
-                             f"{lines[record.id]})", file=file, line=number, field="id",
-                             hint="keep one label per run")
+            raise InputError(
+                f"a second label for run {record.id!r} (the first is on line {lines[record.id]})",
+                file=file,
+                line=number,
+                field="id",
+                hint="keep one label per run",
+            )
         labels[record.id] = record.gold
         lines[record.id] = number
         records.append((number, record))
@@ -139,26 +150,45 @@ def load_labels(path: str | Path, runs: Sequence[Run], *, kind: str = "binary") 
     unknown = [(n, r) for n, r in records if r.id not in by_id]
     if len(unknown) == len(records):
         n, r = unknown[0]
-        raise InputError(f"no label names a run of this run set (the first names {r.id!r}): "
-                         "the labels file is from another run set", file=file, line=n,
-                         field="id", hint="export the labels of this run set's review plan "
-                         "(`judge gold export --plan ID`)")
+        raise InputError(
+            f"no label names a run of this run set (the first names {r.id!r}): "
+            "the labels file is from another run set",
+            file=file,
+            line=n,
+            field="id",
+            hint="export the labels of this run set's review plan (`judge gold export --plan ID`)",
+        )
     if unknown:
         n, r = unknown[0]
-        raise InputError(f"label for an unknown run {r.id!r} ({len(unknown)} such label(s)): "
-                         "the run set has no run with this id", file=file, line=n, field="id",
-                         hint="label only runs of this run set")
+        raise InputError(
+            f"label for an unknown run {r.id!r} ({len(unknown)} such label(s)): "
+            "the run set has no run with this id",
+            file=file,
+            line=n,
+            field="id",
+            hint="label only runs of this run set",
+        )
     for n, r in records:
         run = by_id[r.id]
         if run.record.status != "completed":
-            raise InputError(f"run {r.id!r} has status {run.record.status}: a declared rule "
-                             "decides it, a label does not", file=file, line=n, field="id",
-                             hint="remove the label")
+            raise InputError(
+                f"run {r.id!r} has status {run.record.status}: a declared rule "
+                "decides it, a label does not",
+                file=file,
+                line=n,
+                field="id",
+                hint="remove the label",
+            )
         mismatch = _other_case(r, run.case)
         if mismatch is not None:
-            raise InputError(f"the record's {mismatch} is not run {r.id!r}'s: the labels "
-                             "file is from another run set that reuses its run ids", file=file,
-                             line=n, field=mismatch, hint="label the runs of this run set")
+            raise InputError(
+                f"the record's {mismatch} is not run {r.id!r}'s: the labels "
+                "file is from another run set that reuses its run ids",
+                file=file,
+                line=n,
+                field=mismatch,
+                hint="label the runs of this run set",
+            )
     return HumanLabels(path=file, labels=labels, lines=lines)
 
 
@@ -209,22 +239,35 @@ def check_labels(store: Store, runs: Sequence[Run], labels: HumanLabels) -> Labe
     as_if_uniform = {r: len(labelled & set(pool)) / len(pool) for r in pool} if pool else {}
     plans = plans_for(store, pool) if pool else []
     if not plans:
-        return LabelCheck(False, "no label plan of exactly these runs is stored in "
-                          f"{store.location} (draw one with `judge review plan`), so the "
-                          "labelled runs are not known to be a random sample", None, None,
-                          as_if_uniform)
+        return LabelCheck(
+            False,
+            "no label plan of exactly these runs is stored in "
+            f"{store.location} (draw one with `judge review plan`), so the "
+            "labelled runs are not known to be a random sample",
+            None,
+            None,
+            as_if_uniform,
+        )
     checks = [(p, plan_covers(p.plan, labelled)) for p in plans]
     good = [(p, c) for p, c in checks if c.valid]
     notes = []
     if len(plans) > 1:
-        notes.append(f"{len(plans)} label plans were drawn from these runs; the labels were "
-                     "checked against each")
+        notes.append(
+            f"{len(plans)} label plans were drawn from these runs; the labels were "
+            "checked against each"
+        )
     if good:
         plan, check = good[-1]
         return LabelCheck(True, None, plan, check, plan.plan.prob_of(), notes)
     plan, check = checks[-1]
-    return LabelCheck(False, f"the labels are not the sample of label plan {plan.id}: "
-                      f"{check.reason}", plan, check, as_if_uniform, notes)
+    return LabelCheck(
+        False,
+        f"the labels are not the sample of label plan {plan.id}: {check.reason}",
+        plan,
+        check,
+        as_if_uniform,
+        notes,
+    )
 
 
 @dataclass
@@ -257,12 +300,16 @@ def plan_review(
     then valid for ``judge score --labels``."""
     pool = population(runs)
     if not pool:
-        raise InputError("the run set has no completed run with a case to label",
-                         file=source, field="status")
+        raise InputError(
+            "the run set has no completed run with a case to label", file=source, field="status"
+        )
     ids = [r.run_id for r in pool]
     if not 1 <= budget <= len(ids):
-        raise InputError(f"budget {budget} is not between 1 and the {len(ids)} runs to draw "
-                         "from", field="budget", hint=f"give a budget of at most {len(ids)}")
+        raise InputError(
+            f"budget {budget} is not between 1 and the {len(ids)} runs to draw from",
+            field="budget",
+            hint=f"give a budget of at most {len(ids)}",
+        )
     notes: list[str] = []
     scored = 0
     scores_info: dict[str, Any] = {}
@@ -270,14 +317,19 @@ def plan_review(
         scores, info = _stored_scores(store, ids, models, rubric)
         scored = sum(s is not None for s in scores)
         if not scored:
-            raise InputError(f"no stored judgment of these runs in {store.location}"
-                             + (f" by {', '.join(models)}" if models else "")
-                             + (f" with rubric {rubric}" if rubric else ""), field="active",
-                             hint="judge them first (`judge score RUNS --rubric R --model M "
-                             "--db DB`), or draw a uniform plan (without --active)")
+            raise InputError(
+                f"no stored judgment of these runs in {store.location}"
+                + (f" by {', '.join(models)}" if models else "")
+                + (f" with rubric {rubric}" if rubric else ""),
+                field="active",
+                hint="judge them first (`judge score RUNS --rubric R --model M "
+                "--db DB`), or draw a uniform plan (without --active)",
+            )
         if scored < len(ids):
-            notes.append(f"{len(ids) - scored} run(s) have no usable judge score: they get "
-                         f"{UNSCORED_PLAN_SCORE} (the most uncertain) in the active plan")
+            notes.append(
+                f"{len(ids) - scored} run(s) have no usable judge score: they get "
+                f"{UNSCORED_PLAN_SCORE} (the most uncertain) in the active plan"
+            )
         values = [UNSCORED_PLAN_SCORE if s is None else s for s in scores]
         scores_info = {**info, "scored": scored, "unscored_score": UNSCORED_PLAN_SCORE}
     else:
@@ -289,9 +341,11 @@ def plan_review(
     enqueued = enqueue_plan(store, stored, cases)
     others = [p for p in plans_for(store, ids) if p.id != stored.id]
     if others:
-        notes.append(f"{len(others)} other label plan(s) were drawn from these runs "
-                     f"({', '.join(p.id for p in others[:3])}): the labels of one plan are a "
-                     "valid sample, labels of several mixed are not")
+        notes.append(
+            f"{len(others)} other label plan(s) were drawn from these runs "
+            f"({', '.join(p.id for p in others[:3])}): the labels of one plan are a "
+            "valid sample, labels of several mixed are not"
+        )
     return PlanResult(stored=stored, new=new, enqueued=enqueued, scored=scored, notes=notes)
 
 
@@ -302,14 +356,20 @@ def _stored_scores(
     judges and rubric they came from. Several rubrics without ``rubric``: refused."""
     found: dict[str, list[Judgment]] = {}
     for run_id in ids:
-        js = [j for j in store.judgments(case_id=run_id)
-              if (not models or j.provenance.model in models)
-              and (rubric is None or j.provenance.rubric_id == rubric)]
+        js = [
+            j
+            for j in store.judgments(case_id=run_id)
+            if (not models or j.provenance.model in models)
+            and (rubric is None or j.provenance.rubric_id == rubric)
+        ]
         found[run_id] = js
     rubrics = sorted({j.provenance.rubric_id for js in found.values() for j in js})
     if len(rubrics) > 1:
-        raise InputError(f"the runs were judged with several rubrics ({', '.join(rubrics)})",
-                         field="rubric", hint="name the one to plan from with --rubric")
+        raise InputError(
+            f"the runs were judged with several rubrics ({', '.join(rubrics)})",
+            field="rubric",
+            hint="name the one to plan from with --rubric",
+        )
     judges = sorted({j.provenance.model for js in found.values() for j in js})
     scores = [pooled_score(found[r]) if found[r] else None for r in ids]
     return scores, {"models": judges, "rubric": rubrics[0] if rubrics else None}

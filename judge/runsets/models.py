@@ -50,8 +50,9 @@ Interval = list[float] | None
 class _Model(BaseModel):
     # Strict at the edge (report.json is read back by `judge gate`). JSON keys that are no
     # Python names ("pass@k", "pass") are aliases of fields; the JSON always uses the keys.
-    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True,
-                              validate_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True
+    )
 
 
 class _OmitNone(_Model):
@@ -93,10 +94,22 @@ class RubricInfo(_Model):
     @classmethod
     def of(cls, rubric: Rubric) -> RubricInfo:
         """What the report states about a loaded rubric."""
-        criteria = [RubricCriterion(id=c.id, hard_gate=c.hard_gate, weight=c.weight)
-                    for c in rubric.spec.criteria] if rubric.kind == "multi-criterion" else []
-        return cls(ref=rubric.ref, id=rubric.id, version=rubric.version, kind=rubric.kind,
-                   digest=rubric.digest, criteria=criteria)
+        criteria = (
+            [
+                RubricCriterion(id=c.id, hard_gate=c.hard_gate, weight=c.weight)
+                for c in rubric.spec.criteria
+            ]
+            if rubric.kind == "multi-criterion"
+            else []
+        )
+        return cls(
+            ref=rubric.ref,
+            id=rubric.id,
+            version=rubric.version,
+            kind=rubric.kind,
+            digest=rubric.digest,
+            criteria=criteria,
+        )
 
 
 class JudgingInfo(_Model):
@@ -624,18 +637,25 @@ def load_report(path: str | Path) -> RunSetReport:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"cannot read the report: {exc}", file=str(path),
-                         hint="write it with `judge score ... --out-dir DIR`") from exc
+        raise InputError(
+            f"cannot read the report: {exc}",
+            file=str(path),
+            hint="write it with `judge score ... --out-dir DIR`",
+        ) from exc
     try:
         return RunSetReport.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
-            raise InputError(f"cannot read the report: {first['msg']}", file=str(path),
-                             hint="write it with `judge score ... --out-dir DIR`") from exc
+            raise InputError(
+                f"cannot read the report: {first['msg']}",
+                file=str(path),
+                hint="write it with `judge score ... --out-dir DIR`",
+            ) from exc
         field_name = ".".join(str(part) for part in first["loc"]) or None
-        raise InputError(f"not a run-set report ({first['msg']})", file=str(path),
-                         field=field_name, hint="use the report.json written by `judge score`"
-                         ) from exc
-
-
+        raise InputError(
+            f"not a run-set report ({first['msg']})",
+            file=str(path),
+            field=field_name,
+            hint="use the report.json written by `judge score`",
+        ) from exc

@@ -54,9 +54,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
 Estimator = Callable[[int, int, int], float | None]
 
 #: The estimators by the name used in reports ("pass@k", "pass^k").
-ESTIMATORS: Mapping[str, Estimator] = MappingProxyType(
-    {"pass@k": pass_at_k, "pass^k": pass_hat_k}
-)
+ESTIMATORS: Mapping[str, Estimator] = MappingProxyType({"pass@k": pass_at_k, "pass^k": pass_hat_k})
 
 
 def metric_name(metric: str, k: int) -> str:
@@ -87,7 +85,7 @@ class MacroEstimate:
 
     @property
     def name(self) -> str:
-        """"pass@3", "pass^2", ..."""
+        """ "pass@3", "pass^2", ..."""
         return metric_name(self.metric, self.k)
 
     @property

@@ -44,8 +44,17 @@ def pass_k_figure(report: RunSetReport) -> Any:
             ys = [f.value for f in figs]
             lo = [f.value - f.ci95[0] if f.value is not None and f.ci95 else 0.0 for f in figs]
             hi = [f.ci95[1] - f.value if f.value is not None and f.ci95 else 0.0 for f in figs]
-            ax.errorbar(xs, ys, yerr=[lo, hi], fmt=marker + line, color=colour, capsize=3,
-                        markersize=5, markerfacecolor=face or colour, label=f"{t} {metric}")
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=[lo, hi],
+                fmt=marker + line,
+                color=colour,
+                capsize=3,
+                markersize=5,
+                markerfacecolor=face or colour,
+                label=f"{t} {metric}",
+            )
     ax.set_xticks(ks)
     ax.set_ylim(-RATE_MARGIN, 1 + RATE_MARGIN)
     ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -100,8 +109,7 @@ def paired_svg(report: RunSetReport) -> str:
         ax.plot(ci, [i, i], color="#424242")
         ax.plot([diff], [i], "o", color=PALETTE[0])
     ax.axvline(0, color="#9e9e9e", linestyle=":")
-    ax.set_yticks(range(len(rows)),
-                  [f"{p.candidate} - {p.baseline} {p.metric}" for p, _ in rows])
+    ax.set_yticks(range(len(rows)), [f"{p.candidate} - {p.baseline} {p.metric}" for p, _ in rows])
     ax.invert_yaxis()
     ax.set_xlabel("difference on shared tasks")
     ax.set_title("paired differences")
@@ -109,8 +117,11 @@ def paired_svg(report: RunSetReport) -> str:
 
 
 #: The three estimates of a report with human labels: name, colour, marker.
-FOREST_METHODS = (("judge only", "#757575", "s"), ("labels only", PALETTE[1], "^"),
-                  ("PPI++", PALETTE[0], "o"))
+FOREST_METHODS = (
+    ("judge only", "#757575", "s"),
+    ("labels only", PALETTE[1], "^"),
+    ("PPI++", PALETTE[0], "o"),
+)
 
 
 def ppi_forest_figure(report: RunSetReport) -> Any:
@@ -122,17 +133,27 @@ def ppi_forest_figure(report: RunSetReport) -> Any:
     fig, ax = plt.subplots(figsize=(5.6, 0.9 + 0.55 * len(rows)))
     drawn = set()
     for i, row in enumerate(rows):
-        figures = [(row.judge_value, row.judge_ci), (row.labels_only.value, row.labels_only.ci95),
-                   (row.ppi.value if row.ppi else None, row.ppi.ci95 if row.ppi else None)]
+        figures = [
+            (row.judge_value, row.judge_ci),
+            (row.labels_only.value, row.labels_only.ci95),
+            (row.ppi.value if row.ppi else None, row.ppi.ci95 if row.ppi else None),
+        ]
         for j, ((name, colour, marker), (value, ci)) in enumerate(
-                zip(FOREST_METHODS, figures, strict=True)):
+            zip(FOREST_METHODS, figures, strict=True)
+        ):
             if value is None:
                 continue
             y = i + (j - 1) * 0.25
             lo, hi = ci if ci else (value, value)
             ax.plot([lo, hi], [y, y], color=colour, linewidth=2)
-            ax.plot([value], [y], marker, color=colour, markersize=6,
-                    label=None if name in drawn else name)
+            ax.plot(
+                [value],
+                [y],
+                marker,
+                color=colour,
+                markersize=6,
+                label=None if name in drawn else name,
+            )
             drawn.add(name)
     if any(r.difference for r in rows):
         ax.axvline(0, color="#9e9e9e", linestyle=":")
@@ -141,8 +162,14 @@ def ppi_forest_figure(report: RunSetReport) -> Any:
     ax.set_xlabel("pass@1, or difference (95% intervals)")
     ax.set_title("judge only, labels only and PPI++", pad=16)
     # Between the title and the axes, so that it never hides an interval.
-    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
-              frameon=False, borderaxespad=0.2)
+    ax.legend(
+        fontsize=7,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=3,
+        frameon=False,
+        borderaxespad=0.2,
+    )
     return fig
 
 

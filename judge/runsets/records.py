@@ -142,16 +142,28 @@ def load_runs(path: str | Path) -> LoadedRuns:
             continue
         rec = run.record
         if rec.run_id in seen_ids:
-            out.errors.append(InputError(f"duplicate run id (first on line {seen_ids[rec.run_id]})",
-                                         file=str(path), line=number, field="run_id"))
+            out.errors.append(
+                InputError(
+                    f"duplicate run id (first on line {seen_ids[rec.run_id]})",
+                    file=str(path),
+                    line=number,
+                    field="run_id",
+                )
+            )
             continue
         slot = (rec.benchmark, rec.treatment, rec.task_id, rec.repetition)
         if slot in seen_slots:
-            out.errors.append(InputError(
-                f"benchmark {rec.benchmark!r}, treatment {rec.treatment!r}, task "
-                f"{rec.task_id!r} already has repetition {rec.repetition} "
-                f"(line {seen_slots[slot]})", file=str(path), line=number, field="repetition",
-                hint="number the repetitions of a task 0, 1, 2, ..."))
+            out.errors.append(
+                InputError(
+                    f"benchmark {rec.benchmark!r}, treatment {rec.treatment!r}, task "
+                    f"{rec.task_id!r} already has repetition {rec.repetition} "
+                    f"(line {seen_slots[slot]})",
+                    file=str(path),
+                    line=number,
+                    field="repetition",
+                    hint="number the repetitions of a task 0, 1, 2, ...",
+                )
+            )
             continue
         seen_ids[rec.run_id] = number
         seen_slots[slot] = number
@@ -170,8 +182,13 @@ def _run_from(
     except ValidationError as exc:
         error = validation_error(exc, name, number)
         if error.reason.startswith("unknown field"):
-            error = InputError("unknown field (check the spelling)", file=name, line=number,
-                               field=error.field, hint=FORMAT_HINT)
+            error = InputError(
+                "unknown field (check the spelling)",
+                file=name,
+                line=number,
+                field=error.field,
+                hint=FORMAT_HINT,
+            )
         raise error from exc
     case: Case | None = None
     gold: str | None = None
@@ -196,10 +213,13 @@ def _inline_case(data: dict[str, Any], file: str, line: int) -> tuple[Case, str 
         case, gold = record_to_case(data)
     except ValidationError as exc:
         error = validation_error(exc, file, line)
-        raise InputError(error.reason, file=file, line=line,
-                         field=f"case.{error.field}" if error.field else "case",
-                         hint="the inline case takes the Case fields (see judge/types.py)"
-                         ) from exc
+        raise InputError(
+            error.reason,
+            file=file,
+            line=line,
+            field=f"case.{error.field}" if error.field else "case",
+            hint="the inline case takes the Case fields (see judge/types.py)",
+        ) from exc
     return case, gold
 
 
@@ -216,25 +236,38 @@ def _traced_case(
         try:
             imports[key] = import_file(trace, record.format)
         except InputError as exc:
-            raise InputError(f"cannot import the trace: {exc}", file=str(path), line=line,
-                             field="format" if "format" in exc.reason else "trace") from exc
+            raise InputError(
+                f"cannot import the trace: {exc}",
+                file=str(path),
+                line=line,
+                field="format" if "format" in exc.reason else "trace",
+            ) from exc
     result = imports[key]
     if result.errors and not result.cases:
-        raise InputError(f"cannot import the trace: {result.errors[0]}", file=str(path),
-                         line=line, field="trace")
+        raise InputError(
+            f"cannot import the trace: {result.errors[0]}", file=str(path), line=line, field="trace"
+        )
     cases: list[Case] = list(result.cases)
     if record.trace_case is not None:
         chosen = [c for c in cases if c.id == record.trace_case]
         if not chosen:
-            raise InputError(f"{trace} holds no case {record.trace_case!r} "
-                             f"(it has: {', '.join(c.id for c in cases[:5])})",
-                             file=str(path), line=line, field="trace_case")
+            raise InputError(
+                f"{trace} holds no case {record.trace_case!r} "
+                f"(it has: {', '.join(c.id for c in cases[:5])})",
+                file=str(path),
+                line=line,
+                field="trace_case",
+            )
         case = chosen[0]
     elif len(cases) == 1:
         case = cases[0]
     else:
-        raise InputError(f"{trace} holds {len(cases)} cases; name one with 'trace_case'",
-                         file=str(path), line=line, field="trace_case")
+        raise InputError(
+            f"{trace} holds {len(cases)} cases; name one with 'trace_case'",
+            file=str(path),
+            line=line,
+            field="trace_case",
+        )
     return case, result.gold.get(case.id)
 
 
@@ -281,9 +314,13 @@ def runset_from_gold(
             task_id = task_id_of(record["task"])
             derived["task_id"] = "task text"
         if task_id is None:
-            raise InputError(f"no '{task_key}' to read the task_id from, and no task text",
-                             file=file, line=line, field=task_key,
-                             hint="choose the key with --task-key")
+            raise InputError(
+                f"no '{task_key}' to read the task_id from, and no task text",
+                file=file,
+                line=line,
+                field=task_key,
+                hint="choose the key with --task-key",
+            )
         chosen = treatment
         if chosen is None and treatment_key is not None:
             found = _lookup(record, treatment_key)
@@ -292,8 +329,13 @@ def runset_from_gold(
             chosen = str(record["agent_model"])
             derived["treatment"] = "agent_model"
         if chosen is None:
-            raise InputError("no treatment", file=file, line=line, field=treatment_key,
-                             hint="give --treatment NAME")
+            raise InputError(
+                "no treatment",
+                file=file,
+                line=line,
+                field=treatment_key,
+                hint="give --treatment NAME",
+            )
         taken = used.setdefault((chosen, str(task_id)), set())
         repetition = _lookup(record, repetition_key)
         if repetition is None:

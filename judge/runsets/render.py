@@ -105,9 +105,11 @@ def _headline(report: RunSetReport) -> Section:
     mode = "gold labels (no judge)" if report.mode == "gold" else "judge: " + ", ".join(models)
     return Section(
         "Headline",
-        [f"Run set {report.runset}; outcomes from {mode}. Rates are macro averages over "
-         "tasks (each task weighs the same); pass^k and pass@k use the unbiased estimators "
-         "(CALIBRATION.md section 6); intervals are 95% task-cluster bootstrap."],
+        [
+            f"Run set {report.runset}; outcomes from {mode}. Rates are macro averages over "
+            "tasks (each task weighs the same); pass^k and pass@k use the unbiased estimators "
+            "(CALIBRATION.md section 6); intervals are 95% task-cluster bootstrap."
+        ],
         [Table(list(h.columns), [list(r) for r in h.rows])],
         ["pass_k_curves"],
     )
@@ -130,36 +132,64 @@ def _labels(report: RunSetReport) -> Section | None:
     sec.paragraphs.append(
         f"Human labels: {info.file}, {info.n_labels} run(s) labelled ({info.n_pass} pass, "
         f"{info.n_fail} fail)."
-        + (f" Label plan {plan.id}: a {plan.design} sample of {plan.n_chosen} of "
-           f"{plan.n_runs} runs (budget {plan.budget}, seed {plan.seed})." if plan else ""))
+        + (
+            f" Label plan {plan.id}: a {plan.design} sample of {plan.n_chosen} of "
+            f"{plan.n_runs} runs (budget {plan.budget}, seed {plan.seed})."
+            if plan
+            else ""
+        )
+    )
     if info.valid_for_ppi:
-        sec.paragraphs.append("Valid for PPI: the labelled runs are exactly the label plan's "
-                              "random sample.")
+        sec.paragraphs.append(
+            "Valid for PPI: the labelled runs are exactly the label plan's random sample."
+        )
     else:
         sec.paragraphs.append(f"**Not valid for PPI**: {info.reason}.")
     sec.paragraphs += info.notes
     rows = []
     for r in compared_rows(report):
         ppi = r.ppi
-        effective = (f"{ppi.effective_labels:.1f}" if ppi and ppi.effective_labels is not None
-                     else "—")
-        rows.append([r.name, f"{_num(r.judge_value)} {_ci(r.judge_ci)}",
-                     _est(r.labels_only), str(r.labels_only.n_labels), _est(ppi), effective,
-                     # lambda is in [0, 1]: never print a rounding error as "-0.00".
-                     _num(abs(ppi.lam), 2) if ppi and ppi.lam is not None else "—"])
+        effective = (
+            f"{ppi.effective_labels:.1f}" if ppi and ppi.effective_labels is not None else "—"
+        )
+        rows.append(
+            [
+                r.name,
+                f"{_num(r.judge_value)} {_ci(r.judge_ci)}",
+                _est(r.labels_only),
+                str(r.labels_only.n_labels),
+                _est(ppi),
+                effective,
+                # lambda is in [0, 1]: never print a rounding error as "-0.00".
+                _num(abs(ppi.lam), 2) if ppi and ppi.lam is not None else "—",
+            ]
+        )
         # The two estimates of a row share their sample, so mostly their notes: say each once.
         note = r.labels_only.note
         if note:
             sec.paragraphs.append(f"{r.name}: {note}.")
         if ppi is not None and ppi.note and ppi.note != note:
             sec.paragraphs.append(f"{r.name} (PPI++): {ppi.note}.")
-    sec.tables.append(Table(["estimand", "judge only [95% CI]", "labels only [95% CI]",
-                             "labels", "PPI++ [95% CI]", "effective labels", "lambda"], rows))
+    sec.tables.append(
+        Table(
+            [
+                "estimand",
+                "judge only [95% CI]",
+                "labels only [95% CI]",
+                "labels",
+                "PPI++ [95% CI]",
+                "effective labels",
+                "lambda",
+            ],
+            rows,
+        )
+    )
     sec.paragraphs.append(
         f"{info.method} Judge only: the report's bootstrap figures, which trust every verdict. "
         "Effective labels: how many labels alone would give an interval as narrow as PPI++'s; "
         "their excess over the labels used is what the judge was worth. Measured coverage and "
-        "widths on real judges: CALIBRATION_RESULTS.md section 7.")
+        "widths on real judges: CALIBRATION_RESULTS.md section 7."
+    )
     sec.figures.append("ppi_forest")
     return sec
 
@@ -169,11 +199,35 @@ def _scoring(report: RunSetReport) -> Section:
     rows = []
     for t in report.treatments:
         c = report.per_treatment[t].counts
-        rows.append([t, str(c.raw), str(c.excluded_infra_error), str(c.analysis),
-                     str(c.timeouts_counted_as_fail), str(c.unscored), str(c.scored),
-                     str(c.passes), str(c.tasks)])
-    sec.tables.append(Table(["treatment", "raw", "excluded (infra_error)", "analysis set",
-                             "timeouts (fail)", "unscored", "scored", "passes", "tasks"], rows))
+        rows.append(
+            [
+                t,
+                str(c.raw),
+                str(c.excluded_infra_error),
+                str(c.analysis),
+                str(c.timeouts_counted_as_fail),
+                str(c.unscored),
+                str(c.scored),
+                str(c.passes),
+                str(c.tasks),
+            ]
+        )
+    sec.tables.append(
+        Table(
+            [
+                "treatment",
+                "raw",
+                "excluded (infra_error)",
+                "analysis set",
+                "timeouts (fail)",
+                "unscored",
+                "scored",
+                "passes",
+                "tasks",
+            ],
+            rows,
+        )
+    )
     if report.mode == "judge":
         rubric, judging = report.rubric, report.judging
         sec.paragraphs.append(
@@ -181,16 +235,19 @@ def _scoring(report: RunSetReport) -> Section:
             f"{rubric.digest[:19] if rubric else ''}); "
             f"{judging.judgments if judging else 0} judgments, "
             f"{judging.called if judging else 0} called the model, "
-            f"{judging.cached if judging else 0} from the store.")
+            f"{judging.cached if judging else 0} from the store."
+        )
         judges = report.judges
         for j in judges.judges if judges else []:
             sec.paragraphs.append(
                 f"Judge {j.model} (family {j.family or 'unknown'}) was kept off "
-                f"{j.runs_excluded} run(s) of its own family.")
+                f"{j.runs_excluded} run(s) of its own family."
+            )
         if judges and judges.runs_with_unknown_agent_family:
             sec.paragraphs.append(
                 f"{judges.runs_with_unknown_agent_family} run(s) name no agent model of a "
-                "known family: self-family exclusion could not be checked for them.")
+                "known family: self-family exclusion could not be checked for them."
+            )
     sec.paragraphs += list(report.notes)
     return sec
 
@@ -205,16 +262,29 @@ def _macro(report: RunSetReport) -> Section:
         m = report.per_treatment[t].macro
         rows = []
         for at, hat in zip(m.pass_at_k, m.pass_hat_k, strict=True):
-            rows.append([str(at.k), _num(at.value), _ci(at.ci95), _num(hat.value),
-                         _ci(hat.ci95), str(at.n_tasks), at.note or ""])
-        sec.tables.append(Table([f"{t}: k", "pass@k", "95% CI", "pass^k", "95% CI",
-                                 "tasks used", "note"], rows))
+            rows.append(
+                [
+                    str(at.k),
+                    _num(at.value),
+                    _ci(at.ci95),
+                    _num(hat.value),
+                    _ci(hat.ci95),
+                    str(at.n_tasks),
+                    at.note or "",
+                ]
+            )
+        sec.tables.append(
+            Table([f"{t}: k", "pass@k", "95% CI", "pass^k", "95% CI", "tasks used", "note"], rows)
+        )
         pooled = report.per_treatment[t].pooled
         sec.paragraphs.append(
             f"{t}: pooled over scored runs {pooled.k}/{pooled.n} = {_num(pooled.value)} "
-            f"{_ci(pooled.ci95)}.")
-    sec.paragraphs.append("k above a task's number of scored runs is undefined: such tasks are "
-                          "omitted at that k (counted in 'note'), never extrapolated.")
+            f"{_ci(pooled.ci95)}."
+        )
+    sec.paragraphs.append(
+        "k above a task's number of scored runs is undefined: such tasks are "
+        "omitted at that k (counted in 'note'), never extrapolated."
+    )
     return sec
 
 
@@ -228,14 +298,29 @@ def _balanced(report: RunSetReport) -> Section | None:
         b = report.per_treatment[t].balanced
         if not b:
             continue
-        per = "; ".join(f"{k}: {_num(v.value)} ({v.tasks} tasks)"
-                        for k, v in b.benchmarks.items())
-        rows.append([t, f"{_num(b.balanced.value)} {_ci(b.balanced.ci95)}",
-                     f"{_num(b.pooled_over_tasks.value)} {_ci(b.pooled_over_tasks.ci95)}",
-                     f"{_num(b.pooled_over_runs.value)} {_ci(b.pooled_over_runs.ci95)}", per])
+        per = "; ".join(f"{k}: {_num(v.value)} ({v.tasks} tasks)" for k, v in b.benchmarks.items())
+        rows.append(
+            [
+                t,
+                f"{_num(b.balanced.value)} {_ci(b.balanced.ci95)}",
+                f"{_num(b.pooled_over_tasks.value)} {_ci(b.pooled_over_tasks.ci95)}",
+                f"{_num(b.pooled_over_runs.value)} {_ci(b.pooled_over_runs.ci95)}",
+                per,
+            ]
+        )
         note = b.note
-    sec.tables.append(Table(["treatment", "benchmark-balanced", "pooled over tasks",
-                             "pooled over runs", "per benchmark"], rows))
+    sec.tables.append(
+        Table(
+            [
+                "treatment",
+                "benchmark-balanced",
+                "pooled over tasks",
+                "pooled over runs",
+                "per benchmark",
+            ],
+            rows,
+        )
+    )
     if rows:
         sec.paragraphs.append(note)
     return sec
@@ -247,42 +332,93 @@ def _matrix(report: RunSetReport) -> Section:
     for row in m.rows:
         cells = [f"{c.c}/{c.n}" if c else "—" for c in row.cells.values()]
         rows.append([row.task, *cells])
-    return Section("Task matrix (passes / scored runs)", [],
-                   [Table(["task", *m.treatments], rows)], ["task_matrix"])
+    return Section(
+        "Task matrix (passes / scored runs)",
+        [],
+        [Table(["task", *m.treatments], rows)],
+        ["task_matrix"],
+    )
 
 
 def _per_task(report: RunSetReport) -> Section:
     ks = list(report.params.ks)
-    sec = Section("Per-task figures", ["pass rate with its Wilson 95% interval (the runs of one "
-                                       "task as independent trials), and the unbiased pass^k and "
-                                       "pass@k of the task ('—': k above its runs)."],
-                  collapsed=True)
+    sec = Section(
+        "Per-task figures",
+        [
+            "pass rate with its Wilson 95% interval (the runs of one "
+            "task as independent trials), and the unbiased pass^k and "
+            "pass@k of the task ('—': k above its runs)."
+        ],
+        collapsed=True,
+    )
     for t in report.treatments:
         rows = []
         for task in report.per_treatment[t].tasks:
-            rows.append([task.task, f"{task.c}/{task.n}", _num(task.rate),
-                         _ci(task.wilson95),
-                         *[_num(task.pass_hat_k.get(str(k))) for k in ks if k > 1],
-                         *[_num(task.pass_at_k.get(str(k))) for k in ks if k > 1]])
-        sec.tables.append(Table([f"{t}: task", "passes", "rate", "Wilson 95%",
-                                 *[f"pass^{k}" for k in ks if k > 1],
-                                 *[f"pass@{k}" for k in ks if k > 1]], rows))
+            rows.append(
+                [
+                    task.task,
+                    f"{task.c}/{task.n}",
+                    _num(task.rate),
+                    _ci(task.wilson95),
+                    *[_num(task.pass_hat_k.get(str(k))) for k in ks if k > 1],
+                    *[_num(task.pass_at_k.get(str(k))) for k in ks if k > 1],
+                ]
+            )
+        sec.tables.append(
+            Table(
+                [
+                    f"{t}: task",
+                    "passes",
+                    "rate",
+                    "Wilson 95%",
+                    *[f"pass^{k}" for k in ks if k > 1],
+                    *[f"pass@{k}" for k in ks if k > 1],
+                ],
+                rows,
+            )
+        )
     return sec
 
 
 def _paired(report: RunSetReport) -> Section | None:
     if not report.paired:
         return None
-    rows = [[p.baseline, p.candidate, p.metric, str(p.n_shared),
-             f"{p.only_baseline} / {p.only_candidate}", _num(p.baseline_rate),
-             _num(p.candidate_rate), _num(p.diff), _ci(p.ci95)]
-            for p in report.paired]
+    rows = [
+        [
+            p.baseline,
+            p.candidate,
+            p.metric,
+            str(p.n_shared),
+            f"{p.only_baseline} / {p.only_candidate}",
+            _num(p.baseline_rate),
+            _num(p.candidate_rate),
+            _num(p.diff),
+            _ci(p.ci95),
+        ]
+        for p in report.paired
+    ]
     return Section(
         "Paired differences on shared tasks (candidate minus baseline)",
-        ["Per-task differences of the metric, averaged over the tasks both treatments ran; the "
-         "interval resamples tasks (pairs stay together)."],
-        [Table(["baseline", "candidate", "metric", "shared tasks", "only in one (b / c)",
-                "baseline rate", "candidate rate", "difference", "95% CI"], rows)],
+        [
+            "Per-task differences of the metric, averaged over the tasks both treatments ran; the "
+            "interval resamples tasks (pairs stay together)."
+        ],
+        [
+            Table(
+                [
+                    "baseline",
+                    "candidate",
+                    "metric",
+                    "shared tasks",
+                    "only in one (b / c)",
+                    "baseline rate",
+                    "candidate rate",
+                    "difference",
+                    "95% CI",
+                ],
+                rows,
+            )
+        ],
         ["paired"],
     )
 
@@ -292,17 +428,47 @@ def _cost(report: RunSetReport) -> Section:
     for t in report.treatments:
         c = report.per_treatment[t].cost
         tok, dur = c.tokens, c.duration_s
-        rows.append([t, f"{c.runs_with_cost}/{c.runs}", _usd(c.total_usd),
-                     _usd(c.per_run_usd), _usd(c.per_success_usd),
-                     _num(tok.median, 0), _num(tok.p95, 0),
-                     _num(dur.median, 1), _num(dur.p95, 1), judging_cost(c, report.mode)])
+        rows.append(
+            [
+                t,
+                f"{c.runs_with_cost}/{c.runs}",
+                _usd(c.total_usd),
+                _usd(c.per_run_usd),
+                _usd(c.per_success_usd),
+                _num(tok.median, 0),
+                _num(tok.p95, 0),
+                _num(dur.median, 1),
+                _num(dur.p95, 1),
+                judging_cost(c, report.mode),
+            ]
+        )
     rule = report.per_treatment[report.treatments[0]].cost.rule if report.treatments else ""
-    notes = [f"{t}: {report.per_treatment[t].cost.note}" for t in report.treatments
-             if report.per_treatment[t].cost.note]
-    return Section("Cost, tokens, duration", [f"Cost per success: {rule}.", *notes],
-                   [Table(["treatment", "runs with cost", "total", "per run", "per success",
-                           "tokens median", "tokens p95", "duration median (s)",
-                           "duration p95 (s)", "judging cost"], rows)])
+    notes = [
+        f"{t}: {report.per_treatment[t].cost.note}"
+        for t in report.treatments
+        if report.per_treatment[t].cost.note
+    ]
+    return Section(
+        "Cost, tokens, duration",
+        [f"Cost per success: {rule}.", *notes],
+        [
+            Table(
+                [
+                    "treatment",
+                    "runs with cost",
+                    "total",
+                    "per run",
+                    "per success",
+                    "tokens median",
+                    "tokens p95",
+                    "duration median (s)",
+                    "duration p95 (s)",
+                    "judging cost",
+                ],
+                rows,
+            )
+        ],
+    )
 
 
 def _criteria(report: RunSetReport) -> Section | None:
@@ -311,14 +477,27 @@ def _criteria(report: RunSetReport) -> Section | None:
         crit = report.per_treatment[t].criteria
         if not crit:
             continue
-        rows = [[c.id, "yes" if c.hard_gate else "", _num(c.weight, 2),
-                 f"{c.passes}/{c.passes + c.fail}", _num(c.value), _ci(c.ci95),
-                 str(c.not_applicable)] for c in crit.criteria]
+        rows = [
+            [
+                c.id,
+                "yes" if c.hard_gate else "",
+                _num(c.weight, 2),
+                f"{c.passes}/{c.passes + c.fail}",
+                _num(c.value),
+                _ci(c.ci95),
+                str(c.not_applicable),
+            ]
+            for c in crit.criteria
+        ]
         w = crit.weighted_overall
-        rows.append(["weighted overall", "", "", f"{w.n_runs} runs", _num(w.value),
-                     _ci(w.ci95), ""])
-        sec.tables.append(Table([f"{t}: criterion", "hard gate", "weight", "passed",
-                                 "rate", "95% CI", "n/a"], rows))
+        rows.append(
+            ["weighted overall", "", "", f"{w.n_runs} runs", _num(w.value), _ci(w.ci95), ""]
+        )
+        sec.tables.append(
+            Table(
+                [f"{t}: criterion", "hard gate", "weight", "passed", "rate", "95% CI", "n/a"], rows
+            )
+        )
     return sec if sec.tables else None
 
 
@@ -326,51 +505,75 @@ def _gates(report: RunSetReport) -> Section | None:
     fails = report.hard_gate_failures
     if not fails and not any(report.per_treatment[t].criteria for t in report.treatments):
         return None
-    rows = [[f.run_id, f.treatment, f.task, str(f.repetition), ", ".join(f.gates)]
-            for f in fails]
-    return Section("Failed hard gates",
-                   [f"{len(fails)} run(s) failed at least one hard gate."] if fails
-                   else ["No run failed a hard gate."],
-                   [Table(["run", "treatment", "task", "repetition", "gates"], rows)]
-                   if rows else [])
+    rows = [[f.run_id, f.treatment, f.task, str(f.repetition), ", ".join(f.gates)] for f in fails]
+    return Section(
+        "Failed hard gates",
+        [f"{len(fails)} run(s) failed at least one hard gate."]
+        if fails
+        else ["No run failed a hard gate."],
+        [Table(["run", "treatment", "task", "repetition", "gates"], rows)] if rows else [],
+    )
 
 
 def _decisions(report: RunSetReport) -> Section:
     rows = []
     for t in report.treatments:
         r = report.per_treatment[t].routing
-        rows.append([t, str(r.auto_decided), str(r.awaiting_people), str(r.uncalibrated),
-                     str(r.gold), str(r.by_rule)])
+        rows.append(
+            [
+                t,
+                str(r.auto_decided),
+                str(r.awaiting_people),
+                str(r.uncalibrated),
+                str(r.gold),
+                str(r.by_rule),
+            ]
+        )
     text = {
         "gold": "Outcomes are gold labels: no judge decided anything.",
         "judge": "Auto-decided: the card's certified bands decide the verdict alone. Awaiting "
         "people: the verdict fell in the review band (it is counted in the rates as the judge "
         "said, until a person labels it). Uncalibrated: no card was given.",
     }[report.mode]
-    return Section("Who decided", [text],
-                   [Table(["treatment", "auto-decided", "awaiting people", "uncalibrated",
-                           "gold", "by rule"], rows)])
+    return Section(
+        "Who decided",
+        [text],
+        [
+            Table(
+                ["treatment", "auto-decided", "awaiting people", "uncalibrated", "gold", "by rule"],
+                rows,
+            )
+        ],
+    )
 
 
 def _card(report: RunSetReport) -> Section | None:
     card = report.card
     if not card:
         if report.mode == "judge":
-            return Section("Judge calibration", [
-                "No calibration card was given: the judge's error rates on these runs are "
-                "unknown, and no verdict is certified. Calibrate with `judge calibrate`."])
+            return Section(
+                "Judge calibration",
+                [
+                    "No calibration card was given: the judge's error rates on these runs are "
+                    "unknown, and no verdict is certified. Calibrate with `judge calibrate`."
+                ],
+            )
         return None
     far, frr = card.false_accept_rate, card.false_reject_rate
     gold = card.gold
-    return Section("Judge calibration card", [
-        f"Card {card.card_digest[:19]} for {card.model}, calibrated on {gold.name} "
-        f"({gold.n} items, {gold.source}); expires {card.expires_at}.",
-        f"False accept rate {_num(far.value if far else None)} {_ci(far.ci95 if far else None)};"
-        f" false reject rate {_num(frr.value if frr else None)} "
-        f"{_ci(frr.ci95 if frr else None)}.",
-        card.guarantee,
-        f"Routing: {card.human_review_rule} (coverage on gold {_num(card.coverage)}).",
-    ])
+    return Section(
+        "Judge calibration card",
+        [
+            f"Card {card.card_digest[:19]} for {card.model}, calibrated on {gold.name} "
+            f"({gold.n} items, {gold.source}); expires {card.expires_at}.",
+            f"False accept rate {_num(far.value if far else None)} "
+            f"{_ci(far.ci95 if far else None)};"
+            f" false reject rate {_num(frr.value if frr else None)} "
+            f"{_ci(frr.ci95 if frr else None)}.",
+            card.guarantee,
+            f"Routing: {card.human_review_rule} (coverage on gold {_num(card.coverage)}).",
+        ],
+    )
 
 
 def _corrected(report: RunSetReport) -> Section | None:
@@ -410,8 +613,10 @@ def _gate(report: RunSetReport) -> Section | None:
         f"Interval: {ni.method}.",
     ]
     moved = [d for d in gate.dimensions if d.moved]
-    paras.append("Dimensions past the tolerance: " + (
-        "; ".join(f"{d.id} {d.diff:+.3f}" for d in moved) if moved else "none"))
+    paras.append(
+        "Dimensions past the tolerance: "
+        + ("; ".join(f"{d.id} {d.diff:+.3f}" for d in moved) if moved else "none")
+    )
     paras += [f"Warning: {w}" for w in gate.warnings]
     paras += [f"Cannot support: {c}" for c in gate.cannot_support]
     return Section("Regression gate", paras)
@@ -421,8 +626,11 @@ def _unscored(report: RunSetReport) -> Section | None:
     rows = [[u.run_id, u.treatment, u.task, u.reason or ""] for u in report.unscored]
     if not rows:
         return None
-    return Section("Unscored runs (no verdict; left out of the rates)", [],
-                   [Table(["run", "treatment", "task", "reason"], rows)])
+    return Section(
+        "Unscored runs (no verdict; left out of the rates)",
+        [],
+        [Table(["run", "treatment", "task", "reason"], rows)],
+    )
 
 
 # --- the templates -------------------------------------------------------------------------------
@@ -461,8 +669,7 @@ def markdown_table(table: Table) -> str:
 
 def render_markdown(report: RunSetReport) -> str:
     """The report as Markdown."""
-    return _environment().get_template("report.md").render(report=report,
-                                                           sections=sections(report))
+    return _environment().get_template("report.md").render(report=report, sections=sections(report))
 
 
 def render_html(report: RunSetReport, *, charts: bool = True) -> str:
@@ -475,16 +682,22 @@ def render_html(report: RunSetReport, *, charts: bool = True) -> str:
     return _environment().get_template("report.html").render(report=report, sections=parts)
 
 
-def write_report(report: RunSetReport, out_dir: str | Path, *, charts: bool = True
-                 ) -> dict[str, Path]:
+def write_report(
+    report: RunSetReport, out_dir: str | Path, *, charts: bool = True
+) -> dict[str, Path]:
     """Write report.json, report.md and report.html into ``out_dir``; return their paths."""
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"json": folder / "report.json", "md": folder / "report.md",
-             "html": folder / "report.html"}
-    paths["json"].write_text(json.dumps(report.model_dump(mode="json"), indent=1,
-                                        ensure_ascii=False, allow_nan=False) + "\n",
-                             encoding="utf-8")
+    paths = {
+        "json": folder / "report.json",
+        "md": folder / "report.md",
+        "html": folder / "report.html",
+    }
+    paths["json"].write_text(
+        json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False)
+        + "\n",
+        encoding="utf-8",
+    )
     paths["md"].write_text(render_markdown(report), encoding="utf-8")
     paths["html"].write_text(render_html(report, charts=charts), encoding="utf-8")
     return paths
@@ -492,5 +705,6 @@ def write_report(report: RunSetReport, out_dir: str | Path, *, charts: bool = Tr
 
 def headline_markdown(report: RunSetReport) -> str:
     """The report's headline table as Markdown (what ``judge score`` prints)."""
-    return markdown_table(Table(list(report.headline.columns),
-                                [list(r) for r in report.headline.rows]))
+    return markdown_table(
+        Table(list(report.headline.columns), [list(r) for r in report.headline.rows])
+    )

@@ -255,9 +255,14 @@ def _ratio_ci(
         return None
     import numpy as np
 
-    ci = ratio_interval(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64),
-                        np.asarray(list(clusters)), n_boot=ctx.n_boot, seed=ctx.seed,
-                        level=ctx.level)
+    ci = ratio_interval(
+        np.asarray(num, dtype=np.float64),
+        np.asarray(den, dtype=np.float64),
+        np.asarray(list(clusters)),
+        n_boot=ctx.n_boot,
+        seed=ctx.seed,
+        level=ctx.level,
+    )
     return list(ci) if ci else None
 
 
@@ -276,26 +281,37 @@ def criteria_section(
         hit = [float(r.criteria.get(spec.id) == "pass") for r in scored]
         counted = [float(r.criteria.get(spec.id) in ("pass", "fail")) for r in scored]
         n = int(sum(counted))
-        rows.append(CriterionRate(
-            id=spec.id, hard_gate=spec.hard_gate, weight=spec.weight, passes=int(sum(hit)),
-            fail=n - int(sum(hit)), not_applicable=len(scored) - n,
-            value=sum(hit) / n if n else None,
-            ci95=_ratio_ci(hit, counted, tasks, ctx) if n else None,
-        ))
+        rows.append(
+            CriterionRate(
+                id=spec.id,
+                hard_gate=spec.hard_gate,
+                weight=spec.weight,
+                passes=int(sum(hit)),
+                fail=n - int(sum(hit)),
+                not_applicable=len(scored) - n,
+                value=sum(hit) / n if n else None,
+                ci95=_ratio_ci(hit, counted, tasks, ctx) if n else None,
+            )
+        )
     weights = {s.id: s.weight for s in specs}
     scores = []
     for r in scored:
-        answered = {c: lab for c, lab in r.criteria.items()
-                    if lab in ("pass", "fail") and c in weights}
+        answered = {
+            c: lab for c, lab in r.criteria.items() if lab in ("pass", "fail") and c in weights
+        }
         total = sum(weights[c] for c in answered)
-        scores.append(sum(weights[c] for c, lab in answered.items() if lab == "pass") / total
-                      if total else math.nan)
+        scores.append(
+            sum(weights[c] for c, lab in answered.items() if lab == "pass") / total
+            if total
+            else math.nan
+        )
     keep = [i for i, s in enumerate(scores) if not math.isnan(s)]
     overall = WeightedOverall(
         value=sum(scores[i] for i in keep) / len(keep) if keep else None,
         n_runs=len(keep),
-        ci95=_ratio_ci([scores[i] for i in keep], [1.0] * len(keep),
-                       [tasks[i] for i in keep], ctx) if keep else None,
+        ci95=_ratio_ci([scores[i] for i in keep], [1.0] * len(keep), [tasks[i] for i in keep], ctx)
+        if keep
+        else None,
         rule="per run: sum of the weights of passed criteria / sum of the weights of "
         "criteria answered pass or fail; mean over scored runs",
     )
@@ -316,27 +332,40 @@ def routing_section(runs: Sequence[ScoredRun]) -> Routing:
     )
 
 
-def group_section(runs: Sequence[ScoredRun], ks: Sequence[int], ctx: ReportContext,
-                  multi: bool) -> GroupSection:
+def group_section(
+    runs: Sequence[ScoredRun], ks: Sequence[int], ctx: ReportContext, multi: bool
+) -> GroupSection:
     """Every figure for one group of runs (a treatment, or a treatment on one benchmark)."""
     counts = task_counts(runs, multi)
     return GroupSection(**_group_fields(runs, counts, ks, ctx, multi))
 
 
-def _group_fields(runs: Sequence[ScoredRun], counts: Sequence[TaskCount], ks: Sequence[int],
-                  ctx: ReportContext, multi: bool) -> dict[str, Any]:
+def _group_fields(
+    runs: Sequence[ScoredRun],
+    counts: Sequence[TaskCount],
+    ks: Sequence[int],
+    ctx: ReportContext,
+    multi: bool,
+) -> dict[str, Any]:
     n = sum(t.n for t in counts)
     c = sum(t.c for t in counts)
     rate = c / n if n else None
     figures = {
-        metric: [MacroFigure.of(macro(counts, metric, k, n_boot=ctx.n_boot, seed=ctx.seed,
-                                      level=ctx.level)) for k in ks]
+        metric: [
+            MacroFigure.of(
+                macro(counts, metric, k, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level)
+            )
+            for k in ks
+        ]
         for metric in ("pass@k", "pass^k")
     }
     values = {m: {k: per_task(counts, m, k) for k in ks} for m in ("pass@k", "pass^k")}
     tasks = [
         TaskFigures(
-            task=t.task_id, n=t.n, c=t.c, rate=t.c / t.n,
+            task=t.task_id,
+            n=t.n,
+            c=t.c,
+            rate=t.c / t.n,
             wilson95=list(wilson(t.c, t.n, ctx.level)),
             pass_at_k={str(k): values["pass@k"][k].get(t.task_id) for k in ks},
             pass_hat_k={str(k): values["pass^k"][k].get(t.task_id) for k in ks},
@@ -345,15 +374,20 @@ def _group_fields(runs: Sequence[ScoredRun], counts: Sequence[TaskCount], ks: Se
     ]
     out: dict[str, Any] = {}
     if ctx.labels is not None:
-        both, alone = group_estimates(runs, lambda r: task_key(r, multi),
-                                      with_judge=ctx.labels.valid_for_ppi, level=ctx.level)
+        both, alone = group_estimates(
+            runs, lambda r: task_key(r, multi), with_judge=ctx.labels.valid_for_ppi, level=ctx.level
+        )
         out["ppi"] = {METRIC: both} if both is not None else None
         out["labels_only"] = {METRIC: alone}
     return out | {
         "counts": _counts(runs),
-        "pooled": PooledRate(value=rate, k=c, n=n, method="task_cluster_bootstrap",
-                             ci95=_list(pooled_interval(counts, n_boot=ctx.n_boot,
-                                                        seed=ctx.seed, level=ctx.level))),
+        "pooled": PooledRate(
+            value=rate,
+            k=c,
+            n=n,
+            method="task_cluster_bootstrap",
+            ci95=_list(pooled_interval(counts, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level)),
+        ),
         "macro": MacroFigures(pass_at_k=figures["pass@k"], pass_hat_k=figures["pass^k"]),
         "tasks": tasks,
         "cost": cost_section(runs, rate),
@@ -378,23 +412,28 @@ def balanced_section(runs: Sequence[ScoredRun], ctx: ReportContext) -> BalancedS
         counts = task_counts([r for r in runs if r.benchmark == b], False)
         vals = [t.c / t.n for t in counts]
         groups.append(vals)
-        per_bench[b] = BenchmarkRate(tasks=len(vals),
-                                     value=sum(vals) / len(vals) if vals else None)
+        per_bench[b] = BenchmarkRate(tasks=len(vals), value=sum(vals) / len(vals) if vals else None)
     known = [v.value for v in per_bench.values() if v.value is not None]
     all_counts = task_counts(runs, True)
     task_vals = [t.c / t.n for t in all_counts]
     n = sum(t.n for t in all_counts)
     return BalancedSection(
         benchmarks=per_bench,
-        balanced=BalancedRate(value=sum(known) / len(known) if known else None,
-                              ci95=_list(stratified_interval(groups, ctx)),
-                              method="bootstrap of tasks within each benchmark"),
-        pooled_over_tasks=Rate(value=sum(task_vals) / len(task_vals) if task_vals else None,
-                               ci95=_list(mean_interval(task_vals, n_boot=ctx.n_boot,
-                                                        seed=ctx.seed, level=ctx.level))),
-        pooled_over_runs=Rate(value=sum(t.c for t in all_counts) / n if n else None,
-                              ci95=_list(pooled_interval(all_counts, n_boot=ctx.n_boot,
-                                                         seed=ctx.seed, level=ctx.level))),
+        balanced=BalancedRate(
+            value=sum(known) / len(known) if known else None,
+            ci95=_list(stratified_interval(groups, ctx)),
+            method="bootstrap of tasks within each benchmark",
+        ),
+        pooled_over_tasks=Rate(
+            value=sum(task_vals) / len(task_vals) if task_vals else None,
+            ci95=_list(mean_interval(task_vals, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level)),
+        ),
+        pooled_over_runs=Rate(
+            value=sum(t.c for t in all_counts) / n if n else None,
+            ci95=_list(
+                pooled_interval(all_counts, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level)
+            ),
+        ),
         note="pooled rates weigh benchmarks by their task (or run) counts; when coverage is "
         "uneven they can disagree with the balanced rate (Simpson's paradox)",
     )
@@ -417,18 +456,20 @@ def stratified_interval(
     return percentile_interval(np.mean(np.vstack(reps), axis=0), ctx.level)
 
 
-def task_matrix(runs: Sequence[ScoredRun], treatments: Sequence[str], multi: bool
-                ) -> TaskMatrix:
+def task_matrix(runs: Sequence[ScoredRun], treatments: Sequence[str], multi: bool) -> TaskMatrix:
     """Task x treatment: passes and scored runs (None where a treatment has no scored run)."""
     cells: dict[str, dict[str, MatrixCell]] = {}
     for r in runs:
         if r.scored:
-            cell = cells.setdefault(task_key(r, multi), {}).setdefault(r.treatment,
-                                                                       MatrixCell(c=0, n=0))
+            cell = cells.setdefault(task_key(r, multi), {}).setdefault(
+                r.treatment, MatrixCell(c=0, n=0)
+            )
             cell.n += 1
             cell.c += r.outcome == "pass"
-    rows = [MatrixRow(task=t, cells={tr: cells[t].get(tr) for tr in treatments})
-            for t in sorted(cells, key=natural_key)]
+    rows = [
+        MatrixRow(task=t, cells={tr: cells[t].get(tr) for tr in treatments})
+        for t in sorted(cells, key=natural_key)
+    ]
     return TaskMatrix(treatments=list(treatments), rows=rows)
 
 
@@ -463,37 +504,61 @@ def paired_difference(
     )
 
 
-def paired_section(runs: Sequence[ScoredRun], treatments: Sequence[str], ks: Sequence[int],
-                   ctx: ReportContext, multi: bool) -> list[PairedComparison]:
+def paired_section(
+    runs: Sequence[ScoredRun],
+    treatments: Sequence[str],
+    ks: Sequence[int],
+    ctx: ReportContext,
+    multi: bool,
+) -> list[PairedComparison]:
     """Each later treatment against each earlier one: pass@1 and pass^k for every k."""
     out = []
     for i, base in enumerate(treatments):
-        for cand in treatments[i + 1:]:
+        for cand in treatments[i + 1 :]:
             a = [r for r in runs if r.treatment == base]
             b = [r for r in runs if r.treatment == cand]
             for metric, k in [("pass@k", 1), *[("pass^k", k) for k in ks if k > 1]]:
-                d = paired_difference(a, b, metric=metric, k=k, multi=multi, n_boot=ctx.n_boot,
-                                      seed=ctx.seed, level=ctx.level)
+                d = paired_difference(
+                    a,
+                    b,
+                    metric=metric,
+                    k=k,
+                    multi=multi,
+                    n_boot=ctx.n_boot,
+                    seed=ctx.seed,
+                    level=ctx.level,
+                )
                 if not d.n_shared:
                     continue
                 extra: dict[str, Any] = {}
                 if ctx.labels is not None and (metric, k) == ("pass@k", 1):
                     both, alone, _ = paired_estimates(
-                        a, b, lambda r: task_key(r, multi),
-                        with_judge=ctx.labels.valid_for_ppi, level=ctx.level)
+                        a,
+                        b,
+                        lambda r: task_key(r, multi),
+                        with_judge=ctx.labels.valid_for_ppi,
+                        level=ctx.level,
+                    )
                     extra = {"ppi": both, "labels_only": alone}
-                out.append(PairedComparison(baseline=base, candidate=cand, **d.model_dump(),
-                                            **extra))
+                out.append(
+                    PairedComparison(baseline=base, candidate=cand, **d.model_dump(), **extra)
+                )
     return out
 
 
 def hard_gate_failures(runs: Sequence[ScoredRun]) -> list[HardGateFailure]:
     """Every analysed run that failed a hard-gate criterion."""
     return [
-        HardGateFailure(run_id=r.run_id, treatment=r.treatment, benchmark=r.benchmark,
-                        task=r.task_id, repetition=r.repetition,
-                        gates=list(r.failed_hard_gates))
-        for r in runs if r.analysed and r.failed_hard_gates
+        HardGateFailure(
+            run_id=r.run_id,
+            treatment=r.treatment,
+            benchmark=r.benchmark,
+            task=r.task_id,
+            repetition=r.repetition,
+            gates=list(r.failed_hard_gates),
+        )
+        for r in runs
+        if r.analysed and r.failed_hard_gates
     ]
 
 
@@ -527,8 +592,12 @@ def card_summary(card: Card) -> CardSummary:
 
 def _rate(recorded: Any, cm: Mapping[str, Any], err: str, right: str) -> RecordedRate | None:
     if isinstance(recorded, Mapping) and recorded.get("value") is not None:
-        return RecordedRate(value=recorded.get("value"), ci95=recorded.get("ci95"),
-                            k=recorded.get("k"), n=recorded.get("n"))
+        return RecordedRate(
+            value=recorded.get("value"),
+            ci95=recorded.get("ci95"),
+            k=recorded.get("k"),
+            n=recorded.get("n"),
+        )
     if cm and (cm.get(err, 0) + cm.get(right, 0)):
         k, n = int(cm[err]), int(cm[err]) + int(cm[right])
         return RecordedRate(value=k / n, ci95=list(wilson(k, n)), k=k, n=n)
@@ -557,7 +626,8 @@ def corrected_section(
         return NoCorrection(reason="the card's gold lacks one class")
     far, frr = fp / (fp + tn), fn / (fn + tp)
     out = Correction(
-        far=far, frr=frr,
+        far=far,
+        frr=frr,
         method="Rogan-Gladen (p - FAR) / (1 - FAR - FRR); interval: task-cluster bootstrap "
         "of p jointly with FAR ~ Beta(fp + 1/2, tn + 1/2) and FRR ~ Beta(fn + 1/2, tp + 1/2) "
         "from the card's confusion counts",
@@ -583,8 +653,9 @@ def corrected_section(
     return out.model_copy(update=figures)
 
 
-def _corrected_ci(per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: ReportContext
-                  ) -> tuple[float, float] | None:
+def _corrected_ci(
+    per: np.ndarray, far_s: np.ndarray, frr_s: np.ndarray, ctx: ReportContext
+) -> tuple[float, float] | None:
     import numpy as np
 
     sums = bootstrap_sums(per, n_boot=ctx.n_boot, seed=ctx.seed)
@@ -613,8 +684,11 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
             corrected=_correction(group, ctx, multi) if ctx.correct_for_judge else None,
             by_benchmark={
                 b: group_section([r for r in group if r.benchmark == b], ks, ctx, False)
-                for b in benchmarks if any(r.benchmark == b for r in group)
-            } if multi else {},
+                for b in benchmarks
+                if any(r.benchmark == b for r in group)
+            }
+            if multi
+            else {},
         )
     report = RunSetReport(
         report_version=REPORT_VERSION,
@@ -627,8 +701,13 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
         judging=ctx.judging,
         card=card_summary(ctx.card) if ctx.card is not None else None,
         rules=dict(RULES),
-        params=ReportParams(ks=ks, n_boot=ctx.n_boot, seed=ctx.seed, level=ctx.level,
-                            correct_for_judge=ctx.correct_for_judge),
+        params=ReportParams(
+            ks=ks,
+            n_boot=ctx.n_boot,
+            seed=ctx.seed,
+            level=ctx.level,
+            correct_for_judge=ctx.correct_for_judge,
+        ),
         treatments=treatments,
         benchmarks=benchmarks,
         overall=OverallCounts(**_counts(runs).model_dump(), routing=routing_section(runs)),
@@ -636,8 +715,11 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
         task_matrix=task_matrix(runs, treatments, multi),
         paired=paired_section(runs, treatments, ks, ctx, multi),
         hard_gate_failures=hard_gate_failures(runs),
-        unscored=[UnscoredRun(run_id=r.run_id, treatment=r.treatment, task=r.task_id,
-                              reason=r.reason) for r in runs if r.analysed and r.outcome is None],
+        unscored=[
+            UnscoredRun(run_id=r.run_id, treatment=r.treatment, task=r.task_id, reason=r.reason)
+            for r in runs
+            if r.analysed and r.outcome is None
+        ],
         notes=list(ctx.notes),
         gate=None,
         runs=list(runs),
@@ -648,8 +730,9 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
     return report
 
 
-def _correction(group: Sequence[ScoredRun], ctx: ReportContext, multi: bool
-                ) -> Correction | NoCorrection:
+def _correction(
+    group: Sequence[ScoredRun], ctx: ReportContext, multi: bool
+) -> Correction | NoCorrection:
     if ctx.card is None:
         return NoCorrection(reason="no calibration card (--card) to correct with")
     if ctx.mode != "judge":
@@ -658,15 +741,22 @@ def _correction(group: Sequence[ScoredRun], ctx: ReportContext, multi: bool
     if judged_by != {f"judge:{ctx.card.judge.model}"}:
         return NoCorrection(
             reason="runs were not all judged by the card's judge alone (panel or family "
-            "exclusion): the card's error rates do not describe these verdicts")
+            "exclusion): the card's error rates do not describe these verdicts"
+        )
     return corrected_section(task_counts(group, multi), ctx.card, ctx)
 
 
 def headline(report: RunSetReport) -> Headline:
     """The headline table: one row per treatment (and per treatment x benchmark when mixed)."""
     ks = list(report.params.ks)
-    columns = ["treatment", "benchmark", "runs raw / analysed / excluded", "tasks",
-               "pass@1 [95% CI]", *[f"pass^{k}" for k in ks if k > 1]]
+    columns = [
+        "treatment",
+        "benchmark",
+        "runs raw / analysed / excluded",
+        "tasks",
+        "pass@1 [95% CI]",
+        *[f"pass^{k}" for k in ks if k > 1],
+    ]
     if ks and ks[-1] > 1:
         columns.append(f"pass@{ks[-1]}")
     columns += ["unscored", "cost / success"]
@@ -695,8 +785,14 @@ def _headline_row(t: str, b: str, sec: GroupSection, ks: Sequence[int]) -> list[
     c = sec.counts
     at = {f.k: f for f in sec.macro.pass_at_k}
     hat = {f.k: f for f in sec.macro.pass_hat_k}
-    row = [t, b, f"{c.raw} / {c.analysis} / {c.excluded}", str(c.tasks),
-           _fmt_rate(at.get(1), True), *[_fmt_rate(hat.get(k), False) for k in ks if k > 1]]
+    row = [
+        t,
+        b,
+        f"{c.raw} / {c.analysis} / {c.excluded}",
+        str(c.tasks),
+        _fmt_rate(at.get(1), True),
+        *[_fmt_rate(hat.get(k), False) for k in ks if k > 1],
+    ]
     if ks and ks[-1] > 1:
         row.append(_fmt_rate(at.get(ks[-1]), False))
     cost = sec.cost.per_success_usd

@@ -108,21 +108,39 @@ class ScoredRun(BaseModel):
 def _base(run: Run) -> dict[str, Any]:
     r = run.record
     return {
-        "run_id": r.run_id, "task_id": r.task_id, "treatment": r.treatment,
-        "benchmark": r.benchmark, "repetition": r.repetition, "agent_model": run.agent_model,
-        "status": r.status, "official": run.official, "cost_usd": r.cost_usd,
-        "tokens": r.tokens, "duration_s": r.duration_s,
+        "run_id": r.run_id,
+        "task_id": r.task_id,
+        "treatment": r.treatment,
+        "benchmark": r.benchmark,
+        "repetition": r.repetition,
+        "agent_model": run.agent_model,
+        "status": r.status,
+        "official": run.official,
+        "cost_usd": r.cost_usd,
+        "tokens": r.tokens,
+        "duration_s": r.duration_s,
     }
 
 
 def _by_rule(run: Run) -> ScoredRun | None:
     """The run's fate when a declared rule decides it (not completed), else None."""
     if run.record.status == "infra_error":
-        return ScoredRun(**_base(run), outcome=None, source="rule:infra_error", analysed=False,
-                         reason=RULES["infra_error"], route="rule")
+        return ScoredRun(
+            **_base(run),
+            outcome=None,
+            source="rule:infra_error",
+            analysed=False,
+            reason=RULES["infra_error"],
+            route="rule",
+        )
     if run.record.status == "timeout":
-        return ScoredRun(**_base(run), outcome="fail", source="rule:timeout",
-                         reason=RULES["timeout"], route="rule")
+        return ScoredRun(
+            **_base(run),
+            outcome="fail",
+            source="rule:timeout",
+            reason=RULES["timeout"],
+            route="rule",
+        )
     return None
 
 
@@ -137,14 +155,19 @@ def score_from_gold(runs: Sequence[Run], file: str = "<run set>") -> list[Scored
     missing = [r for r in runs if r.record.status == "completed" and r.official is None]
     if missing:
         lines = ", ".join(str(r.line) for r in missing[:10])
-        raise InputError(f"{len(missing)} completed run(s) have no gold label (lines {lines})",
-                         file=file, line=missing[0].line, field="official",
-                         hint="give 'official' (pass or fail) or score with a judge (--model)")
+        raise InputError(
+            f"{len(missing)} completed run(s) have no gold label (lines {lines})",
+            file=file,
+            line=missing[0].line,
+            field="official",
+            hint="give 'official' (pass or fail) or score with a judge (--model)",
+        )
     out = []
     for run in runs:
         ruled = _by_rule(run)
-        out.append(ruled or ScoredRun(**_base(run), outcome=run.official, source="gold",
-                                      route="gold"))
+        out.append(
+            ruled or ScoredRun(**_base(run), outcome=run.official, source="gold", route="gold")
+        )
     return out
 
 
@@ -184,8 +207,9 @@ class Eligibility:
         """For the report: families and how many runs each judge was kept off."""
         off: Counter[str] = Counter(m for ms in self.excluded.values() for m in ms)
         return JudgesInfo(
-            judges=[JudgeFamily(model=m, family=model_family(m), runs_excluded=off[m])
-                    for m in models],
+            judges=[
+                JudgeFamily(model=m, family=model_family(m), runs_excluded=off[m]) for m in models
+            ],
             runs_with_unknown_agent_family=len(self.unknown_family_runs),
             rule=RULES["self_family"],
         )
@@ -212,15 +236,23 @@ def eligibility(runs: Sequence[Run], models: Sequence[str]) -> Eligibility:
         first = blocked[0]
         fam = model_family(first.agent_model)
         if len(models) == 1:
-            message = (f"judge {models[0]} is of the {fam} family, like the agent of "
-                       f"{len(blocked)} run(s) (first: {first.run_id}, agent "
-                       f"{first.agent_model}): a judge never grades runs of its own family")
+            message = (
+                f"judge {models[0]} is of the {fam} family, like the agent of "
+                f"{len(blocked)} run(s) (first: {first.run_id}, agent "
+                f"{first.agent_model}): a judge never grades runs of its own family"
+            )
         else:
-            message = (f"no panel member may grade {len(blocked)} run(s) (first: "
-                       f"{first.run_id}, agent {first.agent_model}, family {fam}): every "
-                       "judge is of the agent's family")
-        raise InputError(message, line=first.line, field="agent_model",
-                         hint="use a judge of another family (e.g. add one with --model)")
+            message = (
+                f"no panel member may grade {len(blocked)} run(s) (first: "
+                f"{first.run_id}, agent {first.agent_model}, family {fam}): every "
+                "judge is of the agent's family"
+            )
+        raise InputError(
+            message,
+            line=first.line,
+            field="agent_model",
+            hint="use a judge of another family (e.g. add one with --model)",
+        )
     return Eligibility(by_run, excluded, unknown)
 
 
@@ -260,8 +292,16 @@ def judge_runs(
         if run.record.status == "completed" and run.case is not None
         for step in judging_plan([run.case], rubric, allowed.by_run[run.run_id], options)
     ]
-    summary = run_steps(store, steps, rubric=rubric, models=models, options=options,
-                        on_start=on_start, on_done=on_done, source=source)
+    summary = run_steps(
+        store,
+        steps,
+        rubric=rubric,
+        models=models,
+        options=options,
+        on_start=on_start,
+        on_done=on_done,
+        source=source,
+    )
     # Steps that could not even be attempted (e.g. a case the rubric cannot render) leave
     # their runs without a verdict: unscored, with the reason.
     not_judged = {step.case.id: f"{step.model}: {error}" for step, error in summary.errors}
@@ -271,8 +311,9 @@ def judge_runs(
         by_model.setdefault(outcome.step.model, []).append(outcome.judgment)
     routes: dict[str, Route] = {}
     if card is not None:
-        routes = route_with_card(store, card, [o.judgment for o in summary.outcomes],
-                                 audit_fraction=audit_fraction)
+        routes = route_with_card(
+            store, card, [o.judgment for o in summary.outcomes], audit_fraction=audit_fraction
+        )
     out = []
     for run in runs:
         ruled = _by_rule(run)
@@ -280,15 +321,16 @@ def judge_runs(
             out.append(ruled)
             continue
         if card is None:
-            route = Route("uncalibrated", "no calibration card: the verdict is the judge's alone",
-                          None)
+            route = Route(
+                "uncalibrated", "no calibration card: the verdict is the judge's alone", None
+            )
         else:
             route = routes.get(run.run_id) or Route(
-                "review", f"the card's judge {card.judge.model} did not judge this run", None)
+                "review", f"the card's judge {card.judge.model} did not judge this run", None
+            )
         scored = _from_judgments(run, judged.get(run.run_id, {}), route)
         if scored.outcome is None and run.run_id in not_judged:
-            scored = scored.model_copy(
-                update={"reason": f"not judged ({not_judged[run.run_id]})"})
+            scored = scored.model_copy(update={"reason": f"not judged ({not_judged[run.run_id]})"})
         out.append(scored)
     return JudgedRuns(out, summary, allowed)
 
@@ -329,9 +371,15 @@ def _from_judgments(
     costs = [j.usage.cost_usd for j in every if j.usage.cost_usd is not None]
     source = ("judge:" if len(models) == 1 else "panel:") + ",".join(models)
     return ScoredRun(
-        **_base(run), outcome=outcome, source=source, reason=reason, criteria=criteria,
+        **_base(run),
+        outcome=outcome,
+        source=source,
+        reason=reason,
+        criteria=criteria,
         failed_hard_gates=sorted(_hard_gates(every, criteria)),
-        route=route.route, route_reason=route.reason, p_pass=route.p_pass,
+        route=route.route,
+        route_reason=route.reason,
+        p_pass=route.p_pass,
         judge_score=pooled_score(every) if every else None,
         judge_cost_usd=sum(costs) if costs else None,
         judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens for j in every),
@@ -375,15 +423,19 @@ class Route:
     p_pass: float | None
 
 
-def route_with_card(store: Store, card: Card, judgments: Sequence[Judgment],
-                    *, audit_fraction: float = 0.05, seed: int = 0) -> dict[str, Route]:
+def route_with_card(
+    store: Store,
+    card: Card,
+    judgments: Sequence[Judgment],
+    *,
+    audit_fraction: float = 0.05,
+    seed: int = 0,
+) -> dict[str, Route]:
     """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
     models = set(card_models(card))
     mine = [j for j in judgments if j.provenance.model in models]
     if not mine:
         return {}
-    run = apply_card(store, card, judgments=mine, audit_fraction=audit_fraction,
-                     seed=seed)
-    return {d.case_id: Route(d.decision, f"{d.reason}: {d.detail}", d.score)
-            for d in run.decisions}
+    run = apply_card(store, card, judgments=mine, audit_fraction=audit_fraction, seed=seed)
+    return {d.case_id: Route(d.decision, f"{d.reason}: {d.detail}", d.score) for d in run.decisions}

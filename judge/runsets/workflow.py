@@ -55,10 +55,16 @@ def load_verified_card(card: Card | str, models: Sequence[str], rubric: Rubric) 
     where = card if isinstance(card, str) else "the card"
     loaded = load_card(card) if isinstance(card, str) else card
     if not set(card_models(loaded)) & set(models):
-        raise CardError(f"{where}: the card is for {loaded.judge.model!r}, which is not among "
-                        f"the judges ({', '.join(models)}); add it with --model")
-    verify_card(loaded, judge_model=loaded.judge.model, rubric_digest=rubric.digest,
-                selector_version=SELECTOR_VERSION)
+        raise CardError(
+            f"{where}: the card is for {loaded.judge.model!r}, which is not among "
+            f"the judges ({', '.join(models)}); add it with --model"
+        )
+    verify_card(
+        loaded,
+        judge_model=loaded.judge.model,
+        rubric_digest=rubric.digest,
+        selector_version=SELECTOR_VERSION,
+    )
     return loaded
 
 
@@ -95,47 +101,78 @@ def score_runs(
     """
     options = report or ReportOptions()
     if labels is not None and gold_labels:
-        raise InputError("human labels (--labels) combine with a judge; scoring from gold "
-                         "labels uses none", field="labels")
+        raise InputError(
+            "human labels (--labels) combine with a judge; scoring from gold labels uses none",
+            field="labels",
+        )
     if gold_labels:
         if models or card is not None or rubric is not None or options.correct_for_judge:
-            raise InputError("scoring from gold labels uses no judge: give no model, rubric or "
-                             "card, and no correction for a judge", field="gold_labels")
+            raise InputError(
+                "scoring from gold labels uses no judge: give no model, rubric or "
+                "card, and no correction for a judge",
+                field="gold_labels",
+            )
         ctx = ReportContext(runset=source, mode="gold")
         scored = score_from_gold(runs, source)
     else:
         if not models or rubric is None or store is None:
-            raise InputError("judging a run set needs a rubric, one or more models and a store",
-                             field="models", hint="or score from the runs' gold labels")
+            raise InputError(
+                "judging a run set needs a rubric, one or more models and a store",
+                field="models",
+                hint="or score from the runs' gold labels",
+            )
         if options.correct_for_judge and card is None:
             raise InputError("a correction for the judge needs the judge's card", field="card")
         chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
         if chosen.kind == "pairwise":
-            raise InputError(f"rubric {chosen.ref} is pairwise; a run set is scored with a "
-                             "binary or multi-criterion rubric", field="rubric")
+            raise InputError(
+                f"rubric {chosen.ref} is pairwise; a run set is scored with a "
+                "binary or multi-criterion rubric",
+                field="rubric",
+            )
         eligibility(runs, models)  # refuse a same-family judge before anything is paid for
         opts = judge_options or JudgeOptions()
         check_models(models, api_base=opts.api_base, router=opts.router)
         verified = load_verified_card(card, models, chosen) if card is not None else None
         # Bad labels are refused before anything is paid for, too.
         human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None
-        judged = judge_runs(store, runs, rubric=chosen, models=models,
-                            options=judge_options or JudgeOptions(), card=verified,
-                            on_start=on_start, on_done=on_done, source=source)
+        judged = judge_runs(
+            store,
+            runs,
+            rubric=chosen,
+            models=models,
+            options=judge_options or JudgeOptions(),
+            card=verified,
+            on_start=on_start,
+            on_done=on_done,
+            source=source,
+        )
         s = judged.summary
         notes = []
         if verified is not None:
-            notes.append(f"Routing: the card's decisions are stored in {store.location}; "
-                         "verdicts in the review band (and a seeded 5% audit of automatic ones) "
-                         "are queued for people (`judge review`).")
+            notes.append(
+                f"Routing: the card's decisions are stored in {store.location}; "
+                "verdicts in the review band (and a seeded 5% audit of automatic ones) "
+                "are queued for people (`judge review`)."
+            )
         ctx = ReportContext(
-            runset=source, mode="judge", rubric=RubricInfo.of(chosen),
-            judges=judged.eligibility.summary(models), card=verified,
-            judging=JudgingInfo(models=list(models), batch_id=s.batch_id,
-                                judgments=len(s.outcomes), called=s.called, cached=s.cached,
-                                statuses=dict(s.statuses), prompt_tokens=s.prompt_tokens,
-                                completion_tokens=s.completion_tokens,
-                                seconds=round(s.seconds, 2), db=store.location),
+            runset=source,
+            mode="judge",
+            rubric=RubricInfo.of(chosen),
+            judges=judged.eligibility.summary(models),
+            card=verified,
+            judging=JudgingInfo(
+                models=list(models),
+                batch_id=s.batch_id,
+                judgments=len(s.outcomes),
+                called=s.called,
+                cached=s.cached,
+                statuses=dict(s.statuses),
+                prompt_tokens=s.prompt_tokens,
+                completion_tokens=s.completion_tokens,
+                seconds=round(s.seconds, 2),
+                db=store.location,
+            ),
             notes=notes,
         )
         scored = judged.runs
@@ -143,41 +180,72 @@ def score_runs(
             check = check_labels(store, runs, human)
             scored = with_labels(scored, human, check)
             ctx.labels = labels_info(human, check)
-    ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (options.title, list(options.ks or []) or None,
-                                               options.n_boot, options.seed)
+    ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (
+        options.title,
+        list(options.ks or []) or None,
+        options.n_boot,
+        options.seed,
+    )
     ctx.correct_for_judge = options.correct_for_judge
     ctx.notes.extend(options.notes)
     return build_report(scored, ctx)
 
 
-def with_labels(runs: Sequence[ScoredRun], human: HumanLabels, check: LabelCheck
-                ) -> list[ScoredRun]:
+def with_labels(
+    runs: Sequence[ScoredRun], human: HumanLabels, check: LabelCheck
+) -> list[ScoredRun]:
     """The runs with their human label and their inclusion probability under the plan (as if
     uniform when the labels are no plan's sample)."""
-    return [r.model_copy(update={"label": human.labels.get(r.run_id),
-                                 "label_prob": check.probs.get(r.run_id)})
-            if r.run_id in check.probs else r for r in runs]
+    return [
+        r.model_copy(
+            update={"label": human.labels.get(r.run_id), "label_prob": check.probs.get(r.run_id)}
+        )
+        if r.run_id in check.probs
+        else r
+        for r in runs
+    ]
 
 
 def labels_info(human: HumanLabels, check: LabelCheck) -> LabelsInfo:
     """What the report states about the labels and their plan."""
     stored = check.plan
-    plan = None if stored is None else LabelPlanInfo(
-        id=stored.id, design=stored.plan.design, seed=stored.plan.seed,
-        budget=stored.plan.budget, mix=stored.plan.mix, n_runs=len(stored.plan.run_ids),
-        n_chosen=len(stored.plan.chosen), runset=stored.runset, created_at=stored.created_at)
+    plan = (
+        None
+        if stored is None
+        else LabelPlanInfo(
+            id=stored.id,
+            design=stored.plan.design,
+            seed=stored.plan.seed,
+            budget=stored.plan.budget,
+            mix=stored.plan.mix,
+            n_runs=len(stored.plan.run_ids),
+            n_chosen=len(stored.plan.chosen),
+            runset=stored.runset,
+            created_at=stored.created_at,
+        )
+    )
     notes = list(check.notes)
     if not check.valid:
-        notes.append("The labels are not valid for PPI: only labels-only figures are given, "
-                     "computed as if the labelled runs were a uniform random sample; they "
-                     "describe the labelled runs and may not hold for the others. The gate "
-                     "keeps the judge's interval.")
+        notes.append(
+            "The labels are not valid for PPI: only labels-only figures are given, "
+            "computed as if the labelled runs were a uniform random sample; they "
+            "describe the labelled runs and may not hold for the others. The gate "
+            "keeps the judge's interval."
+        )
     counts = human.counts
     return LabelsInfo(
-        file=human.path, n_labels=len(human.labels), n_pass=counts.get("pass", 0),
-        n_fail=counts.get("fail", 0), valid_for_ppi=check.valid, reason=check.reason,
-        plan=plan, sampling=stored.plan.design if check.valid and stored else "not planned",
-        population=POPULATION, method=METHOD, notes=notes)
+        file=human.path,
+        n_labels=len(human.labels),
+        n_pass=counts.get("pass", 0),
+        n_fail=counts.get("fail", 0),
+        valid_for_ppi=check.valid,
+        reason=check.reason,
+        plan=plan,
+        sampling=stored.plan.design if check.valid and stored else "not planned",
+        population=POPULATION,
+        method=METHOD,
+        notes=notes,
+    )
 
 
 def gate(
@@ -195,5 +263,12 @@ def gate(
     than ``min_tasks`` shared tasks is inconclusive, never "no regression". When the report
     carries human labels valid for PPI (``score_runs(labels=...)``) and ``use_labels``, the
     interval of the pass@1 difference is PPI++'s."""
-    return gate_from_report(report, baseline=baseline, candidate=candidate, margin=margin,
-                            tolerance=tolerance, min_tasks=min_tasks, use_labels=use_labels)
+    return gate_from_report(
+        report,
+        baseline=baseline,
+        candidate=candidate,
+        margin=margin,
+        tolerance=tolerance,
+        min_tasks=min_tasks,
+        use_labels=use_labels,
+    )

@@ -167,7 +167,7 @@ class Store(
         return self.backend.db
 
     def integrity(self) -> str:
-        """"ok", or what the database's consistency check reports."""
+        """ "ok", or what the database's consistency check reports."""
         return self.backend.integrity()
 
     def close(self) -> None:

@@ -21,10 +21,17 @@ class AccessTables:
 
     def add_key(self, *, key_id: str, name: str, role: str, salt: str, hash: str) -> None:
         """Store a new key's salted hash (DuplicateError when the name or id is taken)."""
-        self.backend.insert("api_keys", {
-            "id": key_id, "name": name, "role": role, "salt": salt, "hash": hash,
-            "created_at": now_iso(),
-        })
+        self.backend.insert(
+            "api_keys",
+            {
+                "id": key_id,
+                "name": name,
+                "role": role,
+                "salt": salt,
+                "hash": hash,
+                "created_at": now_iso(),
+            },
+        )
 
     def live_key(self, key_id: str) -> dict[str, Any] | None:
         """An unrevoked key's name, role, salt and hash; None when unknown or revoked."""
@@ -57,10 +64,15 @@ class AccessTables:
 
     def add_session(self, *, token_hash: str, key_id: str, expires_at: str) -> None:
         """Store a page session (only the token's hash)."""
-        self.backend.insert("sessions", {
-            "token_hash": token_hash, "key_id": key_id, "created_at": now_iso(),
-            "expires_at": expires_at,
-        })
+        self.backend.insert(
+            "sessions",
+            {
+                "token_hash": token_hash,
+                "key_id": key_id,
+                "created_at": now_iso(),
+                "expires_at": expires_at,
+            },
+        )
 
     def session_key(self, token_hash: str) -> dict[str, Any] | None:
         """The key (id, name, role) and expiry of a session whose key is not revoked."""

@@ -176,7 +176,7 @@ class Backend(ABC):
 
     @abstractmethod
     def integrity(self) -> str:
-        """"ok", or what the database's own consistency check reports."""
+        """ "ok", or what the database's own consistency check reports."""
 
     @abstractmethod
     def close(self) -> None:

@@ -65,7 +65,8 @@ class CoordinationTables:
         and the write are one locked step, so replicas sharing the store share the bucket."""
         with self.backend.transaction(lock=True):
             self.backend.insert(
-                "rate_buckets", {"key_id": key_id, "tokens": float(burst), "stamp": now},
+                "rate_buckets",
+                {"key_id": key_id, "tokens": float(burst), "stamp": now},
                 conflict="ignore",
             )
             row = self.backend.query_one(

@@ -43,11 +43,18 @@ class JobTables:
         row.setdefault("created_at", now_iso())
         with self.backend.transaction():
             self.backend.insert("jobs", row)
-            self.backend.insert_many("job_cases", [
-                {"job_id": row["id"], "position": i, "case_id": case.id,
-                 "json": case.model_dump_json()}
-                for i, case in enumerate(cases)
-            ])
+            self.backend.insert_many(
+                "job_cases",
+                [
+                    {
+                        "job_id": row["id"],
+                        "position": i,
+                        "case_id": case.id,
+                        "json": case.model_dump_json(),
+                    }
+                    for i, case in enumerate(cases)
+                ],
+            )
 
     def job(self, job_id: str) -> JobRecord | None:
         """The job with this id, or None."""
@@ -158,7 +165,12 @@ class JobTables:
         return changed == 1
 
     def finish_job(
-        self, job_id: str, owner: str, *, status: str, counts: Mapping[str, int],
+        self,
+        job_id: str,
+        owner: str,
+        *,
+        status: str,
+        counts: Mapping[str, int],
         error: str | None,
     ) -> bool:
         """Record how a job ended and free its lease, if ``owner`` still holds it (a worker

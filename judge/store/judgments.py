@@ -21,10 +21,23 @@ CACHED_STATUSES = frozenset({"ok", "abstain", "parse_error"})
 #: Every table of a store, for counts (the migrations create them).
 TABLES = frozenset(
     {
-        "judgments", "calls", "cases", "batches", "cards", "routing_decisions", "review_items",
-        "review_labels", "api_keys", "sessions", "jobs", "job_cases", "job_results", "step_keys",
+        "judgments",
+        "calls",
+        "cases",
+        "batches",
+        "cards",
+        "routing_decisions",
+        "review_items",
+        "review_labels",
+        "api_keys",
+        "sessions",
+        "jobs",
+        "job_cases",
+        "job_results",
+        "step_keys",
         "label_plans",
-        "call_claims", "rate_buckets",
+        "call_claims",
+        "rate_buckets",
     }
 )
 #: Ids per ``IN (...)`` list (SQLite's default limit on variables is far above this).
@@ -111,8 +124,15 @@ class JudgmentTables:
         limit: int | None = None,
     ) -> Iterator[Judgment]:
         """Stored judgments, oldest first, filtered by the given fields."""
-        where, args = where_equal({"rubric_id": rubric_id, "model": model, "case_id": case_id,
-                                   "status": status, "batch_id": batch_id})
+        where, args = where_equal(
+            {
+                "rubric_id": rubric_id,
+                "model": model,
+                "case_id": case_id,
+                "status": status,
+                "batch_id": batch_id,
+            }
+        )
         sql = f"SELECT json FROM judgments{where} ORDER BY created_at, {self.backend.rowid}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -153,10 +173,20 @@ class JudgmentTables:
         latency_s: float = 0.0,
     ) -> None:
         """Append one provider call attempt to the call log."""
-        self.backend.insert("calls", call_row(
-            cache_key=cache_key, model=model, attempt=attempt, outcome=outcome, error=error,
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost_usd,
-            latency_s=latency_s))
+        self.backend.insert(
+            "calls",
+            call_row(
+                cache_key=cache_key,
+                model=model,
+                attempt=attempt,
+                outcome=outcome,
+                error=error,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=cost_usd,
+                latency_s=latency_s,
+            ),
+        )
 
     def calls(self, *, cache_key: str | None = None) -> list[dict[str, Any]]:
         """The call log (every attempt), oldest first."""
@@ -241,14 +271,16 @@ class JudgmentTables:
     def cached_many(self, keys: Sequence[str]) -> dict[str, Judgment]:
         """:meth:`JudgmentTables.cached` for many cache keys: key -> final judgment."""
         return self._final_by(
-            "SELECT cache_key AS k, status, json FROM judgments WHERE cache_key IN ({marks})",
-            keys)
+            "SELECT cache_key AS k, status, json FROM judgments WHERE cache_key IN ({marks})", keys
+        )
 
     def cached_steps(self, step_keys: Sequence[str]) -> dict[str, Judgment]:
         """:meth:`JudgmentTables.cached_step` for many step keys: step key -> judgment."""
         return self._final_by(
             "SELECT s.step_key AS k, j.status, j.json FROM step_keys s JOIN judgments j"
-            " ON j.cache_key = s.cache_key WHERE s.step_key IN ({marks})", step_keys)
+            " ON j.cache_key = s.cache_key WHERE s.step_key IN ({marks})",
+            step_keys,
+        )
 
     def put_batch(
         self,
@@ -267,12 +299,12 @@ class JudgmentTables:
         with self.backend.transaction():
             self.backend.insert_many("cases", list(cases), conflict="update", key=("id",))
             if rows:
-                self.backend.executemany("DELETE FROM judgments WHERE cache_key = ?",
-                                         [[r["cache_key"]] for r in rows])
+                self.backend.executemany(
+                    "DELETE FROM judgments WHERE cache_key = ?", [[r["cache_key"]] for r in rows]
+                )
                 self.backend.insert_many("judgments", rows, conflict="update", key=("id",))
             self.backend.insert_many("calls", list(calls))
-            self.backend.insert_many("step_keys", step_rows, conflict="update",
-                                     key=("step_key",))
+            self.backend.insert_many("step_keys", step_rows, conflict="update", key=("step_key",))
 
 
 def case_row(case: Case) -> dict[str, Any]:
@@ -303,7 +335,14 @@ def call_row(
     """The ``calls`` row of one provider attempt, as :meth:`JudgmentTables.record_call`
     writes it."""
     return {
-        "cache_key": cache_key, "model": model, "attempt": attempt, "outcome": outcome,
-        "error": error, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-        "cost_usd": cost_usd, "latency_s": latency_s, "created_at": now_iso(),
+        "cache_key": cache_key,
+        "model": model,
+        "attempt": attempt,
+        "outcome": outcome,
+        "error": error,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": cost_usd,
+        "latency_s": latency_s,
+        "created_at": now_iso(),
     }

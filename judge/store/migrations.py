@@ -113,8 +113,7 @@ def m002_calls(s: Schema) -> None:
 def m003_cases(s: Schema) -> None:
     """The cases judged (as validated), so judgments can be shown and reviewed later."""
     s.create_table(
-        "cases",
-        {"id": str, "kind": str, "digest": str, "json": str, "created_at": str}, pk="id"
+        "cases", {"id": str, "kind": str, "digest": str, "json": str, "created_at": str}, pk="id"
     )
 
 
@@ -302,10 +301,7 @@ def m008_jobs(s: Schema) -> None:
         {"job_id": str, "position": int, "case_id": str, "json": str},
         pk=("job_id", "position"),
     )
-    s.create_table(
-        "job_results",
-        {"job_id": str, "judgment_id": str}, pk=("job_id", "judgment_id")
-    )
+    s.create_table("job_results", {"job_id": str, "judgment_id": str}, pk=("job_id", "judgment_id"))
 
 
 @migration

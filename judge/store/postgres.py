@@ -345,8 +345,9 @@ class PostgresBackend(Backend):
 
     def _stream(self, conn: psycopg.Connection[Any], sql: str, args: Args) -> Iterator[Row]:
         with self._errors():
-            cursor = conn.cursor(name=f"judge_iter_{id(self):x}_{threading.get_ident():x}",
-                                 row_factory=_row_maker)
+            cursor = conn.cursor(
+                name=f"judge_iter_{id(self):x}_{threading.get_ident():x}", row_factory=_row_maker
+            )
             cursor.itersize = 500
             try:
                 cursor.execute(to_format(sql), _args(args))
@@ -429,7 +430,7 @@ class PostgresBackend(Backend):
             )
 
     def integrity(self) -> str:
-        """"ok" when every index is valid (PostgreSQL keeps its own pages consistent; a
+        """ "ok" when every index is valid (PostgreSQL keeps its own pages consistent; a
         deeper check is the amcheck extension's, run by an administrator)."""
         rows = self.query(
             "SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "

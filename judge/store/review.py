@@ -134,8 +134,12 @@ class ReviewTables:
             )
             self.backend.execute(
                 "UPDATE review_items SET status = ?, final_label = ?, closed_at = ? WHERE id = ?",
-                [write.status, write.final_label, moment if write.status == "done" else None,
-                 item_id],
+                [
+                    write.status,
+                    write.final_label,
+                    moment if write.status == "done" else None,
+                    item_id,
+                ],
             )
         return self.review_item(item_id)
 
@@ -146,12 +150,11 @@ class ReviewTables:
             "JOIN review_items q ON q.id = l.item_id WHERE l.role = 'reviewer' "
             "ORDER BY l.id"
         )
-        return [(r["item_id"], r["reviewer"], r["label"], r["kind"])
-                for r in self.backend.query(sql)]
+        return [
+            (r["item_id"], r["reviewer"], r["label"], r["kind"]) for r in self.backend.query(sql)
+        ]
 
     def review_counts(self) -> dict[str, int]:
         """Review items per status."""
-        rows = self.backend.query(
-            "SELECT status, count(*) AS n FROM review_items GROUP BY status"
-        )
+        rows = self.backend.query("SELECT status, count(*) AS n FROM review_items GROUP BY status")
         return {r["status"]: int(r["n"]) for r in rows}

@@ -89,8 +89,11 @@ FaultBuilder = Callable[[FaultConfig, str, float], Reply]
 
 
 def _rate_limit(config: FaultConfig, answer: str, u: float) -> Reply:
-    return Reply(status=429, content="rate limited (injected)",
-                 headers={"Retry-After": f"{config.retry_after_s:g}"})
+    return Reply(
+        status=429,
+        content="rate limited (injected)",
+        headers={"Retry-After": f"{config.retry_after_s:g}"},
+    )
 
 
 def _server_error(config: FaultConfig, answer: str, u: float) -> Reply:
@@ -246,8 +249,18 @@ def label_of(content: str | None) -> str | None:
 # --- a fault campaign: many judgments through the Runner, then every property checked --------
 
 #: The verdict each campaign case expects, cycled by case number.
-CAMPAIGN_LABELS = ("pass", "fail", "pass", "fail", "pass", "fail", "pass", "fail", "pass",
-                   "cannot_determine")
+CAMPAIGN_LABELS = (
+    "pass",
+    "fail",
+    "pass",
+    "fail",
+    "pass",
+    "fail",
+    "pass",
+    "fail",
+    "pass",
+    "cannot_determine",
+)
 _EXPECT = "expected-verdict="
 
 
@@ -257,15 +270,19 @@ def campaign_cases(n: int) -> list[Any]:
     cases = []
     for i in range(n):
         label = CAMPAIGN_LABELS[i % len(CAMPAIGN_LABELS)]
-        cases.append(Case(
-            id=f"fault-{i:05d}",
-            kind="agent_run",
-            task=f"Task {i}: make parse() return [] on empty input. {_EXPECT}{label}",
-            diff="--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-    return s.split()\n"
-                 "+    return s.split() if s else []\n",
-            trace=[TraceTurn(id="t0", role="agent", content="Running: pytest -q"),
-                   TraceTurn(id="t1", role="observation", content=f"{i % 7 + 1} passed")],
-        ))
+        cases.append(
+            Case(
+                id=f"fault-{i:05d}",
+                kind="agent_run",
+                task=f"Task {i}: make parse() return [] on empty input. {_EXPECT}{label}",
+                diff="--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n-    return s.split()\n"
+                "+    return s.split() if s else []\n",
+                trace=[
+                    TraceTurn(id="t0", role="agent", content="Running: pytest -q"),
+                    TraceTurn(id="t1", role="observation", content=f"{i % 7 + 1} passed"),
+                ],
+            )
+        )
     return cases
 
 
@@ -274,7 +291,7 @@ def campaign_answer(request: Mapping[str, Any]) -> str:
     messages = request.get("messages") or []
     user = str(messages[1].get("content", "")) if len(messages) > 1 else ""
     at = user.find(_EXPECT)
-    label = user[at + len(_EXPECT):].split()[0].strip('<>"\'') if at >= 0 else "pass"
+    label = user[at + len(_EXPECT) :].split()[0].strip("<>\"'") if at >= 0 else "pass"
     return json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "Scripted answer."})
 
 
@@ -307,8 +324,13 @@ class CampaignReport:
 
 
 def check_campaign(
-    judgments: list[Any], injector: FaultInjector, *, planned: int, max_attempts: int,
-    max_reasks: int, seconds: float = 0.0,
+    judgments: list[Any],
+    injector: FaultInjector,
+    *,
+    planned: int,
+    max_attempts: int,
+    max_reasks: int,
+    seconds: float = 0.0,
 ) -> CampaignReport:
     """Check every property of a finished campaign against the injector's request log.
 
@@ -346,8 +368,10 @@ def check_campaign(
             expected = label_of(last.content) if last.fault is None else None
             label = j.verdict.label if j.verdict is not None else None
             if last.fault is not None or expected is None or label != expected:
-                violations.append(f"{where}: verdict {label!r} but the last request got "
-                                  f"{last.fault or 'answer ' + repr(expected)}")
+                violations.append(
+                    f"{where}: verdict {label!r} but the last request got "
+                    f"{last.fault or 'answer ' + repr(expected)}"
+                )
             if n_infra >= max_attempts:
                 violations.append(f"{where}: answered after {n_infra} provider faults")
         elif j.status == "parse_error":
@@ -357,14 +381,16 @@ def check_campaign(
             if j.verdict is not None or last.fault not in INFRA_FAULTS:
                 violations.append(f"{where}: last request got {last.fault or 'a valid answer'}")
             if n_infra != max_attempts:
-                violations.append(f"{where}: gave up after {n_infra} provider faults, "
-                                  f"budget {max_attempts}")
+                violations.append(
+                    f"{where}: gave up after {n_infra} provider faults, budget {max_attempts}"
+                )
         else:
             violations.append(f"{where}: unknown status")
     lost = set(conversations) - stored_conversations
     if lost:
-        violations.append(f"{len(lost)} conversation(s) reached the server but no judgment "
-                          "was stored")
+        violations.append(
+            f"{len(lost)} conversation(s) reached the server but no judgment was stored"
+        )
     return CampaignReport(
         planned=planned,
         stored=len(judgments),
@@ -392,9 +418,14 @@ class Campaign:
 
     def check(self) -> CampaignReport:
         """Every property checked (see :func:`check_campaign`)."""
-        return check_campaign(self.judgments, self.injector, planned=self.planned,
-                              max_attempts=self.max_attempts, max_reasks=self.max_reasks,
-                              seconds=self.seconds)
+        return check_campaign(
+            self.judgments,
+            self.injector,
+            planned=self.planned,
+            max_attempts=self.max_attempts,
+            max_reasks=self.max_reasks,
+            seconds=self.seconds,
+        )
 
 
 def execute_campaign(
@@ -418,20 +449,28 @@ def execute_campaign(
     check it).
     """
 
-
-    config = FaultConfig.uniform(fault_rate, seed=seed, retry_after_s=0.0,
-                                 hang_s=timeout_s * 2)
+    config = FaultConfig.uniform(fault_rate, seed=seed, retry_after_s=0.0, hang_s=timeout_s * 2)
     injector = FaultInjector(config, campaign_answer)
     cases = campaign_cases(n)
     with LoopbackServer(injector) as server, judge.open_store(db_path) as store:
-        options = judge.JudgeOptions(api_base=server.api_base, timeout_s=timeout_s,
-                                     max_attempts=max_attempts, max_reasks=max_reasks,
-                                     backoff_base_s=0.001, backoff_max_s=0.01,
-                                     concurrency=concurrency)
+        options = judge.JudgeOptions(
+            api_base=server.api_base,
+            timeout_s=timeout_s,
+            max_attempts=max_attempts,
+            max_reasks=max_reasks,
+            backoff_base_s=0.001,
+            backoff_max_s=0.01,
+            concurrency=concurrency,
+        )
         started = time.perf_counter()
-        summary = judge.judge_cases(store, cases, rubric="agent-run-success@1",
-                                    models=["openai/loopback"], options=options,
-                                    source="fault campaign")
+        summary = judge.judge_cases(
+            store,
+            cases,
+            rubric="agent-run-success@1",
+            models=["openai/loopback"],
+            options=options,
+            source="fault campaign",
+        )
         seconds = time.perf_counter() - started
         judgments = list(store.judgments())
     steps = len(summary.outcomes) + len(summary.errors)

@@ -91,8 +91,7 @@ def logprobs_for(
     chosen = dist.get(value, 1.0)
     return [
         {"token": head, "logprob": 0.0, "top_logprobs": []},
-        {"token": value, "logprob": math.log(chosen) if chosen > 0 else -1e9,
-         "top_logprobs": tops},
+        {"token": value, "logprob": math.log(chosen) if chosen > 0 else -1e9, "top_logprobs": tops},
         {"token": rest, "logprob": 0.0, "top_logprobs": []},
     ]
 
@@ -192,8 +191,13 @@ class LoopbackServer:
                     payload = json.dumps(completion_body(reply, model)).encode()
                 else:
                     payload = json.dumps(
-                        {"error": {"message": reply.content or "error", "type": "server_error",
-                                   "code": reply.status}}
+                        {
+                            "error": {
+                                "message": reply.content or "error",
+                                "type": "server_error",
+                                "code": reply.status,
+                            }
+                        }
                     ).encode()
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")

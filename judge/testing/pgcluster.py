@@ -87,8 +87,19 @@ class PgCluster:
             shutil.chown(sock, "postgres")
         cluster = cls(bin=bin_dir, root=root, port=_free_port(), _run_as=run_as)
         try:
-            cluster._run("initdb", "-D", str(data), "-A", "trust", "-U", cluster.user,
-                         "--no-sync", "-E", "UTF8", "--locale=C")
+            cluster._run(
+                "initdb",
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                cluster.user,
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            )
             cluster.resume()
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
@@ -102,8 +113,19 @@ class PgCluster:
             f"-p {self.port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c full_page_writes=off -c max_connections=200"
         )
-        self._run("pg_ctl", "-D", str(data), "-l", str(data / "log.txt"), "-w", "-t", "60",
-                  "start", "-o", options)
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(data),
+            "-l",
+            str(data / "log.txt"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+            "-o",
+            options,
+        )
 
     def pause(self) -> None:
         """Stop the server at once, as a crash would, keeping its data (``resume`` restarts)."""
@@ -112,7 +134,10 @@ class PgCluster:
     def _run(self, tool: str, *args: str) -> str:
         done = subprocess.run(
             [*self._run_as, str(self.bin / tool), *args],
-            capture_output=True, text=True, timeout=120, cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=self.root,
         )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr.strip()}")
@@ -126,10 +151,28 @@ class PgCluster:
         """Run one statement as the superuser on the ``postgres`` database, through psql (only
         the store talks to databases through a driver); its output."""
         done = subprocess.run(
-            [str(self.bin / "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-             "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "-d", "postgres",
-             "-c", statement],
-            capture_output=True, text=True, timeout=60,
+            [
+                str(self.bin / "psql"),
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+                "-d",
+                "postgres",
+                "-c",
+                statement,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         if done.returncode != 0:
             raise RuntimeError(f"psql failed: {done.stderr.strip()}")

@@ -103,8 +103,10 @@ def get_importer(name: str) -> Importer:
     """The importer registered as ``name``; an InputError listing the known ones otherwise."""
     found = importers().get(name)
     if found is None:
-        raise InputError(f"unknown trace format {name!r}",
-                         hint=f"known formats: {', '.join(sorted(importers()))}")
+        raise InputError(
+            f"unknown trace format {name!r}",
+            hint=f"known formats: {', '.join(sorted(importers()))}",
+        )
     return found
 
 
@@ -116,14 +118,19 @@ def detect_format(path: str | Path) -> str:
         return matches[0]
     known = ", ".join(sorted(importers()))
     if not matches:
-        raise InputError("cannot tell the trace format", file=str(path),
-                         hint=f"pass --format, one of: {known}")
-    raise InputError(f"the trace format is ambiguous ({', '.join(matches)})", file=str(path),
-                     hint="pass --format")
+        raise InputError(
+            "cannot tell the trace format", file=str(path), hint=f"pass --format, one of: {known}"
+        )
+    raise InputError(
+        f"the trace format is ambiguous ({', '.join(matches)})",
+        file=str(path),
+        hint="pass --format",
+    )
 
 
-def import_file(path: str | Path, fmt: str | None = None, *,
-                tasks: TaskSource | None = None) -> ImportResult:
+def import_file(
+    path: str | Path, fmt: str | None = None, *, tasks: TaskSource | None = None
+) -> ImportResult:
     """Read ``path`` with the importer ``fmt``, or with the detected one when ``fmt`` is None.
 
     Every result goes through :func:`judge.traces.tasks.settle`: ``tasks`` fill the cases

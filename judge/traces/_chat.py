@@ -68,8 +68,9 @@ class ChatConverter:
     command output in the user's).
     """
 
-    def __init__(self, builder: TraceBuilder, errors: list[InputError], file: str, *,
-                 line: int | None = None) -> None:
+    def __init__(
+        self, builder: TraceBuilder, errors: list[InputError], file: str, *, line: int | None = None
+    ) -> None:
         self.builder, self.errors, self.file, self.line = builder, errors, file, line
         self.task: str | None = None
         self.step = 0
@@ -87,8 +88,7 @@ class ChatConverter:
 
     def add(self, raw: Any, where: str) -> None:
         """Add one message; an InputError (and nothing else) when it is malformed."""
-        message = validate(ChatMessage, raw, self.errors, self.file, line=self.line,
-                           where=where)
+        message = validate(ChatMessage, raw, self.errors, self.file, line=self.line, where=where)
         if message is None:
             return
         text = content_text(message.content)
@@ -103,14 +103,23 @@ class ChatConverter:
             if text.strip():
                 self.assistant_text(text, source)
             for j, call in enumerate(message.tool_calls or []):
-                self.builder.call(call.id, call.function.name, call.function.arguments,
-                                  f"{source}.tool_calls[{j}]", self.step)
+                self.builder.call(
+                    call.id,
+                    call.function.name,
+                    call.function.arguments,
+                    f"{source}.tool_calls[{j}]",
+                    self.step,
+                )
             if message.function_call is not None:
                 # The legacy function_call has no id: its result is the next function message.
                 self.function_call = f"function_call-{self.step}"
-                self.builder.call(self.function_call, message.function_call.name,
-                                  message.function_call.arguments, f"{source}.function_call",
-                                  self.step)
+                self.builder.call(
+                    self.function_call,
+                    message.function_call.name,
+                    message.function_call.arguments,
+                    f"{source}.function_call",
+                    self.step,
+                )
         elif role in ("tool", "function"):
             self.tool_text(message, text, source)
         else:

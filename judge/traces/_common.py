@@ -32,9 +32,21 @@ SNIFF_BYTES = 64 * 1024
 COMMAND_KEYS = ("command", "cmd", "script")
 #: Other arguments a shell tool may take. A call with any other argument is not a plain shell
 #: command (Anthropic's text editor tool has ``command: "str_replace"`` beside its path).
-SHELL_OPTIONS = frozenset({"description", "timeout", "timeout_ms", "restart", "workdir", "cwd",
-                           "justification", "with_escalated_permissions", "run_in_background",
-                           "env", "shell"})
+SHELL_OPTIONS = frozenset(
+    {
+        "description",
+        "timeout",
+        "timeout_ms",
+        "restart",
+        "workdir",
+        "cwd",
+        "justification",
+        "with_escalated_permissions",
+        "run_in_background",
+        "env",
+        "shell",
+    }
+)
 
 
 class Loose(BaseModel):
@@ -88,8 +100,12 @@ def read_json(path: Path) -> Any | InputError:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        return InputError(f"not valid JSON ({exc.msg}, column {exc.colno})", file=name,
-                          line=exc.lineno, hint="is the file truncated?")
+        return InputError(
+            f"not valid JSON ({exc.msg}, column {exc.colno})",
+            file=name,
+            line=exc.lineno,
+            hint="is the file truncated?",
+        )
     except RecursionError:
         return InputError("JSON nested too deeply", file=name)
 
@@ -126,8 +142,9 @@ def _field_loc(loc: tuple[int | str, ...]) -> list[int | str]:
     return [p for p in loc if isinstance(p, int) or not _UNION_TAG.search(p)]
 
 
-def schema_error(exc: ValidationError, file: str, *, line: int | None = None,
-                 where: str = "") -> InputError:
+def schema_error(
+    exc: ValidationError, file: str, *, line: int | None = None, where: str = ""
+) -> InputError:
     """The first problem of a ValidationError as an InputError naming file, line and field.
 
     When a field may take several types, the alternatives are named together.
@@ -156,8 +173,15 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def validate(model: type[BaseModel], data: Any, errors: list[InputError], file: str, *,
-             line: int | None = None, where: str = "") -> Any:
+def validate(
+    model: type[BaseModel],
+    data: Any,
+    errors: list[InputError],
+    file: str,
+    *,
+    line: int | None = None,
+    where: str = "",
+) -> Any:
     """``model`` validated from ``data``, or None with an InputError appended to ``errors``."""
     try:
         return model.model_validate(data)
@@ -257,8 +281,14 @@ def looks_like_test_output(text: str) -> bool:
     return _TEST_OUTPUT.search(text) is not None
 
 
-def classify_result(text: str, *, command: str | None = None, tool: str | None = None,
-                    is_error: bool = False, exit_code: int | None = None) -> EvidenceKind:
+def classify_result(
+    text: str,
+    *,
+    command: str | None = None,
+    tool: str | None = None,
+    is_error: bool = False,
+    exit_code: int | None = None,
+) -> EvidenceKind:
     """The kind of a tool's output: ``test_run``, ``error`` or ``tool_result``.
 
     A failing test run stays a ``test_run``: which tests fail is the most useful evidence.
@@ -277,7 +307,7 @@ def diff_in(text: str) -> str | None:
     match = _DIFF_START.search(text)
     if match is None:
         return None
-    diff = text[match.start():].rstrip()
+    diff = text[match.start() :].rstrip()
     return diff + "\n" if diff else None
 
 
@@ -294,17 +324,31 @@ class TraceBuilder:
         self._calls: dict[str, tuple[str, str | None, int | None]] = {}
         self._diff: tuple[str, str] | None = None  # (turn id, diff) of the last printed diff
 
-    def add(self, role: str, content: str, kind: EvidenceKind, source: str,
-            step: int | None = None) -> TraceTurn:
+    def add(
+        self, role: str, content: str, kind: EvidenceKind, source: str, step: int | None = None
+    ) -> TraceTurn:
         """Append one turn and return it."""
-        turn = TraceTurn(id=f"turn-{len(self.turns) + 1}", role=role, content=content,
-                         step=step, kind=kind, source=source)
+        turn = TraceTurn(
+            id=f"turn-{len(self.turns) + 1}",
+            role=role,
+            content=content,
+            step=step,
+            kind=kind,
+            source=source,
+        )
         self.turns.append(turn)
         return turn
 
-    def call(self, call_id: str | None, name: str, arguments: Any, source: str,
-             step: int | None = None, role: str = "assistant",
-             content: str | None = None) -> TraceTurn:
+    def call(
+        self,
+        call_id: str | None,
+        name: str,
+        arguments: Any,
+        source: str,
+        step: int | None = None,
+        role: str = "assistant",
+        content: str | None = None,
+    ) -> TraceTurn:
         """Append a tool call and remember its command for its result. The turn's text is
         ``content`` when given (a thought with its command), else the rendered call."""
         if call_id:
@@ -316,18 +360,28 @@ class TraceBuilder:
         """True when a call with this id was already added."""
         return bool(call_id) and call_id in self._calls
 
-    def result(self, call_id: str | None, content: str, source: str, *,
-               step: int | None = None, is_error: bool = False, exit_code: int | None = None,
-               command: str | None = None, tool: str | None = None,
-               role: str = "tool") -> TraceTurn:
+    def result(
+        self,
+        call_id: str | None,
+        content: str,
+        source: str,
+        *,
+        step: int | None = None,
+        is_error: bool = False,
+        exit_code: int | None = None,
+        command: str | None = None,
+        tool: str | None = None,
+        role: str = "tool",
+    ) -> TraceTurn:
         """Append a tool's output, classified with the command of its call; it shares the
         call's step unless ``step`` is given."""
         known_tool, known_command, known_step = self._calls.get(call_id or "", (None, None, None))
         command = command if command is not None else known_command
         step = step if step is not None else known_step
         tool = tool or known_tool
-        kind = classify_result(content, command=command, tool=tool, is_error=is_error,
-                               exit_code=exit_code)
+        kind = classify_result(
+            content, command=command, tool=tool, is_error=is_error, exit_code=exit_code
+        )
         turn = self.add(role, content, kind, source, step)
         diff = diff_in(content) if _prints_diff(command, content) else None
         if diff:
@@ -338,8 +392,12 @@ class TraceBuilder:
         """(turn id, diff) of the last tool output that printed a git diff, if any."""
         return self._diff
 
-    def finish(self, *, last_assistant_is_final: bool = False,
-               agent_roles: tuple[str, ...] = ("assistant",)) -> list[TraceTurn]:
+    def finish(
+        self,
+        *,
+        last_assistant_is_final: bool = False,
+        agent_roles: tuple[str, ...] = ("assistant",),
+    ) -> list[TraceTurn]:
         """The turns, with the agent's last message marked ``final_answer``.
 
         The last agent message is the final answer when no tool call follows it. With

@@ -157,14 +157,30 @@ _EVENTS: dict[str, type[Loose]] = {
 _SKIPPED = {"stream_event": "partial-message stream events repeat the complete messages"}
 _BOOKKEEPING = "Claude Code bookkeeping, nothing to judge"
 #: Line types of project session files that are not part of the conversation.
-_PROJECT_SKIPPED = {kind: _BOOKKEEPING for kind in (
-    "summary", "file-history-snapshot", "progress", "queue-operation", "last-prompt",
-    "custom-title", "agent-name", "attachment")}
+_PROJECT_SKIPPED = {
+    kind: _BOOKKEEPING
+    for kind in (
+        "summary",
+        "file-history-snapshot",
+        "progress",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "agent-name",
+        "attachment",
+    )
+}
 #: Line types a project session file may start with.
 _PROJECT_FIRST = frozenset({"user", "assistant", "system", *_PROJECT_SKIPPED})
 #: User text that Claude Code writes itself (slash commands, local command output, interrupts).
-_HARNESS_TEXT = ("<command-name>", "<command-message>", "<local-command-stdout>",
-                 "<local-command-stderr>", "<local-command-caveat>", "[Request interrupted")
+_HARNESS_TEXT = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "[Request interrupted",
+)
 
 
 @dataclass
@@ -221,8 +237,10 @@ def _result_text(content: str | list[dict[str, Any]] | None) -> str:
 class ClaudeCodeImporter(BaseImporter):
     """Claude Code stream-json output: one case per session."""
 
-    description = ("Claude Code `claude -p --output-format stream-json --verbose` JSONL, or a "
-                   "project session file (~/.claude/projects/<project>/<session>.jsonl)")
+    description = (
+        "Claude Code `claude -p --output-format stream-json --verbose` JSONL, or a "
+        "project session file (~/.claude/projects/<project>/<session>.jsonl)"
+    )
 
     def sniff(self, path: Path) -> bool:
         """The first line is a Claude Code event (system/init, assistant or user message), or
@@ -232,12 +250,16 @@ class ClaudeCodeImporter(BaseImporter):
             return False
         if first.get("type") == "system" and "session_id" in first:
             return True
-        if first.get("type") in ("assistant", "user") and isinstance(
-                first.get("message"), dict) and "session_id" in first:
+        if (
+            first.get("type") in ("assistant", "user")
+            and isinstance(first.get("message"), dict)
+            and "session_id" in first
+        ):
             return True
         kind = first.get("type")
-        return isinstance(kind, str) and kind in _PROJECT_FIRST and (
-            '"sessionId"' in read_head(path))
+        return (
+            isinstance(kind, str) and kind in _PROJECT_FIRST and ('"sessionId"' in read_head(path))
+        )
 
     def load(self, path: Path) -> ImportResult:
         """Every session of ``path`` as a case; an error for each bad line."""
@@ -254,8 +276,14 @@ class _Reader(StreamReader):
     def line(self, number: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            self.out.errors.append(InputError("required field is missing or not a string",
-                                              file=self.file, line=number, field="type"))
+            self.out.errors.append(
+                InputError(
+                    "required field is missing or not a string",
+                    file=self.file,
+                    line=number,
+                    field="type",
+                )
+            )
             return
         if kind in _SKIPPED:
             self.skip(f"'{kind}' events ({_SKIPPED[kind]})", number)
@@ -280,9 +308,14 @@ class _Reader(StreamReader):
     def current(self, session_id: str | None, number: int) -> _Session:
         """The open session, or a new one when there is none or the session id changed."""
         session = self.session
-        if session is None or session.ended or (
-            session_id is not None and session.session_id is not None
-            and session_id != session.session_id
+        if (
+            session is None
+            or session.ended
+            or (
+                session_id is not None
+                and session.session_id is not None
+                and session_id != session.session_id
+            )
         ):
             self.close()
             session = self.session = _Session(session_id, number)
@@ -299,9 +332,17 @@ class _Reader(StreamReader):
         session = self.current(event.session_id, number)
         session.model = event.model or session.model
         tools = [t for t in event.tools or [] if isinstance(t, str)]
-        session.meta.update({k: v for k, v in {
-            "cwd": event.cwd, "claude_code_version": event.claude_code_version,
-            "tools": tools or None}.items() if v is not None})
+        session.meta.update(
+            {
+                k: v
+                for k, v in {
+                    "cwd": event.cwd,
+                    "claude_code_version": event.claude_code_version,
+                    "tools": tools or None,
+                }.items()
+                if v is not None
+            }
+        )
 
     def blocks(self, content: str | list[Any], number: int) -> list[tuple[int, Loose]]:
         """The valid, known content blocks of a message (errors and notes for the others)."""
@@ -312,8 +353,14 @@ class _Reader(StreamReader):
             where = f"message.content[{index}]"
             kind = raw.get("type") if isinstance(raw, dict) else None
             if not isinstance(kind, str):
-                self.out.errors.append(InputError("a content block needs a string 'type'",
-                                                  file=self.file, line=number, field=where))
+                self.out.errors.append(
+                    InputError(
+                        "a content block needs a string 'type'",
+                        file=self.file,
+                        line=number,
+                        field=where,
+                    )
+                )
                 continue
             model = _BLOCKS.get(kind)
             if model is None:
@@ -350,14 +397,19 @@ class _Reader(StreamReader):
             return
         session = self.current(event.session_id or event.sessionId, number)
         session.project = session.project or event.sessionId is not None
-        sub = bool(event.parent_tool_use_id) or session.role_of(
-            bool(event.isSidechain)) == "subagent"
+        sub = (
+            bool(event.parent_tool_use_id) or session.role_of(bool(event.isSidechain)) == "subagent"
+        )
         builder = session.builder
         for index, block in self.blocks(event.message.content, number):
             source = f"line {number} content[{index}]"
             if isinstance(block, _ToolResult):
-                builder.result(block.tool_use_id, _result_text(block.content), source,
-                               is_error=bool(block.is_error))
+                builder.result(
+                    block.tool_use_id,
+                    _result_text(block.content),
+                    source,
+                    is_error=bool(block.is_error),
+                )
             elif isinstance(block, _Text):
                 if block.text.lstrip().startswith(_HARNESS_TEXT):
                     builder.add("user", block.text, "note", source)
@@ -368,9 +420,13 @@ class _Reader(StreamReader):
 
     def result(self, event: _Result, number: int) -> None:
         session = self.current(event.session_id, number)
-        meta = {"exit_status": event.subtype, "cost_usd": event.total_cost_usd,
-                "usage": event.usage, "duration_ms": event.duration_ms,
-                "num_turns": event.num_turns}
+        meta = {
+            "exit_status": event.subtype,
+            "cost_usd": event.total_cost_usd,
+            "usage": event.usage,
+            "duration_ms": event.duration_ms,
+            "num_turns": event.num_turns,
+        }
         session.meta.update({k: v for k, v in meta.items() if v is not None})
         if event.is_error:
             text = f"run ended with {event.subtype or 'an error'}"
@@ -393,8 +449,12 @@ class _Reader(StreamReader):
             if not same:
                 for i in final:
                     turns[i] = turns[i].model_copy(update={"kind": "message"})
-                session.builder.add("assistant", session.final_text, "final_answer",
-                                    session.final_source or "result")
+                session.builder.add(
+                    "assistant",
+                    session.final_text,
+                    "final_answer",
+                    session.final_source or "result",
+                )
         meta = dict(session.meta, session_id=session.session_id, first_line=session.line)
         if session.project:
             meta["format"] = "claude-code project session"
@@ -405,11 +465,15 @@ class _Reader(StreamReader):
             meta["task_missing"] = True
         base = session.session_id or f"{Path(self.file).stem}@line{session.line}"
         case_id = self.unique_id(base)
-        self.out.cases.append(Case(
-            id=case_id, kind="agent_run", task=session.task or "",
-            diff=printed[1] if printed else None, trace=session.builder.turns,
-            agent_model=session.model,
-            slices={"agent": "claude-code", "exit_status": session.meta.get("exit_status")},
-            meta=meta,
-        ))
-
+        self.out.cases.append(
+            Case(
+                id=case_id,
+                kind="agent_run",
+                task=session.task or "",
+                diff=printed[1] if printed else None,
+                trace=session.builder.turns,
+                agent_model=session.model,
+                slices={"agent": "claude-code", "exit_status": session.meta.get("exit_status")},
+                meta=meta,
+            )
+        )

@@ -182,15 +182,18 @@ class _Thread:
 class CodexImporter(BaseImporter):
     """Codex exec JSONL: one case per thread."""
 
-    description = ("OpenAI Codex CLI: `codex exec --json` JSONL events, or a session file "
-                   "(~/.codex/sessions/.../rollout-*.jsonl)")
+    description = (
+        "OpenAI Codex CLI: `codex exec --json` JSONL events, or a session file "
+        "(~/.codex/sessions/.../rollout-*.jsonl)"
+    )
 
     def sniff(self, path: Path) -> bool:
         """The first line is a Codex thread event or a Codex session (rollout) line."""
         first = first_json_object(path)
         kind = first.get("type") if first else None
         return (isinstance(kind, str) and kind.startswith(("thread.", "turn.", "item."))) or (
-            looks_like_session(first))
+            looks_like_session(first)
+        )
 
     def load(self, path: Path) -> ImportResult:
         """Every thread (or the session) of ``path`` as a case; an error for each bad line."""
@@ -215,11 +218,18 @@ class _Reader(StreamReader):
         kind = obj.get("type")
         if not isinstance(kind, str):
             if "msg" in obj:
-                self.skip("lines of the pre-0.44 codex envelope ({'id', 'msg'}), not supported",
-                          number)
+                self.skip(
+                    "lines of the pre-0.44 codex envelope ({'id', 'msg'}), not supported", number
+                )
                 return
-            self.out.errors.append(InputError("required field is missing or not a string",
-                                              file=self.file, line=number, field="type"))
+            self.out.errors.append(
+                InputError(
+                    "required field is missing or not a string",
+                    file=self.file,
+                    line=number,
+                    field="type",
+                )
+            )
             return
         handler = {
             "thread.started": self.thread_started,
@@ -296,8 +306,12 @@ class _Reader(StreamReader):
             number, raw = thread.items[value]
             step = _add_item(builder, raw, f"line {number} {value[1]}", step)
         builder.finish()
-        meta: dict[str, Any] = {"thread_id": thread.thread_id, "first_line": thread.line,
-                                "turns": thread.turns, "task_missing": True}
+        meta: dict[str, Any] = {
+            "thread_id": thread.thread_id,
+            "first_line": thread.line,
+            "turns": thread.turns,
+            "task_missing": True,
+        }
         if thread.usage:
             meta["usage"] = dict(thread.usage)
         meta["exit_status"] = "failed" if thread.failed else "completed"
@@ -306,11 +320,18 @@ class _Reader(StreamReader):
             meta["diff_source"] = printed[0]
         base = thread.thread_id or f"{Path(self.file).stem}@line{thread.line}"
         case_id = self.unique_id(base)
-        self.out.cases.append(Case(
-            id=case_id, kind="agent_run", task="", diff=printed[1] if printed else None,
-            trace=builder.turns, agent_model=None,
-            slices={"agent": "codex", "exit_status": meta["exit_status"]}, meta=meta,
-        ))
+        self.out.cases.append(
+            Case(
+                id=case_id,
+                kind="agent_run",
+                task="",
+                diff=printed[1] if printed else None,
+                trace=builder.turns,
+                agent_model=None,
+                slices={"agent": "codex", "exit_status": meta["exit_status"]},
+                meta=meta,
+            )
+        )
 
 
 def _add_item(builder: TraceBuilder, raw: dict[str, Any], source: str, step: int) -> int:
@@ -335,28 +356,47 @@ def _add_item(builder: TraceBuilder, raw: dict[str, Any], source: str, step: int
     if isinstance(item, _Command):
         builder.call(call_id, "shell", {"command": item.command}, source, step)
         if item.status == "in_progress":
-            builder.add("tool", "[no output: the command had not finished when the log ended]",
-                        "error", source, step)
+            builder.add(
+                "tool",
+                "[no output: the command had not finished when the log ended]",
+                "error",
+                source,
+                step,
+            )
         else:
             text = item.aggregated_output
             if item.status == "declined":
                 text = "[command declined]" + (f"\n{text}" if text else "")
             elif item.exit_code is not None:
                 text = f"{text.rstrip()}\n[exit code {item.exit_code}]".lstrip()
-            builder.result(call_id, text, source, exit_code=item.exit_code,
-                           is_error=item.status in ("failed", "declined"))
+            builder.result(
+                call_id,
+                text,
+                source,
+                exit_code=item.exit_code,
+                is_error=item.status in ("failed", "declined"),
+            )
     elif isinstance(item, _FileChange):
         listing = ", ".join(f"{c.kind or 'change'} {c.path}" for c in item.changes) or "no files"
-        builder.add("assistant", f"[apply_patch] {listing} ({item.status})",
-                    "error" if item.status == "failed" else "tool_call", source, step)
+        builder.add(
+            "assistant",
+            f"[apply_patch] {listing} ({item.status})",
+            "error" if item.status == "failed" else "tool_call",
+            source,
+            step,
+        )
     elif isinstance(item, _McpCall):
         name = f"{item.server}.{item.tool}" if item.server else item.tool
         builder.call(call_id, name, item.arguments, source, step)
         if item.error is not None:
             builder.result(call_id, item.error.message, source, is_error=True)
         elif item.result is not None:
-            parts = [p.get("text") if isinstance(p, dict) and isinstance(p.get("text"), str)
-                     else to_text(p) for p in item.result.content]
+            parts = [
+                p.get("text")
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+                else to_text(p)
+                for p in item.result.content
+            ]
             text = "\n".join(str(p) for p in parts) or to_text(item.result.structured_content)
             builder.result(call_id, text, source, is_error=item.status == "failed")
     elif isinstance(item, _WebSearch):

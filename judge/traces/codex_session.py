@@ -57,22 +57,53 @@ from judge.traces._stream import StreamReader
 from judge.types import Case
 
 #: Line types of the rollout envelope.
-ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg",
-                            "compacted"})
+ENVELOPE_TYPES = frozenset(
+    {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
+)
 #: Response item types (the older rollout form writes them bare).
-ITEM_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output",
-                        "custom_tool_call", "custom_tool_call_output", "local_shell_call",
-                        "web_search_call", "ghost_snapshot", "compaction",
-                        "compaction_summary"})
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+    }
+)
 #: User messages that Codex itself adds to the conversation (context, not the user's words).
-_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                     "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
 #: Events that repeat a response item (or carry nothing to judge).
-_REPEATED_EVENTS = frozenset({"agent_message", "agent_reasoning", "agent_reasoning_raw_content",
-                              "agent_reasoning_section_break", "task_started",
-                              "exec_command_begin", "exec_command_end", "patch_apply_begin",
-                              "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end",
-                              "web_search_begin", "web_search_end", "plan_update"})
+_REPEATED_EVENTS = frozenset(
+    {
+        "agent_message",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "task_started",
+        "exec_command_begin",
+        "exec_command_end",
+        "patch_apply_begin",
+        "patch_apply_end",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "web_search_begin",
+        "web_search_end",
+        "plan_update",
+    }
+)
 _EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
 _SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
 
@@ -82,12 +113,15 @@ def looks_like_session(first: dict[str, Any] | None) -> bool:
     if first is None:
         return False
     kind = first.get("type")
-    if isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(first.get("payload"),
-                                                                       dict):
+    if isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(first.get("payload"), dict):
         return True
     # The pre-0.44 form starts with the session's meta object, without a type.
-    return kind is None and isinstance(first.get("id"), str) and "timestamp" in first and (
-        "instructions" in first or "git" in first)
+    return (
+        kind is None
+        and isinstance(first.get("id"), str)
+        and "timestamp" in first
+        and ("instructions" in first or "git" in first)
+    )
 
 
 class _Message(Loose):
@@ -150,14 +184,21 @@ class _Reader(StreamReader):
             self.first_line = number
         kind = obj.get("type")
         if not isinstance(kind, str) and kind is not None:
-            self.out.errors.append(InputError("must be a string", file=self.file, line=number,
-                                              field="type"))
+            self.out.errors.append(
+                InputError("must be a string", file=self.file, line=number, field="type")
+            )
             return
         payload = obj.get("payload")
         if kind in ENVELOPE_TYPES:
             if not isinstance(payload, dict):
-                self.out.errors.append(InputError("required field is missing or not an object",
-                                                  file=self.file, line=number, field="payload"))
+                self.out.errors.append(
+                    InputError(
+                        "required field is missing or not an object",
+                        file=self.file,
+                        line=number,
+                        field="payload",
+                    )
+                )
                 return
             if kind == "session_meta":
                 self.session_meta(number, payload)
@@ -170,8 +211,12 @@ class _Reader(StreamReader):
                 self.event(number, payload)
             else:  # compacted
                 text = to_text(payload.get("message"))
-                self.builder.add("system", f"[history compacted]\n{text}".rstrip(), "note",
-                                 f"line {number} compacted")
+                self.builder.add(
+                    "system",
+                    f"[history compacted]\n{text}".rstrip(),
+                    "note",
+                    f"line {number} compacted",
+                )
             return
         if kind is None and "record_type" in obj:
             return  # the pre-0.44 form's {"record_type": "state"} markers carry nothing
@@ -182,14 +227,26 @@ class _Reader(StreamReader):
             self.item(number, obj, "")
             return
         if not isinstance(kind, str):
-            self.out.errors.append(InputError("required field is missing or not a string",
-                                              file=self.file, line=number, field="type"))
+            self.out.errors.append(
+                InputError(
+                    "required field is missing or not a string",
+                    file=self.file,
+                    line=number,
+                    field="type",
+                )
+            )
             return
         self.skip(f"lines of unknown type '{kind}'", number)
 
     def session_meta(self, number: int, payload: dict[str, Any]) -> None:
-        meta = validate(_SessionMeta, payload, self.out.errors, self.file, line=number,
-                        where="payload" if "payload" not in payload else "")
+        meta = validate(
+            _SessionMeta,
+            payload,
+            self.out.errors,
+            self.file,
+            line=number,
+            where="payload" if "payload" not in payload else "",
+        )
         if meta is None:
             return
         if self.session_id is not None and meta.id != self.session_id:
@@ -198,11 +255,20 @@ class _Reader(StreamReader):
             return
         self.session_id = meta.id
         git = payload.get("git")
-        self.meta.update({k: v for k, v in {
-            "cwd": meta.cwd, "cli_version": meta.cli_version, "originator": meta.originator,
-            "source": meta.source if isinstance(meta.source, str) else None,
-            "model_provider": meta.model_provider,
-            "git": git if isinstance(git, dict) and git else None}.items() if v is not None})
+        self.meta.update(
+            {
+                k: v
+                for k, v in {
+                    "cwd": meta.cwd,
+                    "cli_version": meta.cli_version,
+                    "originator": meta.originator,
+                    "source": meta.source if isinstance(meta.source, str) else None,
+                    "model_provider": meta.model_provider,
+                    "git": git if isinstance(git, dict) and git else None,
+                }.items()
+                if v is not None
+            }
+        )
 
     def event(self, number: int, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -217,17 +283,20 @@ class _Reader(StreamReader):
             if isinstance(total, dict):
                 self.usage = total
         elif kind == "turn_aborted":
-            self.builder.add("system", f"turn aborted: {to_text(payload.get('reason'))}",
-                             "error", source)
+            self.builder.add(
+                "system", f"turn aborted: {to_text(payload.get('reason'))}", "error", source
+            )
             self.exit_status = "aborted"
         elif kind in ("error", "stream_error"):
-            self.builder.add("system", f"error: {to_text(payload.get('message'))}", "error",
-                             source)
+            self.builder.add("system", f"error: {to_text(payload.get('message'))}", "error", source)
         elif kind == "task_complete":
             self.exit_status = self.exit_status or "completed"
         elif isinstance(kind, str) and kind in _REPEATED_EVENTS:
-            self.skip(f"event_msg '{kind}' events (they repeat the response items or carry "
-                      "nothing to judge)", number)
+            self.skip(
+                f"event_msg '{kind}' events (they repeat the response items or carry "
+                "nothing to judge)",
+                number,
+            )
         else:
             self.skip(f"event_msg '{kind}' events", number)
 
@@ -247,41 +316,58 @@ class _Reader(StreamReader):
             if message is not None:
                 self.message(message, source)
         elif kind == "reasoning":
-            texts = [to_text(p.get("text")) for key in ("summary", "content")
-                     for p in raw.get(key) or [] if isinstance(p, dict) and p.get("text")]
+            texts = [
+                to_text(p.get("text"))
+                for key in ("summary", "content")
+                for p in raw.get(key) or []
+                if isinstance(p, dict) and p.get("text")
+            ]
             if texts:
-                self.builder.add("assistant", "\n".join(texts), "note", source,
-                                 self.assistant_step())
+                self.builder.add(
+                    "assistant", "\n".join(texts), "note", source, self.assistant_step()
+                )
             else:
                 self.skip("reasoning items without readable text (encrypted)", number)
         elif kind == "function_call":
             call = validate(_FunctionCall, raw, errors, file, line=number, where=where)
             if call is not None:
                 arguments = _shell_arguments(_parse(call.arguments))
-                self.builder.call(call.call_id, call.name, arguments, source,
-                                  self.assistant_step())
+                self.builder.call(call.call_id, call.name, arguments, source, self.assistant_step())
         elif kind == "custom_tool_call":
             custom = validate(_CustomCall, raw, errors, file, line=number, where=where)
             if custom is not None:
                 text = f"[{custom.name}]\n{to_text(custom.input)}".rstrip()
-                self.builder.call(custom.call_id, custom.name, {"input": custom.input}, source,
-                                  self.assistant_step(), content=text)
+                self.builder.call(
+                    custom.call_id,
+                    custom.name,
+                    {"input": custom.input},
+                    source,
+                    self.assistant_step(),
+                    content=text,
+                )
         elif kind == "local_shell_call":
             action = raw["action"] if isinstance(raw.get("action"), dict) else {}
             call_id = raw.get("call_id") if isinstance(raw.get("call_id"), str) else None
-            self.builder.call(call_id, "local_shell", _shell_arguments(
-                {"command": action.get("command")}), source, self.assistant_step())
+            self.builder.call(
+                call_id,
+                "local_shell",
+                _shell_arguments({"command": action.get("command")}),
+                source,
+                self.assistant_step(),
+            )
         elif kind == "web_search_call":
             action = raw["action"] if isinstance(raw.get("action"), dict) else {}
-            self.builder.call(None, "web_search", {"query": action.get("query")}, source,
-                              self.assistant_step())
+            self.builder.call(
+                None, "web_search", {"query": action.get("query")}, source, self.assistant_step()
+            )
         elif kind in ("function_call_output", "custom_tool_call_output"):
             output = validate(_Output, raw, errors, file, line=number, where=where)
             if output is not None:
                 self.in_response = False
                 text, exit_code, failed = _output_text(output.output)
-                self.builder.result(output.call_id, text, source, exit_code=exit_code,
-                                    is_error=failed)
+                self.builder.result(
+                    output.call_id, text, source, exit_code=exit_code, is_error=failed
+                )
         else:
             self.skipped_items[str(kind)] += 1
             self.skip(f"response items of type '{kind}'", number)
@@ -312,8 +398,12 @@ class _Reader(StreamReader):
             return
         turns = self.builder.finish()
         task = self.task or self.first_user_text
-        meta: dict[str, Any] = dict(self.meta, session_id=self.session_id,
-                                    first_line=self.first_line, format="codex session")
+        meta: dict[str, Any] = dict(
+            self.meta,
+            session_id=self.session_id,
+            first_line=self.first_line,
+            format="codex session",
+        )
         if self.usage:
             meta["usage"] = self.usage
         meta["exit_status"] = self.exit_status or "unfinished"
@@ -323,11 +413,18 @@ class _Reader(StreamReader):
         if task is None:
             meta["task_missing"] = True
         case_id = self.session_id or f"{Path(self.file).stem}@line{self.first_line}"
-        self.out.cases.append(Case(
-            id=case_id, kind="agent_run", task=task or "",
-            diff=printed[1] if printed else None, trace=turns, agent_model=self.model,
-            slices={"agent": "codex", "exit_status": meta["exit_status"]}, meta=meta,
-        ))
+        self.out.cases.append(
+            Case(
+                id=case_id,
+                kind="agent_run",
+                task=task or "",
+                diff=printed[1] if printed else None,
+                trace=turns,
+                agent_model=self.model,
+                slices={"agent": "codex", "exit_status": meta["exit_status"]},
+                meta=meta,
+            )
+        )
 
 
 def _content_text(content: list[dict[str, Any]] | str | None) -> str:
@@ -356,8 +453,13 @@ def _shell_arguments(arguments: Any) -> Any:
     if not isinstance(arguments, dict):
         return arguments
     command = arguments.get("command")
-    if (isinstance(command, list) and len(command) == 3 and command[0] in _SHELLS
-            and command[1] in ("-lc", "-c") and isinstance(command[2], str)):
+    if (
+        isinstance(command, list)
+        and len(command) == 3
+        and command[0] in _SHELLS
+        and command[1] in ("-lc", "-c")
+        and isinstance(command[2], str)
+    ):
         return dict(arguments, command=command[2])
     return arguments
 
@@ -370,9 +472,12 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
         failed = output.get("success") is False
         output = output.get("content", output)
     if isinstance(output, list):
-        output = "\n".join(to_text(p.get("text")) if isinstance(p, dict) and "text" in p
-                           else f"[{to_text(p.get('type')) if isinstance(p, dict) else 'part'}]"
-                           for p in output)
+        output = "\n".join(
+            to_text(p.get("text"))
+            if isinstance(p, dict) and "text" in p
+            else f"[{to_text(p.get('type')) if isinstance(p, dict) else 'part'}]"
+            for p in output
+        )
     text = to_text(output)
     decoded = _parse(text) if text.lstrip().startswith("{") else None
     if isinstance(decoded, dict) and "output" in decoded:

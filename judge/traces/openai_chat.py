@@ -41,17 +41,18 @@ class _Conversation(Loose):
 class OpenAIChatImporter(BaseImporter):
     """Chat message lists: a JSON list, a ``{"messages"}`` object, or JSONL of those."""
 
-    description = "OpenAI-style chat messages: JSON list, {\"messages\": [...]} or JSONL"
+    description = 'OpenAI-style chat messages: JSON list, {"messages": [...]} or JSONL'
 
     def sniff(self, path: Path) -> bool:
         """Chat messages with roles, and none of the keys of the trajectory formats."""
         head = read_head(path)
-        if any(key in head for key in ('"traj"', '"trajectory', '"submission"',
-                                        '"exit_status"', '"resourceSpans"')):
+        if any(
+            key in head
+            for key in ('"traj"', '"trajectory', '"submission"', '"exit_status"', '"resourceSpans"')
+        ):
             return False
         start = head.lstrip()[:1]
-        return start in ("[", "{") and '"role"' in head and (
-            start == "[" or '"messages"' in head)
+        return start in ("[", "{") and '"role"' in head and (start == "[" or '"messages"' in head)
 
     def load(self, path: Path) -> ImportResult:
         """Every conversation of ``path`` as a case; an error for each bad record."""
@@ -64,21 +65,33 @@ class OpenAIChatImporter(BaseImporter):
                     continue
                 conversation = check(_Conversation, obj, out.errors, file, line=number)
                 if conversation is not None:
-                    _add_case(out, file, conversation, f"{path.stem}:line{number}",
-                              line=number, prefix="messages")
+                    _add_case(
+                        out,
+                        file,
+                        conversation,
+                        f"{path.stem}:line{number}",
+                        line=number,
+                        prefix="messages",
+                    )
             return out
         data = read_json(path)
         if isinstance(data, InputError):
             out.errors.append(data)
-        elif isinstance(data, list) and not any(isinstance(m, dict) and "messages" in m
-                                                for m in data):
+        elif isinstance(data, list) and not any(
+            isinstance(m, dict) and "messages" in m for m in data
+        ):
             _add_case(out, file, _Conversation(messages=data), path.stem, prefix="")
         elif isinstance(data, list):
             for index, obj in enumerate(data):
                 conversation = check(_Conversation, obj, out.errors, file, where=f"[{index}]")
                 if conversation is not None:
-                    _add_case(out, file, conversation, f"{path.stem}#{index}",
-                              prefix=f"[{index}].messages")
+                    _add_case(
+                        out,
+                        file,
+                        conversation,
+                        f"{path.stem}#{index}",
+                        prefix=f"[{index}].messages",
+                    )
         else:
             conversation = check(_Conversation, data, out.errors, file)
             if conversation is not None:
@@ -86,8 +99,15 @@ class OpenAIChatImporter(BaseImporter):
         return out
 
 
-def _add_case(out: ImportResult, file: str, conversation: _Conversation, default_id: str, *,
-              prefix: str, line: int | None = None) -> None:
+def _add_case(
+    out: ImportResult,
+    file: str,
+    conversation: _Conversation,
+    default_id: str,
+    *,
+    prefix: str,
+    line: int | None = None,
+) -> None:
     """Append the case of one conversation (its bad messages become errors)."""
     builder = TraceBuilder()
     converter = ChatConverter(builder, out.errors, file, line=line)
@@ -95,8 +115,11 @@ def _add_case(out: ImportResult, file: str, conversation: _Conversation, default
     builder.finish()
     case_id = str(conversation.id) if conversation.id is not None else default_id
     if any(c.id == case_id for c in out.cases):
-        out.errors.append(InputError(f"duplicate conversation id {case_id!r}; skipped",
-                                     file=file, line=line, field="id"))
+        out.errors.append(
+            InputError(
+                f"duplicate conversation id {case_id!r}; skipped", file=file, line=line, field="id"
+            )
+        )
         return
     for role in sorted(converter.other_roles):
         out.notes.append(f"{file}: {case_id}: messages with role {role!r} kept as notes")
@@ -106,8 +129,14 @@ def _add_case(out: ImportResult, file: str, conversation: _Conversation, default
         meta["diff_source"] = printed[0]
     if converter.task is None:
         meta["task_missing"] = True
-    out.cases.append(Case(
-        id=case_id, kind="agent_run", task=converter.task or "",
-        diff=printed[1] if printed else None, trace=builder.turns,
-        agent_model=conversation.model, meta=meta,
-    ))
+    out.cases.append(
+        Case(
+            id=case_id,
+            kind="agent_run",
+            task=converter.task or "",
+            diff=printed[1] if printed else None,
+            trace=builder.turns,
+            agent_model=conversation.model,
+            meta=meta,
+        )
+    )

@@ -134,14 +134,19 @@ def any_value(value: Any) -> Any:
     if "doubleValue" in value:
         return value["doubleValue"]
     if "arrayValue" in value:
-        values = value["arrayValue"].get("values") if isinstance(value["arrayValue"],
-                                                                  dict) else None
+        values = (
+            value["arrayValue"].get("values") if isinstance(value["arrayValue"], dict) else None
+        )
         return [any_value(v) for v in values] if isinstance(values, list) else []
     if "kvlistValue" in value:
-        pairs = value["kvlistValue"].get("values") if isinstance(value["kvlistValue"],
-                                                                 dict) else None
-        return {p["key"]: any_value(p.get("value")) for p in pairs or []
-                if isinstance(p, dict) and isinstance(p.get("key"), str)}
+        pairs = (
+            value["kvlistValue"].get("values") if isinstance(value["kvlistValue"], dict) else None
+        )
+        return {
+            p["key"]: any_value(p.get("value"))
+            for p in pairs or []
+            if isinstance(p, dict) and isinstance(p.get("key"), str)
+        }
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
@@ -179,15 +184,16 @@ class _GenAISpan:
 class OtelGenAIImporter(BaseImporter):
     """OTLP JSON with GenAI spans: one case per trace."""
 
-    description = (f"OpenTelemetry GenAI spans in OTLP JSON or SDK console JSON (semconv "
-                   f"v{SEMCONV_VERSION}; also OpenLLMetry, OpenInference, pre-1.37 messages)")
+    description = (
+        f"OpenTelemetry GenAI spans in OTLP JSON or SDK console JSON (semconv "
+        f"v{SEMCONV_VERSION}; also OpenLLMetry, OpenInference, pre-1.37 messages)"
+    )
 
     def sniff(self, path: Path) -> bool:
         """OTLP JSON (a ``resourceSpans`` key) or the SDK's console span output."""
         head = read_head(path)
         # An OTLP logs document is taken too, to be refused with a message saying what it is.
-        return ('"resourceSpans"' in head or '"resourceLogs"' in head
-                or looks_like_console(head))
+        return '"resourceSpans"' in head or '"resourceLogs"' in head or looks_like_console(head)
 
     def load(self, path: Path) -> ImportResult:
         """Every trace with gen_ai spans as a case; an error for each bad span or attribute."""
@@ -196,8 +202,9 @@ class OtelGenAIImporter(BaseImporter):
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                reader.out.errors.append(InputError(f"cannot read the file ({exc})",
-                                                    file=str(path)))
+                reader.out.errors.append(
+                    InputError(f"cannot read the file ({exc})", file=str(path))
+                )
                 return reader.out
             spans, errors = read_console(text, str(path))
             reader.out.errors.extend(errors)
@@ -218,8 +225,11 @@ class OtelGenAIImporter(BaseImporter):
             elif isinstance(data, dict):
                 reader.document(data, None)
             else:
-                reader.out.errors.append(InputError(
-                    "an OTLP JSON document is an object with 'resourceSpans'", file=str(path)))
+                reader.out.errors.append(
+                    InputError(
+                        "an OTLP JSON document is an object with 'resourceSpans'", file=str(path)
+                    )
+                )
         reader.build()
         return reader.out
 
@@ -244,11 +254,16 @@ class _Reader:
         """One ExportTraceServiceRequest: resourceSpans / scopeSpans / spans."""
         resource_spans = data.get("resourceSpans")
         if resource_spans is None and "resourceLogs" in data:
-            self.out.errors.append(InputError(
-                "this is an OTLP logs document (resourceLogs), not spans", file=self.file,
-                line=line, field="resourceLogs",
-                hint="export the traces (the collector's file exporter on the traces pipeline, "
-                     "or an OTLP/HTTP /v1/traces body)"))
+            self.out.errors.append(
+                InputError(
+                    "this is an OTLP logs document (resourceLogs), not spans",
+                    file=self.file,
+                    line=line,
+                    field="resourceLogs",
+                    hint="export the traces (the collector's file exporter on the traces pipeline, "
+                    "or an OTLP/HTTP /v1/traces body)",
+                )
+            )
             return
         if not isinstance(resource_spans, list):
             self.error("required field is missing or not a list", line, "resourceSpans")
@@ -260,26 +275,40 @@ class _Reader:
                 continue
             resource = rs.get("resource")
             attrs = resource.get("attributes") if isinstance(resource, dict) else None
-            service = next((any_value(a.get("value")) for a in attrs or []
-                            if isinstance(a, dict) and a.get("key") == "service.name"), None)
+            service = next(
+                (
+                    any_value(a.get("value"))
+                    for a in attrs or []
+                    if isinstance(a, dict) and a.get("key") == "service.name"
+                ),
+                None,
+            )
             scopes = rs.get("scopeSpans")
             if scopes is None and "instrumentationLibrarySpans" in rs:
-                self.out.notes.append(f"{self.file}: {where} uses the pre-1.0 OTLP key "
-                                      "'instrumentationLibrarySpans'; skipped")
+                self.out.notes.append(
+                    f"{self.file}: {where} uses the pre-1.0 OTLP key "
+                    "'instrumentationLibrarySpans'; skipped"
+                )
                 continue
             if not isinstance(scopes, list):
-                self.error("required field is missing or not a list", line,
-                           f"{where}.scopeSpans")
+                self.error("required field is missing or not a list", line, f"{where}.scopeSpans")
                 continue
             for j, scope in enumerate(scopes):
                 spans = scope.get("spans") if isinstance(scope, dict) else None
                 if not isinstance(spans, list):
-                    self.error("required field is missing or not a list", line,
-                               f"{where}.scopeSpans[{j}].spans")
+                    self.error(
+                        "required field is missing or not a list",
+                        line,
+                        f"{where}.scopeSpans[{j}].spans",
+                    )
                     continue
                 for k, raw in enumerate(spans):
-                    self.span(raw, line, f"{where}.scopeSpans[{j}].spans[{k}]",
-                              service if isinstance(service, str) else None)
+                    self.span(
+                        raw,
+                        line,
+                        f"{where}.scopeSpans[{j}].spans[{k}]",
+                        service if isinstance(service, str) else None,
+                    )
 
     def span(self, raw: Any, line: int | None, where: str, service: str | None) -> None:
         span = validate(_Span, raw, self.out.errors, self.file, line=line, where=where)
@@ -323,13 +352,17 @@ class _Reader:
                 self.error("not valid JSON", line, f"span {parsed.sid} {key}")
                 return None
         if not isinstance(value, list):
-            self.error(f"must be a JSON list (got {type(value).__name__})", line,
-                       f"span {parsed.sid} {key}")
+            self.error(
+                f"must be a JSON list (got {type(value).__name__})",
+                line,
+                f"span {parsed.sid} {key}",
+            )
             return None
         return value
 
-    def messages(self, parsed: _GenAISpan, key: str,
-                 line: int | None) -> list[tuple[str, _Message]]:
+    def messages(
+        self, parsed: _GenAISpan, key: str, line: int | None
+    ) -> list[tuple[str, _Message]]:
         out = []
         for index, raw in enumerate(self.decoded(parsed, key, line) or []):
             where = f"span {parsed.sid} {key}[{index}]"
@@ -337,9 +370,9 @@ class _Reader:
                 # The role/content form of the conventions before 1.37.
                 raw = parts_message(raw)
                 self.conventions.setdefault(parsed.span.traceId, set()).add(
-                    "gen_ai role/content (semconv < 1.37)")
-            message = validate(_Message, raw, self.out.errors, self.file, line=line,
-                               where=where)
+                    "gen_ai role/content (semconv < 1.37)"
+                )
+            message = validate(_Message, raw, self.out.errors, self.file, line=line, where=where)
             if message is not None:
                 out.append((where, message))
         return out
@@ -355,8 +388,9 @@ class _Reader:
     def build(self) -> None:
         for trace_id, count in self.other_traces.items():
             if trace_id not in self.traces:
-                self.out.notes.append(f"{self.file}: trace {trace_id} has no gen_ai span "
-                                      f"({count} spans); skipped")
+                self.out.notes.append(
+                    f"{self.file}: trace {trace_id} has no gen_ai span ({count} spans); skipped"
+                )
         for trace_id, spans in self.traces.items():
             self.out.cases.append(_TraceCase(self, trace_id, spans).case())
 
@@ -377,7 +411,8 @@ class _TraceCase:
         # (tool name, arguments) -> call id, for tool spans that do not record the call id
         self.calls_by_content: dict[tuple[str, str], str] = {}
         self.calls_have_messages = any(
-            s.inputs for s in self.spans if s.op in _MODEL_CALLS or s.op is None)
+            s.inputs for s in self.spans if s.op in _MODEL_CALLS or s.op is None
+        )
         for s in self.spans:
             if s.op == "execute_tool":
                 call_id = s.attrs.get("gen_ai.tool.call.id")
@@ -389,7 +424,8 @@ class _TraceCase:
                         if part.get("type") == "tool_call":
                             self.message_calls.add(part["id"])
                             self.calls_by_content.setdefault(
-                                _call_key(part.get("name"), part.get("arguments")), part["id"])
+                                _call_key(part.get("name"), part.get("arguments")), part["id"]
+                            )
                         elif part.get("type") == "tool_call_response":
                             self.message_results.add(part["id"])
 
@@ -397,8 +433,9 @@ class _TraceCase:
         events: list[tuple[int, int, int, _GenAISpan, str]] = []
         for s in self.spans:
             events.append((s.span.startTimeUnixNano, s.seq, 0, s, "start"))
-            events.append((max(s.span.endTimeUnixNano, s.span.startTimeUnixNano), s.seq, 1,
-                           s, "end"))
+            events.append(
+                (max(s.span.endTimeUnixNano, s.span.startTimeUnixNano), s.seq, 1, s, "end")
+            )
         for _, _, _, s, phase in sorted(events, key=lambda e: e[:3]):
             if s.op == "execute_tool":
                 self.tool(s, phase)
@@ -409,12 +446,18 @@ class _TraceCase:
         agents = [s for s in self.spans if s.op == "invoke_agent"]
         root = agents[0] if agents else self.spans[0]
         if not agents:
-            self.reader.out.notes.append(f"{self.reader.file}: trace {self.trace_id} has no "
-                                         "invoke_agent span; imported from its model calls")
+            self.reader.out.notes.append(
+                f"{self.reader.file}: trace {self.trace_id} has no "
+                "invoke_agent span; imported from its model calls"
+            )
         if agents and _is_error(root.span.status):
             message = (root.span.status.message if root.span.status else None) or "error"
-            self.builder.add("system", f"agent span ended with an error: {message}", "error",
-                             f"span {root.sid} status")
+            self.builder.add(
+                "system",
+                f"agent span ended with an error: {message}",
+                "error",
+                f"span {root.sid} status",
+            )
         self.builder.finish()
         return self.assemble(root, bool(agents))
 
@@ -430,18 +473,24 @@ class _TraceCase:
                 value = s.attrs.get(f"gen_ai.usage.{key}")
                 if isinstance(value, int) and not isinstance(value, bool):
                     usage[key] += value
-        provider = root.attrs.get("gen_ai.provider.name") or root.attrs.get("gen_ai.system") or (
-            calls[0].attrs.get("gen_ai.provider.name") or calls[0].attrs.get("gen_ai.system"))
+        provider = (
+            root.attrs.get("gen_ai.provider.name")
+            or root.attrs.get("gen_ai.system")
+            or (calls[0].attrs.get("gen_ai.provider.name") or calls[0].attrs.get("gen_ai.system"))
+        )
         agent_name = root.attrs.get("gen_ai.agent.name")
         span = root.span
         meta: dict[str, Any] = {
-            "trace_id": self.trace_id, "root_span_id": span.spanId,
+            "trace_id": self.trace_id,
+            "root_span_id": span.spanId,
             "semconv_version": SEMCONV_VERSION,
             "conventions": sorted(self.reader.conventions.get(self.trace_id, set())) or None,
             "first_line": self.reader.first_lines.get(self.trace_id),
             "duration_ms": (span.endTimeUnixNano - span.startTimeUnixNano) / 1e6,
             "conversation_id": root.attrs.get("gen_ai.conversation.id"),
-            "agent_name": agent_name, "provider": provider, "usage": dict(usage) or None,
+            "agent_name": agent_name,
+            "provider": provider,
+            "usage": dict(usage) or None,
             "service": self.reader.services.get(self.trace_id),
             "exit_status": "error" if has_agent and _is_error(span.status) else None,
         }
@@ -452,11 +501,16 @@ class _TraceCase:
         if self.task is None:
             meta["task_missing"] = True
         return Case(
-            id=self.trace_id, kind="agent_run", task=self.task or "",
-            diff=printed[1] if printed else None, trace=self.builder.turns,
+            id=self.trace_id,
+            kind="agent_run",
+            task=self.task or "",
+            diff=printed[1] if printed else None,
+            trace=self.builder.turns,
             agent_model=model,
-            slices={"agent": to_text(agent_name) or meta.get("service") or "otel-genai",
-                    "provider": to_text(provider) or None},
+            slices={
+                "agent": to_text(agent_name) or meta.get("service") or "otel-genai",
+                "provider": to_text(provider) or None,
+            },
             meta=meta,
         )
 
@@ -511,8 +565,11 @@ class _TraceCase:
             if not text:
                 return
             content = "\n".join(text)
-            source = f"{where}.parts[{first}]" if upto - first <= 1 else (
-                f"{where}.parts[{first}:{upto}]")
+            source = (
+                f"{where}.parts[{first}]"
+                if upto - first <= 1
+                else (f"{where}.parts[{first}:{upto}]")
+            )
             if role == "user" and self.task is None:
                 self.task = content
             if role == "system":
@@ -530,18 +587,32 @@ class _TraceCase:
             if kind == "tool_call":
                 flush(index)
                 call_id = part.get("id") if isinstance(part.get("id"), str) else None
-                self.builder.call(call_id, to_text(part.get("name")) or "tool",
-                                  part.get("arguments"), source, self.step)
+                self.builder.call(
+                    call_id,
+                    to_text(part.get("name")) or "tool",
+                    part.get("arguments"),
+                    source,
+                    self.step,
+                )
             elif kind == "tool_call_response":
                 flush(index)
                 call_id = part.get("id") if isinstance(part.get("id"), str) else None
                 response = part.get("response", part.get("result"))
-                self.builder.result(call_id, to_text(response), source,
-                                    is_error=self.tool_errors.get(call_id or "", False))
+                self.builder.result(
+                    call_id,
+                    to_text(response),
+                    source,
+                    is_error=self.tool_errors.get(call_id or "", False),
+                )
             elif kind == "reasoning":
                 flush(index)
-                self.builder.add(role, _part_text(part), "note", source,
-                                 self.step if role == "assistant" else None)
+                self.builder.add(
+                    role,
+                    _part_text(part),
+                    "note",
+                    source,
+                    self.step if role == "assistant" else None,
+                )
             else:
                 if not text:
                     first = index
@@ -556,7 +627,8 @@ class _TraceCase:
             # A tool span without the call id (OpenInference, traceloop) is the run of the
             # message's call with the same name and arguments, when there is one.
             call_id = self.calls_by_content.get(
-                _call_key(name, s.attrs.get("gen_ai.tool.call.arguments")))
+                _call_key(name, s.attrs.get("gen_ai.tool.call.arguments"))
+            )
         source = f"span {s.sid}"
         if phase == "start" and (call_id is None or call_id not in self.message_calls):
             arguments = s.attrs.get("gen_ai.tool.call.arguments")

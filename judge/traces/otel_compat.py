@@ -44,13 +44,17 @@ OPENLLMETRY = "openllmetry"
 OPENINFERENCE = "openinference"
 SEMCONV_ROLE_CONTENT = "gen_ai role/content (semconv < 1.37)"
 
-_LEGACY_INPUT_EVENTS = ("gen_ai.system.message", "gen_ai.user.message",
-                        "gen_ai.assistant.message", "gen_ai.tool.message")
+_LEGACY_INPUT_EVENTS = (
+    "gen_ai.system.message",
+    "gen_ai.user.message",
+    "gen_ai.assistant.message",
+    "gen_ai.tool.message",
+)
 
 
-def normalise(attrs: dict[str, Any],
-              events: Iterable[tuple[str, Mapping[str, Any]]] = ()) -> tuple[dict[str, Any],
-                                                                             str | None]:
+def normalise(
+    attrs: dict[str, Any], events: Iterable[tuple[str, Mapping[str, Any]]] = ()
+) -> tuple[dict[str, Any], str | None]:
     """``attrs`` with the current GenAI attributes added from another convention, and the
     name of that convention (None when the span uses none of them)."""
     out = dict(attrs)
@@ -87,8 +91,14 @@ def parts_message(message: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(_tool_call_part(call))
     function_call = message.get("function_call")
     if isinstance(function_call, Mapping):
-        parts.append({"type": "tool_call", "id": None, "name": function_call.get("name"),
-                      "arguments": function_call.get("arguments")})
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": None,
+                "name": function_call.get("name"),
+                "arguments": function_call.get("arguments"),
+            }
+        )
     out: dict[str, Any] = {"role": role, "parts": parts}
     if isinstance(message.get("finish_reason"), str):
         out["finish_reason"] = message["finish_reason"]
@@ -107,10 +117,12 @@ def _content_parts(content: Any) -> list[dict[str, Any]]:
                 parts.append({"type": "text", "content": item})
             elif isinstance(item, Mapping) and isinstance(item.get("text"), str):
                 parts.append({"type": "text", "content": item["text"]})
-            elif isinstance(item, Mapping) and "parts" not in item and isinstance(
-                    item.get("content"), str):
-                parts.append({"type": str(item.get("type") or "text"),
-                              "content": item["content"]})
+            elif (
+                isinstance(item, Mapping)
+                and "parts" not in item
+                and isinstance(item.get("content"), str)
+            ):
+                parts.append({"type": str(item.get("type") or "text"), "content": item["content"]})
             elif isinstance(item, Mapping):
                 parts.append({"type": str(item.get("type") or "part")})
         return parts
@@ -125,8 +137,12 @@ def _tool_call_part(call: Mapping[str, Any]) -> dict[str, Any]:
         call = inner
     function = call.get("function")
     source: Mapping[str, Any] = function if isinstance(function, Mapping) else call
-    return {"type": "tool_call", "id": call.get("id"), "name": source.get("name"),
-            "arguments": source.get("arguments")}
+    return {
+        "type": "tool_call",
+        "id": call.get("id"),
+        "name": source.get("name"),
+        "arguments": source.get("arguments"),
+    }
 
 
 def _list(value: Any) -> list[Any]:
@@ -144,7 +160,7 @@ def _tree(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
         if not key.startswith(prefix):
             continue
         node = root
-        parts = key[len(prefix):].split(".")
+        parts = key[len(prefix) :].split(".")
         for part in parts[:-1]:
             child = node.get(part)
             if not isinstance(child, dict):
@@ -182,13 +198,16 @@ def _openllmetry(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
     if prompts:
         out.setdefault("gen_ai.input.messages", [_openllmetry_message(m) for m in prompts])
     if completions:
-        out.setdefault("gen_ai.output.messages",
-                       [_openllmetry_message(m, "assistant") for m in completions])
+        out.setdefault(
+            "gen_ai.output.messages", [_openllmetry_message(m, "assistant") for m in completions]
+        )
     kind = attrs.get("llm.request.type")
     op = {"chat": "chat", "completion": "text_completion"}.get(str(kind), "chat")
     out.setdefault("gen_ai.operation.name", op)
-    for old, new in (("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"),
-                     ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens")):
+    for old, new in (
+        ("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"),
+        ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens"),
+    ):
         if old in attrs:
             out.setdefault(new, attrs[old])
     return True
@@ -205,10 +224,13 @@ def _openllmetry_message(node: Any, default_role: str = "user") -> dict[str, Any
             decoded = None
         if isinstance(decoded, list) and all(isinstance(p, dict) for p in decoded):
             content = decoded
-    message = {"role": node.get("role") or default_role, "content": content,
-               "tool_call_id": node.get("tool_call_id"),
-               "tool_calls": _indexed(node.get("tool_calls")),
-               "finish_reason": node.get("finish_reason")}
+    message = {
+        "role": node.get("role") or default_role,
+        "content": content,
+        "tool_call_id": node.get("tool_call_id"),
+        "tool_calls": _indexed(node.get("tool_calls")),
+        "finish_reason": node.get("finish_reason"),
+    }
     function_call = node.get("function_call")
     if isinstance(function_call, dict):
         message["function_call"] = function_call
@@ -222,8 +244,11 @@ def _traceloop_entity(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
         out.setdefault("gen_ai.operation.name", "execute_tool")
         out.setdefault("gen_ai.tool.name", name)
         arguments = _decode(attrs.get("traceloop.entity.input"))
-        if isinstance(arguments, dict) and "kwargs" in arguments and set(arguments) <= {
-                "args", "kwargs"}:
+        if (
+            isinstance(arguments, dict)
+            and "kwargs" in arguments
+            and set(arguments) <= {"args", "kwargs"}
+        ):
             arguments = arguments["kwargs"]  # the SDK records {"args": [...], "kwargs": {...}}
         out.setdefault("gen_ai.tool.call.arguments", arguments)
         if "traceloop.entity.output" in attrs:
@@ -249,18 +274,23 @@ def _decode(value: Any) -> Any:
 # GenAI semconv before 1.37.
 
 
-def _role_content(attrs: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]],
-                  out: dict[str, Any]) -> bool:
+def _role_content(
+    attrs: Mapping[str, Any], events: list[tuple[str, Mapping[str, Any]]], out: dict[str, Any]
+) -> bool:
     found = False
-    sources = {"gen_ai.input.messages": attrs.get("gen_ai.prompt"),
-               "gen_ai.output.messages": attrs.get("gen_ai.completion")}
+    sources = {
+        "gen_ai.input.messages": attrs.get("gen_ai.prompt"),
+        "gen_ai.output.messages": attrs.get("gen_ai.completion"),
+    }
     for name, event_attrs in events:
         if name == "gen_ai.content.prompt":
-            sources["gen_ai.input.messages"] = sources["gen_ai.input.messages"] or \
-                event_attrs.get("gen_ai.prompt")
+            sources["gen_ai.input.messages"] = sources["gen_ai.input.messages"] or event_attrs.get(
+                "gen_ai.prompt"
+            )
         elif name == "gen_ai.content.completion":
-            sources["gen_ai.output.messages"] = sources["gen_ai.output.messages"] or \
-                event_attrs.get("gen_ai.completion")
+            sources["gen_ai.output.messages"] = sources[
+                "gen_ai.output.messages"
+            ] or event_attrs.get("gen_ai.completion")
     for key, raw in sources.items():
         messages = _decode(raw)
         if isinstance(messages, list) and key not in out:
@@ -270,11 +300,16 @@ def _role_content(attrs: Mapping[str, Any], events: list[tuple[str, Mapping[str,
     for name, event_attrs in events:
         if name in _LEGACY_INPUT_EVENTS:
             role = name.split(".")[1]
-            inputs.append(parts_message({
-                "role": event_attrs.get("role") or role,
-                "content": _decode_content(event_attrs.get("content")),
-                "tool_calls": _decode(event_attrs.get("tool_calls")),
-                "tool_call_id": event_attrs.get("id")}))
+            inputs.append(
+                parts_message(
+                    {
+                        "role": event_attrs.get("role") or role,
+                        "content": _decode_content(event_attrs.get("content")),
+                        "tool_calls": _decode(event_attrs.get("tool_calls")),
+                        "tool_call_id": event_attrs.get("id"),
+                    }
+                )
+            )
         elif name == "gen_ai.choice":
             message = _decode(event_attrs.get("message"))
             message = dict(message) if isinstance(message, Mapping) else {}
@@ -316,16 +351,17 @@ def _openinference(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
         if inputs:
             out.setdefault("gen_ai.input.messages", [_oi_message(m) for m in inputs])
         if outputs:
-            out.setdefault("gen_ai.output.messages",
-                           [_oi_message(m, "assistant") for m in outputs])
+            out.setdefault("gen_ai.output.messages", [_oi_message(m, "assistant") for m in outputs])
         out.setdefault("gen_ai.operation.name", "chat")
         if isinstance(attrs.get("llm.model_name"), str):
             out.setdefault("gen_ai.response.model", attrs["llm.model_name"])
         provider = attrs.get("llm.provider") or attrs.get("llm.system")
         if isinstance(provider, str):
             out.setdefault("gen_ai.provider.name", provider)
-        for old, new in (("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
-                         ("llm.token_count.completion", "gen_ai.usage.output_tokens")):
+        for old, new in (
+            ("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
+            ("llm.token_count.completion", "gen_ai.usage.output_tokens"),
+        ):
             if old in attrs:
                 out.setdefault(new, attrs[old])
     elif kind == "TOOL":
@@ -345,12 +381,14 @@ def _openinference(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
             out.setdefault("gen_ai.agent.name", attrs["agent.name"])
         task = _plain_text(attrs.get("input.value"), attrs.get("input.mime_type"))
         if task:
-            out.setdefault("gen_ai.input.messages", [parts_message(
-                {"role": "user", "content": task})])
+            out.setdefault(
+                "gen_ai.input.messages", [parts_message({"role": "user", "content": task})]
+            )
         answer = _plain_text(attrs.get("output.value"), attrs.get("output.mime_type"))
         if answer:
-            out.setdefault("gen_ai.output.messages", [parts_message(
-                {"role": "assistant", "content": answer})])
+            out.setdefault(
+                "gen_ai.output.messages", [parts_message({"role": "assistant", "content": answer})]
+            )
     else:
         return False
     return True
@@ -362,15 +400,24 @@ def _oi_message(node: Any, default_role: str = "user") -> dict[str, Any]:
     content: Any = message.get("content")
     contents = _indexed(message.get("contents"))
     if content is None and contents:
-        content = [{"type": _get(c, "message_content.type") or "text",
-                    "text": _get(c, "message_content.text")} for c in contents
-                   if _get(c, "message_content.type") in (None, "text")]
-    return parts_message({
-        "role": message.get("role") or default_role, "content": content,
-        "tool_call_id": message.get("tool_call_id"),
-        "tool_calls": [{"tool_call": _get(c, "tool_call")} for c in
-                       _indexed(message.get("tool_calls"))],
-    })
+        content = [
+            {
+                "type": _get(c, "message_content.type") or "text",
+                "text": _get(c, "message_content.text"),
+            }
+            for c in contents
+            if _get(c, "message_content.type") in (None, "text")
+        ]
+    return parts_message(
+        {
+            "role": message.get("role") or default_role,
+            "content": content,
+            "tool_call_id": message.get("tool_call_id"),
+            "tool_calls": [
+                {"tool_call": _get(c, "tool_call")} for c in _indexed(message.get("tool_calls"))
+            ],
+        }
+    )
 
 
 def _plain_text(value: Any, mime: Any) -> str | None:

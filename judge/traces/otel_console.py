@@ -33,8 +33,9 @@ def looks_like_console(head: str) -> bool:
     return start.startswith("{") and '"context"' in head and '"trace_id": "0x' in head
 
 
-def read_console(text: str, file: str) -> tuple[list[tuple[int, dict[str, Any], str | None]],
-                                                list[InputError]]:
+def read_console(
+    text: str, file: str
+) -> tuple[list[tuple[int, dict[str, Any], str | None]], list[InputError]]:
     """``(line, OTLP span, service name)`` for every span object in ``text``, and an error for
     each object that is not valid JSON or not a span (reading stops at invalid JSON)."""
     decoder = json.JSONDecoder()
@@ -50,9 +51,14 @@ def read_console(text: str, file: str) -> tuple[list[tuple[int, dict[str, Any], 
         try:
             obj, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
-            errors.append(InputError(f"not valid JSON ({exc.msg})", file=file,
-                                     line=text.count("\n", 0, exc.pos) + 1,
-                                     hint="is the console output cut short?"))
+            errors.append(
+                InputError(
+                    f"not valid JSON ({exc.msg})",
+                    file=file,
+                    line=text.count("\n", 0, exc.pos) + 1,
+                    hint="is the console output cut short?",
+                )
+            )
             break
         except RecursionError:
             errors.append(InputError("JSON nested too deeply", file=file, line=line))
@@ -93,8 +99,11 @@ def any_value(value: Any) -> dict[str, Any]:
     if isinstance(value, list | tuple):
         return {"arrayValue": {"values": [any_value(v) for v in value]}}
     if isinstance(value, dict):
-        return {"kvlistValue": {"values": [{"key": str(k), "value": any_value(v)}
-                                           for k, v in value.items()]}}
+        return {
+            "kvlistValue": {
+                "values": [{"key": str(k), "value": any_value(v)} for k, v in value.items()]
+            }
+        }
     return {"stringValue": "" if value is None else str(value)}
 
 
@@ -109,20 +118,33 @@ def _span(obj: Any, file: str, line: int, errors: list[InputError]) -> dict[str,
     trace_id = _hex(context.get("trace_id")) if isinstance(context, dict) else None
     span_id = _hex(context.get("span_id")) if isinstance(context, dict) else None
     if trace_id is None or span_id is None:
-        errors.append(InputError("not a span of ConsoleSpanExporter output", file=file,
-                                 line=line, field="context.trace_id / context.span_id"))
+        errors.append(
+            InputError(
+                "not a span of ConsoleSpanExporter output",
+                file=file,
+                line=line,
+                field="context.trace_id / context.span_id",
+            )
+        )
         return None
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     span: dict[str, Any] = {
-        "traceId": trace_id, "spanId": span_id, "parentSpanId": _hex(obj.get("parent_id")),
+        "traceId": trace_id,
+        "spanId": span_id,
+        "parentSpanId": _hex(obj.get("parent_id")),
         "name": obj.get("name") if isinstance(obj.get("name"), str) else "",
         "startTimeUnixNano": _nanos(obj.get("start_time")),
         "endTimeUnixNano": _nanos(obj.get("end_time")),
         "attributes": _attributes(obj.get("attributes")),
-        "events": [{"name": e.get("name") or "", "attributes": _attributes(e.get("attributes"))}
-                   for e in obj.get("events") or [] if isinstance(e, dict)],
-        "status": {"code": _STATUS.get(str(status.get("status_code")), 0),
-                   "message": status.get("description")},
+        "events": [
+            {"name": e.get("name") or "", "attributes": _attributes(e.get("attributes"))}
+            for e in obj.get("events") or []
+            if isinstance(e, dict)
+        ],
+        "status": {
+            "code": _STATUS.get(str(status.get("status_code")), 0),
+            "message": status.get("description"),
+        },
     }
     return span
 

@@ -106,8 +106,9 @@ class _MiniConverter(ChatConverter):
             super().assistant_text(text, source)
             return
         self.pending = f"action-{self.step}"
-        self.builder.call(self.pending, "bash", {"command": actions[0]}, source, self.step,
-                          content=text)
+        self.builder.call(
+            self.pending, "bash", {"command": actions[0]}, source, self.step, content=text
+        )
 
     def user_text(self, text: str, source: str) -> None:
         if self.task is None:
@@ -117,9 +118,14 @@ class _MiniConverter(ChatConverter):
         code = _RETURNCODE.search(text)
         if self.pending is not None:
             timed_out = re.search(r"timed out|timeout", text, re.IGNORECASE) is not None
-            self.builder.result(self.pending, text, source, role="user",
-                                exit_code=int(code.group(1)) if code else None,
-                                is_error=timed_out and code is None)
+            self.builder.result(
+                self.pending,
+                text,
+                source,
+                role="user",
+                exit_code=int(code.group(1)) if code else None,
+                is_error=timed_out and code is None,
+            )
             self.pending = None
         elif code is not None:
             self.builder.result(None, text, source, role="user", exit_code=int(code.group(1)))
@@ -129,8 +135,13 @@ class _MiniConverter(ChatConverter):
 
     def tool_text(self, message: ChatMessage, text: str, source: str) -> None:
         code = _RETURNCODE.search(text)
-        self.builder.result(message.tool_call_id, text, source, tool=message.name,
-                            exit_code=int(code.group(1)) if code else None)
+        self.builder.result(
+            message.tool_call_id,
+            text,
+            source,
+            tool=message.name,
+            exit_code=int(code.group(1)) if code else None,
+        )
 
 
 class SweAgentImporter(BaseImporter):
@@ -143,8 +154,9 @@ class SweAgentImporter(BaseImporter):
         head = read_head(path)
         if not head.lstrip().startswith("{") or '"resourceSpans"' in head:
             return False
-        mini = '"messages"' in head and ('"mini_version"' in head or '"submission"' in head
-                                         or '"trajectory_format"' in head)
+        mini = '"messages"' in head and (
+            '"mini_version"' in head or '"submission"' in head or '"trajectory_format"' in head
+        )
         swe = '"trajectory"' in head and ('"observation"' in head or '"history"' in head)
         return mini or swe
 
@@ -155,8 +167,7 @@ class SweAgentImporter(BaseImporter):
         if isinstance(data, InputError):
             out.errors.append(data)
         elif not isinstance(data, dict):
-            out.errors.append(InputError("a trajectory file holds one JSON object",
-                                         file=str(path)))
+            out.errors.append(InputError("a trajectory file holds one JSON object", file=str(path)))
         elif "trajectory" in data:
             _load_swe_agent(out, path, data)
         else:
@@ -194,12 +205,23 @@ def _load_mini(out: ImportResult, path: Path, data: dict[str, Any]) -> None:
     submitted = "submit" in (info.exit_status or "").lower()
     builder.finish(last_assistant_is_final=submitted)
     model = _dig(info.config, "model", "model_name")
-    meta: dict[str, Any] = {"exit_status": info.exit_status, "model_stats": info.model_stats,
-                            "mini_version": info.mini_version,
-                            "trajectory_format": run.trajectory_format}
-    _add(out, path, run.instance_id or _stem(path), converter, builder,
-         diff=info.submission, model=model if isinstance(model, str) else None,
-         agent="mini-swe-agent", meta=meta)
+    meta: dict[str, Any] = {
+        "exit_status": info.exit_status,
+        "model_stats": info.model_stats,
+        "mini_version": info.mini_version,
+        "trajectory_format": run.trajectory_format,
+    }
+    _add(
+        out,
+        path,
+        run.instance_id or _stem(path),
+        converter,
+        builder,
+        diff=info.submission,
+        model=model if isinstance(model, str) else None,
+        agent="mini-swe-agent",
+        meta=meta,
+    )
 
 
 def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None:
@@ -224,8 +246,14 @@ def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None
                 continue
             call_id = f"step-{index}"
             text = step.response or "\n\n".join(p for p in (step.thought, step.action) if p)
-            builder.call(call_id, "swe-agent", {"command": step.action},
-                         f"trajectory[{index}]", index + 1, content=text)
+            builder.call(
+                call_id,
+                "swe-agent",
+                {"command": step.action},
+                f"trajectory[{index}]",
+                index + 1,
+                content=text,
+            )
             builder.result(call_id, step.observation, f"trajectory[{index}].observation")
     else:
         for index, raw in enumerate(run.history):
@@ -241,14 +269,25 @@ def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None
     builder.finish(last_assistant_is_final=submitted)
     model = _dig(config, "agent", "model", "name")
     problem_id = _dig(config, "problem_statement", "id")
-    meta: dict[str, Any] = {"exit_status": info.exit_status, "model_stats": info.model_stats,
-                            "swe_agent_version": info.swe_agent_version}
+    meta: dict[str, Any] = {
+        "exit_status": info.exit_status,
+        "model_stats": info.model_stats,
+        "swe_agent_version": info.swe_agent_version,
+    }
     diff = info.submission if isinstance(info.submission, str) else None
     if isinstance(info.submission, dict):
         meta["submission"] = info.submission
-    _add(out, path, problem_id if isinstance(problem_id, str) else _stem(path), converter,
-         builder, diff=diff, model=model if isinstance(model, str) else None,
-         agent="swe-agent", meta=meta)
+    _add(
+        out,
+        path,
+        problem_id if isinstance(problem_id, str) else _stem(path),
+        converter,
+        builder,
+        diff=diff,
+        model=model if isinstance(model, str) else None,
+        agent="swe-agent",
+        meta=meta,
+    )
 
 
 def _history_preamble(converter: ChatConverter, history: list[Any]) -> None:
@@ -262,16 +301,32 @@ def _history_preamble(converter: ChatConverter, history: list[Any]) -> None:
             return
 
 
-def _add(out: ImportResult, path: Path, case_id: str, converter: ChatConverter,
-         builder: TraceBuilder, *, diff: str | None, model: str | None, agent: str,
-         meta: dict[str, Any]) -> None:
+def _add(
+    out: ImportResult,
+    path: Path,
+    case_id: str,
+    converter: ChatConverter,
+    builder: TraceBuilder,
+    *,
+    diff: str | None,
+    model: str | None,
+    agent: str,
+    meta: dict[str, Any],
+) -> None:
     for role in sorted(converter.other_roles):
         out.notes.append(f"{path}: messages with role {role!r} kept as notes")
     meta = {k: v for k, v in meta.items() if v is not None}
     if converter.task is None:
         meta["task_missing"] = True
-    out.cases.append(Case(
-        id=case_id, kind="agent_run", task=converter.task or "", diff=diff or None,
-        trace=builder.turns, agent_model=model,
-        slices={"agent": agent, "exit_status": meta.get("exit_status")}, meta=meta,
-    ))
+    out.cases.append(
+        Case(
+            id=case_id,
+            kind="agent_run",
+            task=converter.task or "",
+            diff=diff or None,
+            trace=builder.turns,
+            agent_model=model,
+            slices={"agent": agent, "exit_status": meta.get("exit_status")},
+            meta=meta,
+        )
+    )

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 #: Case.meta keys that hold an id the user may know the session by.
 SESSION_KEYS = ("session_id", "thread_id", "trace_id", "conversation_id")
 TASK_HINT = "give the prompt with judge import --task TEXT or --task-from FILE"
-MAPPING_HINT = ('a .json file holds {"<session id>": "<task>", ...} or a list of '
-                '{"session_id": ..., "task": ...}; a .jsonl file one such record per line')
+MAPPING_HINT = (
+    'a .json file holds {"<session id>": "<task>", ...} or a list of '
+    '{"session_id": ..., "task": ...}; a .jsonl file one such record per line'
+)
 
 
 class TaskRecord(BaseModel):
@@ -91,8 +93,7 @@ def read_tasks(path: str | Path) -> TaskSource:
     except OSError as exc:
         raise InputError(f"cannot read the task file ({exc.strerror})", file=name) from exc
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                         file=name) from exc
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", file=name) from exc
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         records: list[tuple[int | None, Any]] = []
@@ -103,13 +104,15 @@ def read_tasks(path: str | Path) -> TaskSource:
     elif suffix == ".json":
         data = _parse(text, name, None)
         if isinstance(data, dict):
-            source = _from_records([(None, {"session_id": k, "task": v})
-                                    for k, v in data.items()], name, keyed=True)
+            source = _from_records(
+                [(None, {"session_id": k, "task": v}) for k, v in data.items()], name, keyed=True
+            )
         elif isinstance(data, list):
             source = _from_records([(None, item) for item in data], name)
         else:
-            raise InputError("a task mapping must be a JSON object or list", file=name,
-                             hint=MAPPING_HINT)
+            raise InputError(
+                "a task mapping must be a JSON object or list", file=name, hint=MAPPING_HINT
+            )
     else:
         if not text.strip():
             raise InputError("the task file is empty", file=name)
@@ -122,13 +125,17 @@ def _parse(text: str, file: str, line: int | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg}, column {exc.colno})", file=file,
-                         line=line if line is not None else exc.lineno,
-                         hint=MAPPING_HINT) from exc
+        raise InputError(
+            f"not valid JSON ({exc.msg}, column {exc.colno})",
+            file=file,
+            line=line if line is not None else exc.lineno,
+            hint=MAPPING_HINT,
+        ) from exc
 
 
-def _from_records(records: list[tuple[int | None, Any]], file: str, *,
-                  keyed: bool = False) -> TaskSource:
+def _from_records(
+    records: list[tuple[int | None, Any]], file: str, *, keyed: bool = False
+) -> TaskSource:
     by_id: dict[str, str] = {}
     for index, (line, raw) in enumerate(records):
         where = None if line is not None or keyed else f"[{index}]"
@@ -139,12 +146,20 @@ def _from_records(records: list[tuple[int | None, Any]], file: str, *,
             loc = ".".join(str(p) for p in first["loc"])
             if keyed:
                 loc = f"{raw.get('session_id')}" if isinstance(raw, dict) else loc
-            raise InputError(first["msg"], file=file, line=line,
-                             field=".".join(p for p in (where, loc) if p) or None,
-                             hint=MAPPING_HINT) from exc
+            raise InputError(
+                first["msg"],
+                file=file,
+                line=line,
+                field=".".join(p for p in (where, loc) if p) or None,
+                hint=MAPPING_HINT,
+            ) from exc
         if record.session_id in by_id:
-            raise InputError(f"session id {record.session_id!r} is given twice", file=file,
-                             line=line, field=where or "session_id")
+            raise InputError(
+                f"session id {record.session_id!r} is given twice",
+                file=file,
+                line=line,
+                field=where or "session_id",
+            )
         by_id[record.session_id] = record.task
     if not by_id:
         raise InputError("the task mapping is empty", file=file, hint=MAPPING_HINT)
@@ -194,21 +209,34 @@ def settle(result: ImportResult, file: str, tasks: TaskSource | None = None) -> 
             error = case.meta.get("error")
             if isinstance(error, str) and error:
                 reason += f"; the run recorded an error: {error[:200]}"
-                hint = "an infrastructure failure is not a judged case (in a run set, give it " \
-                       "status infra_error)"
+                hint = (
+                    "an infrastructure failure is not a judged case (in a run set, give it "
+                    "status infra_error)"
+                )
             result.errors.append(InputError(reason, file=file, line=line, hint=hint))
             continue
         if not case.task.strip():
-            result.warnings.append(InputError(
-                f"case {case.id!r} has no task: the log does not record the prompt",
-                file=file, line=line, hint=TASK_HINT))
+            result.warnings.append(
+                InputError(
+                    f"case {case.id!r} has no task: the log does not record the prompt",
+                    file=file,
+                    line=line,
+                    hint=TASK_HINT,
+                )
+            )
         kept.append(case)
     result.cases = kept
     if recorded:
-        result.notes.append(f"{file}: {recorded} case(s) record their own task; the task "
-                            f"from {tasks.origin if tasks else '--task'} was not used for them")
+        result.notes.append(
+            f"{file}: {recorded} case(s) record their own task; the task "
+            f"from {tasks.origin if tasks else '--task'} was not used for them"
+        )
     if not result.cases and not result.errors:
-        result.errors.append(InputError(
-            "no case found in the file", file=file,
-            hint="is it the right format? see judge import --list, or pass --format"))
+        result.errors.append(
+            InputError(
+                "no case found in the file",
+                file=file,
+                hint="is it the right format? see judge import --list, or pass --format",
+            )
+        )
     return result

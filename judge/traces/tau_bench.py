@@ -40,7 +40,8 @@ from judge.types import Case
 
 _DOMAINS = ("airline", "retail")
 _CHECKPOINT_NAME = re.compile(
-    r"^(?:tool-calling|act|react|few-shot)-(?P<model>.+?)-\d+(?:\.\d+)?_range_")
+    r"^(?:tool-calling|act|react|few-shot)-(?P<model>.+?)-\d+(?:\.\d+)?_range_"
+)
 _HISTORICAL_NAME = re.compile(r"^(?P<model>.+)-(?:airline|retail)$")
 
 
@@ -79,8 +80,9 @@ class TauBenchImporter(BaseImporter):
             out.errors.append(data)
             return out
         if not isinstance(data, list):
-            out.errors.append(InputError("a tau-bench result file holds a JSON list",
-                                         file=str(path)))
+            out.errors.append(
+                InputError("a tau-bench result file holds a JSON list", file=str(path))
+            )
             return out
         model = _model_from_name(path.stem)
         trials: Counter[str] = Counter()
@@ -92,9 +94,13 @@ class TauBenchImporter(BaseImporter):
             trials[str(result.task_id)] += 1
             case_id = f"{path.stem}/task{result.task_id}/trial{trial}"
             if any(c.id == case_id for c in out.cases):
-                out.errors.append(InputError(
-                    f"duplicate (task_id, trial) = ({result.task_id}, {trial}); skipped",
-                    file=str(path), field=f"[{index}]"))
+                out.errors.append(
+                    InputError(
+                        f"duplicate (task_id, trial) = ({result.task_id}, {trial}); skipped",
+                        file=str(path),
+                        field=f"[{index}]",
+                    )
+                )
                 continue
             _add_case(out, path, index, result, case_id, trial, model)
         return out
@@ -118,8 +124,15 @@ def _domain(builder: TraceBuilder, stem: str) -> str | None:
     return next((d for d in _DOMAINS if d in stem.lower()), None)
 
 
-def _add_case(out: ImportResult, path: Path, index: int, result: _Result, case_id: str,
-              trial: int, model: str | None) -> None:
+def _add_case(
+    out: ImportResult,
+    path: Path,
+    index: int,
+    result: _Result,
+    case_id: str,
+    trial: int,
+    model: str | None,
+) -> None:
     builder = TraceBuilder()
     converter = _SimulatedUser(builder, out.errors, str(path))
     converter.add_all(result.traj, f"[{index}].traj")
@@ -129,29 +142,46 @@ def _add_case(out: ImportResult, path: Path, index: int, result: _Result, case_i
     instruction = task_info.get("instruction") if isinstance(task_info, dict) else None
     if isinstance(instruction, str) and instruction.strip():
         where = f"the tau-bench {domain} domain" if domain else "a tau-bench domain"
-        task = (f"Customer-service agent conversation in {where}. The agent must follow the "
-                "policy (the system turn) and correctly serve the simulated user.\n"
-                f"Simulated user's goal (hidden from the agent): {instruction}")
+        task = (
+            f"Customer-service agent conversation in {where}. The agent must follow the "
+            "policy (the system turn) and correctly serve the simulated user.\n"
+            f"Simulated user's goal (hidden from the agent): {instruction}"
+        )
     else:
         task = converter.task or ""
     error = result.info.get("error")
     infra = error is not None
-    slices: dict[str, Any] = {"agent": "tau-bench", "task_id": result.task_id, "trial": trial,
-                              "domain": domain, "reward": result.reward,
-                              "infra_error": infra}
+    slices: dict[str, Any] = {
+        "agent": "tau-bench",
+        "task_id": result.task_id,
+        "trial": trial,
+        "domain": domain,
+        "reward": result.reward,
+        "infra_error": infra,
+    }
     meta: dict[str, Any] = {"reward": result.reward, "index": index}
     for key in ("user_cost", "source"):
         if key in result.info:
             meta[key] = result.info[key]
     if infra:
         meta["error"] = str(error)
-        out.notes.append(f"{path}: [{index}] ({case_id}) ended in an infrastructure error: "
-                         f"{str(error)[:200]}")
+        out.notes.append(
+            f"{path}: [{index}] ({case_id}) ended in an infrastructure error: {str(error)[:200]}"
+        )
     if model is not None:
         meta["agent_model_source"] = "file name"
     if not task:
         meta["task_missing"] = True
-    out.cases.append(Case(id=case_id, kind="agent_run", task=task, trace=builder.turns,
-                          agent_model=model, slices=slices, meta=meta))
+    out.cases.append(
+        Case(
+            id=case_id,
+            kind="agent_run",
+            task=task,
+            trace=builder.turns,
+            agent_model=model,
+            slices=slices,
+            meta=meta,
+        )
+    )
     if not infra and result.reward is not None:
         out.gold[case_id] = "pass" if result.reward >= 1 - 1e-9 else "fail"

@@ -60,10 +60,26 @@ def router() -> APIRouter:
     """The card routes."""
     r = APIRouter(tags=["cards"])
     r.add_api_route("/cards", cards, methods=["GET"], response_model=list[s.CardInfo])
-    r.add_api_route("/cards", upload_card, methods=["POST"], response_model=s.CardInfo,
-                    status_code=201, responses=with_errors(409))
-    r.add_api_route("/cards/{digest}", card, methods=["GET"], response_model=s.CardDetail,
-                    responses=with_errors(404))
-    r.add_api_route("/cards/{digest}/audit", card_audit, methods=["GET"],
-                    response_model=s.AuditStatus, responses=with_errors(404))
+    r.add_api_route(
+        "/cards",
+        upload_card,
+        methods=["POST"],
+        response_model=s.CardInfo,
+        status_code=201,
+        responses=with_errors(409),
+    )
+    r.add_api_route(
+        "/cards/{digest}",
+        card,
+        methods=["GET"],
+        response_model=s.CardDetail,
+        responses=with_errors(404),
+    )
+    r.add_api_route(
+        "/cards/{digest}/audit",
+        card_audit,
+        methods=["GET"],
+        response_model=s.AuditStatus,
+        responses=with_errors(404),
+    )
     return r

@@ -16,8 +16,9 @@ from judge.types import JobRecord
 
 def job_view(record: JobRecord) -> s.Job:
     """The API view of a stored job (who submitted it, and how, stays out)."""
-    return s.Job.model_validate(record.model_dump(
-        exclude={"key_id", "idempotency_key", "request_digest", "params"}))
+    return s.Job.model_validate(
+        record.model_dump(exclude={"key_id", "idempotency_key", "request_digest", "params"})
+    )
 
 
 def submit_job(
@@ -69,8 +70,7 @@ def job_results(
     ids = store.job_judgment_ids(job_id)
     found = store.judgments_by_id(ids[offset : offset + limit])
     found.sort(
-        key=lambda j: (j.case_id, j.provenance.model, j.provenance.order or "",
-                       j.provenance.sample)
+        key=lambda j: (j.case_id, j.provenance.model, j.provenance.order or "", j.provenance.sample)
     )
     return s.JobResults(
         job_id=job_id, status=state.status, total=len(ids), offset=offset, judgments=found
@@ -88,14 +88,30 @@ def router() -> APIRouter:
     """The job routes."""
     r = APIRouter(tags=["judging"])
     r.add_api_route(
-        "/jobs", submit_job, methods=["POST"], response_model=s.Job, status_code=202,
+        "/jobs",
+        submit_job,
+        methods=["POST"],
+        response_model=s.Job,
+        status_code=202,
         responses={**with_errors(409), 200: {"model": s.Job, "description": "Replayed (same key)"}},
     )
     r.add_api_route("/jobs", jobs, methods=["GET"], response_model=s.JobList)
-    r.add_api_route("/jobs/{job_id}", job, methods=["GET"], response_model=s.Job,
-                    responses=with_errors(404))
-    r.add_api_route("/jobs/{job_id}/results", job_results, methods=["GET"],
-                    response_model=s.JobResults, responses=with_errors(404))
-    r.add_api_route("/jobs/{job_id}/resume", resume_job, methods=["POST"], response_model=s.Job,
-                    status_code=202, responses=with_errors(404, 409))
+    r.add_api_route(
+        "/jobs/{job_id}", job, methods=["GET"], response_model=s.Job, responses=with_errors(404)
+    )
+    r.add_api_route(
+        "/jobs/{job_id}/results",
+        job_results,
+        methods=["GET"],
+        response_model=s.JobResults,
+        responses=with_errors(404),
+    )
+    r.add_api_route(
+        "/jobs/{job_id}/resume",
+        resume_job,
+        methods=["POST"],
+        response_model=s.Job,
+        status_code=202,
+        responses=with_errors(404, 409),
+    )
     return r

@@ -22,11 +22,17 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
             raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
         judge.check_card_before_judging(card, models, rubric.digest)
     judge.check_case_ids(store, [body.case])
-    options = judge.JudgeOptions(orders=body.orders, samples=body.samples,
-                                 temperature=body.temperature, max_tokens=body.max_tokens,
-                                 api_base=config.api_base, concurrency=config.concurrency)
-    summary = judge.judge_cases(store, [body.case], rubric=rubric, models=models,
-                                options=options, source="api judge")
+    options = judge.JudgeOptions(
+        orders=body.orders,
+        samples=body.samples,
+        temperature=body.temperature,
+        max_tokens=body.max_tokens,
+        api_base=config.api_base,
+        concurrency=config.concurrency,
+    )
+    summary = judge.judge_cases(
+        store, [body.case], rubric=rubric, models=models, options=options, source="api judge"
+    )
     everything = [o.judgment for o in summary.outcomes]
     routing = []
     if card is not None and everything:
@@ -43,6 +49,11 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
 def router() -> APIRouter:
     """The judging route."""
     r = APIRouter(tags=["judging"])
-    r.add_api_route("/judge", judge_case, methods=["POST"], response_model=s.JudgeResponse,
-                    responses=with_errors(404, 409))
+    r.add_api_route(
+        "/judge",
+        judge_case,
+        methods=["POST"],
+        response_model=s.JudgeResponse,
+        responses=with_errors(404, 409),
+    )
     return r

@@ -32,8 +32,14 @@ def router() -> APIRouter:
     """The key routes."""
     r = APIRouter(tags=["access"])
     r.add_api_route("/keys", keys, methods=["GET"], response_model=s.KeyList)
-    r.add_api_route("/keys", create_key, methods=["POST"], response_model=s.KeyCreated,
-                    status_code=201)
-    r.add_api_route("/keys/{name_or_id}", revoke_key, methods=["DELETE"],
-                    response_model=s.KeyList, responses=with_errors(404))
+    r.add_api_route(
+        "/keys", create_key, methods=["POST"], response_model=s.KeyCreated, status_code=201
+    )
+    r.add_api_route(
+        "/keys/{name_or_id}",
+        revoke_key,
+        methods=["DELETE"],
+        response_model=s.KeyList,
+        responses=with_errors(404),
+    )
     return r

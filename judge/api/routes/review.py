@@ -86,16 +86,30 @@ def router() -> APIRouter:
     """The review routes."""
     r = APIRouter(prefix="/review", tags=["review"])
     r.add_api_route("/queue", review_queue, methods=["GET"], response_model=s.QueueResponse)
-    r.add_api_route("/items/{item_id}", review_item, methods=["GET"], response_model=s.ItemView,
-                    responses=with_errors(404))
-    r.add_api_route("/items/{item_id}/labels", label_item, methods=["POST"],
-                    response_model=s.LabelResponse, status_code=201,
-                    responses=with_errors(404, 409))
-    r.add_api_route("/labels", review_labels, methods=["GET"], response_model=s.LabelList)
-    r.add_api_route("/agreement", review_agreement, methods=["GET"],
-                    response_model=s.AgreementResponse)
     r.add_api_route(
-        "/gold", review_gold, methods=["GET"], response_class=Response,
+        "/items/{item_id}",
+        review_item,
+        methods=["GET"],
+        response_model=s.ItemView,
+        responses=with_errors(404),
+    )
+    r.add_api_route(
+        "/items/{item_id}/labels",
+        label_item,
+        methods=["POST"],
+        response_model=s.LabelResponse,
+        status_code=201,
+        responses=with_errors(404, 409),
+    )
+    r.add_api_route("/labels", review_labels, methods=["GET"], response_model=s.LabelList)
+    r.add_api_route(
+        "/agreement", review_agreement, methods=["GET"], response_model=s.AgreementResponse
+    )
+    r.add_api_route(
+        "/gold",
+        review_gold,
+        methods=["GET"],
+        response_class=Response,
         responses={
             200: {
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}},

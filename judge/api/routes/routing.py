@@ -61,7 +61,12 @@ def routing(
 def router() -> APIRouter:
     """The routing routes."""
     r = APIRouter(tags=["routing"])
-    r.add_api_route("/routing", route, methods=["POST"], response_model=s.RouteResponse,
-                    responses=with_errors(404, 409))
+    r.add_api_route(
+        "/routing",
+        route,
+        methods=["POST"],
+        response_model=s.RouteResponse,
+        responses=with_errors(404, 409),
+    )
     r.add_api_route("/routing", routing, methods=["GET"], response_model=s.RoutingList)
     return r

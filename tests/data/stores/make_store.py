@@ -49,9 +49,22 @@ def main(out: str) -> None:
     os.environ.setdefault("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with LoopbackServer(responder) as server:
         for rubric, cases in RUNS:
-            result = CliRunner().invoke(cli, [
-                "run", "--rubric", rubric, "--model", "openai/loopback", "--api-base",
-                server.api_base, "--db", str(target), "--quiet", str(cases)])
+            result = CliRunner().invoke(
+                cli,
+                [
+                    "run",
+                    "--rubric",
+                    rubric,
+                    "--model",
+                    "openai/loopback",
+                    "--api-base",
+                    server.api_base,
+                    "--db",
+                    str(target),
+                    "--quiet",
+                    str(cases),
+                ],
+            )
             if result.exit_code != 0:
                 sys.exit(result.output)
         print(f"{len(server.requests)} model calls")

@@ -44,21 +44,39 @@ except ImportError:  # only needed for the OpenInference sample
 from judge.testing.loopback import LoopbackServer, Reply
 
 HERE = Path(__file__).parent
-TASK = ("slugify() keeps leading and trailing hyphens: slugify('  Hello, World!  ') returns "
-        "'-hello-world-'. Fix it and make sure the tests pass.")
-TOOLS = [{"type": "function", "function": {
-    "name": "run_shell", "description": "Run a shell command in the repository",
-    "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
-                   "required": ["command"]}}}]
-TEST_OUTPUT = ("F.\nFAILED tests/test_slug.py::test_strip - AssertionError: '-hello-world-'\n"
-               "1 failed, 1 passed in 0.03s")
+TASK = (
+    "slugify() keeps leading and trailing hyphens: slugify('  Hello, World!  ') returns "
+    "'-hello-world-'. Fix it and make sure the tests pass."
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "run_shell",
+            "description": "Run a shell command in the repository",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        },
+    }
+]
+TEST_OUTPUT = (
+    "F.\nFAILED tests/test_slug.py::test_strip - AssertionError: '-hello-world-'\n"
+    "1 failed, 1 passed in 0.03s"
+)
 
 
 def _completion(message: dict[str, Any], finish: str) -> Reply:
-    body = {"id": "chatcmpl-sample", "object": "chat.completion", "created": 1767225600,
-            "model": "gpt-4o-mini-2024-07-18",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 212, "completion_tokens": 31, "total_tokens": 243}}
+    body = {
+        "id": "chatcmpl-sample",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 212, "completion_tokens": 31, "total_tokens": 243},
+    }
     return Reply(raw_body=json.dumps(body).encode())
 
 
@@ -108,43 +126,54 @@ def main(which: str) -> None:
         from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
 
         OIInstrumentor().instrument()
-    call = {"id": "call_pytest_1", "type": "function",
-            "function": {"name": "run_shell", "arguments": json.dumps({"command": "pytest -q"})}}
+    call = {
+        "id": "call_pytest_1",
+        "type": "function",
+        "function": {"name": "run_shell", "arguments": json.dumps({"command": "pytest -q"})},
+    }
     with LoopbackServer() as server:
         server.enqueue(
-            _completion({"role": "assistant", "content": None, "tool_calls": [call]},
-                        "tool_calls"),
-            _completion({"role": "assistant",
-                         "content": "The test fails: the separators at the ends are kept. I "
-                                    "strip them with .strip('-') after joining."}, "stop"),
+            _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"),
+            _completion(
+                {
+                    "role": "assistant",
+                    "content": "The test fails: the separators at the ends are kept. I "
+                    "strip them with .strip('-') after joining.",
+                },
+                "stop",
+            ),
         )
         client = OpenAI(base_url=server.api_base, api_key="sk-loopback")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": "You are a coding agent. Use run_shell."},
-            {"role": "user", "content": TASK}]
+            {"role": "user", "content": TASK},
+        ]
         with _root(tracer, which):
-            first = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                   tools=TOOLS)  # type: ignore[arg-type]
+            first = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=TOOLS
+            )  # type: ignore[arg-type]
             tool_call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
             messages.append(first.choices[0].message.model_dump(exclude_none=True))
             if which == "openinference":
                 # The TOOL span through OpenInference's own tracer API (OITracer).
                 oi = OITracer(tracer, config=TraceConfig())
                 with oi.start_as_current_span("run_shell", openinference_span_kind="tool") as sp:
-                    sp.set_tool(name="run_shell", description="Run a shell command",
-                                parameters=TOOLS[0]["function"]["parameters"])
+                    sp.set_tool(
+                        name="run_shell",
+                        description="Run a shell command",
+                        parameters=TOOLS[0]["function"]["parameters"],
+                    )
                     sp.set_input(tool_call.function.arguments)
                     sp.set_output(TEST_OUTPUT)
             else:
                 with tracer.start_as_current_span("run_shell"):
                     pass
-            messages.append({"role": "tool", "tool_call_id": tool_call.id,
-                             "content": TEST_OUTPUT})
-            client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                           tools=TOOLS)  # type: ignore[arg-type]
+            messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": TEST_OUTPUT})
+            client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
     provider.shutdown()
-    (HERE / f"{which}.json").write_text(json.dumps(_otlp_json(memory.get_finished_spans()),
-                                                   indent=1) + "\n")
+    (HERE / f"{which}.json").write_text(
+        json.dumps(_otlp_json(memory.get_finished_spans()), indent=1) + "\n"
+    )
     (HERE / f"{which}.console.json").write_text(console.getvalue())
 
 
