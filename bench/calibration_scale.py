@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/calibration_scale.py [--sizes 100000,1000000] [--n-boot 1000]
 
-For each input, times ``judge calibrate``'s work (``judge.calibrating.calibrate_judge``) run in
+For each input, times ``judge calibrate``'s work (``judge.calibrate``) run in
 this process (its imports warmed first on a small file): load and check the verdicts, gold,
 scores, certified bands (grid levels:5000), metrics with cluster-bootstrap intervals (--n-boot
 replicates), the card written as YAML. The floor is reading the same file and ``json.loads``
@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import judge
 from calibration.workflow import CalibrationOptions
-from judge.calibrating import VerdictSource, calibrate_judge
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -89,7 +89,7 @@ def card_seconds(path: Path, judges: list[str], out: Path, n_boot: int) -> tuple
     several judges are given): its seconds and the summary it would print."""
     options = CalibrationOptions(judges=tuple(judges), panel=len(judges) > 1, n_boot=n_boot)
     started = time.perf_counter()
-    run = calibrate_judge(VerdictSource(recorded=str(path)), options, out=out)
+    run = judge.calibrate(recorded=path, options=options, out=out)
     return time.perf_counter() - started, "\n".join(run.result.lines())
 
 

@@ -4,10 +4,10 @@
         [--no-gold] [--rules-only] [--list tuning|heldout|all] [--suspects]
 
 Every record of bench/injection_data.py is scored the way evidence is flagged for a judge:
-a text through :func:`judge.injection.detect`; trace turns as a case through
+a text through :func:`judge.safety.injection.detect`; trace turns as a case through
 :func:`judge.evidence.select_evidence` (flagged when any item is, which covers injections in a
 turn's role or id and injections split across turns); a gold evidence item through
-:func:`judge.injection.flag_injection` with its source and role. Figures carry Wilson 95%
+:func:`judge.safety.injection.flag_injection` with its source and role. Figures carry Wilson 95%
 intervals. ``--list`` prints misses and false flags of a split (never list the held-out split
 while tuning). Gold figures are per item and per case (a case is flagged when any item is).
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from judge.evidence import select_evidence
-from judge.injection import SUSPECT_SCORE, detect, flag_injection, suspicion
+from judge.safety.injection import SUSPECT_SCORE, detect, flag_injection, suspicion
 from judge.types import Case, EvidenceItem, TraceTurn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -421,7 +421,7 @@ CARRIERS: dict[str, Callable[[str, random.Random], str]] = {
         f"2024-01-01 12:00:02 ERROR connection refused"
     ),
     "test-output": lambda x, r: (
-        f"tests/test_api.py::test_get PASSED\ntests/test_api.py::test_post "
+        f"tests/judge/api/test_api.py::test_get PASSED\ntests/test_api.py::test_post "
         f"FAILED\n{r.randint(1, 5)} failed, {r.randint(5, 40)} passed\n{x}"
     ),
     "traceback": lambda x, r: (

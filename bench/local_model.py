@@ -43,7 +43,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import judge  # noqa: E402
 from judge.local import DEFAULT_ALIAS, ensure_model  # noqa: E402
-from judge.local.engine import GenerationParams, get_engine, run_completion  # noqa: E402
+from judge.local.llama import GenerationParams, get_engine, run_completion  # noqa: E402
 
 SCHEMA = {
     "type": "object",

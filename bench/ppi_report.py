@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import judge  # noqa: E402
+import judge.review  # noqa: E402
+import judge.runsets  # noqa: E402
 from judge.types import Judgment  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         for x in (REPO / "bench" / "results" / "quality" / judgments_file).read_text().splitlines()
     ]
     runs_path = out / "runs.jsonl"
-    judge.write_runs(
+    judge.runsets.write_runs(
         run_records(SHARED / "gold" / f"{gold_name}.jsonl", {j.case_id for j in recorded}),
         runs_path,
     )
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         if judged.judging.called:
             print(f"{judged.judging.called} judgment(s) were not in the store", file=sys.stderr)
             return 1
-        plan = judge.plan_review(
+        plan = judge.runsets.plan_review(
             store,
             runs,
             source=str(runs_path),
@@ -110,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             models=[MODEL],
         )
         gold = {r.run_id: r.official for r in runs}
-        for item in judge.queue(store, limit=10_000):
-            judge.add_label(
+        for item in judge.review.queue(store, limit=10_000):
+            judge.review.add_label(
                 store, item.id, reviewer="bench", role="reviewer", label=str(gold[item.case_id])
             )
         labels = out / "labels.jsonl"

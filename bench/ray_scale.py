@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import judge
+import judge.judging
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-loopback-not-a-key")
@@ -40,7 +41,7 @@ def _one(
     cases: list[Any],
     api_base: str,
     concurrency: int,
-    ray: judge.RayOptions | None,
+    ray: judge.judging.RayOptions | None,
     server_pid: int,
 ) -> dict[str, Any]:
     finished: list[float] = []
@@ -127,7 +128,7 @@ def main() -> None:
                         in_set,
                         server.api_base,
                         args.concurrency // workers,
-                        judge.RayOptions(workers=workers),
+                        judge.judging.RayOptions(workers=workers),
                         server.pid,
                     )
                 )

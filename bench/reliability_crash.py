@@ -8,7 +8,7 @@ flight). Checked from its request log: the final run pays only for judgments not
 it; every judgment ever paid for was stored (a request whose answer was lost in a kill is paid
 again, never more than once per kill); the store holds N judgments, one per case, and
 `SQLite integrity check` is ok after every kill. Exit code 1 when a check fails. The small
-versions run in tests/test_crash.py.
+versions run in tests/judge/judging/test_crash.py.
 """
 
 from __future__ import annotations

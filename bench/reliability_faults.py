@@ -8,7 +8,7 @@ Checks, against the server's request log: every planned judgment stored exactly 
 status; none lost or duplicated; requests per judgment within max_attempts x (1 + max_reasks);
 ok/abstain only from a valid answer (with its label); parse_error / infra_error never carry a
 verdict; infra_error only after exactly max_attempts provider faults. Exit code 1 on any
-violation. The 200-judgment version runs in tests/test_faults.py.
+violation. The 200-judgment version runs in tests/judge/judging/test_faults.py.
 """
 
 from __future__ import annotations

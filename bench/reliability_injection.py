@@ -25,7 +25,7 @@ from typing import Any
 
 from judge.cases import load_cases
 from judge.evidence import select_evidence
-from judge.injection import detect
+from judge.safety.injection import detect
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "injection"
 

@@ -7,8 +7,9 @@ cost of redaction per case.
     python bench/reliability_secrets.py reuse --baseline DIR --cases FILE
         # judge FILE with the checkout DIR, then with this one on the same store: new calls?
 
-``timing`` imports only ``judge.redact.redact``, so the same command measures an older checkout
-(``PYTHONPATH=<old checkout> python bench/reliability_secrets.py timing``) for a before/after.
+``timing`` imports only ``judge.safety.redact.redact``, so the same command measures an older
+checkout (``PYTHONPATH=<old checkout> python bench/reliability_secrets.py timing``) for a
+before/after.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from click.testing import CliRunner
 
 from judge.cli import cli
 from judge.evidence import select_evidence
-from judge.redact import redact
+from judge.safety.redact import redact
 from judge.testing.loopback import LoopbackServer, Reply
 from judge.types import Case
 

@@ -33,7 +33,8 @@ from typing import Any
 import httpx
 
 import judge
-from judge.client import JudgeClient
+import judge.service
+from judge.api.client import JudgeClient
 from judge.testing.pgcluster import PgCluster
 from judge.types import Provenance, Verdict
 
@@ -104,7 +105,7 @@ def api_throughput(
 ) -> dict[str, Any]:
     """Cases judged per second through ``replicas`` `judge serve` processes on ``url``."""
     with judge.open_store(url) as store:
-        key = judge.create_key(store, "bench")[1]
+        key = judge.service.create_key(store, "bench")[1]
     env = {**os.environ, "JUDGE_DB": url, "JUDGE_JOB_POLL_S": "0.2"}
     procs, bases = [], []
     for _ in range(replicas):

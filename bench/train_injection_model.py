@@ -1,11 +1,11 @@
-"""Train the learned injection detector and write judge/data/injection_model.npz.
+"""Train the learned injection detector and write judge/safety/detector.npz.
 
     PYTHONPATH=$PWD .venv/bin/python bench/train_injection_model.py [--mirror /work/.mirror]
-        [--out judge/data/injection_model.npz] [--check]
+        [--out judge/safety/detector.npz] [--check]
 
 Data: the **tuning** families of bench/injection_data.py only (held-out families are never
-read here). Texts are folded (:func:`judge.injection_text.fold`), encoded runs decoded, and cut
-into windows (:func:`judge.injection_model.windows`); an injection record gives at most its
+read here). Texts are folded (:func:`judge.safety.folding.fold`), encoded runs decoded, and cut
+into windows (:func:`judge.safety.detector.windows`); an injection record gives at most its
 first three windows as positives (long attacks are mostly filler), a benign record all its
 windows (gold traces subsampled to :data:`MAX_GOLD_WINDOWS`).
 

@@ -286,7 +286,7 @@ def _confidence_ref(
     )
 
 
-def calibrate(
+def calibrate_rows(
     rows: Sequence[VerdictRow],
     *,
     gold: GoldRef,

@@ -1,7 +1,8 @@
 """judge: a calibrated LLM-as-judge service for evaluating AI agents.
 
-The library API (``judge.library``) is re-exported here and loaded on first use, so that
-``import judge`` and ``judge --help`` stay cheap::
+The public API is declared once, in ``judge/__init__.pyi``: type checkers read it as the
+package's interface, and this module reads it to load each name from its module on first use,
+so that ``import judge`` and ``judge --help`` stay cheap::
 
     import judge
 
@@ -12,250 +13,37 @@ The library API (``judge.library``) is re-exported here and loaded on first use,
 
 from __future__ import annotations
 
+import ast
 import importlib
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from judge.version import __version__
+from judge.version import __version__ as __version__
 
-if TYPE_CHECKING:
-    from judge.library import (
-        SEMCONV_VERSION,
-        ApiKeyRecord,
-        AuditStatus,
-        CalibrationOptions,
-        CalibrationRun,
-        Card,
-        CardRecord,
-        Case,
-        CompareOptions,
-        CopyReport,
-        GateResult,
-        GoldExport,
-        GoldSet,
-        HumanLabels,
-        ImportResult,
-        InstalledModel,
-        ItemView,
-        JobManager,
-        JudgeOptions,
-        JudgeSettings,
-        Judgment,
-        LoadedCases,
-        LoadedRuns,
-        MigrationReport,
-        Outcome,
-        PairAgreement,
-        PlanResult,
-        Principal,
-        RayOptions,
-        ReportOptions,
-        ReviewItem,
-        RoutingDecision,
-        RoutingRun,
-        Rubric,
-        Run,
-        RunSetReport,
-        RunSummary,
-        Step,
-        Store,
-        StoredPlan,
-        TableCopy,
-        VerdictSource,
-        add_label,
-        add_shown_label,
-        agreement,
-        apply_card,
-        audit_cards,
-        bad_value,
-        blinded,
-        calibrate,
-        calibrate_judge,
-        check_card,
-        check_card_before_judging,
-        check_case_ids,
-        check_models,
-        compare_judges,
-        copy_store,
-        create_job,
-        create_key,
-        create_session,
-        default_location,
-        dumps_gold_record,
-        embedded_status,
-        end_session,
-        export_gold,
-        export_store,
-        formats,
-        gate,
-        get_card,
-        get_importer,
-        get_job,
-        gold_records,
-        headline_markdown,
-        import_file,
-        install_model,
-        item_view,
-        job_judgments,
-        judge_cases,
-        list_jobs,
-        list_keys,
-        list_rubrics,
-        load_card,
-        load_cases,
-        load_gold,
-        load_labels,
-        load_plan,
-        load_report,
-        load_rubric,
-        load_runs,
-        load_store_rows,
-        mask_url,
-        migrate_store,
-        open_store,
-        parse_card,
-        plan_review,
-        queue,
-        read_jsonl,
-        read_router_config,
-        read_tasks,
-        refresh_audit,
-        resume_job,
-        revoke_key,
-        route,
-        run_job,
-        runset_from_gold,
-        save_card,
-        score_runs,
-        store_exists,
-        take_rate_token,
-        task_text,
-        verify_key,
-        verify_session,
-        write_report,
-        write_runs,
-    )
 
-__all__ = [
-    "ApiKeyRecord",
-    "AuditStatus",
-    "CalibrationOptions",
-    "CalibrationRun",
-    "Card",
-    "CardRecord",
-    "Case",
-    "CompareOptions",
-    "CopyReport",
-    "GateResult",
-    "GoldExport",
-    "GoldSet",
-    "HumanLabels",
-    "ImportResult",
-    "InstalledModel",
-    "ItemView",
-    "JobManager",
-    "JudgeOptions",
-    "JudgeSettings",
-    "Judgment",
-    "LoadedCases",
-    "LoadedRuns",
-    "MigrationReport",
-    "Outcome",
-    "PairAgreement",
-    "PlanResult",
-    "Principal",
-    "RayOptions",
-    "ReportOptions",
-    "ReviewItem",
-    "RoutingDecision",
-    "RoutingRun",
-    "Rubric",
-    "Run",
-    "RunSetReport",
-    "RunSummary",
-    "SEMCONV_VERSION",
-    "Step",
-    "Store",
-    "StoredPlan",
-    "TableCopy",
-    "VerdictSource",
-    "__version__",
-    "add_label",
-    "add_shown_label",
-    "agreement",
-    "apply_card",
-    "audit_cards",
-    "bad_value",
-    "blinded",
-    "calibrate",
-    "calibrate_judge",
-    "check_card",
-    "check_card_before_judging",
-    "check_models",
-    "compare_judges",
-    "copy_store",
-    "create_job",
-    "create_key",
-    "create_session",
-    "default_location",
-    "dumps_gold_record",
-    "embedded_status",
-    "end_session",
-    "export_gold",
-    "export_store",
-    "formats",
-    "gate",
-    "get_card",
-    "get_importer",
-    "get_job",
-    "gold_records",
-    "headline_markdown",
-    "import_file",
-    "install_model",
-    "item_view",
-    "job_judgments",
-    "check_case_ids",
-    "judge_cases",
-    "list_jobs",
-    "list_keys",
-    "list_rubrics",
-    "load_card",
-    "load_cases",
-    "load_gold",
-    "load_labels",
-    "load_plan",
-    "load_report",
-    "load_rubric",
-    "load_runs",
-    "load_store_rows",
-    "mask_url",
-    "migrate_store",
-    "open_store",
-    "parse_card",
-    "plan_review",
-    "queue",
-    "read_jsonl",
-    "read_router_config",
-    "read_tasks",
-    "refresh_audit",
-    "resume_job",
-    "revoke_key",
-    "route",
-    "run_job",
-    "runset_from_gold",
-    "save_card",
-    "score_runs",
-    "store_exists",
-    "take_rate_token",
-    "task_text",
-    "verify_key",
-    "verify_session",
-    "write_report",
-    "write_runs",
-]
+def _api(stub: Path) -> dict[str, str]:
+    """name -> module, from the stub's ``from MODULE import NAME as NAME`` lines."""
+    found: dict[str, str] = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                found[alias.asname or alias.name] = node.module
+    return found
+
+
+_API = _api(Path(__file__).with_name("__init__.pyi"))
+__all__ = sorted(_API)
 
 
 def __getattr__(name: str) -> Any:
-    """The library API, imported on first use (the package's one lazy boundary)."""
-    if name in __all__:
-        return getattr(importlib.import_module("judge.library"), name)
-    raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    """A name of the public API, imported from its module on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -47,7 +47,7 @@ from calibration.workflow import (
     JudgeBinding,
     JudgeRequest,
     attach_gold,
-    calibrate,
+    calibrate_rows,
     card_filename,
     compare_rows,
     unbound,
@@ -327,22 +327,52 @@ class CalibrationRun:
     report_path: Path | None
 
 
-def calibrate_judge(
-    source: VerdictSource,
-    options: CalibrationOptions,
+def _source(
+    db: str | Path | None,
+    judgments: str | Path | None,
+    recorded: str | Path | None,
+    rubric: str | None,
+    selector: str | None,
+) -> VerdictSource:
+    return VerdictSource(
+        db=None if db is None else str(db),
+        judgments=None if judgments is None else str(judgments),
+        recorded=None if recorded is None else str(recorded),
+        rubric=rubric,
+        selector=selector,
+    )
+
+
+def calibrate(
     *,
-    gold: str | None = None,
+    db: str | Path | None = None,
+    judgments: str | Path | None = None,
+    recorded: str | Path | None = None,
+    rubric: str | None = None,
+    selector: str | None = None,
+    gold: str | Path | None = None,
+    options: CalibrationOptions | None = None,
     out: str | Path | None = None,
     report: str | Path | None = None,
 ) -> CalibrationRun:
-    """Calibrate a judge on its verdicts in ``source`` against ``gold`` (a gold JSONL; None:
-    the labels the verdicts carry); write the card to ``out`` (default
-    ``<judge>.card.yaml``) and, when asked, the HTML report."""
-    loaded = load_verdicts(source)
+    """Measure a judge against gold and write its calibration card (and an HTML report).
+
+    The verdicts come from exactly one of a judge store (``db``), a JSONL of judgments or a
+    JSONL of recorded verdicts, kept to one ``rubric`` (ID or ID@VERSION) and evidence
+    ``selector`` version when given; ``gold`` is a gold JSONL (None: the labels the verdicts
+    carry). ``options`` set the guarantee (alpha, delta), the threshold grid, cascades and
+    panels. The card goes to ``out`` (default ``<judge>.card.yaml``), the report to ``report``.
+    """
+    options = options or CalibrationOptions()
+    loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
+    gold_text = None if gold is None else str(gold)
     rows, gold_ref = attach_gold(
-        loaded.rows, load_gold(gold) if gold else None, source=str(loaded.path), gold_label=gold
+        loaded.rows,
+        load_gold(gold_text) if gold_text else None,
+        source=str(loaded.path),
+        gold_label=gold_text,
     )
-    result = calibrate(rows, gold=gold_ref, judge=binder(loaded), options=options)
+    result = calibrate_rows(rows, gold=gold_ref, judge=binder(loaded), options=options)
     card_path = Path(out) if out else Path(card_filename(result.model))
     digest = write_card(result.card, card_path)
     report_path = Path(report) if report else None
@@ -352,18 +382,26 @@ def calibrate_judge(
 
 
 def compare_judges(
-    source: VerdictSource,
-    options: CompareOptions,
     *,
-    gold: str | None = None,
+    db: str | Path | None = None,
+    judgments: str | Path | None = None,
+    recorded: str | Path | None = None,
+    rubric: str | None = None,
+    gold: str | Path | None = None,
+    options: CompareOptions | None = None,
     html: str | Path | None = None,
     json_out: str | Path | None = None,
 ) -> Study:
-    """Compare the judges in ``source`` on the same items (gold: as :func:`calibrate_judge`);
-    write the HTML page and the full study as JSON when asked."""
-    loaded = load_verdicts(source)
+    """Compare the judges of one verdict source (as :func:`calibrate` takes it) on the same
+    items against ``gold``; write the HTML page and the full study as JSON when asked."""
+    options = options or CompareOptions()
+    loaded = load_verdicts(_source(db, judgments, recorded, rubric, None))
+    gold_text = None if gold is None else str(gold)
     rows, _ = attach_gold(
-        loaded.rows, load_gold(gold) if gold else None, source=str(loaded.path), gold_label=gold
+        loaded.rows,
+        load_gold(gold_text) if gold_text else None,
+        source=str(loaded.path),
+        gold_label=gold_text,
     )
     study = compare_rows(rows, options)
     if html:

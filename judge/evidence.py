@@ -7,7 +7,7 @@ visibility and budget always give the same items and the same digest.
 
 The pipeline, in order:
 
-1. **Redact** every text with :func:`judge.redact.redact` before anything else reads it.
+1. **Redact** every text with :func:`judge.safety.redact.redact` before anything else reads it.
 2. **Classify** each trace turn into an evidence kind from its role and content (a registry of
    role rules, then content rules: test runs, errors, tool calls, the final answer).
 3. **Budget**. The task and the diff get a bounded share of the budget (task at most 25%, diff
@@ -17,8 +17,8 @@ The pipeline, in order:
    turns before earlier ones. A turn that repeats the diff (agents often print ``git diff``
    last) is cut down to a pointer to the diff. Long items are clipped head+tail with a visible
    ``[... N characters elided ...]`` marker.
-4. **Flag** each item through :func:`flag_item` (a registry: :mod:`judge.injection` flags text
-   aimed at the judge; the flags are shown in the item's ``flags`` attribute).
+4. **Flag** each item through :func:`flag_item` (a registry: :mod:`judge.safety.injection` flags
+   text aimed at the judge; the flags are shown in the item's ``flags`` attribute).
 
 Token counts are estimated, never tokenised: :func:`estimate_tokens` is ``ceil(len / 3.5)``
 characters per token, which over-counts slightly for English prose and is close for code and
@@ -50,13 +50,13 @@ from types import MappingProxyType
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import InputError
-from judge.injection import flag_adjacent, flag_injection
-from judge.redact import MARKER_PREFIX, redact, redact_turn_fields
+from judge.safety.injection import flag_adjacent, flag_injection
+from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
-#: v2: items flagged by judge.injection (shown as ``flags="..."``); redaction of secrets under
-#: lower-case keys (``password: "x"``) and of URL passwords with an empty user.
+#: v2: items flagged by judge.safety.injection (shown as ``flags="..."``); redaction of secrets
+#: under lower-case keys (``password: "x"``) and of URL passwords with an empty user.
 #: Not bumped for the redaction rules and the injection flags of issue 16: they change only the
 #: evidence of cases that hold secrets or (newly or no longer) flagged items, whose digest (and so
 #: cache key) changes by itself; a bump would re-key every case and stale every card.
@@ -308,7 +308,7 @@ def classify_turns(
     trace: Sequence[TraceTurn], redacted_trace: Sequence[TraceTurn] | None = None
 ) -> list[_Turn]:
     """Redact and classify every turn; an importer's explicit ``kind`` wins. With
-    ``redacted_trace`` (the same turns as :func:`judge.redact.redact_case` returned them) the
+    ``redacted_trace`` (the same turns as :func:`judge.safety.redact.redact_case` returned them) the
     redaction already done is reused (see :func:`select_evidence`)."""
     if redacted_trace is None:
         redacted = [_redact(t.content) for t in trace]

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: The test data (tests/data), for tests at any depth of tests/.
+DATA = REPO / "tests" / "data"
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 
 # Never let a test fetch litellm's cost map over the network.

@@ -355,8 +355,8 @@ def running_service(
     (clients)."""
     import uvicorn
 
-    from judge.access import create_key
     from judge.api.app import ServiceConfig, create_app
+    from judge.service.access import create_key
 
     made: dict[str, str] = {}
     with Store(db) as store:

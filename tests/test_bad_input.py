@@ -184,10 +184,10 @@ def test_each_bad_card_is_refused(entry: dict[str, Any], routed_store: Path) -> 
 
 @pytest.mark.parametrize("entry", _manifest("trace"), ids=_ids(_manifest("trace")))
 def test_each_bad_trace_line_is_named(entry: dict[str, Any]) -> None:
-    from judge.traces import import_file
+    from judge.traces import import_traces
 
     path = CORPUS / entry["path"]
-    result = import_file(path, entry["format"])
+    result = import_traces(path, entry["format"])
     assert result.errors, "the bad line must be reported"
     error = result.errors[0]
     assert error.file == str(path) and error.line == entry["line"]

@@ -2,5 +2,5 @@
 ``/v1`` and the server-rendered review page under ``/review``.
 
 Importing this package is cheap: FastAPI is imported only by ``judge.api.app``, so the client
-(``judge.client``) and the key commands load neither FastAPI nor Starlette.
+(``judge.api.client``) and the key commands load neither FastAPI nor Starlette.
 """

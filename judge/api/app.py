@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 import judge
+import judge.service
 from judge.api.config import MB, ServiceConfig
 from judge.api.csrf import new_secret
 from judge.api.deps import Caller
@@ -40,7 +41,7 @@ __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service: API, review pages, job workers, access control, all from ``config``."""
-    jobs = judge.JobManager(
+    jobs = judge.service.JobManager(
         config.db,
         config.settings(),
         workers=config.job_workers,

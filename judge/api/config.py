@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.defaults import DEFAULT_MODEL
-from judge.library import JudgeSettings
+from judge.service import JudgeSettings
 
 MB = 1024 * 1024
 

@@ -12,7 +12,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge.api import schemas as s
 from judge.api.config import ServiceConfig
-from judge.library import Principal, Store
+from judge.service import Principal
+from judge.store import Store
 
 _bearer = HTTPBearer(auto_error=False, scheme_name="bearerKey", description="API key")
 

@@ -27,11 +27,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.concurrency import run_in_threadpool
 
 import judge
+import judge.review
 from judge.api import csrf
 from judge.api.roles import PAGE_ROLES
 from judge.api.security import SESSION_COOKIE, session_token
 from judge.errors import JudgeError
-from judge.library import Principal, Store, create_session, end_session, verify_key
+from judge.service import Principal, create_session, end_session, verify_key
+from judge.store import Store
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: The page's scripts and styles, served at /static/.
@@ -198,13 +200,13 @@ def page_router() -> APIRouter:
         blind_all = request.app.state.config.blind
 
         def load(store: Store) -> dict[str, Any]:
-            mine = judge.queue(store, reviewer=who.name, role=who.role, limit=200)
+            mine = judge.review.queue(store, reviewer=who.name, role=who.role, limit=200)
             # A blind item shows nothing of what the judge said: no score, priority or reason.
-            shown = [judge.blinded(i) if (i.blind or blind_all) else i for i in mine]
+            shown = [judge.review.blinded(i) if (i.blind or blind_all) else i for i in mine]
             return {
                 "items": shown,
                 "counts": store.review_counts(),
-                "pairs": judge.agreement(store),
+                "pairs": judge.review.agreement(store),
                 # Cards name the judge model: not beside blind items.
                 "cards": [] if any(i.blind for i in shown) else store.card_records(),
             }
@@ -218,7 +220,7 @@ def page_router() -> APIRouter:
     def next_item(request: Request) -> Response:
         who = caller(request)
         first = with_store(
-            request, lambda st: judge.queue(st, reviewer=who.name, role=who.role, limit=1)
+            request, lambda st: judge.review.queue(st, reviewer=who.name, role=who.role, limit=1)
         )
         if not first:
             return RedirectResponse(
@@ -231,8 +233,10 @@ def page_router() -> APIRouter:
         blind_all = request.app.state.config.blind
 
         def load(store: Store) -> tuple[Any, int, bool]:
-            view = judge.item_view(store, item_id, force_blind=blind_all, viewer_role=who.role)
-            left = len(judge.queue(store, reviewer=who.name, role=who.role, limit=1000))
+            view = judge.review.item_view(
+                store, item_id, force_blind=blind_all, viewer_role=who.role
+            )
+            left = len(judge.review.queue(store, reviewer=who.name, role=who.role, limit=1000))
             mine = any(x.reviewer == who.name for x in store.review_labels(item_id=item_id))
             return view, left, mine
 
@@ -264,7 +268,7 @@ def page_router() -> APIRouter:
         note = form.get("note", "")[:4000]
 
         def save(store: Store) -> None:
-            judge.add_shown_label(
+            judge.review.add_shown_label(
                 store, item_id, reviewer=who.name, role=who.role, shown_label=shown, note=note
             )
 

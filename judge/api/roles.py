@@ -11,10 +11,11 @@ Least privilege by role (``judge.types.ROLES``):
 The access middleware (``judge.api.security``) looks every request's route up here after
 authenticating it and refuses a role the route does not list with 403, before the route runs.
 A route missing from the table is refused to everyone, ``create_app`` refuses to build an app
-with one (:func:`check_declared`), and ``tests/test_api_roles.py`` walks the OpenAPI schema and
-the pages, route by route and role by role. The OpenAPI schema carries each operation's roles
-(``x-roles``). Jobs are also owned: a client sees only the jobs its key created (``404`` for
-another's, so ids do not leak); that check is in the job routes (``judge.jobs.get_job``).
+with one (:func:`check_declared`), and ``tests/judge/api/test_api_roles.py`` walks the OpenAPI
+schema and the pages, route by route and role by role. The OpenAPI schema carries each
+operation's roles (``x-roles``). Jobs are also owned: a client sees only the jobs its key
+created (``404`` for another's, so ids do not leak); that check is in the job routes
+(``judge.service.jobs.get_job``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Request and response bodies of the HTTP API (pydantic, ``extra="forbid"``).
 
-Shared by the server (``judge.api.app``) and the client (``judge.client``), so both validate the
+Shared by the server (``judge.api.app``) and the client (``judge.api.client``), so both validate the
 same shapes. Pure pydantic: importing this module loads no web framework.
 """
 
@@ -11,8 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judge.cases import bad_value
 from judge.defaults import DEFAULT_MAX_TOKENS
-from judge.library import AuditStatus, ItemView, PairAgreement, bad_value
+from judge.review import ItemView, PairAgreement
+from judge.routing import AuditStatus
 from judge.types import (
     ApiKeyRecord,
     Case,

@@ -26,7 +26,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from judge.api.roles import OPEN_ROUTES, allowed, match_route
-from judge.library import Principal, Store, take_rate_token, verify_key, verify_session
+from judge.service import Principal, take_rate_token, verify_key, verify_session
+from judge.store import Store
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -1,7 +1,7 @@
 """``judge calibrate``: measure a judge against gold, write its calibration card and report.
 
 The options are parsed into ``calibration.workflow.CalibrationOptions``; the work is
-``judge.calibrating.calibrate_judge``. numpy, scipy, sklearn and matplotlib are imported only
+``judge.calibrate``. numpy, scipy, sklearn and matplotlib are imported only
 when the command runs, so ``judge calibrate --help`` stays fast.
 """
 
@@ -175,15 +175,13 @@ def calibrate(
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
     opts = judge.CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
-    run = judge.calibrate_judge(
-        judge.VerdictSource(
-            db=db or (None if judgments or recorded else env_db()),
-            judgments=judgments,
-            recorded=recorded,
-            rubric=rubric,
-            selector=selector,
-        ),
-        opts,
+    run = judge.calibrate(
+        db=db or (None if judgments or recorded else env_db()),
+        judgments=judgments,
+        recorded=recorded,
+        rubric=rubric,
+        selector=selector,
+        options=opts,
         gold=gold_path,
         out=out,
         report=report,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 import judge
+import judge.calibrating
 
 if TYPE_CHECKING:
     from calibration.card import Card
@@ -50,7 +51,7 @@ def verify(
     as_of: datetime | None,
 ) -> None:
     """Refuse a malformed, edited, expired or mismatched card (exit status 2)."""
-    check = judge.check_card(
+    check = judge.calibrating.check_card(
         path,
         model=model,
         rubric=rubric,

@@ -1,7 +1,7 @@
 """``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
 
 The options are parsed into ``calibration.workflow.CompareOptions``; the work is
-``judge.calibrating.compare_judges``.
+``judge.compare_judges``.
 """
 
 from __future__ import annotations
@@ -61,13 +61,11 @@ def compare(
 ) -> None:
     """Compare judges on the same items: paired differences, McNemar, agreement."""
     study = judge.compare_judges(
-        judge.VerdictSource(
-            db=db or (None if judgments or recorded else env_db()),
-            judgments=judgments,
-            recorded=recorded,
-            rubric=rubric,
-        ),
-        judge.CompareOptions.model_validate(options),
+        db=db or (None if judgments or recorded else env_db()),
+        judgments=judgments,
+        recorded=recorded,
+        rubric=rubric,
+        options=judge.CompareOptions.model_validate(options),
         gold=gold_path,
         html=html_out,
         json_out=json_out,

@@ -12,6 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.local
+import judge.providers
+import judge.store
 from calibration.inputs import judgment_to_row
 from calibration.intervals import wilson
 from judge.commands.options import db_option
@@ -60,11 +63,11 @@ def demo(
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
     """
     started = time.perf_counter()
-    judge.check_models([model])  # an unknown id or a missing key: exit 2, nothing stored
+    judge.providers.check_models([model])  # an unknown id or a missing key: exit 2, nothing stored
     if is_local(model):
         alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):
-            click.echo(f"embedded model: {judge.install_model(alias).path}", err=True)
+            click.echo(f"embedded model: {judge.local.install_model(alias).path}", err=True)
     rubric = judge.load_rubric(rubric_ref)
     loaded = judge.load_cases(Path(gold_path), limit=limit)
     for error in loaded.errors:
@@ -72,7 +75,7 @@ def demo(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     store_at = db or str(out / "judge.db")
-    db = judge.mask_url(store_at)
+    db = judge.store.mask_url(store_at)
     options = judge.JudgeOptions.from_protocol(DEFAULT_PROTOCOLS["agent_run"], concurrency=1)
     click.echo(
         f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "

@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 import judge
+import judge.judging
+import judge.providers
 
 _NAMES = ("engine", "ray_address", "workers", "router")
 
@@ -67,7 +69,7 @@ def engine_fields(
     # The command's own entry point is safe to import in a pool process: prepare there.
     fields: dict[str, Any] = {"prepare_workers": None}
     if engine == "ray":
-        fields["ray"] = judge.RayOptions(address=ray_address, workers=workers)
+        fields["ray"] = judge.judging.RayOptions(address=ray_address, workers=workers)
     if router:
-        fields["router"] = judge.read_router_config(router)
+        fields["router"] = judge.providers.read_router_config(router)
     return fields

@@ -10,6 +10,7 @@ from typing import IO
 import click
 
 import judge
+import judge.traces
 
 #: Exit codes: 0 every record imported; 1 some records were invalid (the others were imported).
 EXIT_INVALID_INPUT = 1
@@ -76,20 +77,20 @@ def import_cmd(
     complete ones were still imported and written).
     """
     if list_formats:
-        for name, description in judge.formats():
+        for name, description in judge.traces.formats():
             click.echo(f"{name:<12} {description}")
         return
     if not files:
         raise click.UsageError("give at least one FILE (or --list)")
     if fmt is not None:
-        judge.get_importer(fmt)  # an unknown name fails before any file is read
+        judge.traces.get_importer(fmt)  # an unknown name fails before any file is read
     if task is not None and task_from is not None:
         raise click.UsageError("give --task or --task-from, not both")
     # A bad task file fails before any trace is read.
     tasks = (
-        judge.task_text(task)
+        judge.traces.task_text(task)
         if task is not None
-        else (judge.read_tasks(task_from) if task_from is not None else None)
+        else (judge.traces.read_tasks(task_from) if task_from is not None else None)
     )
     # With --out -, stdout carries the JSONL, so the report goes to stderr.
     report: IO[str] = sys.stderr if out == "-" else sys.stdout
@@ -97,7 +98,7 @@ def import_cmd(
     seen: dict[str, str] = {}
     failed = False
     for name in files:
-        result = judge.import_file(Path(name), fmt, tasks=tasks)
+        result = judge.import_traces(Path(name), fmt, tasks=tasks)
         duplicates = 0
         # A case without a task is not written: the judge would read an empty task.
         untasked = {c.id for c in result.cases if not c.task.strip()}

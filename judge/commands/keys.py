@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 import judge
+import judge.service
+import judge.store
 from judge.commands.options import db_option
 from judge.types import ROLES
 
@@ -36,7 +38,7 @@ ROLE_HELP = {
 def create(name: str, role: str | None, db: str) -> None:
     """Create a key and print it once (only a salted hash is stored)."""
     with judge.open_store(db) as store:
-        principal, key = judge.create_key(store, name, role)
+        principal, key = judge.service.create_key(store, name, role)
     click.echo(key)
     if role is None and principal.role == "admin":
         click.echo(
@@ -46,7 +48,7 @@ def create(name: str, role: str | None, db: str) -> None:
         )
     click.echo(
         f"key {principal.key_id} for {principal.name} ({principal.role}) stored hashed in "
-        f"{judge.mask_url(db)}; "
+        f"{judge.store.mask_url(db)}; "
         "this is the only time it is shown",
         err=True,
     )
@@ -57,7 +59,7 @@ def create(name: str, role: str | None, db: str) -> None:
 def list_cmd(db: str) -> None:
     """List keys (ids, names, roles, dates; never the keys)."""
     with judge.open_store(db) as store:
-        found = judge.list_keys(store)
+        found = judge.service.list_keys(store)
     for key in found:
         state = f"revoked {key.revoked_at.isoformat()[:19]}" if key.revoked_at else "active"
         click.echo(
@@ -71,7 +73,7 @@ def list_cmd(db: str) -> None:
 def revoke(name_or_id: str, db: str) -> None:
     """Revoke a key by name or id; its page sessions end too."""
     with judge.open_store(db) as store:
-        done = judge.revoke_key(store, name_or_id)
+        done = judge.service.revoke_key(store, name_or_id)
     if not done:
         raise click.ClickException(f"no active key named or with id {name_or_id!r}")
     click.echo(f"revoked {name_or_id}")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import click
 
 import judge
+import judge.local
 from judge.defaults import DEFAULT_MODEL, LOCAL_PREFIX
 
 
@@ -45,7 +46,7 @@ def install(alias: str, verify: bool) -> None:
     Idempotent: when the file is already assembled and marked good this takes milliseconds.
     """
     started = time.perf_counter()
-    done = judge.install_model(alias, _progress_printer(), verify=verify)
+    done = judge.local.install_model(alias, _progress_printer(), verify=verify)
     seconds = time.perf_counter() - started
     note = (
         "matches the pin"
@@ -62,7 +63,7 @@ def install(alias: str, verify: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def info(as_json: bool) -> None:
     """Show the registered local models, where their files are and whether they are assembled."""
-    status = judge.embedded_status()
+    status = judge.local.embedded_status()
     if as_json:
         click.echo(
             json.dumps(

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.review
+import judge.runsets
 from judge.commands.options import db_option
 
 
@@ -27,7 +29,7 @@ def review() -> None:
 def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
     """List items awaiting a label, in priority order."""
     with judge.open_store(db) as store:
-        found = judge.queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
+        found = judge.review.queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
     table = Table()
     for column in ("item", "case", "kind", "why", "priority", "labels", "status"):
         table.add_column(column, overflow="fold")
@@ -61,7 +63,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
 def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
     """Label one item (canonical frame)."""
     with judge.open_store(db) as store:
-        item = judge.add_label(
+        item = judge.review.add_label(
             store,
             item_id,
             reviewer=reviewer,
@@ -78,7 +80,7 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
 def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair."""
     with judge.open_store(db) as store:
-        pairs = judge.agreement(store)
+        pairs = judge.review.agreement(store)
     if not pairs:
         click.echo("no item has labels from two reviewers yet")
     for p in pairs:
@@ -166,7 +168,7 @@ def plan_cmd(
             "a plan is drawn from the whole run set; fix them first"
         )
     with judge.open_store(db) as store:
-        result = judge.plan_review(
+        result = judge.runsets.plan_review(
             store,
             loaded.runs,
             source=runs_file,

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.store
 from judge.commands.options import db_option
 
 if TYPE_CHECKING:
@@ -66,9 +67,9 @@ def route(
     A card whose judge model, rubric digest or evidence-selector version differ from the
     judgments', that has expired, or that audits flagged stale, is refused.
     """
-    if not judge.store_exists(db):
+    if not judge.store.store_exists(db):
         raise click.ClickException(
-            f"{judge.mask_url(db)}: no such store (judge cases with `judge run` first)"
+            f"{judge.store.mask_url(db)}: no such store (judge cases with `judge run` first)"
         )
     card = judge.load_card(card_path)
     with judge.open_store(db) as store:
@@ -104,9 +105,10 @@ def route(
         f"review queue: {run.enqueued} new item(s)",
         err=True,
     )
+    shown = judge.store.mask_url(db)
     click.echo(
-        f"stored in {judge.mask_url(db)}; label with `judge serve --db {judge.mask_url(db)}` "
-        f"(page /review) or `judge review queue --db {judge.mask_url(db)}`",
+        f"stored in {shown}; label with `judge serve --db {shown}` "
+        f"(page /review) or `judge review queue --db {shown}`",
         err=True,
     )
 

@@ -11,6 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.providers
+import judge.rubrics
+import judge.store
 from judge.commands.engine import engine_options
 from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
@@ -97,7 +100,7 @@ def run(
         raise click.BadParameter("must be at least 1", param_hint="--samples")
     rubric = judge.load_rubric(rubric_ref)
     # Unknown model ids and missing keys stop here (exit 2), before the store is opened.
-    judge.check_models(models, api_base=api_base, router=engine.get("router"))
+    judge.providers.check_models(models, api_base=api_base, router=engine.get("router"))
     loaded = judge.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
@@ -152,10 +155,9 @@ def _print_summary(summary: RunSummary, *, db: str, out: str | None, n_invalid: 
     )
     if n_invalid:
         console.print(f"[yellow]{n_invalid} invalid record(s) skipped (see above)[/]")
-    where = f"stored in {judge.mask_url(db)}" + (f" and {out}" if out else "")
-    console.print(
-        f"{where} (batch {summary.batch_id}); list them with: judge show --db {judge.mask_url(db)}"
-    )
+    where = f"stored in {judge.store.mask_url(db)}" + (f" and {out}" if out else "")
+    shown = judge.store.mask_url(db)
+    console.print(f"{where} (batch {summary.batch_id}); list them with: judge show --db {shown}")
 
 
 @click.command()
@@ -178,9 +180,9 @@ def show(
     fmt: str,
 ) -> None:
     """List stored judgments."""
-    if not judge.store_exists(db):
+    if not judge.store.store_exists(db):
         raise click.ClickException(
-            f"{judge.mask_url(db)}: no such store (run `judge run ...` first)"
+            f"{judge.store.mask_url(db)}: no such store (run `judge run ...` first)"
         )
     with judge.open_store(db) as store:
         judgments = list(
@@ -226,5 +228,5 @@ def print_judgments(judgments: list[Judgment]) -> None:
 @click.command()
 def rubrics() -> None:
     """List the rubrics and their versions."""
-    for rubric in judge.list_rubrics():
+    for rubric in judge.rubrics.list_rubrics():
         click.echo(f"{rubric.ref:32} {rubric.kind:16} {rubric.digest[:19]}  {rubric.spec.title}")

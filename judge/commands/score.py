@@ -10,6 +10,11 @@ from typing import Any
 import click
 
 import judge
+import judge.cases
+import judge.connectors
+import judge.providers
+import judge.runsets
+import judge.store
 from judge.commands.engine import engine_options
 from judge.commands.label_lines import label_lines
 from judge.commands.options import db_option
@@ -193,7 +198,7 @@ def score(
             raise click.UsageError("--correct-for-judge needs the judge's --card")
         rubric = judge.load_rubric(rubric_ref)
         # exit 2 before the store is opened
-        judge.check_models(models, api_base=api_base, router=engine.get("router"))
+        judge.providers.check_models(models, api_base=api_base, router=engine.get("router"))
         if rubric.kind == "pairwise":
             raise click.UsageError(
                 f"rubric {rubric.ref} is pairwise; a run set is scored with "
@@ -253,7 +258,7 @@ def score(
             min_tasks=min_tasks,
         )
     paths = judge.write_report(report, out_dir, charts=not no_charts)
-    click.echo(judge.headline_markdown(report))
+    click.echo(judge.runsets.headline_markdown(report))
     for line in label_lines(report):
         click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
@@ -306,7 +311,7 @@ def gate(
     Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
     """
     path = Path(report_path)
-    report = judge.load_report(path)
+    report = judge.runsets.load_report(path)
     result = judge.gate(
         report,
         baseline=baseline,
@@ -373,10 +378,10 @@ def export(
     batch_id: str | None,
 ) -> None:
     """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
-    if not judge.store_exists(db):
+    if not judge.store.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge something first)")
     with judge.open_store(db) as store:
-        doc, counts = judge.export_store(
+        doc, counts = judge.export_otel(
             store,
             signal=signal,  # type: ignore[arg-type]
             rubric_id=rubric_id,
@@ -390,8 +395,8 @@ def export(
         Path(out).write_text(text, encoding="utf-8")
     click.echo(
         f"{counts['judgments']} judgments -> {counts['events']} {fmt} events "
-        f"(semconv {judge.SEMCONV_VERSION}, {signal}); {counts['linked']} linked to their "
-        f"run's trace, {counts['unlinked']} without a trace",
+        f"(semconv {judge.connectors.SEMCONV_VERSION}, {signal}); {counts['linked']} linked "
+        f"to their run's trace, {counts['unlinked']} without a trace",
         err=True,
     )
 
@@ -433,8 +438,8 @@ def runset(
     Without a task id, a run's task is its task text; without a repetition number, runs are
     numbered in file order: the cases `judge import` writes make a run set as they are
     (gold/README.md, "Run sets")."""
-    runs = judge.runset_from_gold(
-        judge.read_jsonl(gold_file),
+    runs = judge.runsets.runset_from_gold(
+        judge.cases.read_jsonl(gold_file),
         task_key=task_key,
         repetition_key=repetition_key,
         treatment_key=treatment_key,
@@ -442,7 +447,7 @@ def runset(
         benchmark=benchmark,
         file=gold_file,
     )
-    judge.write_runs(runs, out)
+    judge.runsets.write_runs(runs, out)
     check = judge.load_runs(out)
     for error in check.errors:
         click.echo(f"invalid run: {error}", err=True)

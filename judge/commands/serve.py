@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 import judge
+import judge.providers
+import judge.store
 from judge.api.app import ServiceConfig, create_app
 from judge.commands.options import db_option
 from judge.defaults import DEFAULT_MODEL
@@ -84,7 +86,9 @@ def serve(
 
     if burst < 1:
         raise click.BadParameter("must be at least 1", param_hint="--burst")
-    judge.check_models(models, api_base=api_base)  # refuse to serve a judge that cannot run
+    judge.providers.check_models(
+        models, api_base=api_base
+    )  # refuse to serve a judge that cannot run
     config = ServiceConfig(
         db=db,
         models=tuple(models),
@@ -100,7 +104,8 @@ def serve(
     )
     app = create_app(config)
     click.echo(
-        f"judge serve: http://{host}:{port}/review (API under /v1), store {judge.mask_url(db)}",
+        f"judge serve: http://{host}:{port}/review (API under /v1), "
+        f"store {judge.store.mask_url(db)}",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

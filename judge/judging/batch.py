@@ -17,8 +17,8 @@ from judge.judging.masking import mask_case
 from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
 from judge.providers import ModelParams, check_models
-from judge.redact import redact_case
 from judge.rubrics import Rubric, load_rubric
+from judge.safety.redact import redact_case
 from judge.store import Store
 from judge.types import Case, Judgment
 

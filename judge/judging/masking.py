@@ -1,7 +1,7 @@
 """The second net against prompt injection: judge again without the suspect evidence.
 
 Evidence the flagger does not flag but that reads a little like instructions to the judge
-(:func:`judge.injection.suspect_items`) is recorded in each judgment's provenance. For such a
+(:func:`judge.safety.injection.suspect_items`) is recorded in each judgment's provenance. For such a
 case a *masked copy* is judged with the same protocol: the suspect turns (or diff) replaced by a
 marker, the case id suffixed with :data:`MASKED_SUFFIX`, its meta naming the case it masks. The
 masked judgments are checks, never verdicts: routing compares them with the case's own

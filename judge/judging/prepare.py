@@ -22,11 +22,11 @@ from typing import Any
 from judge.digests import cache_key, digest
 from judge.errors import JudgeError
 from judge.evidence import select_evidence
-from judge.injection import suspect_items
 from judge.judging.masking import masked_origin
 from judge.providers import ModelParams
-from judge.redact import redact_case
 from judge.rubrics import Rubric, load_rubric_dir
+from judge.safety.injection import suspect_items
+from judge.safety.redact import redact_case
 from judge.store.judgments import case_row
 from judge.types import Case, Order, Provenance
 from judge.version import __version__

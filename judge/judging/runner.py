@@ -49,8 +49,8 @@ from judge.judging.prepare import (
     watch_parent,
 )
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
-from judge.redact import redact_error, redact_judgment
 from judge.rubrics import Rubric
+from judge.safety.redact import redact_error, redact_judgment
 from judge.store import Store, StoreUnavailable
 from judge.store.judgments import call_row
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage

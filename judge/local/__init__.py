@@ -2,7 +2,7 @@
 PyPI part packages and checked against a pinned SHA-256) and its engine (``engine``: llama.cpp
 behind a litellm custom provider, ``local/``, with verdict-token probabilities)."""
 
-from judge.local.engine import register_provider as register
+from judge.local.llama import register_provider as register
 from judge.local.weights import (
     DEFAULT_ALIAS,
     LocalModelSpec,

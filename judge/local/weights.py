@@ -2,7 +2,7 @@
 
 A new user runs the whole loop with no API key: the default judge model runs in-process with
 llama.cpp, behind the same litellm call path as every hosted provider (the ``local/`` provider
-of :mod:`judge.local.engine`, registered by :func:`judge.local.register`).
+of :mod:`judge.local.llama`, registered by :func:`judge.local.register`).
 
 Model ids (what follows ``local/`` in a litellm model string):
 

@@ -9,7 +9,7 @@ plan drew (blind, for prediction-powered estimates).
 """
 
 from judge.review.agreement import PairAgreement, agreement, pair_agreement
-from judge.review.apply import RoutingRun, apply_card
+from judge.review.apply import RoutingRun, route
 from judge.review.gold_export import GoldExport, export_gold, gold_records
 from judge.review.planned import (
     PLAN_REASON,
@@ -61,7 +61,7 @@ __all__ = [
     "add_label",
     "add_shown_label",
     "agreement",
-    "apply_card",
+    "route",
     "blinded",
     "diff_lines",
     "enqueue_plan",

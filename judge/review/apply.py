@@ -6,8 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
-from calibration.card import Card
+from calibration.card import Card, load_card
 from judge.errors import CardError
 from judge.review.queue import enqueue
 from judge.routing import audit_sample, card_models, route_judgments, save_card, stale_reason
@@ -26,9 +27,9 @@ class RoutingRun:
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
-def apply_card(
+def route(
     store: Store,
-    card: Card,
+    card: Card | str | Path,
     *,
     judgments: Sequence[Judgment] | None = None,
     audit_fraction: float = 0.05,
@@ -37,12 +38,16 @@ def apply_card(
     blind: bool = False,
     now: datetime | None = None,
 ) -> RoutingRun:
-    """Route the store's judgments (or ``judgments``) with ``card``; queue review and audits.
+    """Apply a calibration card (or the path of one) to the store's judgments, or to
+    ``judgments``: decide auto-accept, auto-reject, auto-decide or review for each (case,
+    judge), keep the decisions, and queue review items and a seeded fraction of audits.
 
     Refuses (CardError) a card that does not bind the judgments' judge, has expired, or that
     audits have flagged stale. Decisions are stored with the card digest; review items are
     queued once per decision (re-routing keeps the labels already given).
     """
+    if not isinstance(card, Card):
+        card = load_card(card)
     digest = save_card(store, card)
     reason = stale_reason(store, digest)
     if reason is not None:

@@ -25,7 +25,7 @@ from calibration.card import Card
 from judge import kinds
 from judge.digests import seeded_unit, utcnow
 from judge.errors import ConflictError, JudgeError, NotFoundError
-from judge.routing.audit import refresh_audit
+from judge.routing import audit_cards
 from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE
 from judge.store import LabelWrite, Store
 from judge.types import ReviewItem, ReviewLabel, ReviewStatus, Role, RoutingDecision
@@ -282,7 +282,7 @@ def add_label(
     if updated is None:
         raise NotFoundError(f"no review item {item_id!r}")
     if updated.status == "done" and updated.audit and updated.card_digest:
-        refresh_audit(store, updated.card_digest)
+        audit_cards(store, updated.card_digest)
     return updated
 
 

@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict
 from judge import kinds
 from judge.errors import JudgeError, NotFoundError
 from judge.evidence import select_evidence
-from judge.redact import redact
 from judge.review.queue import blinded, display_swapped, get_item, labels, to_shown
 from judge.routing.reasons import REASONS
 from judge.rubrics import load_rubric
+from judge.safety.redact import redact
 from judge.store import Store
 from judge.types import Case, Judgment, ReviewItem, ReviewLabel, Role
 

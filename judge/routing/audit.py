@@ -13,17 +13,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from calibration.card import Card
 from calibration.intervals import clopper_pearson_upper as cp_upper
-from judge.digests import seeded_unit, utcnow
+from judge.digests import seeded_unit
 from judge.errors import InputError
-from judge.routing.cards import card_digest, stage_label
+from judge.routing.cards import card_digest, get_card, stage_label
 from judge.routing.reasons import AUTO_DECISIONS
 from judge.store import Store
-from judge.types import ABSTAIN_LABEL, CardRecord, RoutingDecision
+from judge.types import ABSTAIN_LABEL, RoutingDecision
 
 
 class _Model(BaseModel):
@@ -135,35 +134,6 @@ def live_bounds(card: Card, audits: Iterable[AuditLabel]) -> list[BandAudit]:
     return out
 
 
-# --- Cards in the store --------------------------------------------------------------------------
-
-
-def save_card(store: Store, card: Card) -> str:
-    """Keep the card (idempotent, by digest); return its digest. A stale flag is kept."""
-    digest = card_digest(card)
-    j = card.judge
-    record = CardRecord(
-        digest=digest,
-        model=j.model,
-        rubric_id=j.rubric.id,
-        rubric_version=j.rubric.version,
-        rubric_digest=j.rubric.digest,
-        selector_version=j.evidence_selector.version,
-        kind=card.calibration.kind,
-        created_at=card.created_at,
-        expires_at=card.expires_at,
-        added_at=utcnow(),
-    )
-    store.save_card(record, card.to_yaml())
-    return digest
-
-
-def get_card(store: Store, digest: str) -> Card | None:
-    """The stored card with this digest (``sha256:`` prefix optional), or None."""
-    text = store.card_yaml(digest)
-    return None if text is None else Card.model_validate(yaml.safe_load(text))
-
-
 def stale_reason(store: Store, digest: str) -> str | None:
     """Why audits flagged this card stale, or None."""
     record = store.card_record(digest)
@@ -180,7 +150,14 @@ def audit_labels(store: Store, digest: str) -> list[AuditLabel]:
     ]
 
 
-def refresh_audit(store: Store, digest: str) -> AuditStatus:
+def audit_cards(store: Store, digest: str | None = None) -> list[AuditStatus]:
+    """Each stored card's (or one card's) live band error bounds from the audit labels so far;
+    a card whose bound exceeds its alpha is flagged stale (routing with it is then refused)."""
+    digests = [digest] if digest else [record.digest for record in store.card_records()]
+    return [_refresh(store, d) for d in digests]
+
+
+def _refresh(store: Store, digest: str) -> AuditStatus:
     """Recompute a card's live band bounds from its audit labels; flag it stale when exceeded."""
     card = get_card(store, digest)
     if card is None:

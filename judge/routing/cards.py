@@ -1,5 +1,6 @@
-"""Cards as routing sees them: digests, the judges a card routes, and whether it may route the
-judgments given (same judge model, rubric digest and evidence selector; not expired)."""
+"""Cards as routing sees them: kept in the store by digest, the judges a card routes, and whether
+it may route the judgments given (same judge model, rubric digest and evidence selector; not
+expired)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+import yaml
+
 from calibration.card import Card, verify_card
+from judge.digests import utcnow
 from judge.errors import CardError
 from judge.evidence import SELECTOR_VERSION
-from judge.types import Judgment
+from judge.store import Store
+from judge.types import CardRecord, Judgment
 
 
 def card_digest(card: Card) -> str:
@@ -95,3 +100,32 @@ def check_card_before_judging(card: Card, models: Sequence[str], rubric_digest: 
         )
     except CardError as err:
         raise CardError(f"card {card_digest(card)[:19]} cannot route this request: {err}") from err
+
+
+# --- Cards in the store --------------------------------------------------------------------------
+
+
+def save_card(store: Store, card: Card) -> str:
+    """Keep the card (idempotent, by digest); return its digest. A stale flag is kept."""
+    digest = card_digest(card)
+    j = card.judge
+    record = CardRecord(
+        digest=digest,
+        model=j.model,
+        rubric_id=j.rubric.id,
+        rubric_version=j.rubric.version,
+        rubric_digest=j.rubric.digest,
+        selector_version=j.evidence_selector.version,
+        kind=card.calibration.kind,
+        created_at=card.created_at,
+        expires_at=card.expires_at,
+        added_at=utcnow(),
+    )
+    store.save_card(record, card.to_yaml())
+    return digest
+
+
+def get_card(store: Store, digest: str) -> Card | None:
+    """The stored card with this digest (``sha256:`` prefix optional), or None."""
+    text = store.card_yaml(digest)
+    return None if text is None else Card.model_validate(yaml.safe_load(text))

@@ -6,13 +6,18 @@ Modules, each importing only those before it: :mod:`~judge.runsets.records` (the
 :mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.labels` (human labels of
 some runs, and the label plans that draw them at random), :mod:`~judge.runsets.estimates`
 (pass@1 from the labels alone and by PPI++, through calibration.ppi),
-:mod:`~judge.runsets.report` (its figures), :mod:`~judge.runsets.gate` (ship, block or
+:mod:`~judge.runsets.report` (its figures), :mod:`~judge.runsets.gating` (ship, block or
 inconclusive), :mod:`~judge.runsets.plots` (SVG charts) and :mod:`~judge.runsets.render`
 (Markdown and HTML through the Jinja2 templates in ``templates/``).
 """
 
 from judge.runsets.estimates import compared_rows, group_estimates, paired_estimates
-from judge.runsets.gate import DEFAULT_MIN_TASKS, DEFAULT_TOLERANCE, evaluate_gate, gate_from_report
+from judge.runsets.gating import (
+    DEFAULT_MIN_TASKS,
+    DEFAULT_TOLERANCE,
+    evaluate_gate,
+    gate_from_report,
+)
 from judge.runsets.labels import (
     HumanLabels,
     LabelCheck,
@@ -79,8 +84,12 @@ from judge.runsets.scoring import (
     route_with_card,
     score_from_gold,
 )
+from judge.runsets.workflow import ReportOptions, gate, score_runs
 
 __all__ = [
+    "ReportOptions",
+    "gate",
+    "score_runs",
     "CHARTS",
     "CardSummary",
     "CostSection",

@@ -28,10 +28,10 @@ from calibration.ppi import LabelPlan, PlanCheck, plan_covers, plan_labels
 from judge import kinds
 from judge.cases import iter_jsonl, validation_error
 from judge.errors import InputError
-from judge.redact import redact_case
 from judge.review import StoredPlan, enqueue_plan, plans_for, save_plan
 from judge.runsets.records import Run
 from judge.runsets.scoring import pooled_score
+from judge.safety.redact import redact_case
 from judge.store import Store
 from judge.types import Case, Judgment
 

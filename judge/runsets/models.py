@@ -2,7 +2,7 @@
 
 report.json is ``RunSetReport.model_dump(mode="json")``; :func:`load_report` reads it back
 (strictly: every model forbids unknown keys). :mod:`judge.runsets.report` computes the figures,
-:mod:`judge.runsets.gate` the :class:`GateResult`, :mod:`judge.runsets.render` and
+:mod:`judge.runsets.gating` the :class:`GateResult`, :mod:`judge.runsets.render` and
 :mod:`judge.runsets.plots` render them.
 """
 
@@ -492,7 +492,7 @@ class UnscoredRun(_Model):
     reason: str | None
 
 
-# --- the regression gate (computed by judge.runsets.gate; a section of the report) ---------------
+# --- the regression gate (computed by judge.runsets.gating; a section of the report) -------------
 
 
 class NewGateFailure(_Model):

@@ -22,7 +22,7 @@ One JSON object per line (:class:`RunRecord`, ``extra="forbid"``)::
 
 Errors name the file, the line and the field (``case.task``, ``trace``, ...) and say what to do.
 The format is documented for users in gold/README.md (section "Run sets"), beside the case and
-gold formats; tests/test_formats.py keeps that table's fields equal to :class:`RunRecord`'s.
+gold formats; tests/judge/test_formats.py keeps that table's fields equal to :class:`RunRecord`'s.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
 from judge.digests import sha256_hex
 from judge.errors import InputError
-from judge.traces import import_file
+from judge.traces import import_traces
 from judge.types import Case
 
 RunStatus = Literal["completed", "infra_error", "timeout"]
@@ -234,7 +234,7 @@ def _traced_case(
     key = (trace, record.format)
     if key not in imports:
         try:
-            imports[key] = import_file(trace, record.format)
+            imports[key] = import_traces(trace, record.format)
         except InputError as exc:
             raise InputError(
                 f"cannot import the trace: {exc}",

@@ -11,9 +11,9 @@ Declared rules (shown in every report, see :data:`RULES`):
 - ``timeout`` runs count as failures and are not judged: the agent used up its budget.
 - A completed run without a verdict (the judge abstained, failed to answer, or a panel tied) is
   **unscored**: listed and counted, left out of the rates, never turned into pass or fail.
-- A judge never grades runs of its own model family (:mod:`judge.families`): a single judge of
-  the same family as any run is refused; a panel uses, for each run, only the members of other
-  families. A run whose agent family is unknown is judged, and counted as such.
+- A judge never grades runs of its own model family (:mod:`judge.runsets.families`): a single
+  judge of the same family as any run is refused; a panel uses, for each run, only the members
+  of other families. A run whose agent family is unknown is judged, and counted as such.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from calibration.card import Card
 from calibration.confidence import score_items
 from calibration.inputs import judgment_to_row
 from judge.errors import InputError
-from judge.families import model_family
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judging_plan, run_steps
-from judge.review import apply_card
+from judge.review import route as route_card
 from judge.routing import card_models, majority
 from judge.rubrics import Rubric
+from judge.runsets.families import model_family
 from judge.runsets.records import Run
 from judge.store import Store
 from judge.types import Judgment
@@ -431,11 +431,11 @@ def route_with_card(
     audit_fraction: float = 0.05,
     seed: int = 0,
 ) -> dict[str, Route]:
-    """Route the card's judge's judgments with :func:`judge.routing.apply_card` (decisions
+    """Route the card's judge's judgments with :func:`judge.review.route` (decisions
     stored, review items and a seeded audit share queued for people); case id -> Route."""
     models = set(card_models(card))
     mine = [j for j in judgments if j.provenance.model in models]
     if not mine:
         return {}
-    run = apply_card(store, card, judgments=mine, audit_fraction=audit_fraction, seed=seed)
+    run = route_card(store, card, judgments=mine, audit_fraction=audit_fraction, seed=seed)
     return {d.case_id: Route(d.decision, f"{d.reason}: {d.detail}", d.score) for d in run.decisions}

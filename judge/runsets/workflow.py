@@ -18,7 +18,7 @@ from judge.providers import check_models
 from judge.routing import card_models
 from judge.rubrics import Rubric, load_rubric
 from judge.runsets.estimates import METHOD, POPULATION
-from judge.runsets.gate import gate_from_report
+from judge.runsets.gating import gate_from_report
 from judge.runsets.labels import HumanLabels, LabelCheck, check_labels, load_labels
 from judge.runsets.models import (
     GateResult,

@@ -26,7 +26,7 @@ from judge.store.postgres import PostgresBackend, is_url, mask_url
 from judge.store.review import LabelRule, LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
-from judge.store.transfer import TransferTables
+from judge.store.tables import TransferTables
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -44,6 +44,7 @@ __all__ = [
     "default_location",
     "forget_schema_checks",
     "mask_url",
+    "open_store",
     "store_exists",
 ]
 
@@ -179,3 +180,9 @@ class Store(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_store(location: str | Path | None = None) -> Store:
+    """Open (and migrate) the store at ``location``: a SQLite file path or a database URL;
+    default ``$JUDGE_DB`` or ``judge.db``. Use it as a context manager to close it."""
+    return Store(location if location is not None else default_location())

@@ -31,7 +31,8 @@ BUSY_TIMEOUT_MS = 30_000
 def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
     """Switch the database to WAL. When several processes open the same new file at once,
     SQLite refuses the journal-mode change with "database is locked" at once, without waiting
-    for the busy timeout; so retry until ``wait_s`` has passed (tests/test_crash.py)."""
+    for the busy timeout; so retry until ``wait_s`` has passed
+    (tests/judge/judging/test_crash.py)."""
     deadline = time.monotonic() + wait_s
     while True:
         try:

@@ -5,7 +5,7 @@ as the ``postgres`` system user (which Debian's ``postgresql`` package creates).
 directory lives in a temporary folder; ``fsync`` is off (a throwaway cluster need not survive a
 power cut, and the tests run faster); commits still reach the operating system before they
 return (``synchronous_commit`` stays on), so a server killed as a crash would kill it loses no
-committed row (tests/test_store_outage.py relies on it). Used by tests/conftest.py and
+committed row (tests/judge/store/test_store_outage.py relies on it). Used by tests/conftest.py and
 bench/store_scale.py::
 
     with PgCluster.start() as pg:

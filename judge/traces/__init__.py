@@ -11,7 +11,7 @@ One module per format, each registered by name as an entry point of the group
     [project.entry-points."judge.importers"]
     codex = "judge.traces.codex:CodexImporter"
 
-:func:`import_file` reads a file with a named importer, or detects the format when none is
+:func:`import_traces` reads a file with a named importer, or detects the format when none is
 given. A bad record never stops the others: it becomes an :class:`~judge.errors.InputError` in
 :attr:`ImportResult.errors` naming the file and the line, span id or JSON path; records skipped
 on purpose (event types that carry nothing to judge) are listed in :attr:`ImportResult.notes`.
@@ -128,7 +128,7 @@ def detect_format(path: str | Path) -> str:
     )
 
 
-def import_file(
+def import_traces(
     path: str | Path, fmt: str | None = None, *, tasks: TaskSource | None = None
 ) -> ImportResult:
     """Read ``path`` with the importer ``fmt``, or with the detected one when ``fmt`` is None.

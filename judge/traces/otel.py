@@ -1,7 +1,7 @@
 """``otel-genai``: OpenTelemetry GenAI spans in OTLP JSON (or the SDK's console output).
 
 **Pinned version: OpenTelemetry semantic conventions for GenAI v1.38.0**, the version
-:mod:`judge.otel_export` writes (v1.37.0 introduced the structured ``gen_ai.input.messages`` /
+:mod:`judge.connectors.otel` writes (v1.37.0 introduced the structured ``gen_ai.input.messages`` /
 ``gen_ai.output.messages`` / ``gen_ai.system_instructions`` attributes and
 ``gen_ai.provider.name``; v1.38.0 added ``gen_ai.tool.call.arguments`` / ``.result`` and the
 evaluation event; v1.37 spans read the same). Older and other conventions are read too, through
@@ -77,7 +77,7 @@ from judge.traces.otel_compat import normalise, parts_message
 from judge.traces.otel_console import looks_like_console, read_console
 from judge.types import Case
 
-#: The GenAI semconv version read (and written by judge.otel_export: keep the two equal).
+#: The GenAI semconv version read (and written by judge.connectors.otel: keep the two equal).
 SEMCONV_VERSION = "1.38.0"
 
 _MODEL_CALLS = ("chat", "text_completion", "generate_content")

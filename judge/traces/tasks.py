@@ -1,6 +1,6 @@
 """The checks every imported case goes through, and the tasks a user supplies for them.
 
-:func:`judge.traces.import_file` passes every importer's result through :func:`settle`, so the
+:func:`judge.traces.import_traces` passes every importer's result through :func:`settle`, so the
 rules are the same for all formats:
 
 * a case with nothing to judge (no trace turn, no diff, no candidates) is an **error**: it is

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+import calibration.card
 import judge
+import judge.routing
 from judge.api import schemas as s
 from judge.api.deps import Caller, Db, with_errors
 from judge.errors import NotFoundError
@@ -40,8 +42,8 @@ def cards(caller: Caller, store: Db) -> list[s.CardInfo]:
 
 def upload_card(body: s.CardUpload, caller: Caller, store: Db) -> s.CardInfo:
     """Store a card (validated, digest checked against its content)."""
-    card = judge.parse_card(body.yaml, source="the uploaded card")
-    digest = judge.save_card(store, card)
+    card = calibration.card.parse_card(body.yaml, source="the uploaded card")
+    digest = judge.routing.save_card(store, card)
     return card_info(_record(store, digest))
 
 

@@ -8,6 +8,8 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 
 import judge
+import judge.judging
+import judge.service
 from judge.api import schemas as s
 from judge.api.deps import Caller, Config, Db, Limit, Offset, job_owner, with_errors
 from judge.digests import digest
@@ -31,8 +33,8 @@ def submit_job(
 ) -> Any:
     """Queue a batch of cases; the same Idempotency-Key and body return the same job."""
     models = config.settings().pick_models(body.models)
-    judge.check_case_ids(store, body.cases)
-    record, created = judge.create_job(
+    judge.judging.check_case_ids(store, body.cases)
+    record, created = judge.service.create_job(
         store,
         cases=body.cases,
         rubric=body.rubric,
@@ -53,20 +55,20 @@ def submit_job(
 
 def jobs(caller: Caller, store: Db, limit: Limit = 50, offset: Offset = 0) -> s.JobList:
     """Jobs, newest first: the caller's own (every job for an admin key)."""
-    found = judge.list_jobs(store, owner=job_owner(caller), limit=limit, offset=offset)
+    found = judge.service.list_jobs(store, owner=job_owner(caller), limit=limit, offset=offset)
     return s.JobList(jobs=[job_view(r) for r in found])
 
 
 def job(job_id: str, caller: Caller, store: Db) -> s.Job:
     """A job's state and progress (404 for a job another key created, unless admin)."""
-    return job_view(judge.get_job(store, job_id, owner=job_owner(caller)))
+    return job_view(judge.service.get_job(store, job_id, owner=job_owner(caller)))
 
 
 def job_results(
     job_id: str, caller: Caller, store: Db, limit: Limit = 100, offset: Offset = 0
 ) -> s.JobResults:
     """A page of the judgments a job produced (or found already stored)."""
-    state = judge.get_job(store, job_id, owner=job_owner(caller))
+    state = judge.service.get_job(store, job_id, owner=job_owner(caller))
     ids = store.job_judgment_ids(job_id)
     found = store.judgments_by_id(ids[offset : offset + limit])
     found.sort(
@@ -79,7 +81,7 @@ def job_results(
 
 def resume_job(job_id: str, request: Request, caller: Caller, store: Db) -> s.Job:
     """Run a finished or failed job again: stored judgments are reused, not paid again."""
-    record = judge.resume_job(store, job_id, owner=job_owner(caller))
+    record = judge.service.resume_job(store, job_id, owner=job_owner(caller))
     request.app.state.jobs.submit(job_id)
     return job_view(record)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 import judge
+import judge.judging
+import judge.routing
 from judge.api import schemas as s
 from judge.api.deps import Caller, Config, Db, with_errors
 from judge.errors import NotFoundError
@@ -17,11 +19,11 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
     rubric = judge.load_rubric(body.rubric)
     card = None
     if body.card is not None:
-        card = judge.get_card(store, body.card)
+        card = judge.routing.get_card(store, body.card)
         if card is None:
             raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
-        judge.check_card_before_judging(card, models, rubric.digest)
-    judge.check_case_ids(store, [body.case])
+        judge.routing.check_card_before_judging(card, models, rubric.digest)
+    judge.judging.check_case_ids(store, [body.case])
     options = judge.JudgeOptions(
         orders=body.orders,
         samples=body.samples,

@@ -7,7 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+import calibration.gold
 import judge
+import judge.review
 from judge.api import schemas as s
 from judge.api.deps import Caller, Config, Db, Limit, Offset, with_errors
 from judge.errors import ConflictError
@@ -23,14 +25,14 @@ def review_queue(
 ) -> s.QueueResponse:
     """Items awaiting a label in priority order (``mine``: those this key may label now)."""
     who = caller.name if mine else None
-    found = judge.queue(store, reviewer=who, role=caller.role, limit=limit, offset=offset)
-    shown = [judge.blinded(i) if (i.blind or config.blind) else i for i in found]
+    found = judge.review.queue(store, reviewer=who, role=caller.role, limit=limit, offset=offset)
+    shown = [judge.review.blinded(i) if (i.blind or config.blind) else i for i in found]
     return s.QueueResponse(items=shown)
 
 
 def review_item(item_id: str, caller: Caller, store: Db, config: Config) -> s.ItemView:
     """What a reviewer sees for an item (blind items hide verdicts and model names)."""
-    return judge.item_view(store, item_id, force_blind=config.blind, viewer_role=caller.role)
+    return judge.review.item_view(store, item_id, force_blind=config.blind, viewer_role=caller.role)
 
 
 def label_item(
@@ -38,11 +40,11 @@ def label_item(
 ) -> s.LabelResponse:
     """Label an item (canonical frame) as this key's reviewer; returns the item's state (blind
     items as blind: no judge label, score, model or audit state, even after the label)."""
-    item = judge.add_label(
+    item = judge.review.add_label(
         store, item_id, reviewer=caller.name, role=caller.role, label=body.label, note=body.note
     )
     if item.blind or config.blind:
-        return s.LabelResponse(item=judge.blinded(item), audit=None)
+        return s.LabelResponse(item=judge.review.blinded(item), audit=None)
     audit = None
     if item.audit and item.card_digest and item.status == "done":
         audit = judge.audit_cards(store, item.card_digest)[0]
@@ -62,7 +64,7 @@ def review_labels(
 
 def review_agreement(caller: Caller, store: Db) -> s.AgreementResponse:
     """Raw agreement and Cohen's kappa per reviewer pair."""
-    return s.AgreementResponse(pairs=judge.agreement(store))
+    return s.AgreementResponse(pairs=judge.review.agreement(store))
 
 
 def review_gold(
@@ -71,10 +73,10 @@ def review_gold(
     license: Annotated[str, Query(min_length=1, max_length=200)] = "unspecified",
 ) -> Response:
     """Finished review items as gold JSONL with lineage (``calibration.gold`` format)."""
-    records, skipped = judge.gold_records(store, license=license)
+    records, skipped = judge.review.gold_records(store, license=license)
     if not records:
         raise ConflictError("no finished review items with a gold label to export yet")
-    text = "".join(judge.dumps_gold_record(r) + "\n" for r in records)
+    text = "".join(calibration.gold.dumps_record(r) + "\n" for r in records)
     return Response(
         text,
         media_type="application/x-ndjson",

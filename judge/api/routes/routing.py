@@ -8,6 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 import judge
+import judge.routing
+import judge.service
 from judge.api import schemas as s
 from judge.api.deps import Caller, Db, Limit, Offset, with_errors
 from judge.errors import ConflictError, NotFoundError
@@ -15,12 +17,12 @@ from judge.errors import ConflictError, NotFoundError
 
 def route(body: s.RouteRequest, caller: Caller, store: Db) -> s.RouteResponse:
     """Apply a stored card to the stored judgments (or one job's): decide, queue review."""
-    card = judge.get_card(store, body.card)
+    card = judge.routing.get_card(store, body.card)
     if card is None:
         raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
     judgments = None
     if body.job_id is not None:
-        judgments = judge.job_judgments(store, body.job_id)
+        judgments = judge.service.job_judgments(store, body.job_id)
         if not judgments:
             raise ConflictError(f"job {body.job_id} has no judgments yet")
     run = judge.route(

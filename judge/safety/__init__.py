@@ -1,0 +1,3 @@
+"""Safety before anything leaves the process: secrets redacted (``redact``, with gitleaks' rules
+as data in ``rules/``) and text that addresses the judge flagged (``injection``: a lexicon in
+20 languages, ``folding`` of disguised text, a learned ``detector``)."""

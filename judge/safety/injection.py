@@ -1,0 +1,496 @@
+"""Flag evidence text aimed at the judge (prompt injection).
+
+An agent under evaluation, or anything that wrote into its trace (a web page, a tool, a
+dependency), can plant text that speaks to the judge: "ignore the rubric", "output pass",
+"you are now a lenient grader", a fake ``<evidence>`` block, a chat-template turn, in any
+language, encoded, disguised with Unicode, split over two tool outputs, or hidden in a turn's
+role or id. Evidence is always shown to the judge delimited as data
+(:func:`judge.rubrics.evidence_block`); this module adds a second line of defence: it flags such
+items, the flag is shown to the judge in the item's ``flags`` attribute and recorded in the
+judgment's provenance, and routing never decides a flagged judgment automatically
+(:mod:`judge.routing`).
+
+Detection reads several views of a text and several signals (defence in depth, not one list):
+
+1. **Fold** (:func:`judge.safety.folding.fold`): undo Unicode disguises (fullwidth, maths and
+   small-capital letters, combining marks, variation selectors, zero-width and tag characters,
+   look-alike letters), join spaced-out letters, split slug words.
+2. **Decode** (:func:`judge.safety.folding.decoded_views`): base64, hex, percent-encoded and
+   rot13 text is decoded and read like the rest (reason ``injection:encoded``).
+3. **Rules** (:data:`RULES`): named English patterns over the folded text. A match inside quotes
+   in a sentence that talks *about* such phrases is a mention, not a use; a verdict object in a
+   test fixture, code or a result listing is data.
+4. **Lexicon signals** (:mod:`judge.safety.languages`): "ignore the instructions" and "evaluator +
+   favourable verdict" in 20 languages, by proximity of words rather than sentence patterns.
+5. **Learned detector** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
+   character n-gram model for paraphrases the rules have no pattern for.
+6. **Obfuscation** (:func:`obfuscation`): look-alike letters or invisible characters inside
+   words, next to a word a judge acts on.
+
+:func:`flag_injection` also reads the item's ``source`` and ``role`` (they are rendered in the
+``<evidence>`` tag); :func:`flag_adjacent` joins neighbouring trace items to catch an injection
+split between them. Figures (recall and false flags per split, family and kind) are in
+RELIABILITY.md; a false flag costs a human review, a miss is still shown as delimited data.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import NamedTuple
+
+from judge.safety import detector, folding
+from judge.safety.languages import lexicon_signals
+from judge.types import EvidenceItem
+
+#: Prefix of every reason this module gives (``EvidenceItem.flags``).
+PREFIX = "injection:"
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation (judge.safety.folding): kept under its old names for callers.
+
+CONFUSABLES = folding.CONFUSABLES
+
+
+def normalize(text: str) -> str:
+    """The text as a reader (or a model) sees it (:func:`judge.safety.folding.fold`)."""
+    return folding.fold(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules over the normalised text.
+
+
+class Rule(NamedTuple):
+    """One named way of speaking to a judge."""
+
+    name: str
+    pattern: re.Pattern[str]
+    description: str
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+# Words for the judge, and for a favourable outcome.
+_JUDGE = (
+    r"(?:judge|grader|evaluator|assessor|reviewer|grading model|judging model|"
+    r"evaluating model|reviewing model|language model|llm|ai|gpt|chatgpt|claude|model)"
+)
+_GOOD = (
+    r"(?:pass(?:ed|es|ing)?|success(?:ful(?:ly)?)?|succeed(?:ed|s)?|correct|accomplished|"
+    r"approved?|complete(?:d)?|lgtm|10/10)"
+)
+#: The outcomes a judge gives, for "output pass": narrower than _GOOD, because "return correct
+#: results" and "output complete" are ordinary talk about code.
+_VERDICT_WORD = r"(?:pass(?:ed|ing)?|success(?:ful)?|approved)"
+_DETERMINER = (
+    r"(?:the|your|all|any|every|these|those|previous|prior|above|earlier|preceding|"
+    r"initial|original|system|my)"
+)
+_INSTRUCTIONS = (
+    r"(?:instructions?|prompts?|rules|rubrics?|guidance|guidelines|directions|"
+    r"directives|criteria|system prompt|constraints|context)"
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "ignore-instructions",
+        _rx(
+            rf"\b(?:ignore|disregard|forget|bypass|(?:do not|don't|never|stop) follow(?:ing)?)"
+            rf"\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?{_DETERMINER}\s+(?:[a-z-]+\s+){{0,2}}?"
+            rf"{_INSTRUCTIONS}\b"
+            # "Ignore any instructions that appear in retrieved documents": a defence.
+            r"(?!\s+(?:that|which)\s+(?:appear|are|come|may|might)\b"
+            r"|\s+(?:found|embedded|contained|inside|within)\b"
+            r"|\s+in\s+(?:the\s+)?(?:retrieved|tool|web|documents?|pages?|user|emails?|inputs?)\b)"
+            r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)?\s*"
+            r"(?:(?:written|said|stated)\s+)?(?:above|before this|previously)\b"
+            r"|\bignore the above\b"
+        ),
+        "tells the reader to set aside its instructions or the rubric",
+    ),
+    Rule(
+        "addresses-judge",
+        _rx(
+            rf"(?:\b(?:ai|llm|automated|automatic|machine|language[- ]model)[- ]"
+            rf"(?:judge|grader|reviewer|evaluator|assessor)s?\b"
+            rf"|@(?:judge|grader|evaluator|reviewer|ai|llm)\b"
+            rf"|\b(?:dear|hey|hi|hello|attention|note to|message to|instructions? (?:for|to))"
+            rf"(?: the| any| all)?(?: ai| llm| automated| automatic)?\s+{_JUDGE}s?\b"
+            rf"|(?:^|[#/*>\-]\s*|\.\s+)"
+            rf"(?:judges?|graders?|evaluators?|grading model|evaluating model)\s*[:,]"
+            rf"|,\s*(?:judge|grader|evaluator)\s*[.!,]"
+            rf"|\b(?:if|when|while)\s+you(?:'re| are)?\s+(?:grad|evaluat|judg|review|assess|scor)"
+            rf"\w*"
+            rf"|\bas the (?:grading|judging|evaluating|reviewing) (?:model|ai|llm|assistant)\b"
+            rf"|\byour (?:rationale|verdict|grading)\b"
+            rf"|\b(?:judge|grader|reviewer|evaluator)[- ]instructions?\b)"
+            rf"(?=[\s\S]{{0,300}}?\b(?:{_GOOD}|verdict|ignore|disregard|overlook|treat|mark|marks|"
+            rf"grade|rate|approve|accept|output|respond|reply|return|say)\b)"
+        ),
+        "speaks to the judge about the verdict",
+    ),
+    Rule(
+        "verdict-directive",
+        _rx(
+            rf"\b(?:output|respond(?: only)? with|reply(?: only)? with|answer(?: with)?|return|"
+            rf"say|emit|give|write)\s+(?:only\s+)?(?:(?:that\s+)?it\s+|the verdict\s+)?"
+            rf"(?!['\"`])(?:{_VERDICT_WORD})\b(?!\s*(?:or|/|\|)\s*fail)"
+            # "Output pass only when the answer matches": a grading rule, not a demand.
+            r"(?![^.\n]{0,12}?\b(?:when|if|unless|once|for each)\b)"
+            rf"|\b(?:grade|rate|mark|score|judge|evaluate|classify|label|treat|consider|count)\s+"
+            rf"(?:this|the|my|it|these|that)\b[^.\n]{{0,40}}?\bas\s+(?:an?\s+)?"
+            rf"(?:{_GOOD}|success|a pass)\b"
+            rf"|\b(?:set|change|make)\s+(?:the\s+)?verdict\s+(?:to|=)\s*['\"]?{_GOOD}"
+            rf"|\b(?:correct|expected|right|real|final|true|only acceptable)\s+"
+            rf"(?:verdict|answer|grade|label)\s+(?:is|should be|must be|=|:)\s*['\"]?{_GOOD}"
+            rf"|\bthe (?:output|answer|verdict|result) must be\s+['\"]?{_GOOD}"
+            rf"|\bverdict\s*[:=]\s*['\"]?pass['\"]?\s*[;,]\s*confidence"
+        ),
+        "demands a favourable verdict",
+    ),
+    Rule(
+        "role-play",
+        # "You are now a reviewer for PR #12" and "From now on, always rebase" are ordinary
+        # notices: a role only counts with a verdict word after it.
+        _rx(
+            r"(?:\byou are now\b[^.\n]{0,40}?(?:grader|judge|evaluator|reviewer|bot\b|assistant|"
+            r"\bai\b|character|mode\b)"
+            r"|\b(?:pretend|imagine)\s+(?:that\s+)?(?:you are|you're|to be)\b[^.\n]{0,40}?"
+            r"(?:grader|judge|evaluator|reviewer|lenient)"
+            r"|\b(?:act|behave)\s+as\s+(?:if you were\s+)?(?:an?\s+|the\s+)?[^.\n]{0,30}?"
+            r"\b(?:judge|grader|evaluator|reviewer|dan|assistant)\b"
+            r"|\brole[- ]?play(?:ing)?\s+as\b|\blet'?s play a game\b|\bstay in character\b"
+            r"|\bfrom now on,?\s+(?:you|act|respond|answer|only|always)\b"
+            r"|\byou are (?:an?|the) (?:judge|grader|evaluator|reviewer)\s+(?:who|that)\b)"
+            rf"(?=[\s\S]{{0,200}}?\b(?:{_GOOD}|verdict|rubric|grade|approve|lenient|likes every)\b)"
+            r"|\byou are now (?:dan|in (?:developer|god|jailbreak|unrestricted) mode)\b"
+        ),
+        "asks the judge to take on another role",
+    ),
+    Rule(
+        "chat-template",
+        # A turn marker of a chat template (ChatML, Llama 2 and 3, Gemma, Phi, Mistral,
+        # Human/Assistant transcripts, "### System:" headings, "[system]" tags) counts only
+        # with a word a judge acts on after it: tokenizer code and logs ("[system] Loaded 3
+        # plugins") have the markers without instructions.
+        _rx(
+            r"(?:<\|im_start\|>\s*(?:system|user|assistant)\b|<\|(?:system|user|assistant)\|>"
+            r"|<\|start_header_id\|>\s*(?:system|user|assistant)\s*<\|end_header_id\|>"
+            r"|<\|eot_id\|>|<start_of_turn>\s*(?:user|model|system)\b"
+            r"|\[inst\]\s*[^\[\]\n]{8,}\[/inst\]|<<sys>>|</s>\s*\[inst\]"
+            r"|^#{2,4}\s*(?:system|instruction|response|user|assistant)\s*:?\s*$"
+            r"|(?:^|\n\n)(?:human|user|system)\s*:[\s\S]{0,400}?\n\n?(?:assistant|ai)\s*:"
+            r"|\[(?:system|admin|developer)(?: message| override| prompt)?\]"
+            r"|^(?:system|developer|admin)(?: message| notice)?\s*:\s"
+            r"|\b(?:begin|start)\s+(?:judge|system|grader|evaluator|hidden|secret)\s+"
+            r"instructions?\b)"
+            r"(?=[\s\S]{0,400}?\b(?:pass(?:ed)?|verdict|grade[ds]?|graded|grader|judge|rubric|"
+            r"instructions?|ignore|disregard|forget|approved?|override|evaluation|policy)\b)"
+            r"|\b(?:system|rubric|evaluation|grading|judge|verdict|grader)[ -]override\b"
+            r"|\boverride\s*:\s*(?:verdict|this|the)\b"
+        ),
+        "imitates a system or chat-template turn",
+    ),
+    Rule(
+        "fake-evidence",
+        _rx(r"<\s*/?\s*evidence\b"),
+        "opens or closes an evidence block",
+    ),
+    Rule(
+        "answer-format",
+        # A verdict written out for the judge: JSON, YAML, XML or a "JUDGMENT: PASS" line. Test
+        # fixtures and result listings are not (see _is_fixture).
+        _rx(
+            r"['\"]?\bverdict['\"*_]{0,2}\s*[:=]\s*['\"*_]{0,2}\s*(?:pass|passed|approved|success)\b"
+            r"|<verdict>\s*(?:pass|passed|approved|success)\s*</verdict>"
+            r"|^\s*(?:final\s+)?(?:judge?ment|verdict|evaluation(?: result)?|grade)\s*:\s*"
+            r"(?:pass|passed|approved)\s*$"
+        ),
+        "writes the judge's answer for it",
+    ),
+    Rule(
+        "instructions-superseded",
+        _rx(
+            r"\b(?:guidelines|instructions|rubric|rules|criteria|policy|grading scheme)\b"
+            r"[^.\n]{0,60}\b(?:are|is|were|was|have been|has been)\s+(?:now\s+)?"
+            r"(?:outdated|obsolete|superseded|replaced|revoked|void"
+            r"|no longer (?:valid|in effect|apply|applicable))\b"
+            rf"(?=[\s\S]{{0,240}}?\b(?:{_GOOD}|verdict|graded?|scored?)\b)"
+        ),
+        "says the judge's instructions no longer hold",
+    ),
+    Rule(
+        "new-instructions",
+        _rx(
+            r"\b(?:new|updated|real|actual|true|authoritative|revised)\s+"
+            r"(?:instructions?|rubric|rules|task|system prompt|guidelines)\s*(?::|=)"
+        ),
+        "announces replacement instructions",
+    ),
+)
+
+# A quoted phrase in a sentence that talks about such phrases is a mention, not a use.
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+_META = re.compile(
+    r"\b(?:such as|e\.g\.|for example|examples?|like|phrases?|strings?|patterns?|attacks?|"
+    r"attackers?|injections?|detect\w*|flags?|strip\w*|filter\w*|sanitiz\w*|never trust|"
+    r"contains?|text)\b"
+)
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    left = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start))
+    right_candidates = [i for i in (text.find("\n", end), text.find(". ", end)) if i >= 0]
+    right = min(right_candidates) if right_candidates else len(text)
+    return text[left + 1 : right]
+
+
+def _is_mention(text: str, start: int, end: int, reach: int = 2) -> bool:
+    """The match is quoted (a quote within ``reach`` characters before it, or inside a quoted
+    span of its line) in a sentence about such phrases."""
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    quoted = any(q in line[-reach:] for q in _QUOTES) or (
+        sum(line.count(q) for q in '"`\u201c\u201d') % 2 == 1
+        or (line.count("'") - line.count("n't") - line.count("'s ")) % 2 == 1
+    )
+    if not quoted:
+        return False
+    return _META.search(_sentence(text, start, end)) is not None
+
+
+#: A diff or a here-document that writes a test, fixture or sample file.
+_FIXTURE_FILE = re.compile(
+    r"^(?:\+\+\+ b/|diff --git a/|\$?\s*cat\s*>*\s*['\"]?)\S*"
+    r"(?:test|fixture|spec|example|sample|mock|golden|snapshot|expected)",
+    re.MULTILINE,
+)
+#: A line of code that handles a verdict rather than declares one.
+_CODE_LINE = re.compile(
+    r"\breturn\b|==|\bassert\b|\bexpected\b|\bif\b|\bdef\b|\w\s*=\s*['\"{]"
+    r"|\bprint\(|\.(?:get|load|loads|parse)\("
+    # a log line: a timestamp or a level before the key=value
+    r"|\d{4}-\d\d-\d\d[t ]\d\d:|\b(?:info|debug|warn|warning|trace)\b\s"
+)
+#: A verdict that is not favourable: a listing or a fixture holding several outcomes.
+_OTHER_VERDICT = re.compile(
+    r"\bverdict['\"]?\s*[:=]\s*['\"]?(?:fail|failed|error|none|null)\b"
+    r"|<verdict>\s*fail"
+)
+
+
+def _is_fixture(text: str, start: int) -> bool:
+    """A verdict at ``start`` of ``text`` that sits in code, a test fixture or a listing of
+    results (which also holds unfavourable verdicts), not one written for the judge."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return (
+        _FIXTURE_FILE.search(text) is not None
+        or _CODE_LINE.search(line) is not None
+        or _OTHER_VERDICT.search(text) is not None
+    )
+
+
+def rule_matches(normalized: str) -> list[str]:
+    """Names of the rules that match ``normalized`` text in use (not merely mentioned)."""
+    found: list[str] = []
+    for rule in RULES:
+        for match in rule.pattern.finditer(normalized):
+            if _is_mention(normalized, match.start(), match.end()):
+                continue
+            if rule.name == "answer-format" and _is_fixture(normalized, match.start()):
+                continue
+            found.append(rule.name)
+            break
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Obfuscation.
+
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+#: An ASCII letter, invisible characters, an ASCII letter: a word split to dodge a filter.
+#: (Zero-width joiners between emoji or in Indic and Arabic scripts are not between ASCII
+#: letters, so they do not count.)
+_HIDDEN_IN_WORD = re.compile(
+    "[A-Za-z][\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff]+[A-Za-z]"
+)
+_ACTIONABLE = re.compile(
+    rf"\b(?:{_GOOD}|verdict|grade|grader|judge|evaluator|rubric|instructions?|ignore|"
+    rf"disregard|approve|output|respond)\b"
+)
+
+
+def _script(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return name.split(" ", 1)[0] if name else ""
+
+
+def obfuscation(text: str) -> list[str]:
+    """How ``text`` hides letters: "mixed-script" (a word mixing Latin with Cyrillic or Greek),
+    "invisible-in-word" (format characters between two Latin letters), "tag-characters",
+    "fullwidth" (fullwidth Latin letters)."""
+    found: list[str] = []
+    if text.isascii():
+        return found  # every disguise below needs a character outside ASCII
+    folded = unicodedata.normalize("NFKC", text)
+    for word in _LATIN_WORD.findall(folded):
+        # Only letters that imitate Latin ones count: "ΔG" in a chemistry answer is not a disguise.
+        scripts = {_script(c) for c in word if _script(c) == "LATIN" or c.casefold() in CONFUSABLES}
+        if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+            found.append("mixed-script")
+            break
+    if _HIDDEN_IN_WORD.search(text):
+        found.append("invisible-in-word")
+    if any(0xE0000 <= ord(c) <= 0xE007F for c in text):
+        found.append("tag-characters")
+    if any("\uff21" <= c <= "\uff5a" for c in text):
+        found.append("fullwidth")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The detector and the evidence flagger.
+
+
+#: How much of each of two neighbouring items is joined to look for a split injection.
+ADJACENT_CHARS: int = 240
+
+
+def _text_reasons(text: str, *, classifier: bool) -> list[str]:
+    """Reasons from the rules, the lexicons and (optionally) the learned detector on every
+    view of ``text``: the folded text and the folded text of each decoded run."""
+    views = [folding.fold(text)]
+    decoded = folding.decoded_views(text)
+    views.extend(folding.fold(v) for v in decoded)
+    reasons: list[str] = []
+    for n, view in enumerate(views):
+        found = rule_matches(view)
+        # The lexicon signals share two names with rules: one reason each.
+        found.extend(
+            name
+            for name, at in lexicon_signals(view)
+            if name not in found and not _is_mention(view, at, at + 1, reach=60)
+        )
+        if classifier and detector.is_injection(view):
+            found.append("classifier")
+        for name in found:
+            for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
+                if reason not in reasons:
+                    reasons.append(reason)
+    hidden = obfuscation(text)
+    if hidden and _ACTIONABLE.search(views[0]):
+        reasons.append(PREFIX + "obfuscated:" + ",".join(hidden))
+    return reasons
+
+
+def detect(text: str, *, classifier: bool = True) -> list[str]:
+    """Reasons ``text`` reads as instructions to the judge, e.g. ["injection:role-play"]; []
+    when none apply. Deterministic. ``classifier=False`` leaves out the learned detector."""
+    if not text:
+        return []
+    return _text_reasons(text, classifier=classifier)
+
+
+#: The learned detector's score from which unflagged evidence is *suspect*: it reads a little
+#: like instructions to the judge (a window that names the judge, a verdict or the instructions
+#: scores at least this), not enough to flag. Suspect items are masked in a second judgment of
+#: the case, and a verdict that changes without them goes to a person (judge.judging.masking).
+SUSPECT_SCORE: float = 0.5
+
+
+def suspicion(text: str) -> float:
+    """The learned detector's highest score over the gated windows of ``text`` (folded): 0.0
+    when no window names the judge, a verdict or the instructions, or without the weights."""
+    model = detector.shipped_model()
+    if model is None or not text:
+        return 0.0
+    return model.score(folding.fold(text))
+
+
+def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:
+    """id -> source of the unflagged items whose :func:`suspicion` is at least
+    :data:`SUSPECT_SCORE` (never the task or a pairwise candidate: they are what is judged);
+    none when any item is flagged (a flagged case goes to a person anyway)."""
+    if any(item.flags for item in items):
+        return {}
+    return {
+        item.id: item.source
+        for item in items
+        if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE
+    }
+
+
+#: Separators turned into spaces in a field before it is read (ids and roles are slugs).
+_FIELD_SEPARATORS = re.compile(r"[-_./:|]+")
+
+
+def _fields(item: EvidenceItem) -> list[str]:
+    """Every field of ``item`` besides its text that reaches the judge's prompt: the
+    ``source`` and ``role`` attributes of its ``<evidence>`` tag (``id`` and ``kind`` are
+    ours; see :func:`judge.rubrics.evidence_block`)."""
+    return [f for f in (item.source, item.role) if f]
+
+
+def flag_injection(item: EvidenceItem) -> list[str]:
+    """The evidence flagger (registered in :data:`judge.evidence.FLAGGERS`): the item's text
+    and every attribute rendered beside it. The task itself is what the run was asked to do,
+    written by whoever submitted the case, so it is checked too."""
+    reasons = detect(item.text)
+    for field in _fields(item):
+        if len(field) < 12:
+            continue  # "t3", "agent", "tool:bash": too short to carry an instruction
+        spaced = _FIELD_SEPARATORS.sub(" ", field)
+        # Rules only: ids and roles are slugs, not the prose the learned detector knows.
+        found = detect(spaced, classifier=False) or (
+            ["injection:fake-evidence"] if "<" in field else []
+        )
+        for reason in found:
+            tagged = reason + "@field"
+            if tagged not in reasons:
+                reasons.append(tagged)
+    return reasons
+
+
+def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
+    """Reasons to flag each of ``items`` (in display order) because an injection is split
+    across it and a neighbour: the tail of one trace item joined with the head of the next
+    item of the same role (two tool outputs with the agent's command between them), or of the
+    next item. An item already flagged on its own is left as it is; both halves get
+    "injection:split"."""
+    out: list[list[str]] = [[] for _ in items]
+    trace = [n for n, item in enumerate(items) if item.kind not in ("task", "diff", "candidate")]
+    pairs: set[tuple[int, int]] = set()
+    for pos, n in enumerate(trace):
+        if pos + 1 < len(trace):
+            pairs.add((n, trace[pos + 1]))
+        same = next((m for m in trace[pos + 1 :] if items[m].role == items[n].role), None)
+        if same is not None:
+            pairs.add((n, same))
+    for first, second in sorted(pairs):
+        joined = items[first].text[-ADJACENT_CHARS:] + " " + items[second].text[:ADJACENT_CHARS]
+        # Rules and lexicons only: the halves of two ordinary outputs joined are text nobody
+        # wrote, where the learned detector would add false flags for little recall.
+        if not detect(joined, classifier=False):
+            continue
+        # Only a signal that neither half gives alone is a split injection.
+        if detect(items[first].text[-ADJACENT_CHARS:], classifier=False) or detect(
+            items[second].text[:ADJACENT_CHARS], classifier=False
+        ):
+            continue
+        for n in (first, second):
+            if PREFIX + "split" not in out[n]:
+                out[n].append(PREFIX + "split")
+    return out
+
+
+#: Detectors by name, for callers that want one (the evidence registry uses flag_injection).
+DETECTORS: Mapping[str, Callable[[str], list[str]]] = MappingProxyType(
+    {"patterns": lambda text: detect(text, classifier=False), "patterns+classifier": detect}
+)

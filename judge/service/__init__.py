@@ -1,0 +1,45 @@
+"""The shared service's own state: API keys, sessions and rate buckets (``access``), and judging
+jobs that replicas claim under leases (``jobs``). The HTTP routes and ``judge keys`` /
+``judge serve`` call these."""
+
+from judge.service.access import (
+    Principal,
+    create_key,
+    create_session,
+    end_session,
+    list_keys,
+    revoke_key,
+    take_rate_token,
+    verify_key,
+    verify_session,
+)
+from judge.service.jobs import (
+    JobManager,
+    JudgeSettings,
+    create_job,
+    get_job,
+    job_judgments,
+    list_jobs,
+    resume_job,
+    run_job,
+)
+
+__all__ = [
+    "JobManager",
+    "JudgeSettings",
+    "Principal",
+    "create_job",
+    "create_key",
+    "create_session",
+    "end_session",
+    "get_job",
+    "job_judgments",
+    "list_jobs",
+    "list_keys",
+    "resume_job",
+    "revoke_key",
+    "run_job",
+    "take_rate_token",
+    "verify_key",
+    "verify_session",
+]

@@ -1,0 +1,371 @@
+"""Batch jobs: stored as submitted, judged by worker threads (``judge_cases``) under a lease.
+
+A job's cases are kept in ``job_cases`` exactly as submitted, so a job can be re-run at any time:
+the runner serves every judgment already stored from the store (same cache key), so resuming
+after a crash or a restart pays only for what was not finished. Submitting with an
+Idempotency-Key returns the job first created with that key (for the same API key) when the
+request is the same, and refuses a different request.
+
+The queue is the store itself, so several service replicas on one database share it: a worker
+claims a job (``Store.claim_job``: ``FOR UPDATE SKIP LOCKED`` on PostgreSQL) and holds it under
+a lease that a heartbeat renews; a worker that dies stops renewing, and once its lease has
+expired (within ``lease_s``, a minute by default) another worker, of any replica, claims the
+job and resumes it from the store. Only the lease holder records a job's end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
+from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
+from judge.judging import JudgeOptions, Outcome, Step, code_digest, judge_cases
+from judge.judging.claims import dead_here, worker_name
+from judge.providers import check_models
+from judge.rubrics import load_rubric
+from judge.store import DuplicateError, Store, StoreUnavailable
+from judge.types import Case, JobRecord, Judgment
+
+log = logging.getLogger("judge.service.jobs")
+
+#: Finished states: a job in one of these is not resumed at start-up.
+FINAL = frozenset({"done", "failed"})
+#: Seconds between two looks at the queue for jobs submitted to other replicas.
+POLL_S = 1.0
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What the server lets callers use, and how it calls models."""
+
+    models: tuple[str, ...]
+    api_base: str | None = None
+    concurrency: int = 4
+    token_budget: int | None = None
+
+    def pick_models(self, asked: Sequence[str] | None) -> list[str]:
+        """The models of a request, refused unless enabled on this server and callable (known
+        provider, credentials in the server's environment: checked at submit time, so that a
+        job is never queued to fail in the worker)."""
+        if not asked:
+            chosen = [self.models[0]]
+        else:
+            for model in asked:
+                if model not in self.models:
+                    raise InputError(
+                        f"model {model!r} is not enabled on this server",
+                        field="models",
+                        hint=f"use one of: {', '.join(self.models)} (judge serve --model ...)",
+                    )
+            chosen = list(dict.fromkeys(asked))
+        check_models(chosen, api_base=self.api_base)
+        return chosen
+
+    def options(self, params: dict[str, Any]) -> JudgeOptions:
+        """Judging options from a request's parameters and the server's settings."""
+        return JudgeOptions(
+            orders=params.get("orders", "both"),
+            samples=int(params.get("samples", 1)),
+            temperature=params.get("temperature"),
+            max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)),
+            api_base=self.api_base,
+            token_budget=self.token_budget,
+            concurrency=self.concurrency,
+        )
+
+
+def get_job(store: Store, job_id: str, *, owner: str | None = None) -> JobRecord:
+    """The job with this id; NotFoundError otherwise.
+
+    ``owner``: the API key id asking; a job another key created is "not found" too, with the
+    same message, so that job ids cannot be probed (None: any job, for admins and workers).
+    """
+    record = store.job(job_id)
+    if record is None or (owner is not None and record.key_id != owner):
+        raise NotFoundError(f"no job {job_id!r}")
+    return record
+
+
+def list_jobs(
+    store: Store, *, owner: str | None = None, limit: int = 50, offset: int = 0
+) -> list[JobRecord]:
+    """Jobs, newest first: those API key ``owner`` created, or every job when None."""
+    return store.jobs(key_id=owner, limit=limit, offset=offset)
+
+
+def create_job(
+    store: Store,
+    *,
+    cases: Sequence[Case],
+    rubric: str,
+    models: list[str],
+    params: dict[str, Any],
+    request_digest: str,
+    key_id: str,
+    idempotency_key: str | None,
+) -> tuple[JobRecord, bool]:
+    """Store a new job (queued); return it and whether it was created now.
+
+    With an idempotency key already used by this API key: the same request (same digest)
+    returns the existing job (created False); a different request raises ConflictError.
+    """
+    load_rubric(rubric)  # an unknown rubric fails now, not in the worker
+    if idempotency_key is not None:
+        existing = _by_idempotency(store, key_id, idempotency_key, request_digest)
+        if existing is not None:
+            return existing, False
+    job_id = "job-" + uuid.uuid4().hex[:16]
+    try:
+        store.add_job(
+            {
+                "id": job_id,
+                "key_id": key_id,
+                "idempotency_key": idempotency_key,
+                "request_digest": request_digest,
+                "rubric": rubric,
+                "models": models,
+                "params": params,
+                "status": "queued",
+                "n_cases": len(cases),
+                "n_done": 0,
+            },
+            cases,
+        )
+    except DuplicateError:
+        # Another request with the same idempotency key won the race: answer as it did.
+        existing = _by_idempotency(store, key_id, idempotency_key or "", request_digest)
+        if existing is None:
+            raise
+        return existing, False
+    return get_job(store, job_id), True
+
+
+def _by_idempotency(store: Store, key_id: str, idem: str, request_digest: str) -> JobRecord | None:
+    record = store.job_by_idempotency_key(key_id, idem)
+    if record is None:
+        return None
+    if record.request_digest != request_digest:
+        raise ConflictError(
+            f"Idempotency-Key {idem!r} was used for a different request (job {record.id}); "
+            "use a new key for a new request"
+        )
+    return record
+
+
+def resume_job(store: Store, job_id: str, *, owner: str | None = None) -> JobRecord:
+    """Queue a finished or failed job again (ConflictError while it is queued or running;
+    NotFoundError for a job ``owner`` did not create, as in :func:`get_job`)."""
+    get_job(store, job_id, owner=owner)
+    if not store.requeue_job(job_id):
+        raise ConflictError(f"job {job_id} is {get_job(store, job_id).status} already")
+    return get_job(store, job_id)
+
+
+def job_judgments(store: Store, job_id: str, *, owner: str | None = None) -> list[Judgment]:
+    """The judgments a job produced or reused (NotFoundError for an unknown job, or one
+    ``owner`` did not create)."""
+    get_job(store, job_id, owner=owner)
+    return store.judgments_by_id(store.job_judgment_ids(job_id))
+
+
+class _Heartbeat:
+    """Renews a job's lease every third of ``lease_s`` until stopped, in its own thread."""
+
+    def __init__(self, db: str | Path, job_id: str, owner: str, lease_s: float) -> None:
+        self.db, self.job_id, self.owner, self.lease_s = db, job_id, owner, lease_s
+        self._stop = threading.Event()
+        self.lost = False
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{job_id}", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            try:
+                with Store(self.db) as store:
+                    if not store.renew_job_lease(self.job_id, self.owner, self.lease_s):
+                        self.lost = True
+                        log.warning("job %s: lease lost by %s", self.job_id, self.owner)
+                        return
+            except JudgeError as err:  # the database is away: try again at the next beat
+                log.warning("job %s: lease not renewed: %s", self.job_id, err)
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def run_job(
+    db: str | Path,
+    job_id: str,
+    settings: JudgeSettings,
+    *,
+    owner: str | None = None,
+    lease_s: float | None = None,
+) -> JobRecord:
+    """Judge a job's cases (again, from the store where already judged); record the outcome.
+
+    ``owner``: the worker that claimed the job (``Store.claim_job``); its lease is renewed
+    while the job runs and only it records the end. Without one, the job is claimed here
+    (ConflictError when another worker holds an unexpired lease on it)."""
+    lease = lease_s or env_seconds("JUDGE_JOB_LEASE_S", JOB_LEASE_S)
+    with Store(db) as store:
+        record = get_job(store, job_id)
+        if owner is None:
+            owner = worker_name()
+            if not _claim_this(store, job_id, owner, lease):
+                raise ConflictError(f"job {job_id} is being run by another worker")
+        done = planned = 0
+
+        def started(steps: list[Step]) -> None:
+            # Called again with the masked checks of cases with suspect evidence.
+            nonlocal planned
+            planned += len(steps)
+            store.update_job(job_id, n_steps=planned, n_done=done)
+
+        def progress(outcome: Outcome) -> None:
+            nonlocal done
+            done += 1
+            store.add_job_result(job_id, outcome.judgment.id, done)
+
+        with _Heartbeat(db, job_id, owner, lease):
+            try:
+                summary = judge_cases(
+                    store,
+                    store.job_cases(job_id),
+                    rubric=record.rubric,
+                    models=record.models,
+                    options=settings.options(record.params),
+                    on_start=started,
+                    on_done=progress,
+                    batch_id=job_id,
+                    source=f"api job {job_id}",
+                )
+            except StoreUnavailable:
+                # The database went away: the job keeps its lease until it expires, then a
+                # worker (this one or another) resumes it from what was stored.
+                raise
+            except JudgeError as err:
+                return _finish(store, job_id, owner, "failed", Counter(), str(err))
+            except Exception as err:  # noqa: BLE001 - the worker must record any failure
+                log.exception("job %s failed", job_id)
+                return _finish(
+                    store, job_id, owner, "failed", Counter(), f"internal error: {err!r}"
+                )
+        counts: Counter[str] = Counter(summary.statuses)
+        counts["cached"] = summary.cached
+        counts["not_attempted"] = len(summary.errors)
+        error = "; ".join(f"case {s.case.id}: {e}" for s, e in summary.errors[:5]) or None
+        return _finish(store, job_id, owner, "done", counts, error)
+
+
+def _claim_this(store: Store, job_id: str, owner: str, lease_s: float) -> bool:
+    """Claim one given job (a direct ``run_job`` call), queueing it again if it had ended."""
+    if get_job(store, job_id).status in FINAL:
+        store.requeue_job(job_id)
+    return store.claim_job(owner, lease_s, job_id=job_id) == job_id
+
+
+def _finish(
+    store: Store, job_id: str, owner: str, status: str, counts: Counter[str], error: str | None
+) -> JobRecord:
+    if not store.finish_job(job_id, owner, status=status, counts=dict(counts), error=error):
+        log.warning("job %s ended here but its lease had passed to another worker", job_id)
+    return get_job(store, job_id)
+
+
+class JobManager:
+    """Worker threads that claim jobs from the store and run them under a lease.
+
+    Every replica sharing the store runs one; a job is claimed by exactly one worker of one
+    replica. ``submit`` wakes a local worker at once; jobs submitted to other replicas are found
+    by polling every ``poll_s`` seconds. Daemon threads: stopping the service mid-job loses
+    nothing, because every finished judgment is already stored, and the job is resumed once its
+    lease has expired (by this replica when it starts again, or by another)."""
+
+    def __init__(
+        self,
+        db: str | Path,
+        settings: JudgeSettings,
+        workers: int = 1,
+        *,
+        lease_s: float | None = None,
+        poll_s: float | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.lease_s = lease_s or env_seconds("JUDGE_JOB_LEASE_S", JOB_LEASE_S)
+        self.poll_s = poll_s or env_seconds("JUDGE_JOB_POLL_S", POLL_S)
+        #: This replica's name in the jobs' lease columns.
+        self.owner = worker_name()
+        self._wake = threading.Condition()
+        self._pending = 0
+        self._stopping = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._work, args=(i,), name=f"judge-job-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
+        self._started = False
+
+    def start(self) -> None:
+        """Start the workers: they claim unfinished jobs (after a restart) and new ones."""
+        # The code digest parses the judge's sources with ast.parse, which CPython 3.11 cannot
+        # run in two threads at once ("AST constructor recursion depth mismatch", seen when
+        # job workers and request threads started judging together): computed before them.
+        code_digest()
+        if self._started:
+            return
+        self._started = True
+        try:
+            with Store(self.db) as store:
+                for row in store.job_leases():
+                    # A job whose worker was a process of this machine that is gone (this
+                    # service, restarted) is resumed now, not when its lease expires.
+                    owner = row["lease_owner"]
+                    if row["status"] == "running" and owner and dead_here(owner.split("/")[0]):
+                        store.expire_job_lease(row["id"], owner)
+        except JudgeError as err:
+            log.warning("leases of dead workers not checked: %s", err)
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job_id: str) -> None:
+        """A job was queued: wake a worker to claim it."""
+        with self._wake:
+            self._pending += 1
+            self._wake.notify()
+
+    def stop(self) -> None:
+        """Ask the workers to stop after their current job."""
+        self._stopping.set()
+        with self._wake:
+            self._wake.notify_all()
+
+    def _work(self, index: int) -> None:
+        owner = f"{self.owner}/{index}"
+        while not self._stopping.is_set():
+            job_id = None
+            try:
+                with Store(self.db) as store:
+                    job_id = store.claim_job(owner, self.lease_s)
+            except Exception:  # noqa: BLE001 - the database may be away: look again later
+                log.exception("no job could be claimed")
+            if job_id is None:
+                with self._wake:
+                    if self._pending == 0 and not self._stopping.is_set():
+                        self._wake.wait(self.poll_s)
+                    self._pending = max(0, self._pending - 1)
+                continue
+            try:
+                run_job(self.db, job_id, self.settings, owner=owner, lease_s=self.lease_s)
+            except Exception:  # noqa: BLE001 - keep the worker alive for the next job
+                log.exception("job %s could not be run", job_id)
