@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from calibration.agreement import kappa_matrix
 from calibration.inputs import RowArrays, to_arrays
 from calibration.intervals import (
     blas_matrix,
@@ -33,7 +34,6 @@ from calibration.intervals import (
     weight_blocks,
     wilson,
 )
-from calibration.metrics import kappa_matrix
 from calibration.records import VerdictRow
 
 if TYPE_CHECKING:

@@ -32,7 +32,6 @@ from calibration.card import (
     PolicySection,
     build_card,
     cascade_policy_section,
-    json_safe,
     policy_section,
 )
 from calibration.cascade import (
@@ -376,7 +375,7 @@ def calibrate_rows(
         gold=gold,
         confidence=_confidence_ref(scores, fitted, fit_note),
         slices=list(slices),
-        metrics=MetricSummary.model_validate(json_safe(metrics)),
+        metrics=metrics,
     )
     card = build_card(
         judge=binding.section,
