@@ -108,7 +108,7 @@ class BootstrapBatch:
 
     Statistics register per-cluster sums (columns); :meth:`run` draws the resamples once and
     evaluates all of them on the same draws; :meth:`resolve` turns pending figures into
-    Estimates.
+    Estimates, :meth:`figures` a block of them into the summary's IntervalEstimates.
     """
 
     def __init__(self, a: RowArrays, n_boot: int, seed: int, level: float = 0.95) -> None:
