@@ -21,14 +21,12 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from calibration.bands import METHOD, BandPolicy, BandResult
 from calibration.cascade import CascadeResult
@@ -104,12 +102,6 @@ class CalibrationSection(_Strict):
     slices: list[str] = Field(default_factory=list)
     #: The metrics of ``calibration.metrics.summarize``, e.g. confusion matrix, FAR.
     metrics: MetricSummary = Field(default_factory=MetricSummary)
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _json_safe(cls, value: Any) -> Any:
-        # summarize's dict may hold numpy scalars or NaN: plain JSON values (NaN -> None) first.
-        return json_safe(value) if isinstance(value, Mapping) else value
 
 
 class BandSection(_Strict):
@@ -222,15 +214,16 @@ def _band_section(b: BandResult) -> BandSection:
     )
 
 
-def _slice_policy(p: BandPolicy) -> SlicePolicy:
-    return SlicePolicy(
-        auto_accept_threshold=p.accept_threshold,
-        auto_reject_threshold=p.reject_threshold,
-        decide_threshold=p.decide_threshold,
-        n=p.n_total,
-        coverage=p.coverage,
-        bands={name: _band_section(b) for name, b in p.bands.items()},
-    )
+def _slice_fields(p: BandPolicy) -> dict[str, Any]:
+    """The fields a slice and a cascade stage share: thresholds, n, coverage, bands."""
+    return {
+        "auto_accept_threshold": p.accept_threshold,
+        "auto_reject_threshold": p.reject_threshold,
+        "decide_threshold": p.decide_threshold,
+        "n": p.n_total,
+        "coverage": p.coverage,
+        "bands": {name: _band_section(b) for name, b in p.bands.items()},
+    }
 
 
 def _review(
@@ -300,7 +293,7 @@ def policy_section(policy: BandPolicy) -> PolicySection:
         bands={name: _band_section(b) for name, b in policy.bands.items()},
         slice_key=policy.slice_key,
         correction=policy.correction,
-        per_slice={v: _slice_policy(p) for v, p in policy.per_slice.items()},
+        per_slice={v: SlicePolicy(**_slice_fields(p)) for v, p in policy.per_slice.items()},
     )
 
 
@@ -313,7 +306,7 @@ def cascade_policy_section(result: CascadeResult) -> PolicySection:
             n_calibration=s.n_calibration,
             n_reached=s.n_reached,
             n_decided=s.n_decided,
-            **_slice_policy(s.policy).model_dump(),
+            **_slice_fields(s.policy),
         )
         for s in result.stages
     ]
@@ -334,21 +327,6 @@ def cascade_policy_section(result: CascadeResult) -> PolicySection:
         cascade=stages,
         cost_per_decided=result.cost_per_decided,
     )
-
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON values from metric dicts (numpy scalars, tuples, NaN -> None)."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return json_safe(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
 
 
 def build_card(
