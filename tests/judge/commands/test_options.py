@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import judge
+import judge.judging
 from judge.api import schemas
 from judge.cli import cli, main
 from judge.commands.judging_options import ENGINE_OPTIONS
@@ -86,7 +87,7 @@ def test_the_api_request_fields_take_their_defaults_from_judge_options(
 
 def test_a_request_maps_to_judge_options_in_one_place() -> None:
     settings = JudgeSettings(models=("openai/x",), api_base="http://h/v1", concurrency=3)
-    server = {"api_base": "http://h/v1", "concurrency": 3}
+    server: dict[str, Any] = {"api_base": "http://h/v1", "concurrency": 3}
     plain = schemas.JobRequest(cases=[make_case(1)])
     assert settings.options(plain.judging_params()) == judge.JudgeOptions(**server)
     asked = schemas.JudgeRequest(
