@@ -36,6 +36,8 @@ RUNS = DATA / "runsets" / "small.jsonl"
 def _params(name: str) -> dict[str, click.Parameter]:
     command = cli.get_command(click.Context(cli), name)
     assert command is not None
+    names = [p.name for p in command.params]
+    assert len(names) == len(set(names)), f"judge {name} declares an option twice"
     return {p.name: p for p in command.params if p.name is not None}
 
 
