@@ -67,39 +67,64 @@ class CalibrationOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: Judges to calibrate (several: a cascade, cheapest first, or a panel); empty: the only one.
-    judges: tuple[str, ...] = ()
-    #: Scoring kind; None: told from the labels.
-    kind: Kind | None = None
-    #: Max P(gold = fail | auto-accepted); pairwise: max P(wrong | decided).
-    alpha_accept: float = 0.15
-    #: Max P(gold = pass | auto-rejected) (binary; None: alpha_accept).
-    alpha_reject: float | None = None
-    #: The guarantee holds with probability >= 1 - delta.
-    delta: float = 0.1
-    #: Thresholds fixed before the labels are read (``calibration.bands.GRIDS``).
-    grid: str = DEFAULT_GRID
-    #: Starting points in items (each raised to max(30, n0)); several split delta. Empty: 30.
-    starts: tuple[int, ...] = ()
-    #: Certify each value of this slice key on its own gold.
-    slice_key: str | None = None
+    judges: tuple[str, ...] = Field(
+        default=(),
+        description="Judges to calibrate (several: a cascade, cheapest first, or a panel); "
+        "empty: the only one.",
+    )
+    kind: Kind | None = Field(default=None, description="Rubric kind; default: from the labels.")
+    alpha_accept: float = Field(
+        default=0.15,
+        description="Max P(gold=fail | auto-accepted); pairwise: max P(wrong | decided).",
+    )
+    alpha_reject: float | None = Field(
+        default=None,
+        description="Max P(gold=pass | auto-rejected) (binary; default: alpha_accept).",
+    )
+    delta: float = Field(
+        default=0.1, description="The guarantee holds with probability >= 1 - delta."
+    )
+    grid: str = Field(
+        default=DEFAULT_GRID,
+        description="Thresholds fixed before the labels are read: levels:N | coverage:STEP | "
+        "items | fixed:T1,T2,...",
+    )
+    starts: tuple[int, ...] = Field(
+        default=(),
+        description="Starting point(s) in items (each raised to max(30, n0)); several split "
+        "delta (default: 30).",
+    )
+    slice_key: str | None = Field(
+        default=None, description="Certify each value of this slice key on its own gold."
+    )
     correction: Correction = "holm"
-    #: "none" or a name of ``calibration.confidence.CALIBRATORS`` (fitted on a cluster split).
-    calibrator: str = "none"
-    #: Share of task clusters the calibrator is fitted on.
-    calibration_split: float = 0.5
+    calibrator: str = Field(
+        default="none",
+        description="A calibrator of the scores (calibration.confidence.CALIBRATORS), fitted "
+        "on a cluster split kept apart from threshold picking; none: the scores as they are.",
+    )
+    calibration_split: float = Field(
+        default=0.5, description="Share of task clusters the calibrator is fitted on."
+    )
     cascade: bool = False
-    cascade_mode: CascadeMode = "split"
-    #: Judge name -> cost per item, for cascades (default: the recorded cost).
-    costs: dict[str, float] = Field(default_factory=dict)
+    cascade_mode: CascadeMode = Field(
+        default="split",
+        description="split: exact guarantee (disjoint gold per stage); shared: published, "
+        "approximate.",
+    )
+    costs: dict[str, float] = Field(
+        default_factory=dict,
+        description="Judge name -> cost per item, for cascades (default: the recorded cost).",
+    )
     panel: bool = False
-    #: Also run this many random half splits (calibrate on one, measure on the other).
-    split_study: int = 0
+    split_study: int = Field(
+        default=0,
+        description="Also run this many random half splits (calibrate on one, measure on the "
+        "other).",
+    )
     seed: int = 0
-    #: Bootstrap replicates for the metric intervals.
-    n_boot: int = 1000
-    #: Days until the card expires.
-    valid_days: int = DEFAULT_VALID_DAYS
+    n_boot: int = Field(default=1000, description="Bootstrap replicates for the metric intervals.")
+    valid_days: int = Field(default=DEFAULT_VALID_DAYS, description="Days until the card expires.")
 
     @field_validator("grid")
     @classmethod
@@ -512,12 +537,16 @@ class CompareOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: Judges to compare (empty: every judge present).
-    judges: tuple[str, ...] = ()
-    #: Paired differences for every pair, not only against the best judge.
-    all_pairs: bool = False
-    #: Count failed verdicts as wrong, or leave them out.
-    failures: Failures = "wrong"
+    judges: tuple[str, ...] = Field(
+        default=(), description="Judges to compare (empty: every judge present)."
+    )
+    all_pairs: bool = Field(
+        default=False,
+        description="Paired differences for every pair, not only against the best judge.",
+    )
+    failures: Failures = Field(
+        default="wrong", description="Count failed verdicts as wrong, or leave them out."
+    )
     n_boot: int = 1000
     seed: int = 0
 

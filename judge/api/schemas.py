@@ -7,12 +7,14 @@ same shapes. Pure pydantic: importing this module loads no web framework.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+import judge.judging
+import judge.service
 from judge.cases import bad_value
-from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.judging import OrdersOption
 from judge.review import ItemView, PairAgreement
 from judge.routing import AuditStatus
 from judge.types import (
@@ -116,8 +118,18 @@ def _check_storable(value: Any, prefix: str = "") -> Any:
     return value
 
 
+def _offered(name: str, **bounds: Any) -> Any:
+    """A request field of the judging option ``name``: its default and description are
+    ``judge.JudgeOptions``' (declared once there); ``bounds`` are the API's own limits."""
+    offered = judge.judging.JudgeOptions.offered()[name]
+    return Field(default=offered.default, description=offered.help, **bounds)
+
+
 class JudgeOptions(_Body):
-    """How to judge: rubric, judge models (enabled on the server), protocol and sampling."""
+    """How to judge: rubric, judge models (enabled on the server), protocol and sampling.
+
+    The judging fields are judge.service.CALLER_OPTIONS; :meth:`judging_params` gives them to
+    ``JudgeSettings.options``, the one mapping of a request to ``judge.JudgeOptions``."""
 
     rubric: str = Field(default="agent-run-success", max_length=200, description="id or id@version")
     models: list[str] | None = Field(
@@ -126,10 +138,14 @@ class JudgeOptions(_Body):
         max_length=8,
         description="Judge models (a panel when several); default: the server's first model.",
     )
-    orders: Literal["one", "both"] = "both"
-    samples: int = Field(default=1, ge=1, le=10)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=16, le=4096)
+    orders: OrdersOption = _offered("orders")
+    samples: int = _offered("samples", ge=1, le=10)
+    temperature: float | None = _offered("temperature", ge=0.0, le=2.0)
+    max_tokens: int = _offered("max_tokens", ge=16, le=4096)
+
+    def judging_params(self) -> dict[str, Any]:
+        """The caller's judging options (JSON): what a job stores as its parameters."""
+        return self.model_dump(mode="json", include=set(judge.service.CALLER_OPTIONS))
 
 
 class JudgeRequest(JudgeOptions):

@@ -68,6 +68,10 @@ class RayOptions:
     #: embedded model gets this many llama.cpp threads in each worker.
     cpus_per_worker: float | None = None
 
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise InputError("must be at least 1", field="workers")
+
 
 def _require_ray() -> Any:
     try:

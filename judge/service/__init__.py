@@ -14,6 +14,7 @@ from judge.service.access import (
     verify_session,
 )
 from judge.service.jobs import (
+    CALLER_OPTIONS,
     JobManager,
     JudgeSettings,
     create_job,
@@ -25,6 +26,7 @@ from judge.service.jobs import (
 )
 
 __all__ = [
+    "CALLER_OPTIONS",
     "JobManager",
     "JudgeSettings",
     "Principal",

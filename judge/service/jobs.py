@@ -19,12 +19,12 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
+from judge.defaults import JOB_LEASE_S, env_seconds
 from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
 from judge.judging import JudgeOptions, Outcome, Step, code_digest, judge_cases
 from judge.judging.claims import dead_here, worker_name
@@ -39,6 +39,9 @@ log = logging.getLogger("judge.service.jobs")
 FINAL = frozenset({"done", "failed"})
 #: Seconds between two looks at the queue for jobs submitted to other replicas.
 POLL_S = 1.0
+#: The judging options a caller of the API chooses (the request fields of ``POST /v1/judge``
+#: and ``POST /v1/jobs``, the parameters a job stores); the server sets the others.
+CALLER_OPTIONS = ("orders", "samples", "temperature", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,14 @@ class JudgeSettings:
         check_models(chosen, api_base=self.api_base)
         return chosen
 
-    def options(self, params: dict[str, Any]) -> JudgeOptions:
-        """Judging options from a request's parameters and the server's settings."""
+    def options(self, params: Mapping[str, Any]) -> JudgeOptions:
+        """The judging options of a request (``POST /v1/judge``, or a job's stored parameters):
+        the caller's choice of :data:`CALLER_OPTIONS` (JudgeOptions' defaults for those not
+        given) and the server's API base, token budget and concurrency. The one mapping of a
+        request to JudgeOptions."""
+        chosen = {name: params[name] for name in CALLER_OPTIONS if name in params}
         return JudgeOptions(
-            orders=params.get("orders", "both"),
-            samples=int(params.get("samples", 1)),
-            temperature=params.get("temperature"),
-            max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)),
+            **chosen,
             api_base=self.api_base,
             token_budget=self.token_budget,
             concurrency=self.concurrency,
