@@ -30,13 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from calibration.bands import METHOD, BandPolicy, BandResult
 from calibration.cascade import CascadeResult
+from calibration.options import DEFAULT_VALID_DAYS
 from calibration.summary import MetricSummary
 from judge.digests import digest, utcnow
 from judge.errors import CardError
 from judge.kinds import ScoringKind
 
 CARD_VERSION: Literal[1] = 1
-DEFAULT_VALID_DAYS = 90
 RECORDED_SOURCE = "recorded verdicts"
 
 

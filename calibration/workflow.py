@@ -24,12 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Correction, Grid
+from calibration.bands import MIN_START, BandPolicy, Grid
 from calibration.bands import certify as certify_bands
 from calibration.card import (
-    DEFAULT_VALID_DAYS,
     CalibrationSection,
     Card,
     ConfidenceRef,
@@ -41,7 +38,6 @@ from calibration.card import (
     policy_section,
 )
 from calibration.cascade import (
-    CascadeMode,
     CascadeResult,
     SplitStudy,
     calibrate_cascade,
@@ -51,8 +47,9 @@ from calibration.confidence import Calibrator, Kind, ScoreSet, calibrated_split,
 from calibration.gold import GoldSet
 from calibration.inputs import join_gold
 from calibration.metrics import summarize
+from calibration.options import DEFAULT_VALID_DAYS, CalibrationOptions, CompareOptions
 from calibration.records import VerdictRow
-from calibration.study import Failures, Study, compare
+from calibration.study import Study, compare
 from calibration.summary import MetricSummary
 from judge.digests import text_digest
 from judge.errors import InputError
@@ -60,83 +57,6 @@ from judge.kinds import SCORING
 
 #: How the picked judges make one card: one judge, a cascade (cheapest first) or a panel.
 JudgeMode = Literal["single", "cascade", "panel"]
-
-
-class CalibrationOptions(BaseModel):
-    """Everything ``judge calibrate`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    judges: tuple[str, ...] = Field(
-        default=(),
-        description="Judges to calibrate (several: a cascade, cheapest first, or a panel); "
-        "empty: the only one.",
-    )
-    kind: Kind | None = Field(default=None, description="Rubric kind; default: from the labels.")
-    alpha_accept: float = Field(
-        default=0.15,
-        description="Max P(gold=fail | auto-accepted); pairwise: max P(wrong | decided).",
-    )
-    alpha_reject: float | None = Field(
-        default=None,
-        description="Max P(gold=pass | auto-rejected) (binary; default: alpha_accept).",
-    )
-    delta: float = Field(
-        default=0.1, description="The guarantee holds with probability >= 1 - delta."
-    )
-    grid: str = Field(
-        default=DEFAULT_GRID,
-        description="Thresholds fixed before the labels are read: levels:N | coverage:STEP | "
-        "items | fixed:T1,T2,...",
-    )
-    starts: tuple[int, ...] = Field(
-        default=(),
-        description="Starting point(s) in items (each raised to max(30, n0)); several split "
-        "delta (default: 30).",
-    )
-    slice_key: str | None = Field(
-        default=None, description="Certify each value of this slice key on its own gold."
-    )
-    correction: Correction = "holm"
-    calibrator: str = Field(
-        default="none",
-        description="A calibrator of the scores (calibration.confidence.CALIBRATORS), fitted "
-        "on a cluster split kept apart from threshold picking; none: the scores as they are.",
-    )
-    calibration_split: float = Field(
-        default=0.5, description="Share of task clusters the calibrator is fitted on."
-    )
-    cascade: bool = False
-    cascade_mode: CascadeMode = Field(
-        default="split",
-        description="split: exact guarantee (disjoint gold per stage); shared: published, "
-        "approximate.",
-    )
-    costs: dict[str, float] = Field(
-        default_factory=dict,
-        description="Judge name -> cost per item, for cascades (default: the recorded cost).",
-    )
-    panel: bool = False
-    split_study: int = Field(
-        default=0,
-        description="Also run this many random half splits (calibrate on one, measure on the "
-        "other).",
-    )
-    seed: int = 0
-    n_boot: int = Field(default=1000, description="Bootstrap replicates for the metric intervals.")
-    valid_days: int = Field(default=DEFAULT_VALID_DAYS, description="Days until the card expires.")
-
-    @field_validator("grid")
-    @classmethod
-    def _known_grid(cls, value: str) -> str:
-        Grid.parse(value)  # an unknown grid is an InputError now, before any verdict is read
-        return value
-
-    def reject_alpha(self, kind: Kind) -> float | None:
-        """The reject band's alpha: binary only, ``alpha_accept`` unless set."""
-        if kind != "binary":
-            return None
-        return self.alpha_reject if self.alpha_reject is not None else self.alpha_accept
 
 
 @dataclass(frozen=True)
@@ -530,25 +450,6 @@ def calibrate_rows(
 
 
 # --- Comparing judges ------------------------------------------------------------------------
-
-
-class CompareOptions(BaseModel):
-    """Everything ``judge compare`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    judges: tuple[str, ...] = Field(
-        default=(), description="Judges to compare (empty: every judge present)."
-    )
-    all_pairs: bool = Field(
-        default=False,
-        description="Paired differences for every pair, not only against the best judge.",
-    )
-    failures: Failures = Field(
-        default="wrong", description="Count failed verdicts as wrong, or leave them out."
-    )
-    n_boot: int = 1000
-    seed: int = 0
 
 
 def compare_rows(rows: Sequence[VerdictRow], options: CompareOptions) -> Study:

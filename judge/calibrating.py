@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from calibration.bands import Grid
 from calibration.card import (
     RECORDED_SOURCE,
     Card,
@@ -36,13 +37,12 @@ from calibration.inputs import (
     load_recorded,
     provenance_matches,
 )
+from calibration.options import CalibrationOptions, CompareOptions
 from calibration.records import VerdictRow
 from calibration.report import write_report
 from calibration.study import Study
 from calibration.workflow import (
-    CalibrationOptions,
     CalibrationResult,
-    CompareOptions,
     JudgeBinder,
     JudgeBinding,
     JudgeRequest,
@@ -364,6 +364,7 @@ def calibrate(
     panels. The card goes to ``out`` (default ``<judge>.card.yaml``), the report to ``report``.
     """
     options = options or CalibrationOptions()
+    Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
     gold_text = None if gold is None else str(gold)
     rows, gold_ref = attach_gold(

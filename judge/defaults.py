@@ -14,6 +14,10 @@ from typing import Literal
 
 from judge.errors import InputError
 
+#: How verdicts are scored, calibrated, routed and reviewed (judge.kinds: a multi-criterion
+#: rubric scores as binary).
+ScoringKind = Literal["binary", "pairwise"]
+
 #: Model names under this prefix run in-process on the embedded runtime (judge/local.py).
 LOCAL_PREFIX = "local/"
 

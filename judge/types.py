@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from judge.defaults import ScoringKind
+
 #: A judgment ends in exactly one of these. Only ``ok`` carries a verdict that may enter a
 #: confusion matrix; the other three are counted and reported, never turned into pass or fail.
 Status = Literal["ok", "abstain", "parse_error", "infra_error"]
@@ -21,9 +23,6 @@ STATUSES: tuple[Status, ...] = ("ok", "abstain", "parse_error", "infra_error")
 ABSTAIN_LABEL = "cannot_determine"
 
 CaseKind = Literal["agent_run", "pairwise"]
-#: How verdicts are scored, calibrated, routed and reviewed (judge.kinds: a multi-criterion
-#: rubric scores as binary).
-ScoringKind = Literal["binary", "pairwise"]
 #: What a calibration card decided for one (case, judge).
 Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
 ReviewStatus = Literal["open", "adjudicate", "done"]

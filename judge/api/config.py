@@ -31,7 +31,8 @@ class ServiceConfig:
     #: the shared queue (None: JUDGE_JOB_LEASE_S / JUDGE_JOB_POLL_S, else 60 s and 1 s).
     job_lease_s: float | None = None
     job_poll_s: float | None = None
-    concurrency: int = 4
+    #: Judgments in flight per job (None: JudgeOptions' choice, 1 for the embedded model).
+    concurrency: int | None = None
     audit_fraction: float = 0.05
     session_hours: float = 12.0
     #: Origins (``https://judge.example.org``) besides the service's own (its Host header) from

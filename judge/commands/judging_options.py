@@ -76,6 +76,12 @@ def _offered_option(offered: judge.judging.OfferedOption) -> Callable[[F], F]:
     )
 
 
+def judging_option(name: str) -> Callable[[F], F]:
+    """One judging option by its JudgeOptions field name (``judge serve --concurrency``), with
+    that field's default, type and help."""
+    return _offered_option(judge.JudgeOptions.offered()[name])
+
+
 def judging_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add the judging options (JudgeOptions' offered fields, then --engine, --ray-address,
     --workers and --router); the command gets them as one ``options`` argument, a JudgeOptions.

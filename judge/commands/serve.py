@@ -8,6 +8,7 @@ import judge
 import judge.providers
 import judge.store
 from judge.api.app import ServiceConfig, create_app
+from judge.commands.judging_options import judging_option
 from judge.commands.options import db_option
 from judge.defaults import DEFAULT_MODEL
 
@@ -42,9 +43,7 @@ from judge.defaults import DEFAULT_MODEL
 @click.option("--burst", type=int, default=60, show_default=True, help="Token bucket size.")
 @click.option("--blind", is_flag=True, help="Blind review for every item.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Job worker threads.")
-@click.option(
-    "--concurrency", type=int, default=4, show_default=True, help="Model calls in flight per job."
-)
+@judging_option("concurrency")
 @click.option(
     "--audit-fraction",
     type=float,
@@ -71,7 +70,7 @@ def serve(
     burst: int,
     blind: bool,
     workers: int,
-    concurrency: int,
+    concurrency: int | None,
     audit_fraction: float,
     trusted_origins: tuple[str, ...],
     log_level: str,

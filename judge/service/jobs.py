@@ -50,7 +50,7 @@ class JudgeSettings:
 
     models: tuple[str, ...]
     api_base: str | None = None
-    concurrency: int = 4
+    concurrency: int | None = None
     token_budget: int | None = None
 
     def pick_models(self, asked: Sequence[str] | None) -> list[str]:
