@@ -29,6 +29,8 @@ from typing import Protocol, runtime_checkable
 from judge import plugins
 from judge.errors import InputError
 from judge.traces.tasks import TaskSource, settle
+from judge.traces.tasks import read_tasks as read_tasks
+from judge.traces.tasks import task_text as task_text
 from judge.types import Case
 
 
