@@ -60,6 +60,7 @@ from judge.runsets.records import (
 from judge.runsets.render import (
     Section,
     Table,
+    headline_markdown,
     judging_cost,
     markdown_table,
     render_html,
@@ -126,6 +127,7 @@ __all__ = [
     "evaluate_gate",
     "gate_from_report",
     "group_estimates",
+    "headline_markdown",
     "judge_runs",
     "judging_cost",
     "load_labels",
