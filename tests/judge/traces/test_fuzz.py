@@ -169,10 +169,11 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _samples(fmt: str) -> list[Path]:
+    """The text samples of a format (the inspect-ai reader reads the inspect folder; binary
+    .eval logs are mutated in tests/judge/traces/test_inspect.py)."""
+    folder = DATA / ("inspect" if fmt == "inspect-ai" else fmt)
     return sorted(
-        p
-        for p in (DATA / fmt).iterdir()
-        if p.is_file() and p.name != "README.md" and p.suffix != ".py"
+        p for p in folder.iterdir() if p.is_file() and p.suffix not in (".md", ".py", ".eval")
     )
 
 
