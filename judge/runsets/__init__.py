@@ -82,6 +82,7 @@ from judge.runsets.scoring import (
     ScoredRun,
     eligibility,
     judge_runs,
+    pooled_score,
     route_with_card,
     score_from_gold,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "paired_estimates",
     "pass_at_k",
     "pass_hat_k",
+    "pooled_score",
     "pass_k_curves_svg",
     "pass_k_figure",
     "plan_review",
