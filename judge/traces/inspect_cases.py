@@ -314,14 +314,14 @@ class SampleReader:
             "where": self.where,
             "line": self.line,
             "target": sample.target,
-            "scores": _kept_scores(scores) or None,
+            "scores": finite(_kept_scores(scores)) or None,
             "official": {"scorer": scored_by, "label": official} if scored_by else None,
             "diff_source": diff_source,
             "error": error,
             "limit": sample.limit,
             "total_time": sample.total_time,
             "working_time": sample.working_time,
-            "sample_metadata": sample.metadata or None,
+            "sample_metadata": finite(sample.metadata) or None,
         }
         task = _task_text(sample.input)
         if not task.strip():
@@ -342,7 +342,7 @@ class SampleReader:
                 "agent_model": self.info.model,
                 "infra_error": infra,
             },
-            meta=finite({k: v for k, v in meta.items() if v is not None}),
+            meta={k: v for k, v in meta.items() if v is not None},
         )
         notes = [f"{label} failed: {error[:200]}"] if error is not None else []
         return SampleCase(case, official, notes)

@@ -27,7 +27,7 @@ but cannot read it back.
 
 Attachments (``src/inspect_ai/log/_condense.py``): a string value ``attachment://<key>`` (or
 the legacy ``tc://<key>``) stands for ``attachments[key]``; they are resolved in the parts of a
-sample a case is built from (input, messages, output, scores, metadata, target).
+sample a case is built from (input, messages, scores, metadata, target, error).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _CHUNKED = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)/sample\.json$")
 _INSIDE_CHUNKED = re.compile(r"_epoch_\d+/")
 _PROTOCOLS = ("attachment://", "tc://")
 #: The parts of a sample a case is built from: the only ones whose attachments are resolved.
-RESOLVED = ("input", "messages", "output", "scores", "score", "metadata", "target", "error")
+RESOLVED = ("input", "messages", "scores", "score", "metadata", "target", "error")
 
 
 def is_eval_log(names: list[str]) -> bool:
@@ -136,7 +136,8 @@ def _sequence(log: ZipReader, prefix: str, kind: str) -> list[Any]:
 
 def resolve_attachments(sample: Any) -> Any:
     """``sample`` with every ``attachment://<key>`` (or ``tc://<key>``) string in the parts a
-    case is built from replaced by its attachment; unknown keys are left as they are."""
+    case is built from replaced by its attachment (in place); unknown keys are left as they
+    are."""
     if not isinstance(sample, dict):
         return sample
     attachments = sample.get("attachments")
@@ -149,13 +150,18 @@ def resolve_attachments(sample: Any) -> Any:
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
+    """``value`` with its attachment references replaced, changing lists and dicts in place."""
     if isinstance(value, str):
-        for protocol in _PROTOCOLS:
-            if value.startswith(protocol):
-                return attachments.get(value[len(protocol) :], value)
+        if value.startswith(_PROTOCOLS):
+            protocol = next(p for p in _PROTOCOLS if value.startswith(p))
+            return attachments.get(value[len(protocol) :], value)
         return value
     if isinstance(value, list):
-        return [_resolve(v, attachments) for v in value]
-    if isinstance(value, dict):
-        return {k: _resolve(v, attachments) for k, v in value.items()}
+        for index, item in enumerate(value):
+            if isinstance(item, str | list | dict):
+                value[index] = _resolve(item, attachments)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str | list | dict):
+                value[key] = _resolve(item, attachments)
     return value

@@ -74,7 +74,8 @@ class InspectImporter(BaseImporter):
     def load(self, path: Path) -> ImportResult:
         """Every sample of the log as a case; an error for each bad sample or member."""
         collector = Collector(str(path))
-        kind = log_kind(path)
+        # Asked for by name, a JSON object is read as a .json log even in another key order.
+        kind = log_kind(path) or ("json" if read_head(path, 64).lstrip()[:1] == "{" else None)
         if kind == "eval":
             _read_eval(path, collector)
         elif kind == "json":
@@ -215,6 +216,10 @@ def _read_json(path: Path, collector: Collector) -> None:
     with handle:
         try:
             for item in stream.items():
+                if item.key == "samples" and item.index is None:
+                    if item.value is not None:
+                        collector.error("'samples' is not an array", "samples", item.line)
+                    continue
                 if item.key != "samples":
                     header[item.key] = item.value
                     continue

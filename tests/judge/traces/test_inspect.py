@@ -186,6 +186,48 @@ def test_a_scorer_patch_is_the_diff_and_an_unscored_sample_has_no_outcome() -> N
     assert skipped.meta["official"] == {"scorer": "patch_applied", "label": None}
 
 
+def test_an_unscored_nan_in_a_json_log_is_read(tmp_path: Path) -> None:
+    members = _members(DATA / "patch.eval")
+    samples = [json.loads(members[n]) for n in members if n.startswith("samples/")]
+    path = tmp_path / "patch.json"
+    path.write_text(json.dumps({**json.loads(members["header.json"]), "samples": samples}))
+    assert "NaN" in path.read_text()  # a bare token, as inspect_ai writes it
+    result = import_traces(path)
+    assert result.errors == [] and len(result.cases) == 2
+    skipped = next(c for c in result.cases if c.slices["task_id"] == "skip")
+    assert skipped.meta["scores"]["patch_applied"]["unscored"] is True
+    json.dumps(skipped.model_dump(mode="json"), allow_nan=False)  # nothing non-finite is kept
+
+
+def test_a_json_log_with_its_samples_first_is_read(tmp_path: Path) -> None:
+    data = json.loads((DATA / "calc.json").read_text())
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps({"version": 2, "samples": data.pop("samples"), **data}))
+    result = import_traces(path, "inspect")  # not inspect_ai's key order: not detected
+    assert result.errors == [] and len(result.cases) == 4
+    assert {c.agent_model for c in result.cases} == {"mockllm/model"}
+    path.write_text(json.dumps({**data, "samples": {"not": "a list"}}))
+    [error] = import_traces(path, "inspect").errors
+    assert error.field == "samples" and "not an array" in error.reason
+
+
+def test_a_sample_logged_twice_is_read_from_its_last_copy(tmp_path: Path) -> None:
+    members = _members(CALC)
+    name = "samples/add_epoch_1.json"
+    retried = json.loads(members[name])
+    retried["messages"][-1]["content"][1]["text"] = "The answer is 5 (second attempt)."
+    path = tmp_path / "retried.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        for member, data in members.items():
+            out.writestr(member, data)
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            out.writestr(name, json.dumps(retried))  # Inspect appends a retried sample so
+    result = import_traces(path)
+    assert result.errors == [] and len(result.cases) == 4
+    case = next(c for c in result.cases if c.meta["where"] == name)
+    assert case.trace[-1].content == "The answer is 5 (second attempt)."
+
+
 def test_logs_are_detected_from_their_content(tmp_path: Path) -> None:
     for path in LOGS:
         assert detect_format(path) == "inspect", path.name
