@@ -286,7 +286,15 @@ class SampleReader:
             return None
         label = self.label = f"sample {sample.id!r} epoch {sample.epoch}"
         if not sample.messages:
-            self.error(f"{label} has no messages: nothing to judge", "messages")
+            failed = _error_text(sample.error)
+            if failed is None:
+                self.error(f"{label} has no messages: nothing to judge", "messages")
+            else:
+                self.error(
+                    f"{label} failed before any message ({failed[:200]}): nothing to judge",
+                    "messages",
+                    hint="a harness failure is not a judged run (in a run set, status infra_error)",
+                )
             return None
         for index, message in enumerate(sample.messages):
             self.message(message, f"messages[{index}]")

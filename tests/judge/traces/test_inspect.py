@@ -169,6 +169,18 @@ def test_a_failed_sample_is_kept_as_an_infrastructure_error() -> None:
     assert any("sample 'crash' epoch 1 failed: RuntimeError" in n for n in result.notes)
 
 
+def test_a_sample_that_failed_before_any_message_is_an_error_naming_why(tmp_path: Path) -> None:
+    members = _members(DATA / "calc_error.eval")
+    sample = json.loads(members["samples/crash_epoch_1.json"])
+    sample["messages"] = []
+    members["samples/crash_epoch_1.json"] = json.dumps(sample).encode()
+    result = import_traces(_write_eval(tmp_path / "setup_failed.eval", members))
+    [error] = result.errors
+    assert result.cases == [] and error.field == "samples/crash_epoch_1.json:messages"
+    assert "failed before any message (RuntimeError('kaboom" in error.reason
+    assert "infra_error" in str(error)
+
+
 def test_a_scorer_patch_is_the_diff_and_an_unscored_sample_has_no_outcome() -> None:
     result = import_traces(DATA / "patch.eval")
     cases = _by_sample(result.cases)
