@@ -274,6 +274,24 @@ def test_a_truncated_eval_keeps_every_whole_sample(tmp_path: Path, inside: str, 
     assert any("log status 'started'" in n for n in result.notes)
 
 
+def test_zip64_local_headers_read_whole_and_cut_short(tmp_path: Path) -> None:
+    """Sizes in a ZIP64 extra field (0xFFFFFFFF in the header), as Inspect writes members that
+    may grow past 4 GiB: read from the central directory, and by walking the local headers of a
+    log whose directory is cut off."""
+    path = tmp_path / "zip64.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        for name, data in _members(CALC).items():
+            with out.open(name, "w", force_zip64=True) as member:
+                member.write(data)
+    assert path.read_bytes()[18:26] == b"\xff" * 8  # sizes of the first local header
+    whole = import_traces(path)
+    assert whole.errors == [] and len(whole.cases) == 4
+    cut = tmp_path / "zip64_cut.eval"
+    cut.write_bytes(path.read_bytes()[:-300])  # the central directory's end is gone
+    result = import_traces(cut)
+    assert len(result.cases) == 4 and "no end-of-central-directory" in result.errors[0].reason
+
+
 def test_a_damaged_member_is_named_and_the_others_read(tmp_path: Path) -> None:
     data = bytearray(CALC.read_bytes())
     with ZipReader(CALC) as log:
