@@ -18,7 +18,7 @@ TEST_STAMP := $(VENV)/.judge-test
 demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up everything (extras, browser, PostgreSQL server), then run the whole test suite
+## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server), then run the whole test suite
 test: $(TEST_STAMP) browser postgres
 	$(BIN)/python -m pytest
 
@@ -34,7 +34,7 @@ $(DEMO_STAMP): pyproject.toml Makefile
 
 $(TEST_STAMP): $(DEMO_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,inspect]'
 	@touch $(TEST_STAMP)
 
 ## browser: Debian's Chromium for the review-page tests (installed when running as root)

@@ -126,3 +126,20 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# --- inspect_ai (the judge[inspect] extra) --------------------------------------------------------
+
+INSPECT_REASON = (
+    "inspect_ai is not installed: the Inspect scorer and the inspect-ai reader need the "
+    "judge[inspect] extra (`pip install -e '.[inspect]'`; `make test` installs it)"
+)
+
+
+def require_inspect_ai() -> None:
+    """Skip the test when inspect_ai is absent; in CI (CI=true) fail it instead."""
+    if importlib.util.find_spec("inspect_ai") is not None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true and the Inspect tests cannot run: {INSPECT_REASON}", pytrace=False)
+    pytest.skip(INSPECT_REASON)

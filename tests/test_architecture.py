@@ -43,6 +43,7 @@ HEAVY = frozenset(
         "jinja2",
         "tenacity",
         "threadpoolctl",
+        "inspect_ai",
     }
 )
 
@@ -95,6 +96,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.cli",
             "judge.__main__",
             "judge.testing",
+            "judge.scorer",
             "bench",
         ),
     ),
@@ -317,6 +319,25 @@ def test_interfaces_call_the_library_api() -> None:
     assert direct == []
 
 
+def test_every_package_name_the_interfaces_call_exists() -> None:
+    """``judge.<package>.<name>`` in a command or a route names something the package has (a
+    name a package stops re-exporting breaks its command only when the command runs)."""
+    import importlib
+
+    missing = []
+    for module, path in MODULES.items():
+        if LAYERS[_layer(module)][0] != "interfaces" or module.startswith("bench"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for package, name in sorted(set(re.findall(r"\bjudge\.([a-z_]+)\.([A-Za-z_]\w*)", text))):
+            target = f"judge.{package}"
+            if target not in MODULES or not _is_package(target) or f"{target}.{name}" in MODULES:
+                continue
+            if not hasattr(importlib.import_module(target), name):
+                missing.append(f"{module} calls {target}.{name}")
+    assert missing == []
+
+
 def test_no_module_imports_another_modules_private_names() -> None:
     found = []
     for module, path in MODULES.items():
@@ -468,11 +489,13 @@ def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
 #: Paths of the project as ARCHITECTURE.md and README.md write them: judge/x.py, judge/x/,
 #: calibration/x.py, tests/..., bench/x.py.
 _PATH = re.compile(r"\b((?:judge|calibration|tests|bench)/[\w/.-]*\w/?)")
+#: Names written like paths that are not paths: the Inspect scorer's registry name.
+NOT_PATHS = frozenset({"judge/calibrated"})
 
 
 @pytest.mark.parametrize("document", ["ARCHITECTURE.md", "README.md"])
 def test_the_documents_name_only_paths_that_exist(document: str) -> None:
     text = (REPO / document).read_text(encoding="utf-8")
-    named = sorted(set(_PATH.findall(text)))
+    named = sorted(set(_PATH.findall(text)) - NOT_PATHS)
     assert named, f"{document} names no path of the project"
     assert [p for p in named if not (REPO / p.rstrip("/")).exists()] == []

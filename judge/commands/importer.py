@@ -17,7 +17,7 @@ EXIT_INVALID_INPUT = 1
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path())
 @click.option(
     "--format",
     "fmt",
@@ -63,6 +63,9 @@ def import_cmd(
 ) -> None:
     """Validate agent traces (FILES) and convert them to Case JSONL.
 
+    A folder stands for the Inspect AI logs in it (recursively), or with --format for the
+    files that format recognises.
+
     Prints the count of cases and errors per file and every error with its line, span id or
     JSON path. Gold labels found in the input (gold files, tau-bench rewards) are written as
     the record's ``gold`` field.
@@ -97,7 +100,7 @@ def import_cmd(
     records: list[str] = []
     seen: dict[str, str] = {}
     failed = False
-    for name in files:
+    for name in _expand(files, fmt):
         result = judge.import_traces(Path(name), fmt, tasks=tasks)
         duplicates = 0
         # A case without a task is not written: the judge would read an empty task.
@@ -142,6 +145,25 @@ def import_cmd(
         _write(out, records)
     if failed:
         sys.exit(EXIT_INVALID_INPUT)
+
+
+def _expand(names: tuple[str, ...], fmt: str | None) -> list[str]:
+    """The files to read: each file as given, each folder's logs (a folder with none is an
+    error before anything is read)."""
+    out: list[str] = []
+    for name in names:
+        path = Path(name)
+        if not path.is_dir():
+            out.append(name)
+            continue
+        found = judge.traces.files_in(path, fmt)
+        if not found:
+            raise click.UsageError(
+                f"{name}: no {fmt or judge.traces.FOLDER_FORMAT} log in this folder"
+                + ("" if fmt else " (give --format for another trace format)")
+            )
+        out.extend(str(p) for p in found)
+    return out
 
 
 def _dumps(record: dict[str, object]) -> str:

@@ -82,6 +82,7 @@ from judge.runsets.scoring import (
     ScoredRun,
     eligibility,
     judge_runs,
+    pooled_score,
     route_with_card,
     score_from_gold,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "evaluate_gate",
     "gate_from_report",
     "group_estimates",
+    "headline_markdown",
     "judge_runs",
     "headline_markdown",
     "judging_cost",
@@ -140,6 +142,7 @@ __all__ = [
     "paired_estimates",
     "pass_at_k",
     "pass_hat_k",
+    "pooled_score",
     "pass_k_curves_svg",
     "pass_k_figure",
     "plan_review",

@@ -296,7 +296,8 @@ def runset_from_gold(
 ) -> list[dict[str, Any]]:
     """Run-set records from gold-format records or cases (line number, record): each becomes one
     run with its case inline, its task and repetition read from the given keys, its gold (when
-    labelled) as ``official``.
+    labelled) as ``official``. A record whose ``slices.infra_error`` is true (an importer's mark
+    of a run the harness failed) becomes a run of status ``infra_error``.
 
     ``treatment`` names the single treatment; otherwise it is read from ``treatment_key``, else
     the case's ``agent_model``. Cases as ``judge import`` writes them carry no task id and no
@@ -358,6 +359,10 @@ def runset_from_gold(
             run["agent_model"] = str(agent_model)
         if record.get("gold") in ("pass", "fail"):
             run["official"] = record["gold"]
+        if _lookup(record, "slices.infra_error") is True:
+            # The importer says the harness failed (tau-bench's crashed runs, Inspect samples
+            # that errored): the run is left out of the analysis set, not scored as a failure.
+            run["status"] = "infra_error"
         if derived:
             run["meta"] = {"derived": derived}
         out.append(run)
