@@ -60,6 +60,7 @@ from judge.runsets.records import (
 from judge.runsets.render import (
     Section,
     Table,
+    headline_markdown,
     judging_cost,
     markdown_table,
     render_html,
@@ -142,6 +143,7 @@ __all__ = [
     "pass_k_figure",
     "plan_review",
     "pooled_interval",
+    "headline_markdown",
     "render_html",
     "render_markdown",
     "rogan_gladen",
