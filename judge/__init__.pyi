@@ -13,13 +13,19 @@ from judge.calibrating import calibrate as calibrate
 from judge.calibrating import compare_judges as compare_judges
 from judge.cases import load_cases as load_cases
 
-# Verdicts out, where traces are.
+# Verdicts out, where traces are (an OTLP document).
 from judge.connectors import export_otel as export_otel
 
 # Judging.
 from judge.judging import JudgeOptions as JudgeOptions
 from judge.judging import RunSummary as RunSummary
 from judge.judging import judge_cases as judge_cases
+
+# Platforms where traces and reviewers are (phoenix+http://HOST:PORT/projects/NAME): traces in
+# (import_traces takes a file or a URL), verdicts out, people's labels back as gold.
+from judge.platforms import export_verdicts as export_verdicts
+from judge.platforms import import_labels as import_labels
+from judge.platforms import import_traces as import_traces
 from judge.review import GoldExport as GoldExport
 
 # Routing verdicts with a card, people's labels back as gold.
@@ -45,7 +51,6 @@ from judge.store import open_store as open_store
 from judge.store.copy import CopyReport as CopyReport
 from judge.store.copy import copy_store as copy_store
 from judge.store.copy import migrate_store as migrate_store
-from judge.traces import import_traces as import_traces
 
 # Cases, traces and rubrics in.
 from judge.types import Case as Case

@@ -126,3 +126,37 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# --- A real Arize Phoenix server for the platform connector tests ------------------------------
+
+PHOENIX_REASON = (
+    "Arize Phoenix is not installed for the tests: `make phoenix` builds .venv-phoenix "
+    "(arize-phoenix, in its own virtualenv; `make test` does it), or set JUDGE_PHOENIX_VENV"
+)
+
+
+@pytest.fixture(scope="session")
+def phoenix() -> Iterator[Any]:
+    """A throwaway Phoenix on loopback for the whole session (35-80 s to start; stopped after).
+    Skipped without .venv-phoenix; a failure under CI=true, where it must run.
+    ``JUDGE_PHOENIX_URL=http://127.0.0.1:PORT`` uses a running one instead."""
+    from judge.testing.phoenix import (
+        PHOENIX_URL_ENV,
+        PhoenixServer,
+        PhoenixUnavailable,
+        find_phoenix,
+    )
+
+    running = os.environ.get(PHOENIX_URL_ENV)
+    if running:
+        yield PhoenixServer.attach(running)
+        return
+    try:
+        server = PhoenixServer.start(find_phoenix(REPO))
+    except PhoenixUnavailable as err:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true and the Phoenix tests cannot run: {err}", pytrace=False)
+        pytest.skip(f"{err}; {PHOENIX_REASON}")
+    yield server
+    server.stop()
