@@ -231,7 +231,9 @@ def target_verdicts(
         verdict = pool(group, case, latest.get(key))
         if verdict is not None:
             out.verdicts.append(verdict)
-    out.verdicts.sort(key=lambda v: (v.rubric_id, v.model, v.case_id))
+    # By judge model, then case: a batch holds every rubric of fewer cases (a platform that
+    # reads a batch back by record reads only those cases' records).
+    out.verdicts.sort(key=lambda v: (v.model, v.case_id, v.rubric_id))
     return out
 
 

@@ -129,7 +129,8 @@ class HttpClient:
         ok: Sequence[int] = (),
     ) -> httpx.Response:
         """Send one request (retried on 5xx, timeouts and resets) and return a 2xx answer, or
-        one of the statuses in ``ok``. A 404 is PlatformNotFound (``not_found`` is its message),
+        one of the statuses in ``ok`` (never retried: a platform whose duplicate-key answer is
+        a 500 lets its connector read it). A 404 is PlatformNotFound (``not_found`` is its message),
         401/403 PlatformAuthError, another 4xx ConnectorError, a refused connection or a
         failure left after the retries PlatformUnavailable; every message names the URL."""
         import httpx
@@ -170,7 +171,7 @@ class HttpClient:
                     f"{method} {shown}: {type(err).__name__} ({err or 'no answer'}) after "
                     f"{self.attempts} attempts"
                 ) from err
-            if response.status_code >= 500:
+            if response.status_code >= 500 and response.status_code not in ok:
                 raise _Retry(
                     f"{method} {shown}: {self.platform} answered {response.status_code} "
                     f"({_body(response)}) after {self.attempts} attempts"

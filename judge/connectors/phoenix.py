@@ -65,8 +65,12 @@ TRACE_IDS_PER_QUERY = 50
 #: Annotations per request: asynchronous (the default) and synchronous.
 ASYNC_BATCH = 1000
 SYNC_BATCH = 200
+#: Asynchronous batches posted ahead of the one being read back.
+AHEAD = 2
 #: Seconds to wait for an asynchronous batch to read back before it is sent synchronously.
 CONFIRM_S = 30.0
+#: Seconds to read back what was posted before a failure, before giving up on it.
+SALVAGE_S = 10.0
 #: Identifiers of judge's annotations start with this (a person's never do).
 IDENTIFIER_PREFIX = "judge:"
 #: Attributes Phoenix parses from JSON and flattens on OTLP ingest (``metadata.env``), but
@@ -365,13 +369,18 @@ class PhoenixConnector:
                     self._post(client, target, list(batch), sync=True)
                     yield list(batch)
                 return
-            # Asynchronous: post batch k+1 before reading batch k back, so that Phoenix stores
-            # one batch while the next one travels.
+            # Asynchronous: post up to AHEAD batches past the one being read back, so that
+            # Phoenix's inserter always has work while judge reads.
             waiting: list[list[VerdictOut]] = []
             for batch in _chunks(list(verdicts), size):
-                self._post(client, target, list(batch), sync=False)
+                try:
+                    self._post(client, target, list(batch), sync=False)
+                except ConnectorError:
+                    # What Phoenix took before the failure is recorded if it can be read.
+                    yield from self._salvage(client, target, waiting)
+                    raise
                 waiting.append(list(batch))
-                if len(waiting) > 1:
+                if len(waiting) > AHEAD:
                     yield self._confirm(client, target, waiting.pop(0))
             while waiting:
                 yield self._confirm(client, target, waiting.pop(0))
@@ -417,7 +426,7 @@ class PhoenixConnector:
             for row in self._pages(client, self._project(target) + "/span_annotations", query):
                 verdict = wanted.get((row.get("span_id"), row.get("name"), row.get("identifier")))
                 metadata = row.get("metadata") or {}
-                if verdict is not None and metadata.get("digest") == verdict.digest:
+                if verdict is not None and metadata.get("digest") == verdict.short_digest:
                     found.add(verdict.key)
         return found
 
@@ -440,6 +449,25 @@ class PhoenixConnector:
             for part in _chunks(missing, SYNC_BATCH):
                 self._post(client, target, list(part), sync=True)
         return batch
+
+    def _salvage(
+        self, client: HttpClient, target: Target, waiting: list[list[VerdictOut]]
+    ) -> Iterator[list[VerdictOut]]:
+        """The verdicts of the batches posted before a failure that read back within
+        ``SALVAGE_S`` (none when Phoenix cannot be read either)."""
+        pending = [v for batch in waiting for v in batch]
+        deadline = time.monotonic() + SALVAGE_S
+        try:
+            while pending:
+                stored = self.stored(client, target, pending)
+                if stored:
+                    yield [v for v in pending if v.key in stored]
+                    pending = [v for v in pending if v.key not in stored]
+                if not pending or time.monotonic() >= deadline:
+                    return
+                time.sleep(0.5)
+        except ConnectorError:
+            return
 
     # -- labels back --------------------------------------------------------------------------
 

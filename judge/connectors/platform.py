@@ -151,6 +151,12 @@ class VerdictOut:
     judgment_ids: tuple[str, ...]
     route: Route | None = None
 
+    @property
+    def short_digest(self) -> str:
+        """The first 16 hex digits of :attr:`digest`: enough to tell whether a platform holds
+        this content (not a security boundary), in fewer bytes on every record."""
+        return self.digest.removeprefix("sha256:")[:16]
+
     def metadata(self) -> dict[str, Any]:
         """The verdict's provenance as a flat JSON object (each connector may reshape it)."""
         out: dict[str, Any] = {
@@ -158,8 +164,7 @@ class VerdictOut:
             "model": self.model,
             "status": self.status,
             "judgment_ids": list(self.judgment_ids),
-            "verdict_key": self.key,
-            "digest": self.digest,
+            "digest": self.short_digest,
         }
         if self.route is not None:
             out.update(

@@ -139,6 +139,13 @@ def test_5xx_that_lasts_is_unavailable_naming_the_masked_url(scripted: Any) -> N
     assert "run the same command again" in str(err.value)
 
 
+def test_a_status_the_connector_reads_itself_is_not_retried(scripted: Any) -> None:
+    scripted.script = [(500, "constraint violation")]
+    with _client(scripted, backoff_s=0.01) as client:
+        answer = client.request("GET", "/v1/x", ok=(500,))
+    assert (answer.status_code, client.sent) == (500, 1)
+
+
 @pytest.mark.parametrize("status", [401, 403])
 def test_auth_errors_are_not_retried_and_name_the_variable(scripted: Any, status: int) -> None:
     scripted.script = [(status, "Invalid token")]
@@ -270,6 +277,7 @@ def test_a_verdict_pools_the_variants_and_carries_its_evidence() -> None:
     assert v.metadata()["rubric"] == "agent-run-success@2"
     assert v.metadata()["judgment_ids"] == [j.id for j in group]
     assert "route" not in v.metadata()
+    assert v.metadata()["digest"] == v.short_digest == v.digest[7:23]
     # The same judgments give the same digest; a routing decision changes it.
     decision = RoutingDecision(
         id="r1",
@@ -340,3 +348,16 @@ def test_the_export_ledger_keeps_the_last_digest_per_destination(store_location:
             ("phoenix+http://h:1/projects/a", 2),
             ("phoenix+http://h:1/projects/b", 1),
         ]
+
+
+def test_import_list_names_the_platforms_and_file_options_are_checked() -> None:
+    from click.testing import CliRunner
+
+    from judge.cli import cli
+
+    done = CliRunner().invoke(cli, ["import", "--list"])
+    assert done.exit_code == 0 and "phoenix+http(s)://" in done.stdout
+    done = CliRunner().invoke(cli, ["import", "x.json", "--trace-id", "abc"])
+    assert done.exit_code == 2 and "--trace-id picks traces of --from URL" in done.output
+    done = CliRunner().invoke(cli, ["import", "--from", "nope+http://h/x", "--out", "-"])
+    assert done.exit_code == 2 and "no connector for the platform 'nope'" in done.stderr
