@@ -133,12 +133,6 @@ def browser() -> Iterator[Any]:
 
 # --- A real Arize Phoenix server for the platform connector tests ------------------------------
 
-PHOENIX_REASON = (
-    "Arize Phoenix is not installed for the tests: `make phoenix` builds .venv-phoenix "
-    "(arize-phoenix, in its own virtualenv; `make test` does it), or set JUDGE_PHOENIX_VENV"
-)
-
-
 @pytest.fixture(scope="session")
 def phoenix() -> Iterator[Any]:
     """A throwaway Phoenix on loopback for the whole session (35-80 s to start; stopped after).
@@ -160,6 +154,6 @@ def phoenix() -> Iterator[Any]:
     except PhoenixUnavailable as err:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI=true and the Phoenix tests cannot run: {err}", pytrace=False)
-        pytest.skip(f"{err}; {PHOENIX_REASON}")
+        pytest.skip(str(err))
     yield server
     server.stop()

@@ -72,8 +72,8 @@ class Target:
 @dataclass(frozen=True)
 class SplitTarget:
     """A target URL split before its connector reads the path: ``platform``, ``scheme`` (http
-    or https), ``netloc`` without credentials, the URL-decoded ``path``, the credentials and the
-    query options."""
+    or https), ``netloc`` without credentials, the ``path`` as given (percent-encoded: the
+    connector decodes the names it reads), the credentials (decoded) and the query options."""
 
     url: str
     platform: str
@@ -97,7 +97,7 @@ class SplitTarget:
             scheme=self.scheme,
             base=base,
             resource=resource,
-            canonical=f"{canonical}/{canonical_path.lstrip('/')}",
+            canonical=canonical + (f"/{canonical_path.lstrip('/')}" if canonical_path else ""),
             username=self.username,
             password=self.password,
             options=dict(self.options),
