@@ -133,6 +133,7 @@ def browser() -> Iterator[Any]:
 
 # --- A real Arize Phoenix server for the platform connector tests ------------------------------
 
+
 @pytest.fixture(scope="session")
 def phoenix() -> Iterator[Any]:
     """A throwaway Phoenix on loopback for the whole session (35-80 s to start; stopped after).

@@ -1,10 +1,10 @@
 """``phoenix``: Arize Phoenix through its REST API (``/v1``; tested on arize-phoenix 20.26.1).
 
 Target: ``phoenix+http://HOST:PORT[/PREFIX]/projects/NAME`` (or ``phoenix+https``); the project
-name is URL-decoded (``my%20agents``). The API key comes from ``PHOENIX_API_KEY`` (the variable
-Phoenix's own clients read), sent as ``Authorization: Bearer``. Options in the query string:
-``sync=true`` (write annotations synchronously; see below) and ``batch=N`` (annotations per
-request).
+name is URL-decoded (``my%20agents``). The API key comes from ``PHOENIX_API_KEY`` (the
+variable Phoenix's own clients read; else the URL's password), sent as ``Authorization:
+Bearer``. Options in the query string: ``sync=true`` (write annotations synchronously; see
+below) and ``batch=N`` (annotations per request).
 
 * **Traces in**: the project's spans, paged (``GET /v1/projects/NAME/spans``, 1000 a page,
   ``trace_id`` filters for ``--trace-id``), turned back into OTLP/JSON (``span_kind`` becomes
@@ -227,8 +227,9 @@ class PhoenixConnector:
         return split.target(found["prefix"], name, "projects/" + quote(name, safe=""))
 
     def client(self, target: Target) -> HttpClient:
-        """An HTTP client for ``target`` with the API key of ``PHOENIX_API_KEY``, if set."""
-        key = os.environ.get(API_KEY_ENV)
+        """An HTTP client for ``target`` with the API key of ``PHOENIX_API_KEY`` (else the
+        URL's password, ``phoenix+https://:KEY@HOST/...``), if any."""
+        key = os.environ.get(API_KEY_ENV) or target.password
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return HttpClient(target.base, platform="Phoenix", headers=headers, auth_env=API_KEY_ENV)
 

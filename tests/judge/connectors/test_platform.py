@@ -175,6 +175,12 @@ def test_the_api_key_is_sent_as_bearer(scripted: Any, monkeypatch: pytest.Monkey
     with PhoenixConnector().client(target) as client:
         client.get_json("/v1/projects/a")
     assert scripted.seen[0][1] == "Bearer k-123"
+    monkeypatch.delenv("PHOENIX_API_KEY")
+    port = scripted.server_address[1]
+    _, target = resolve(f"phoenix+http://:k-456@127.0.0.1:{port}/projects/a")
+    with PhoenixConnector().client(target) as client:
+        client.get_json("/v1/projects/a")
+    assert scripted.seen[1][1] == "Bearer k-456"
 
 
 # --- Phoenix spans as OTLP ------------------------------------------------------------------
