@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import judge
+import judge.connectors
 from judge.cli import cli
 from judge.connectors import LabelError, PlatformNotFound
 from judge.store import Store
@@ -457,3 +458,24 @@ def test_gold_import_cli_refuses_an_unknown_annotation_and_an_unmapped_label(
     done = _run(*args, "--annotation", name, "--label-map", "yes=pass,no=fail")
     assert done.exit_code == 0, done.output
     assert "1 gold records (pass 1)" in done.stdout
+
+
+def test_an_annotation_phoenix_accepts_but_cannot_store_is_named_not_lost(
+    phoenix: Any, project: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Phoenix takes an asynchronous annotation of a span it does not have (and drops it ten
+    # minutes later): the read-back misses it, and the synchronous retry names the span.
+    monkeypatch.setattr(judge.connectors.connectors()["phoenix"], "confirm_s", 1.0)
+    store, cases = _store(tmp_path / "judge.db", project["target"])
+    with store:
+        ghost = cases[0].model_copy(
+            update={
+                "id": "e" * 32,
+                "meta": {**cases[0].meta, "trace_id": "e" * 32, "root_span_id": "00000000deadbeef"},
+            }
+        )
+        store.put_case(ghost)
+        store.put(judgment(ghost.id, "pass", 0.9, model=MODEL))
+        with pytest.raises(PlatformNotFound, match="among 00000000deadbeef") as err:
+            judge.export_verdicts(store, project["target"])
+    assert "0 of 5 verdicts were exported" in str(err.value)
