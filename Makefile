@@ -11,15 +11,22 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 # What each command needs: the demo only the embedded judge; the tests everything.
 DEMO_STAMP := $(VENV)/.judge-demo
 TEST_STAMP := $(VENV)/.judge-test
+# Arize Phoenix, the real server the connector tests run against: in its own virtualenv (its
+# ~150 packages never enter .venv; judge talks to it over HTTP only). Pinned: the tests and
+# BENCHMARKS.md were measured on this release.
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX_VERSION := 20.26.1
+PHOENIX_STAMP := $(PHOENIX_VENV)/.phoenix-$(PHOENIX_VERSION)
 
-.PHONY: demo test setup browser postgres lint typecheck clean-venv
+.PHONY: demo test setup browser postgres phoenix lint typecheck clean-venv
 
 ## demo: set up the embedded judge only, then judge the project's demo gold set (offline)
 demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server), then run the whole test suite
-test: $(TEST_STAMP) browser postgres
+## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, Phoenix),
+## then run the whole test suite
+test: $(TEST_STAMP) browser postgres phoenix
 	$(BIN)/python -m pytest
 
 setup: $(TEST_STAMP)
@@ -56,6 +63,16 @@ postgres:
 	  && echo "installed Debian postgresql"; \
 	else echo "note: PostgreSQL is missing; its tests will be skipped (sudo apt-get install postgresql)"; fi
 
+## phoenix: Arize Phoenix in .venv-phoenix for the platform connector tests (a throwaway server
+## per test session, started by the tests themselves; about 3 minutes and 850 MB once).
+phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	@test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet 'arize-phoenix==$(PHOENIX_VERSION)'
+	@touch $(PHOENIX_STAMP)
+
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check judge calibration tests bench
 	$(BIN)/ruff format --check judge calibration tests bench
@@ -64,4 +81,4 @@ typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PHOENIX_VENV)

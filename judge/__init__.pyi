@@ -16,7 +16,7 @@ from judge.store.copy import migrate_store as migrate_store
 # Cases, traces and rubrics in.
 from judge.types import Case as Case
 from judge.cases import load_cases as load_cases
-from judge.traces import import_traces as import_traces
+from judge.platforms import import_traces as import_traces
 from judge.rubrics import Rubric as Rubric
 from judge.rubrics import load_rubric as load_rubric
 
@@ -51,7 +51,11 @@ from judge.runsets import load_runs as load_runs
 from judge.runsets import score_runs as score_runs
 from judge.runsets import write_report as write_report
 
-# Verdicts out, where traces are.
+# Where traces and reviewers already are: import_traces above takes a file or a platform URL
+# (phoenix+http://HOST:PORT/projects/NAME); verdicts out to it, people's labels back as gold;
+# or verdicts as an OpenTelemetry (OTLP) document.
+from judge.platforms import export_verdicts as export_verdicts
+from judge.platforms import import_labels as import_labels
 from judge.connectors import export_otel as export_otel
 
 __all__: list[str]

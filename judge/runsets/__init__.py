@@ -147,6 +147,7 @@ __all__ = [
     "pass_k_figure",
     "plan_review",
     "pooled_interval",
+    "headline_markdown",
     "render_html",
     "render_markdown",
     "rogan_gladen",

@@ -38,6 +38,7 @@ TABLES = frozenset(
         "label_plans",
         "call_claims",
         "rate_buckets",
+        "exports",
     }
 )
 #: Ids per ``IN (...)`` list (SQLite's default limit on variables is far above this).

@@ -364,3 +364,24 @@ def m011_shared_deployment(s: Schema) -> None:
         pk="key_id",
         not_null={"tokens", "stamp"},
     )
+
+
+@migration
+def m012_exports(s: Schema) -> None:
+    """The export ledger: what was sent to each destination (a platform target), one row per
+    verdict key (case, rubric, judge model) with the digest of what was sent, so that an export
+    run again sends only what is new or changed, and an interrupted one only the rest."""
+    s.create_table(
+        "exports",
+        {
+            "destination": str,
+            "verdict_key": str,
+            "digest": str,
+            "case_id": str,
+            "rubric_id": str,
+            "model": str,
+            "exported_at": str,
+        },
+        pk=("destination", "verdict_key"),
+        not_null={"digest"},
+    )

@@ -34,6 +34,21 @@ from judge.traces.tasks import read_tasks as read_tasks
 from judge.traces.tasks import task_text as task_text
 from judge.types import Case
 
+__all__ = [
+    "BaseImporter",
+    "ImportResult",
+    "Importer",
+    "TaskSource",
+    "detect_format",
+    "formats",
+    "get_importer",
+    "import_traces",
+    "importers",
+    "read_tasks",
+    "settle",
+    "task_text",
+]
+
 
 @dataclass
 class ImportResult:

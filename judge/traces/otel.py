@@ -152,6 +152,38 @@ def any_value(value: Any) -> Any:
     return None
 
 
+def otlp_value(value: Any) -> dict[str, Any]:
+    """A Python value as an OTLP/JSON ``AnyValue`` (the inverse of :func:`any_value`): what a
+    platform connector builds when it hands a platform's spans to :func:`read_otlp`."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [otlp_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {
+            "kvlistValue": {
+                "values": [{"key": str(k), "value": otlp_value(v)} for k, v in value.items()]
+            }
+        }
+    if value is None:
+        return {}
+    return {"stringValue": str(value)}
+
+
+def read_otlp(documents: list[dict[str, Any]], source: str) -> ImportResult:
+    """OTLP/JSON trace documents already in memory (``{"resourceSpans": [...]}``), read as a
+    file of them is: one case per trace, errors named by ``source`` and the span."""
+    reader = _Reader(source)
+    for document in documents:
+        reader.document(document, None)
+    reader.build()
+    return reader.out
+
+
 def _attributes(pairs: list[_KeyValue]) -> dict[str, Any]:
     return {kv.key: any_value(kv.value) for kv in pairs}
 
