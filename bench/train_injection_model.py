@@ -21,12 +21,12 @@ to within one float16 step).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
+from judge.digests import Hasher
 from judge.safety import detector, folding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -177,10 +177,10 @@ def choose_threshold(
 
 def data_digest(docs: list[str], labels: list[int]) -> str:
     """sha256 of the training windows and labels (what the weights were trained on)."""
-    h = hashlib.sha256()
+    h = Hasher()
     for d, y in zip(docs, labels, strict=True):
-        h.update(f"{y}\t{d}\n".encode())
-    return "sha256:" + h.hexdigest()
+        h.update(f"{y}\t{d}\n")
+    return h.digest()
 
 
 def save(path: Path, coef: Any, intercept: float, threshold: float, meta: dict[str, str]) -> None:

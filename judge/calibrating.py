@@ -52,7 +52,7 @@ from calibration.workflow import (
     compare_rows,
     unbound,
 )
-from judge.digests import text_digest
+from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
 from judge.store import Store, StoreError, mask_url, store_exists
@@ -447,7 +447,7 @@ def check_card(
     if recorded:
         rubric_digest = selector_version = None
     if rubric:
-        rubric_digest = rubric if rubric.startswith("sha256:") else load_rubric(rubric).digest
+        rubric_digest = rubric if is_digest(rubric) else load_rubric(rubric).digest
     if selector:
         selector_version = selector
     gold_digest = load_gold(gold).digest if gold else None

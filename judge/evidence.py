@@ -39,8 +39,6 @@ counted against the budget (``total_tokens`` reports the items' text only).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +47,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.digests import digest
 from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
@@ -99,7 +98,7 @@ class EvidenceSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     items: list[EvidenceItem]
-    #: "sha256:" + hex digest of the canonical JSON of ``items``.
+    #: The digest (judge.digests) of the canonical JSON of ``items``.
     digest: str
     selector_version: str
     #: The evidence budget in estimated tokens; 0 means no budget (:func:`render_all_evidence`).
@@ -126,13 +125,7 @@ class EvidenceSet(BaseModel):
 
 def items_digest(items: Sequence[EvidenceItem]) -> str:
     """The content digest of a list of items: sha256 over their canonical JSON."""
-    canonical = json.dumps(
-        [item.model_dump(mode="json") for item in items],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return digest([item.model_dump(mode="json") for item in items])
 
 
 # ---------------------------------------------------------------------------------------------

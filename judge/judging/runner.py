@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import atexit
-import hashlib
 import multiprocessing
 import os
 import threading
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge import kinds
-from judge.digests import digest, sha256_hex
+from judge.digests import Hasher, digest, judgment_id, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION
 from judge.judging.claims import CallClaims
@@ -111,12 +110,12 @@ def code_digest() -> str:
     judge.judging.runner and of every judge module it imports, directly or not (imports inside
     functions included), with the judge and Jinja versions. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
+    h = Hasher(f"{__version__}|jinja2 {metadata.version('jinja2')}")
     with _CODE_DIGEST_LOCK:
         imports = _judge_imports(root, __name__)
     for name, path in sorted(imports.items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + h.hexdigest()
+    return h.digest()
 
 
 def _judge_imports(root: Path, start: str) -> dict[str, Path]:
@@ -257,7 +256,7 @@ def build_judgment(
 ) -> Judgment:
     """The judgment of a call: its verdict in the canonical frame, or its typed failure."""
     key = prepared.key
-    judgment_id = "j-" + key.removeprefix("sha256:")[:20]
+    jid = judgment_id(key)
     if result is None:
         assert error is not None
         failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
@@ -268,7 +267,7 @@ def build_judgment(
             attempts=error.attempts,
         )
         return Judgment(
-            id=judgment_id,
+            id=jid,
             case_id=case_id,
             cache_key=key,
             status=failure,
@@ -292,7 +291,7 @@ def build_judgment(
         attempts=result.attempts,
     )
     return Judgment(
-        id=judgment_id,
+        id=jid,
         case_id=case_id,
         cache_key=key,
         status=status,

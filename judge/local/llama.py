@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.digests import full_digest
 from judge.errors import JudgeError
 from judge.local.weights import (
     PROVIDER,
@@ -637,7 +638,7 @@ def _to_model_response(model: str, result: LocalResult, model_response: Any) -> 
     model_response.created = int(time.time())
     model_response.model = f"{PROVIDER}/{model}"
     # The weights' digest: what exactly answered, for the judgment's provenance.
-    model_response.system_fingerprint = f"sha256:{result.sha256}"
+    model_response.system_fingerprint = full_digest(result.sha256)
     model_response.usage = Usage(
         prompt_tokens=result.prompt_tokens,
         completion_tokens=result.completion_tokens,
