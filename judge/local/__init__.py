@@ -6,9 +6,11 @@ from judge.local.llama import register_provider as register
 from judge.local.weights import (
     DEFAULT_ALIAS,
     LocalModelSpec,
+    embedded_status,
     ensure_model,
     ensure_spec,
     get_spec,
+    install_model,
     known_models,
     model_status,
     resolve_model,
@@ -17,9 +19,11 @@ from judge.local.weights import (
 __all__ = [
     "DEFAULT_ALIAS",
     "LocalModelSpec",
+    "embedded_status",
     "ensure_model",
     "ensure_spec",
     "get_spec",
+    "install_model",
     "known_models",
     "model_status",
     "register",
