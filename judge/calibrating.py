@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from calibration.card import (
     RECORDED_SOURCE,
@@ -56,7 +56,7 @@ from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
 from judge.store import Store, StoreError, mask_url, store_exists
-from judge.types import Judgment
+from judge.types import Judgment, Strict
 
 STORE_SOURCE = "judge store"
 JUDGMENTS_SOURCE = "judgments"
@@ -74,11 +74,9 @@ BINDING_FIELDS = (
 )
 
 
-class VerdictSource(BaseModel):
+class VerdictSource(Strict, frozen=True):
     """Where the verdicts are: exactly one of a judge store, a judgments JSONL (which may also
     hold recorded verdicts) or a recorded-verdicts JSONL; and which judgments to keep."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     db: str | None = None
     judgments: str | None = None

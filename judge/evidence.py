@@ -45,13 +45,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from judge.digests import digest
 from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
-from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
+from judge.types import Case, EvidenceItem, EvidenceKind, Strict, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.safety.injection (shown as ``flags="..."``); redaction of secrets
@@ -92,10 +92,8 @@ def _max_chars(tokens: int) -> int:
     return max(0, math.floor(tokens * CHARS_PER_TOKEN))
 
 
-class EvidenceSet(BaseModel):
+class EvidenceSet(Strict):
     """The evidence shown to a judge for one case, with what it took to choose it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     items: list[EvidenceItem]
     #: The digest (judge.digests) of the canonical JSON of ``items``.

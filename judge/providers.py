@@ -31,6 +31,7 @@ from judge.defaults import DEFAULT_MAX_TOKENS, LOCAL_PREFIX, is_local
 from judge.errors import InfraError, InputError, JudgeError, ParseError
 from judge.local import register as register_local
 from judge.local.weights import get_spec, parse_model_id
+from judge.types import Strict
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
 VERDICT_KEY = "verdict"
@@ -134,10 +135,8 @@ class RouterDeployment(BaseModel):
     litellm_params: dict[str, Any]
 
 
-class RouterConfig(BaseModel):
+class RouterConfig(Strict):
     """A litellm Router configuration: deployments, and optionally Router settings."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model_list: list[RouterDeployment] = Field(min_length=1)
     #: Passed to ``litellm.Router`` as they are (e.g. routing_strategy).

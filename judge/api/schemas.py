@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from judge.cases import bad_value
 from judge.defaults import DEFAULT_MAX_TOKENS
@@ -24,6 +24,7 @@ from judge.types import (
     ReviewLabel,
     Role,
     RoutingDecision,
+    Strict,
 )
 
 __all__ = [
@@ -58,8 +59,8 @@ __all__ = [
 ]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+#: Every request and response body: unknown fields are errors.
+_Body = Strict
 
 
 class ErrorBody(_Body):
