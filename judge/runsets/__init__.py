@@ -60,6 +60,7 @@ from judge.runsets.records import (
 from judge.runsets.render import (
     Section,
     Table,
+    headline_markdown,
     judging_cost,
     markdown_table,
     render_html,
@@ -127,6 +128,7 @@ __all__ = [
     "gate_from_report",
     "group_estimates",
     "judge_runs",
+    "headline_markdown",
     "judging_cost",
     "load_labels",
     "load_report",

@@ -28,8 +28,22 @@ from typing import Protocol, runtime_checkable
 
 from judge import plugins
 from judge.errors import InputError
-from judge.traces.tasks import TaskSource, settle
+from judge.traces.tasks import TaskSource, read_tasks, settle, task_text
 from judge.types import Case
+
+__all__ = [
+    "BaseImporter",
+    "ImportResult",
+    "Importer",
+    "TaskSource",
+    "detect_format",
+    "formats",
+    "get_importer",
+    "import_traces",
+    "importers",
+    "read_tasks",
+    "task_text",
+]
 
 
 @dataclass
