@@ -55,7 +55,7 @@ from calibration.workflow import (
 from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
-from judge.store import Store, StoreError, mask_url, store_exists
+from judge.store import Store, StoreError, StoreUnavailable, mask_url, store_exists
 from judge.types import Judgment, Strict
 
 STORE_SOURCE = "judge store"
@@ -126,7 +126,7 @@ def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Ju
         raise InputError("no such database", file=file, hint="give the path of the judge store")
     try:
         store = Store(db)
-    except StoreError as err:
+    except (StoreError, StoreUnavailable) as err:
         raise InputError(
             f"cannot open the judge store: {err}",
             file=file,

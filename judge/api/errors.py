@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from judge.errors import (
     CardError,
     ConflictError,
+    Failure,
     InputError,
     JudgeError,
     NotFoundError,
@@ -23,7 +24,7 @@ from judge.errors import (
 log = logging.getLogger("judge.api")
 
 #: Our error types -> (HTTP status, code). A registry, checked most specific first.
-ERROR_STATUS: tuple[tuple[type[JudgeError], int, str], ...] = (
+ERROR_STATUS: tuple[tuple[type[Failure], int, str], ...] = (
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),
     (UnavailableError, 503, "unavailable"),
@@ -58,8 +59,8 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JSONRe
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the JSON error body."""
 
-    @app.exception_handler(JudgeError)
-    async def judge_error(_: Request, exc: JudgeError) -> JSONResponse:
+    @app.exception_handler(Failure)
+    async def judge_error(_: Request, exc: Failure) -> JSONResponse:
         for kind, status, code in ERROR_STATUS:
             if isinstance(exc, kind):
                 return error_response(status, code, str(exc))

@@ -50,7 +50,7 @@ from judge.judging.prepare import (
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
 from judge.safety.redact import redact_error, redact_judgment
-from judge.store import Store, StoreUnavailable
+from judge.store import Store
 from judge.store.judgments import call_row
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
 from judge.version import __version__
@@ -376,10 +376,9 @@ class _Writer:
         if cases or judgments or calls or steps:
             try:
                 self.store.put_batch(cases=cases, judgments=judgments, calls=calls, steps=steps)
-            except StoreUnavailable:
-                raise  # the database went away: stop the batch (a rerun resumes it)
             except JudgeError as exc:
-                # Nothing of this write is stored: its new judgments did not happen.
+                # Nothing of this write is stored: its new judgments did not happen. (The
+                # database gone away is no JudgeError: it stops the batch; a rerun resumes it.)
                 for outcome in outcomes:
                     self.summary.errors.append((outcome.step, exc))
                 return
@@ -618,8 +617,6 @@ class Runner:
                 # Another worker (thread, process, replica) may be paying for this key right
                 # now: wait for its judgment rather than pay twice (judge/judging/claims.py).
                 hit = await self.claims.acquire(key)
-            except StoreUnavailable:
-                raise
             except JudgeError as exc:
                 summary.errors.append((step, exc))
                 continue
@@ -632,7 +629,7 @@ class Runner:
                 )
             except BaseException as exc:
                 self.claims.release(key)
-                if isinstance(exc, JudgeError) and not isinstance(exc, StoreUnavailable):
+                if isinstance(exc, JudgeError):
                     summary.errors.append((step, exc))
                     continue
                 raise

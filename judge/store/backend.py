@@ -35,9 +35,10 @@ class DuplicateError(StoreError, ConflictError):
     """A row with this key exists already (a unique constraint refused the write)."""
 
 
-class StoreUnavailable(StoreError, UnavailableError):
+class StoreUnavailable(UnavailableError):
     """The database cannot be reached now (refused, dropped mid-batch, timed out). What was
-    written before is kept: run the same command again once the database is back."""
+    written before is kept: run the same command again once the database is back. (Not a
+    StoreError: it stops a whole batch, see judge.errors.)"""
 
 
 def check_name(name: str) -> str:
