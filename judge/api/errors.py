@@ -49,6 +49,14 @@ _HTTP_CODES = {
 }
 
 
+def error_status(exc: Failure) -> tuple[int, str]:
+    """The HTTP status and code of one of our errors (:data:`ERROR_STATUS`)."""
+    for kind, status, code in ERROR_STATUS:
+        if isinstance(exc, kind):
+            return status, code
+    return 422, "invalid_request"
+
+
 def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     """The JSON error body every failure uses."""
     body: dict[str, Any] = {"code": code, "message": message}
@@ -61,10 +69,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Failure)
     async def judge_error(_: Request, exc: Failure) -> JSONResponse:
-        for kind, status, code in ERROR_STATUS:
-            if isinstance(exc, kind):
-                return error_response(status, code, str(exc))
-        return error_response(422, "invalid_request", str(exc))
+        return error_response(*error_status(exc), str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -188,6 +188,26 @@ def test_pages_send_a_strict_csp_and_the_security_headers(service: RunningServic
             assert js.headers["x-content-type-options"] == "nosniff"
 
 
+def test_a_page_that_cannot_be_served_answers_html_at_the_apis_status(
+    service: RunningService,
+) -> None:
+    with httpx.Client(base_url=service.url, follow_redirects=False) as http:
+        assert page_login(http, service.keys["ann"]).status_code == 303
+        token = form_token(http.get("/review").text)
+        for r in [
+            http.get("/review/items/q-nope"),
+            http.post(
+                "/review/items/q-nope/label",
+                data={"label": "pass", "csrf_token": token},
+                headers={"origin": service.url},
+            ),
+        ]:
+            assert r.status_code == 404  # as GET /v1/review/items/q-nope
+            assert r.headers["content-type"].startswith("text/html")
+            assert "<h1>Not Found</h1>" in r.text and "no review item &#39;q-nope&#39;" in r.text
+            assert _csp(r.headers["content-security-policy"])["script-src"] == ["'self'"]
+
+
 def test_the_api_sends_nosniff_and_no_store_even_on_refusals(service: RunningService) -> None:
     key = {"X-API-Key": service.keys["ops"]}
     with httpx.Client(base_url=service.url) as http:
