@@ -512,6 +512,37 @@ def test_only_the_digests_module_hashes_content() -> None:
     assert users == set(HASHLIB_USERS)
 
 
+# --- One strict base ----------------------------------------------------------------------------
+
+
+def _forbids_extra(source: str) -> bool:
+    """Whether ``source`` says ``extra="forbid"`` in code (a ConfigDict, a class keyword)."""
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg == "extra"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value == "forbid"
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_the_strict_base_is_declared_once() -> None:
+    """Every strict model of judge/ derives from judge.types.Strict (``Strict, frozen=True`` for
+    a frozen one) instead of declaring ``extra="forbid"`` again. (calibration/ is yet to adopt
+    it.)"""
+    assert _forbids_extra('class A(BaseModel):\n    model_config = ConfigDict(extra="forbid")\n')
+    assert _forbids_extra('class A(BaseModel, extra="forbid"):\n    pass\n')
+    assert not _forbids_extra('"""A record (pydantic, ``extra="forbid"``)."""\n')
+    again = [
+        module
+        for module, path in MODULES.items()
+        if module.startswith("judge")
+        and module != "judge.types"
+        and _forbids_extra(path.read_text(encoding="utf-8"))
+    ]
+    assert again == []
+
+
 # --- The library API -----------------------------------------------------------------------------
 
 
