@@ -2,7 +2,6 @@
 as it finishes (``runner``), and the batch workflow every interface calls (``batch``)."""
 
 from judge.judging.batch import (
-    DEFAULT_CONCURRENCY,
     JudgeOptions,
     check_case_ids,
     judge_cases,
@@ -22,7 +21,6 @@ from judge.judging.runner import (
 )
 
 __all__ = [
-    "DEFAULT_CONCURRENCY",
     "JudgeOptions",
     "OrdersOption",
     "Outcome",

@@ -13,8 +13,6 @@ inconclusive), :mod:`~judge.runsets.plots` (SVG charts) and :mod:`~judge.runsets
 
 from judge.runsets.estimates import compared_rows, group_estimates, paired_estimates
 from judge.runsets.gating import (
-    DEFAULT_MIN_TASKS,
-    DEFAULT_TOLERANCE,
     evaluate_gate,
     gate_from_report,
 )
@@ -62,7 +60,6 @@ from judge.runsets.render import (
     Table,
     headline_markdown,
     judging_cost,
-    markdown_table,
     render_html,
     render_markdown,
     sections,
@@ -71,7 +68,6 @@ from judge.runsets.render import (
 from judge.runsets.report import (
     ReportContext,
     build_report,
-    card_summary,
     paired_difference,
     rogan_gladen,
 )
@@ -82,7 +78,6 @@ from judge.runsets.scoring import (
     ScoredRun,
     eligibility,
     judge_runs,
-    route_with_card,
     score_from_gold,
 )
 from judge.runsets.workflow import ReportOptions, gate, score_runs
@@ -94,8 +89,6 @@ __all__ = [
     "CHARTS",
     "CardSummary",
     "CostSection",
-    "DEFAULT_MIN_TASKS",
-    "DEFAULT_TOLERANCE",
     "GateResult",
     "GroupSection",
     "HumanLabels",
@@ -120,7 +113,6 @@ __all__ = [
     "TaskCount",
     "TreatmentSection",
     "build_report",
-    "card_summary",
     "check_labels",
     "compared_rows",
     "eligibility",
@@ -134,7 +126,6 @@ __all__ = [
     "load_report",
     "load_runs",
     "macro",
-    "markdown_table",
     "mean_interval",
     "paired_difference",
     "paired_estimates",
@@ -147,7 +138,6 @@ __all__ = [
     "render_html",
     "render_markdown",
     "rogan_gladen",
-    "route_with_card",
     "runset_from_gold",
     "score_from_gold",
     "sections",
