@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -1081,8 +1081,3 @@ def summarize(
                 per[value] = s
             out["slices"][key] = per
     return out
-
-
-def estimates_to_dict(obj: Mapping[str, Any] | Estimate | None) -> Any:
-    """JSON form of anything the metric functions return (Estimates become dicts)."""
-    return _jsonable(obj)

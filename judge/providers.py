@@ -180,11 +180,6 @@ def read_router_config(path: str | Path) -> str:
     return json.dumps(config.model_dump(), sort_keys=True, separators=(",", ":"))
 
 
-def router_models(router: str) -> list[str]:
-    """The model names (``model_name`` groups) a Router configuration serves."""
-    return list(dict.fromkeys(d["model_name"] for d in json.loads(router)["model_list"]))
-
-
 @cache
 def _router_client(router: str) -> Any:
     """An instructor client over a litellm Router built from ``router`` (once per process)."""

@@ -41,7 +41,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -707,12 +707,3 @@ def register_provider() -> None:
                 for alias in known_models()
             }
         )
-
-
-def label_first_pieces(vocab: Vocab, labels: Iterable[str]) -> dict[str, bytes]:
-    """Each label's first token's bytes (to check that a label set is distinguishable)."""
-    out: dict[str, bytes] = {}
-    for label in labels:
-        token = vocab.first_token(label.encode())
-        out[label] = vocab.piece(token) if token is not None else b""
-    return out

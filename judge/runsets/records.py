@@ -42,7 +42,6 @@ from judge.traces import import_traces
 from judge.types import Case, Strict
 
 RunStatus = Literal["completed", "infra_error", "timeout"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
 FORMAT_HINT = "see gold/README.md, section Run sets, for the run-set format"
 

@@ -49,10 +49,6 @@ RULES: Mapping[str, str] = {
     "only members of other families.",
 }
 
-#: How a run's outcome was decided: by the card (judge.routing's decisions auto_accept,
-#: auto_reject, review), by an uncalibrated judge, by a gold label, or by a declared rule.
-ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule")
-
 
 class ScoredRun(Strict, frozen=True):
     """One run with its outcome and everything the report needs about it (the report keeps
@@ -74,6 +70,9 @@ class ScoredRun(Strict, frozen=True):
     reason: str | None = None
     criteria: dict[str, str] = Field(default_factory=dict)
     failed_hard_gates: list[str] = Field(default_factory=list)
+    #: How the outcome was decided: by the card (judge.routing's decisions auto_accept,
+    #: auto_reject, review), by an uncalibrated judge, by a gold label ("gold"), or by a declared
+    #: rule ("rule").
     route: str = "none"
     route_reason: str | None = None
     #: P(pass) of the card's judge for this run, when it returned probabilities.

@@ -161,11 +161,6 @@ class Backend(ABC):
         done = self.applied_migrations()
         return [name for name, _ in MIGRATIONS if name not in done]
 
-    def unknown_migrations(self) -> list[str]:
-        """Migrations that ran here but this code does not know (a newer judge's)."""
-        known = {name for name, _ in MIGRATIONS}
-        return sorted(self.applied_migrations() - known)
-
     @abstractmethod
     def migrate(self) -> list[str]:
         """Run the pending migrations (once, even when several processes open a new store at
