@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from calibration.bands import Grid
 from calibration.card import (
@@ -52,11 +52,11 @@ from calibration.workflow import (
     compare_rows,
     unbound,
 )
-from judge.digests import text_digest
+from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
-from judge.store import Store, StoreError, mask_url, store_exists
-from judge.types import Judgment
+from judge.store import Store, StoreError, StoreUnavailable, mask_url, store_exists
+from judge.types import Judgment, Strict
 
 STORE_SOURCE = "judge store"
 JUDGMENTS_SOURCE = "judgments"
@@ -74,11 +74,9 @@ BINDING_FIELDS = (
 )
 
 
-class VerdictSource(BaseModel):
+class VerdictSource(Strict, frozen=True):
     """Where the verdicts are: exactly one of a judge store, a judgments JSONL (which may also
     hold recorded verdicts) or a recorded-verdicts JSONL; and which judgments to keep."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     db: str | None = None
     judgments: str | None = None
@@ -128,7 +126,7 @@ def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Ju
         raise InputError("no such database", file=file, hint="give the path of the judge store")
     try:
         store = Store(db)
-    except StoreError as err:
+    except (StoreError, StoreUnavailable) as err:
         raise InputError(
             f"cannot open the judge store: {err}",
             file=file,
@@ -448,7 +446,7 @@ def check_card(
     if recorded:
         rubric_digest = selector_version = None
     if rubric:
-        rubric_digest = rubric if rubric.startswith("sha256:") else load_rubric(rubric).digest
+        rubric_digest = rubric if is_digest(rubric) else load_rubric(rubric).digest
     if selector:
         selector_version = selector
     gold_digest = load_gold(gold).digest if gold else None

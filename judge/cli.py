@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from judge.errors import JudgeError
+from judge.errors import Failure
 
 # name -> "module:attribute" of a click command or group. A registry, not a chain of ifs.
 COMMANDS: dict[str, str] = {
@@ -98,6 +98,6 @@ def main() -> None:
     """Entry point of the ``judge`` console script."""
     try:
         cli.main(prog_name="judge")
-    except JudgeError as exc:
+    except Failure as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -431,6 +431,140 @@ def test_no_sql_outside_the_store(module: str) -> None:
     assert sql_outside_the_store(MODULES[module].read_text(encoding="utf-8")) == []
 
 
+# --- One owner of digests ------------------------------------------------------------------------
+
+#: ``sha256:`` written in a string literal: the digest prefix used as a value (concatenated,
+#: formatted, compared, stripped), unless it only names the format as ``sha256:...`` or
+#: ``sha256:<hex>`` (help texts, error messages). In an f-string a formatted value counts as text
+#: that is neither.
+DIGEST_PREFIX = re.compile(r"sha256:(?!\.\.\.|<)")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that stand as statements: docstrings (of a module, class,
+    function or attribute)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def digest_prefixes(source: str) -> list[str]:
+    """Where ``source`` spells the digest prefix in code (docstrings and comments left out)."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    in_fstrings = {
+        id(v)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+        for v in node.values
+        if isinstance(v, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "\0" for v in node.values)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings | in_fstrings
+        ):
+            text = node.value
+        else:
+            continue
+        if DIGEST_PREFIX.search(text):
+            found.append(f"line {node.lineno}: {text[:60]!r}")
+    return found
+
+
+def test_the_digest_check_finds_the_prefix() -> None:
+    assert digest_prefixes('d = "sha256:" + h.hexdigest()\n')
+    assert digest_prefixes('k = key.removeprefix("sha256:")\n')
+    assert digest_prefixes('ok = rubric.startswith("sha256:")\n')
+    assert digest_prefixes('d = f"sha256:{hex}"\n')
+    assert digest_prefixes('d = "sha256:e3b0c442"\n')
+    assert not digest_prefixes('def f():\n    """A digest (sha256:abc) of the text."""\n')
+    assert not digest_prefixes('help = "The rubric: a digest (sha256:...) or ID@VERSION."\n')
+    assert not digest_prefixes('m = f"{name} must be sha256:<hex>, not {value!r}"\n')
+    assert not digest_prefixes("# sha256: + hex\nx = 1\n")
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(m for m in MODULES if m.split(".")[0] in PACKAGES and m != "judge.digests"),
+    ids=str,
+)
+def test_only_the_digests_module_spells_the_digest_prefix(module: str) -> None:
+    """Content digests, cache keys and judgment ids come from judge/digests.py (so a store
+    written by earlier code is reused): no other module of judge/ or calibration/ writes the
+    ``sha256:`` prefix itself. (A model's weight file has a ``sha256`` checksum field: that is
+    not the prefix.)"""
+    assert digest_prefixes(MODULES[module].read_text(encoding="utf-8")) == []
+
+
+#: The modules that may hash with hashlib themselves, none of them for a content digest.
+HASHLIB_USERS = {
+    "judge.digests": "every content digest, seeded hash and id derived from content",
+    "judge.api.csrf": "HMAC of form tokens",
+    "judge.service.access": "HMAC of API key secrets",
+    "judge.api.pages": "the CSP hashes (base64) of the page's inline styles",
+    "judge.local.weights": "checksums of model weight files, as their publishers give them",
+    "judge.testing.faults": "the seeded draws of a fault campaign",
+}
+
+
+def test_only_the_digests_module_hashes_content() -> None:
+    users = {
+        module
+        for module, path in MODULES.items()
+        if module.split(".")[0] in PACKAGES
+        for node, _ in _imports(module, path)
+        if any(
+            n.split(".")[0] == "hashlib"
+            for n in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+        )
+    }
+    assert users == set(HASHLIB_USERS)
+
+
+# --- One strict base ----------------------------------------------------------------------------
+
+
+def _forbids_extra(source: str) -> bool:
+    """Whether ``source`` says ``extra="forbid"`` in code (a ConfigDict, a class keyword)."""
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg == "extra"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value == "forbid"
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_the_strict_base_is_declared_once() -> None:
+    """Every strict model of judge/ derives from judge.types.Strict (``Strict, frozen=True`` for
+    a frozen one) instead of declaring ``extra="forbid"`` again. (calibration/ is yet to adopt
+    it.)"""
+    assert _forbids_extra('class A(BaseModel):\n    model_config = ConfigDict(extra="forbid")\n')
+    assert _forbids_extra('class A(BaseModel, extra="forbid"):\n    pass\n')
+    assert not _forbids_extra('"""A record (pydantic, ``extra="forbid"``)."""\n')
+    again = [
+        module
+        for module, path in MODULES.items()
+        if module.startswith("judge")
+        and module != "judge.types"
+        and _forbids_extra(path.read_text(encoding="utf-8"))
+    ]
+    assert again == []
+
+
 # --- The library API -----------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 import judge.judging
 import judge.service
@@ -26,6 +26,7 @@ from judge.types import (
     ReviewLabel,
     Role,
     RoutingDecision,
+    Strict,
 )
 
 __all__ = [
@@ -60,8 +61,8 @@ __all__ = [
 ]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+#: Every request and response body: unknown fields are errors.
+_Body = Strict
 
 
 class ErrorBody(_Body):

@@ -172,10 +172,6 @@ class RateLimiter:
             return bucket.take(time.monotonic())
 
 
-class TooLarge(Exception):
-    """The request body is over the limit."""
-
-
 def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 

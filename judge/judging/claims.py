@@ -19,7 +19,7 @@ import socket
 import uuid
 
 from judge.defaults import CALL_CLAIM_S, env_seconds
-from judge.errors import JudgeError
+from judge.errors import Failure
 from judge.store import Store
 from judge.types import Judgment
 
@@ -92,7 +92,7 @@ class CallClaims:
             await asyncio.sleep(self.ttl_s / 3)
             try:
                 self.store.renew_call_claim(key, self.owner, self.ttl_s)
-            except JudgeError as err:  # the database is away: the claim may lapse, no harm
+            except Failure as err:  # the database is away: the claim may lapse, no harm
                 log.warning("claim on %s not renewed: %s", key, err)
 
     def release(self, key: str) -> None:
@@ -103,5 +103,5 @@ class CallClaims:
             task.cancel()
         try:
             self.store.release_call(key, self.owner)
-        except JudgeError as err:
+        except Failure as err:
             log.warning("claim on %s not released (it lapses in %.0fs): %s", key, self.ttl_s, err)

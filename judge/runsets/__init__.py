@@ -62,7 +62,6 @@ from judge.runsets.render import (
     Table,
     headline_markdown,
     judging_cost,
-    markdown_table,
     render_html,
     render_markdown,
     sections,
@@ -71,7 +70,6 @@ from judge.runsets.render import (
 from judge.runsets.report import (
     ReportContext,
     build_report,
-    card_summary,
     paired_difference,
     rogan_gladen,
 )
@@ -83,20 +81,19 @@ from judge.runsets.scoring import (
     eligibility,
     judge_runs,
     pooled_score,
-    route_with_card,
     score_from_gold,
 )
 from judge.runsets.workflow import ReportOptions, gate, score_runs
 
 __all__ = [
+    "DEFAULT_TOLERANCE",
+    "DEFAULT_MIN_TASKS",
     "ReportOptions",
     "gate",
     "score_runs",
     "CHARTS",
     "CardSummary",
     "CostSection",
-    "DEFAULT_MIN_TASKS",
-    "DEFAULT_TOLERANCE",
     "GateResult",
     "GroupSection",
     "HumanLabels",
@@ -121,7 +118,6 @@ __all__ = [
     "TaskCount",
     "TreatmentSection",
     "build_report",
-    "card_summary",
     "check_labels",
     "compared_rows",
     "eligibility",
@@ -136,7 +132,6 @@ __all__ = [
     "load_report",
     "load_runs",
     "macro",
-    "markdown_table",
     "mean_interval",
     "paired_difference",
     "paired_estimates",
@@ -151,7 +146,6 @@ __all__ = [
     "render_html",
     "render_markdown",
     "rogan_gladen",
-    "route_with_card",
     "runset_from_gold",
     "score_from_gold",
     "sections",

@@ -33,24 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
 from judge.digests import sha256_hex
 from judge.errors import InputError
 from judge.traces import import_traces
-from judge.types import Case
+from judge.types import Case, Strict
 
 RunStatus = Literal["completed", "infra_error", "timeout"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
 FORMAT_HINT = "see gold/README.md, section Run sets, for the run-set format"
 
 
-class RunRecord(BaseModel):
+class RunRecord(Strict):
     """One line of a run-set file."""
-
-    model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)

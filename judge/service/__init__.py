@@ -22,7 +22,6 @@ from judge.service.jobs import (
     job_judgments,
     list_jobs,
     resume_job,
-    run_job,
 )
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "list_keys",
     "resume_job",
     "revoke_key",
-    "run_job",
     "take_rate_token",
     "verify_key",
     "verify_session",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.defaults import JOB_LEASE_S, env_seconds
-from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
+from judge.errors import ConflictError, Failure, InputError, JudgeError, NotFoundError
 from judge.judging import JudgeOptions, Outcome, Step, code_digest, judge_cases
 from judge.judging.claims import dead_here, worker_name
 from judge.providers import check_models
@@ -196,7 +196,7 @@ class _Heartbeat:
                         self.lost = True
                         log.warning("job %s: lease lost by %s", self.job_id, self.owner)
                         return
-            except JudgeError as err:  # the database is away: try again at the next beat
+            except Failure as err:  # the database is away: try again at the next beat
                 log.warning("job %s: lease not renewed: %s", self.job_id, err)
 
     def __enter__(self) -> _Heartbeat:
@@ -337,7 +337,7 @@ class JobManager:
                     owner = row["lease_owner"]
                     if row["status"] == "running" and owner and dead_here(owner.split("/")[0]):
                         store.expire_job_lease(row["id"], owner)
-        except JudgeError as err:
+        except Failure as err:
             log.warning("leases of dead workers not checked: %s", err)
         for thread in self._threads:
             thread.start()

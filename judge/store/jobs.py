@@ -81,13 +81,6 @@ class JobTables:
         )
         return [_job(r) for r in rows]
 
-    def unfinished_jobs(self) -> list[str]:
-        """Ids of queued or running jobs, oldest first."""
-        rows = self.backend.query(
-            "SELECT id FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at"
-        )
-        return [r["id"] for r in rows]
-
     def job_cases(self, job_id: str) -> list[Case]:
         """A job's cases, as submitted, in order."""
         rows = self.backend.query(

@@ -81,7 +81,6 @@ from judge.types import Case
 SEMCONV_VERSION = "1.38.0"
 
 _MODEL_CALLS = ("chat", "text_completion", "generate_content")
-_MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
