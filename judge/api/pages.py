@@ -6,8 +6,11 @@ cookie), ``/review`` (the queue), ``/review/items/{id}`` (one item, with its lab
 ``/review/next`` (the next item of my queue), ``/logout``. Every route but ``/login`` sits behind
 the access middleware (key or session, role, the Origin of form posts). Every form carries a
 CSRF token (``judge.api.csrf``), checked before anything is done. Blind items are shown blinded
-everywhere, the queue included (no score, priority, reason or judge model).
+everywhere, the queue included (no score, priority, reason or judge model), and so is every
+item of a case whose blind item still awaits the reviewer's label (``judge.review.blindness``).
 Labels given on the page are in the shown frame; the server maps them to canonical labels.
+After a label the next page says it was saved (``?done=ITEM``: the message is built from the
+stored label, never from text in the URL).
 
 The routes take the caller, the configuration and a store per request from the dependencies of
 the JSON routes (``judge.api.deps``); what goes wrong in one is answered with an HTML page at
@@ -53,6 +56,8 @@ _FORM_EXPIRED = "This form expired or did not come from this page: reload it and
 
 #: Keyboard shortcut of each label (shown on the buttons).
 SHORTCUTS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t", "cannot_determine": "c"}
+#: Rows of the queue page (the count above it is of the whole queue).
+QUEUE_SHOWN = 200
 LABEL_TEXT = {
     "pass": "Pass",
     "fail": "Fail",
@@ -214,19 +219,23 @@ def home() -> Response:
 
 
 def queue_page(
-    who: Caller, store: Db, config: Config, token: FormToken, msg: str | None = None
+    who: Caller, store: Db, config: Config, token: FormToken, done: str | None = None
 ) -> HTMLResponse:
     """My queue, with the counts, the reviewers' agreement and the cards."""
-    mine = judge.review.queue(store, reviewer=who.name, role=who.role, limit=200)
-    # A blind item shows nothing of what the judge said: no score, priority or reason.
-    shown = [judge.review.blinded(i) if (i.blind or config.blind) else i for i in mine]
+    mine = judge.review.reviewer_queue(
+        store, reviewer=who.name, role=who.role, force_blind=config.blind
+    )
+    # A blind item shows nothing of what the judge said: no score, priority or reason; nor
+    # does any item of a case whose blind item awaits this reviewer (judge.review.blindness).
+    shown = [mine.shown(i) for i in mine.items[:QUEUE_SHOWN]]
     return render(
         "queue.html",
         who=who,
         blind_all=config.blind,
-        msg=msg,
+        flash=_flash(store, who, done),
         csrf=token,
         items=shown,
+        waiting=len(mine.items),
         counts=store.review_counts(),
         pairs=judge.review.agreement(store),
         # Cards name the judge model: not beside blind items.
@@ -234,12 +243,27 @@ def queue_page(
     )
 
 
-def next_item(who: Caller, store: Db) -> Response:
-    """The first item of my queue (or the queue, when it is empty)."""
+def next_item(who: Caller, store: Db, done: str | None = None) -> Response:
+    """The first item of my queue (or the queue, when it is empty), saying that the label
+    just given (``done``: its item) was saved."""
+    after = f"?done={quote(done, safe='')}" if done else ""
     first = judge.review.queue(store, reviewer=who.name, role=who.role, limit=1)
     if not first:
-        return RedirectResponse("/review?msg=" + quote("Queue empty: nothing left for you."), 303)
-    return RedirectResponse(f"/review/items/{quote(first[0].id)}", status_code=303)
+        return RedirectResponse("/review" + after, status_code=303)
+    return RedirectResponse(f"/review/items/{quote(first[0].id)}{after}", status_code=303)
+
+
+def _flash(store: Store, who: Principal, done: str | None) -> str | None:
+    """What the page says about the label just given: built from the store (the label this
+    reviewer gave on item ``done``, in the frame they saw), never from text in the URL."""
+    if not done:
+        return None
+    item = store.review_item(done)
+    given = [x for x in store.review_labels(item_id=done) if x.reviewer == who.name]
+    if item is None or not given:
+        return None
+    shown = judge.review.to_shown(item, given[-1].label) or given[-1].label
+    return f"Saved: {item.case_id} labelled {LABEL_TEXT.get(shown, shown)}."
 
 
 def _item_page(
@@ -250,35 +274,46 @@ def _item_page(
     item_id: str,
     error: str | None,
     status: int,
+    done: str | None = None,
 ) -> HTMLResponse:
-    view = judge.review.item_view(store, item_id, force_blind=config.blind, viewer_role=who.role)
-    left = len(judge.review.queue(store, reviewer=who.name, role=who.role, limit=1000))
-    mine = any(x.reviewer == who.name for x in store.review_labels(item_id=item_id))
+    mine = judge.review.reviewer_queue(
+        store, reviewer=who.name, role=who.role, force_blind=config.blind
+    )
+    view = judge.review.item_view(
+        store, item_id, force_blind=config.blind, viewer_role=who.role, viewer=mine
+    )
+    labelled = any(x.reviewer == who.name for x in store.review_labels(item_id=item_id))
     return render(
         "item.html",
         status=status,
         who=who,
         view=view,
-        left=left,
+        left=len(mine.items),
         error=error,
-        can_label=_can_label(view, who) and not mine,
-        mine=mine,
+        flash=_flash(store, who, done),
+        can_label=_can_label(view, who) and not labelled,
+        mine=labelled,
         csrf=token,
     )
 
 
 def item_page(
-    item_id: str, who: Caller, store: Db, config: Config, token: FormToken
+    item_id: str,
+    who: Caller,
+    store: Db,
+    config: Config,
+    token: FormToken,
+    done: str | None = None,
 ) -> HTMLResponse:
     """One item, with its label form."""
-    return _item_page(store, who, config, token, item_id, None, 200)
+    return _item_page(store, who, config, token, item_id, None, 200, done)
 
 
 def label(
     item_id: str, who: Caller, form: Form, token: FormToken, store: Db, config: Config
 ) -> Response:
-    """Label an item in the shown frame; then the next item. A refused label shows the item
-    again with the reason."""
+    """Label an item in the shown frame; then the next item, which says the label was saved.
+    A refused label shows the item again with the reason."""
     if not csrf.token_ok(token, form.get(csrf.FIELD)):
         return _item_page(store, who, config, token, item_id, _FORM_EXPIRED, 403)
     try:
@@ -292,7 +327,7 @@ def label(
         )
     except JudgeError as err:
         return _item_page(store, who, config, token, item_id, str(err), 409)
-    return RedirectResponse("/review/next", status_code=303)
+    return RedirectResponse(f"/review/next?done={quote(item_id, safe='')}", status_code=303)
 
 
 def page_router() -> APIRouter:

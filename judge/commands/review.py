@@ -27,9 +27,14 @@ def review() -> None:
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--limit", type=int, default=50, show_default=True)
 def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
-    """List items awaiting a label, in priority order."""
+    """List items awaiting a label, in priority order (with --reviewer: blind items, and the
+    items of a case whose blind item awaits that reviewer, without the judge's reason and
+    priority)."""
     with judge.open_store(db) as store:
         found = judge.review.queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
+        if reviewer:
+            viewer = judge.review.reviewer_queue(store, reviewer=reviewer, role=role)  # type: ignore[arg-type]
+            found = [viewer.shown(i) for i in found]
     table = Table()
     for column in ("item", "case", "kind", "why", "priority", "labels", "status"):
         table.add_column(column, overflow="fold")

@@ -5,11 +5,13 @@ page's view of an item, and the export of finished items as gold with lineage.
 decisions and a seeded fraction of automatic ones, as audits); ``queue`` holds the labelling
 protocol; ``agreement`` compares reviewers; ``views`` builds what the page shows;
 ``gold_export`` writes finished items as a gold set; ``planned`` queues the runs a label
-plan drew (blind, for prediction-powered estimates).
+plan drew (blind, for prediction-powered estimates); ``blindness`` keeps a case blind for a
+reviewer who still owes it a blind label, on every item of the case.
 """
 
 from judge.review.agreement import PairAgreement, agreement, pair_agreement
 from judge.review.apply import RoutingRun, route
+from judge.review.blindness import ReviewerQueue, reviewer_queue
 from judge.review.gold_export import GoldExport, export_gold, gold_records
 from judge.review.planned import (
     StoredPlan,
@@ -50,6 +52,7 @@ __all__ = [
     "GoldExport",
     "ItemView",
     "PairAgreement",
+    "ReviewerQueue",
     "RoutingRun",
     "StoredPlan",
     "VerdictView",
@@ -72,6 +75,7 @@ __all__ = [
     "plan_item_ids",
     "plans_for",
     "queue",
+    "reviewer_queue",
     "runs_digest",
     "save_plan",
     "to_canonical",

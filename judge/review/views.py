@@ -14,6 +14,7 @@ from typing import Any, Literal
 from judge import kinds
 from judge.errors import JudgeError, NotFoundError
 from judge.evidence import select_evidence
+from judge.review.blindness import ReviewerQueue
 from judge.review.queue import blinded, display_swapped, get_item, labels, to_shown
 from judge.routing.reasons import REASONS
 from judge.rubrics import load_rubric
@@ -124,6 +125,9 @@ class ItemView(Strict):
     diff_cited: bool = False
     #: The diff paired side by side.
     diff_rows: list[DiffRow] | None = None
+    #: The blind item of the same case that still awaits this reviewer's label, and so hides
+    #: the judge here too (``judge.review.blindness``); None when there is none.
+    blind_item: str | None = None
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -294,13 +298,21 @@ def item_view(
     *,
     force_blind: bool = False,
     viewer_role: Role = "reviewer",
+    viewer: ReviewerQueue | None = None,
 ) -> ItemView:
-    """The page's view of a review item (NotFoundError for an unknown item)."""
+    """The page's view of a review item (NotFoundError for an unknown item).
+
+    With ``viewer`` (the queue of the reviewer looking), the item is blind also when another
+    item of its case is blind and awaits that reviewer's label (``judge.review.blindness``).
+    """
     item = get_item(store, item_id)
     case = store.get_case(item.case_id)
     if case is None:
         raise NotFoundError(f"review item {item_id}: its case {item.case_id!r} is not stored")
-    blind = item.blind or force_blind
+    blind = item.blind or force_blind or (viewer is not None and viewer.blind(item))
+    # Blind only because of another item of the case: name it (label it and the judge shows).
+    own = item.blind or force_blind or (viewer is not None and viewer.force_blind)
+    blocking = viewer.blocking(item) if viewer is not None and not own else None
     judgments = _judgments_of(store, item)
     cited = {c for j in judgments if j.verdict for c in j.verdict.cited}
     task = redact(case.task)[0]
@@ -356,6 +368,7 @@ def item_view(
         diff_id=diff_item.id if diff_item else None,
         diff_cited=bool(diff_item and diff_item.cited),
         diff_rows=side_by_side(diff) if diff else None,
+        blind_item=blocking,
     )
 
 

@@ -23,27 +23,44 @@ def review_queue(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> s.QueueResponse:
-    """Items awaiting a label in priority order (``mine``: those this key may label now)."""
+    """Items awaiting a label in priority order (``mine``: those this key may label now).
+    Blind items, and every item of a case whose blind item awaits this key's label, are shown
+    blind (``judge.review.blindness``)."""
     who = caller.name if mine else None
     found = judge.review.queue(store, reviewer=who, role=caller.role, limit=limit, offset=offset)
-    shown = [judge.review.blinded(i) if (i.blind or config.blind) else i for i in found]
-    return s.QueueResponse(items=shown)
+    viewer = _viewer(caller, store, config)
+    return s.QueueResponse(items=[viewer.shown(i) for i in found])
+
+
+def _viewer(caller: Caller, store: Db, config: Config) -> judge.review.ReviewerQueue:
+    return judge.review.reviewer_queue(
+        store, reviewer=caller.name, role=caller.role, force_blind=config.blind
+    )
 
 
 def review_item(item_id: str, caller: Caller, store: Db, config: Config) -> s.ItemView:
-    """What a reviewer sees for an item (blind items hide verdicts and model names)."""
-    return judge.review.item_view(store, item_id, force_blind=config.blind, viewer_role=caller.role)
+    """What a reviewer sees for an item (blind items hide verdicts and model names; so does
+    every item of a case whose blind item still awaits this key's label)."""
+    return judge.review.item_view(
+        store,
+        item_id,
+        force_blind=config.blind,
+        viewer_role=caller.role,
+        viewer=_viewer(caller, store, config),
+    )
 
 
 def label_item(
     item_id: str, body: s.LabelRequest, caller: Caller, store: Db, config: Config
 ) -> s.LabelResponse:
     """Label an item (canonical frame) as this key's reviewer; returns the item's state (blind
-    items as blind: no judge label, score, model or audit state, even after the label)."""
+    items as blind: no judge label, score, model or audit state, even after the label; so is
+    an item whose case still has a blind item awaiting this key's label)."""
     item = judge.review.add_label(
         store, item_id, reviewer=caller.name, role=caller.role, label=body.label, note=body.note
     )
-    if item.blind or config.blind:
+    viewer = _viewer(caller, store, config)
+    if viewer.blind(item):
         return s.LabelResponse(item=judge.review.blinded(item), audit=None)
     audit = None
     if item.audit and item.card_digest and item.status == "done":

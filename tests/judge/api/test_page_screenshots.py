@@ -177,7 +177,8 @@ def test_review_item_fits_a_laptop_screen(
     page.wait_for_function("window.scrollY > 0")
     _on_screen(page, "button[value=pass]")
     page.keyboard.press("f")
-    page.wait_for_url("**/review?msg=*")
+    page.wait_for_url("**/review?done=*")
+    assert "labelled Fail" in page.inner_text("#flash")
     page.close()
 
 

@@ -110,6 +110,8 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
     first = page.url
     page.keyboard.press("p")
     page.wait_for_url(lambda url: url != first)
+    # The next item says the label was saved.
+    assert page.inner_text("#flash").endswith("labelled Pass.")
     # Item 2: a note typed after N, then F (fail) from the keyboard after Escape.
     second = page.url
     page.keyboard.press("n")
@@ -119,8 +121,10 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
     page.wait_for_url(lambda url: url != second)
     # Item 3: the mouse.
     page.click("button[value=pass]")
-    page.wait_for_url("**/review?msg=*")
-    assert "Queue empty" in page.inner_text("main")
+    page.wait_for_url("**/review?done=*")
+    # The label was saved, and said so; nothing is left.
+    assert "labelled Pass" in page.inner_text("#flash")
+    assert "Nothing waiting for you" in page.inner_text("main")
     assert page.locator("#queue").count() == 0
 
     with Store(routed.db) as store:

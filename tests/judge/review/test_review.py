@@ -297,3 +297,76 @@ def test_a_turn_that_repeats_the_task_is_marked(tmp_path: Path) -> None:
     # One verdict, the rubric's only prompt (v1): labelled 1 of 1, with its confidence.
     (verdict,) = view.verdicts
     assert (verdict.variant, verdict.n_variants) == (0, 1) and verdict.confidence == 0.5
+
+
+def test_a_case_routed_blind_and_open_stays_blind_for_who_owes_the_blind_label(
+    store_location: str, tmp_path: Path
+) -> None:
+    from calibration.ppi import LabelPlan
+    from judge.review import enqueue_plan, reviewer_queue, save_plan
+
+    with Store(store_location) as store:
+        cases = [make_case(0), make_case(1)]
+        seed_store(store, cases, [make_judgment(c.id, 0.55) for c in cases])
+        # The same judgments routed twice: blind with one card, open with another (a different
+        # card digest, so a second item of each case), as POST /v1/routing without a job does.
+        route(store, make_card(), audit_fraction=0.0, blind=True, double_fraction=1.0)
+        route(store, make_card(accept=0.95), audit_fraction=0.0)
+        items = queue(store)
+        assert len(items) == 4
+        blind0 = next(i for i in items if i.blind and i.case_id == "case-0")
+        open0 = next(i for i in items if not i.blind and i.case_id == "case-0")
+
+        ann = reviewer_queue(store, reviewer="ann", role="reviewer")
+        assert ann.blind_cases == {"case-0": blind0.id, "case-1": ann.blind_cases["case-1"]}
+        # In the queue: every item of both cases hides the judge from ann.
+        for shown in map(ann.shown, ann.items):
+            assert shown.blind and shown.score is None and shown.reason == "hidden"
+            assert shown.model is None and shown.detail is None and shown.card_digest is None
+        # The open item's view hides the verdicts too, and names the blind item to label first.
+        view = item_view(store, open0.id, viewer=ann)
+        assert view.blind and view.verdicts == [] and view.reason_text is None
+        assert view.blind_item == blind0.id and view.agent_model is None
+        assert "rationale for" not in view.model_dump_json()
+        assert not any(e.cited for e in view.evidence) and not view.task_cited
+        # Without a viewer (an operator's view) the open item shows the judge.
+        assert item_view(store, open0.id).verdicts
+
+        # ann labels the blind item of case-0: the judge shows on case-0's open item, not on
+        # case-1's, and the blind item itself stays blind.
+        add_label(store, blind0.id, reviewer="ann", role="reviewer", label="fail")
+        ann = reviewer_queue(store, reviewer="ann", role="reviewer")
+        assert set(ann.blind_cases) == {"case-1"}
+        after = item_view(store, open0.id, viewer=ann)
+        assert not after.blind and after.verdicts and after.blind_item is None
+        assert ann.shown(open0).score == open0.score
+        assert item_view(store, blind0.id, viewer=ann).blind
+        open1 = next(i for i in items if not i.blind and i.case_id == "case-1")
+        assert item_view(store, open1.id, viewer=ann).blind
+
+        # bob has not labelled the blind item (it needs two labels): still blind for him.
+        bob = reviewer_queue(store, reviewer="bob", role="reviewer")
+        assert item_view(store, open0.id, viewer=bob).blind
+        assert not bob.shown(open0).score
+        add_label(store, blind0.id, reviewer="bob", role="reviewer", label="fail")
+        assert get_item(store, blind0.id).status == "done"
+        bob = reviewer_queue(store, reviewer="bob", role="reviewer")
+        assert not item_view(store, open0.id, viewer=bob).blind
+
+        # A label plan drawn after routing (always blind) hides the judge on the routed items.
+        plan = LabelPlan(
+            run_ids=("case-0",),
+            probs=(1.0,),
+            chosen=("case-0",),
+            seed=0,
+            budget=1,
+            design="uniform",
+        )
+        stored, _ = save_plan(store, plan, runset=str(tmp_path / "runs.jsonl"))
+        assert enqueue_plan(store, stored, [cases[0]]) == 1
+        ann = reviewer_queue(store, reviewer="ann", role="reviewer")
+        assert item_view(store, open0.id, viewer=ann).blind
+        # A service that forces blind review hides everything, and names no other item.
+        forced = reviewer_queue(store, reviewer="bob", role="reviewer", force_blind=True)
+        assert all(forced.shown(i).blind for i in forced.items)
+        assert item_view(store, open1.id, viewer=forced).blind_item is None
