@@ -4,6 +4,12 @@ Failures are typed. A provider that keeps failing (rate limits, timeouts, 5xx, d
 connections) after the retry budget raises ``InfraError``; a model that answers but never with a
 valid structured verdict after the re-asks raises ``ParseError``. Neither is ever a verdict.
 
+An answer can also be checked beyond its schema (``call_model(check=...)``: the judge's
+citations, see ``judge.judging``): an answer the check refuses is re-asked like an invalid one,
+with the check's words, within the same re-ask budget; the answer of the last try is kept even
+when the check still refuses it (it is valid JSON of the right shape: what it lacks is recorded
+by the caller, not turned into a parse error).
+
 litellm is imported here, inside functions, and nowhere on paths that do not call a model: its
 import takes seconds, and without LITELLM_LOCAL_MODEL_COST_MAP it would fetch a cost map over the
 network.
@@ -12,6 +18,7 @@ network.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import difflib
 import json
@@ -25,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from judge.defaults import DEFAULT_MAX_TOKENS, LOCAL_PREFIX, is_local
 from judge.errors import InfraError, InputError, JudgeError, ParseError
@@ -92,6 +99,63 @@ class CallResult:
     cost_usd: float | None = None
     latency_s: float = 0.0
     attempts: int = 1
+    #: What the answer check still found wrong with the answer of the last try (kept as it
+    #: is: the re-asks were spent); None when the check passed or there was none.
+    unmet: str | None = None
+
+
+#: A check of a valid answer beyond its schema: None when it is fine, else what to fix (sent
+#: back to the model as a re-ask).
+AnswerCheck = Callable[[BaseModel], str | None]
+
+
+@dataclass
+class _CheckState:
+    """One instructor call's answer check: how many answers came back so far, after how many
+    the last try is, and what the check found on that last one."""
+
+    check: AnswerCheck
+    last_try: int
+    tries: int = 0
+    unmet: str | None = None
+
+    def counted(self, *_: Any, **__: Any) -> None:
+        self.tries += 1
+
+
+#: The answer check of the call in progress (in this task), read by the answer model's
+#: validator: an answer model is built once per rubric, a check belongs to one call.
+_CHECK: contextvars.ContextVar[_CheckState | None] = contextvars.ContextVar(
+    "judge_answer_check", default=None
+)
+
+
+def _run_check(answer: BaseModel) -> BaseModel:
+    state = _CHECK.get()
+    if state is None:
+        return answer
+    problem = state.check(answer)
+    if problem is None:
+        state.unmet = None
+        return answer
+    if state.tries < state.last_try:
+        raise ValueError(problem)  # instructor re-asks with these words
+    state.unmet = problem  # the last try: kept, the caller records what it lacks
+    return answer
+
+
+@cache
+def _checked(answer_model: type[BaseModel]) -> type[BaseModel]:
+    """``answer_model`` with the call's answer check as a validator: the same name, fields and
+    description, so the JSON schema the provider gets is unchanged."""
+    model: type[BaseModel] = create_model(
+        answer_model.__name__,
+        __base__=answer_model,
+        __doc__=answer_model.__doc__,
+        __module__=answer_model.__module__,
+        __validators__={"answer_check": model_validator(mode="after")(_run_check)},
+    )
+    return model
 
 
 @dataclass
@@ -200,7 +264,7 @@ def _response_schema(answer_model: type[BaseModel]) -> type[BaseModel]:
     """
     import instructor
 
-    wrapped: type[BaseModel] = instructor.openai_schema(answer_model)
+    wrapped: type[BaseModel] = instructor.openai_schema(_checked(answer_model))
     # instructor also asks the class for its JSON schema on every call (pydantic builds it
     # anew each time: about 1 ms of CPU per call); a class's schema never changes, so it is
     # built once here and each call gets its own copy (the request may be changed downstream).
@@ -589,11 +653,15 @@ async def call_model(
     *,
     log: AttemptLog | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
+    check: AnswerCheck | None = None,
 ) -> CallResult:
     """Ask ``model`` for an ``answer_model``; retry provider failures; re-ask invalid answers.
 
     Raises InfraError when the provider keeps failing, ParseError when the answers never
     validate. ``labels`` are the verdict labels whose probabilities are read from logprobs.
+    ``check`` looks at each valid answer: one it refuses is re-asked with its words while the
+    re-ask budget lasts; the last try's answer is returned with ``unmet`` saying what the
+    check still found.
     """
     sleep = sleep or asyncio.sleep
     log = log or AttemptLog()
@@ -632,7 +700,7 @@ async def call_model(
         async for attempt in retrying:
             with attempt:
                 number = attempt.retry_state.attempt_number
-                return await _attempt(client, kwargs, model, labels, params, log, number)
+                return await _attempt(client, kwargs, model, labels, params, log, number, check)
     except RetryError as exc:
         last = exc.last_attempt.exception()
         cause = last.__cause__ if last is not None else None
@@ -652,14 +720,26 @@ async def _attempt(
     params: ModelParams,
     log: AttemptLog,
     attempt: int,
+    check: AnswerCheck | None = None,
 ) -> CallResult:
     """One provider attempt (with instructor's re-asks inside). Raises _Retryable for a
     failure worth retrying, InfraError or ParseError for final ones."""
     from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+    from instructor.core.hooks import Hooks
 
+    state = None
+    call = dict(kwargs)
+    if check is not None:
+        # Every answer that comes back is counted (valid or not), so that the check knows
+        # which try is the last one of this attempt's re-ask budget.
+        state = _CheckState(check, last_try=params.max_reasks + 1)
+        hooks = Hooks()
+        hooks.on("completion:response", state.counted)
+        call["hooks"] = hooks
+    token = _CHECK.set(state)
     started = time.perf_counter()
     try:
-        answer, completion = await client.chat.completions.create_with_completion(**kwargs)
+        answer, completion = await client.chat.completions.create_with_completion(**call)
     except (InstructorRetryException, IncompleteOutputException) as exc:
         latency = time.perf_counter() - started
         cause = exc.__cause__
@@ -692,6 +772,8 @@ async def _attempt(
         if _is_retryable(exc):
             raise _Retryable(message) from exc
         raise InfraError(message, attempts=attempt) from exc
+    finally:
+        _CHECK.reset(token)
     latency = time.perf_counter() - started
     p_tok, c_tok = _usage_of(completion)
     choices = _get(completion, "choices") or []
@@ -710,4 +792,5 @@ async def _attempt(
         cost_usd=cost,
         latency_s=latency,
         attempts=attempt,
+        unmet=state.unmet if state is not None else None,
     )

@@ -135,6 +135,18 @@ class Verdict(Strict):
     criteria: list[CriterionVerdict] = Field(default_factory=list)
     failed_hard_gates: list[str] = Field(default_factory=list)
 
+    @property
+    def uncited(self) -> bool:
+        """The verdict cites no evidence id that was shown (none at all, or only ids that were
+        not shown), neither overall nor for any criterion. An abstention is not uncited: it
+        says that the evidence cannot decide. Read from what is stored, so judgments stored
+        before citations were enforced are judged by the same rule."""
+        return (
+            self.label != ABSTAIN_LABEL
+            and not self.cited
+            and not any(c.cited for c in self.criteria)
+        )
+
 
 class Usage(Strict):
     """Tokens, cost and time of the provider calls behind one judgment."""

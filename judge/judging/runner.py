@@ -31,6 +31,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from judge import kinds
 from judge.digests import Hasher, digest, judgment_id, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
@@ -47,7 +49,7 @@ from judge.judging.prepare import (
     warm_up,
     watch_parent,
 )
-from judge.providers import AttemptLog, CallResult, ModelParams, call_model
+from judge.providers import AnswerCheck, AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
 from judge.safety.redact import redact_error, redact_judgment
 from judge.store import Store
@@ -206,6 +208,33 @@ class RunSummary:
 # --- one judgment, from a prepared prompt to a Judgment (no store: the Ray workers use it) ----
 
 
+def _id_range(ids: Sequence[str]) -> str:
+    if len(ids) > 6:
+        return f"{ids[0]} to {ids[-1]}"
+    return ", ".join(ids)
+
+
+def citation_check(rubric: Rubric, shown: Sequence[str]) -> AnswerCheck:
+    """The check of a judge's answer against the evidence ``shown``: a verdict must cite at
+    least one id that was shown (an abstention need not: it says the evidence cannot decide).
+    What it returns is sent back to the model as a re-ask."""
+
+    def check(answer: BaseModel) -> str | None:
+        verdict = rubric.interpret(answer, shown_ids=shown, order=None, label_probs=None)
+        if not verdict.uncited:
+            return None
+        wrong = ""
+        if verdict.invalid_citations:
+            verb = "was" if len(verdict.invalid_citations) == 1 else "were"
+            wrong = f" ({', '.join(verdict.invalid_citations)} {verb} not shown)"
+        return (
+            f'"evidence" must cite the ids of the evidence items that support the verdict, '
+            f"among those shown: {_id_range(list(shown))}{wrong}"
+        )
+
+    return check
+
+
 async def judge_prepared(
     prepared: PreparedStep,
     case_id: str,
@@ -215,7 +244,9 @@ async def judge_prepared(
 ) -> tuple[Judgment, list[dict[str, Any]]]:
     """Call the model for a prepared step; the judgment (redacted) and its call-log rows.
 
-    Provider and parse failures become judgments with that status, never a verdict."""
+    Provider and parse failures become judgments with that status, never a verdict. An answer
+    that cites no evidence id shown is re-asked within the re-ask budget; the last one is kept
+    as it is (status ok, its verdict ``uncited``: routing sends it to a person)."""
     log = AttemptLog()
     started = time.perf_counter()
     result: CallResult | None = None
@@ -228,6 +259,7 @@ async def judge_prepared(
             rubric.all_labels,
             params_for_sample(params, spec.sample),
             log=log,
+            check=citation_check(rubric, prepared.shown) if prepared.shown else None,
         )
     except (ParseError, InfraError) as exc:
         error = exc

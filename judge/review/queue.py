@@ -11,9 +11,10 @@ Protocol:
 - The queue is ordered: items awaiting adjudication first, then by priority, then oldest first.
   Priority (:func:`review_priority`): 1 for audits of automatic decisions; 0.95 where the judge
   contradicted itself (orders, prompt variants or samples disagreed) or its evidence was
-  flagged; 0.9 where it gave no score; otherwise 0.9 x how close the score is to the nearest
-  edge of a band the card certifies (0.5 when it certifies none): the items a label says most
-  about, the ones a small change of the card would decide automatically.
+  flagged; 0.9 where it gave no score or cited no evidence it was shown; otherwise 0.9 x how
+  close the score is to the nearest edge of a band the card certifies (0.5 when it certifies
+  none): the items a label says most about, the ones a small change of the card would decide
+  automatically.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ CONFLICT_REASONS = frozenset(
 )
 
 
+#: Review reasons where the score stands on nothing a person could check (the judge cited no
+#: evidence it was shown): however sure the score, a person looks soon.
+UNGROUNDED_REASONS = frozenset({"uncited"})
+
+
 def band_edges(card: Card | None, decision: RoutingDecision) -> list[float]:
     """The score thresholds that could have decided ``decision`` automatically: the card's
     accept and reject thresholds (pairwise: the decide threshold and its mirror), those of the
@@ -81,7 +87,7 @@ def review_priority(decision: RoutingDecision, edges: Sequence[float] = ()) -> f
         return 1.0  # an audit: it keeps the card's automatic decisions honest
     if decision.reason in CONFLICT_REASONS:
         return 0.95
-    if decision.score is None:
+    if decision.score is None or decision.reason in UNGROUNDED_REASONS:
         return 0.9
     distance = min(abs(decision.score - edge) for edge in (edges or [0.5]))
     return round(0.9 * max(0.0, 1.0 - distance / 0.5), 6)

@@ -85,6 +85,10 @@ class VerdictView(Strict):
     rationale: str
     cited: list[str]
     error: str | None
+    #: Ids the judge cited that it was not shown.
+    invalid_citations: list[str] = []
+    #: The verdict cites no evidence id shown (``Verdict.uncited``): the page says so.
+    uncited: bool = False
     #: Which of the rubric's prompt variants asked (0-based), of how many, and its wording.
     variant: int = 0
     n_variants: int = 1
@@ -355,12 +359,7 @@ def item_view(
         evidence_note=note,
         verdicts=verdicts,
         agent_model=None if blind else case.agent_model,
-        reason_text=None
-        if blind
-        else (
-            REASONS.get(item.reason, "sampled to audit an automatic decision")
-            + (f": {item.detail}" if item.detail else "")
-        ),
+        reason_text=None if blind else reason_text(item),
         choices=choices,
         earlier_labels=[x.model_copy(update={"label": to_shown(item, x.label)}) for x in earlier],
         task_id=task_item.id if task_item else None,
@@ -370,6 +369,17 @@ def item_view(
         diff_rows=side_by_side(diff) if diff else None,
         blind_item=blocking,
     )
+
+
+def reason_text(item: ReviewItem) -> str:
+    """Why a person sees the item, in words, each thing said once: the reason's meaning, then
+    the routing detail in brackets (an audit: the automatic decision it checks)."""
+    if item.audit:
+        checked = (item.detail or "").removeprefix("audit of ").strip()
+        text = "a sample of the card's automatic decisions, checked by people"
+        return f"{text}: {checked}" if checked else text
+    text = REASONS.get(item.reason, item.reason.replace("_", " "))
+    return f"{text} ({item.detail})" if item.detail else text
 
 
 def _variant_texts(judgments: Sequence[Judgment]) -> list[str]:
@@ -402,6 +412,8 @@ def _verdict_view(item: ReviewItem, j: Judgment, variants: Sequence[str]) -> Ver
         rationale=v.rationale if v else "",
         cited=list(v.cited) if v else [],
         error=j.error,
+        invalid_citations=list(v.invalid_citations) if v else [],
+        uncited=bool(v and j.status == "ok" and v.uncited),
         variant=variant,
         n_variants=max(1, len(variants)),
         variant_text=_first_sentence(variants[variant]) if variant < len(variants) else None,

@@ -62,7 +62,8 @@ class _Thresholds:
     reject: float | None
     decide: float | None
     slice: str | None
-    #: Why there are no thresholds at all (a slice the card does not automate).
+    #: The slice (key=value) the card does not automate, when that is why there are no
+    #: thresholds at all.
     missing: str | None = None
 
 
@@ -79,7 +80,7 @@ def _thresholds(policy: PolicySection, case: Case | None) -> _Thresholds:
     value = str(case.slices.get(key)) if case is not None else "None"
     part: SlicePolicy | None = policy.per_slice.get(value)
     if part is None:
-        return _Thresholds(None, None, None, value, f"slice {key}={value} has no certified band")
+        return _Thresholds(None, None, None, value, f"{key}={value}")
     return _Thresholds(
         part.auto_accept_threshold, part.auto_reject_threshold, part.decide_threshold, value
     )
@@ -88,8 +89,12 @@ def _thresholds(policy: PolicySection, case: Case | None) -> _Thresholds:
 def _band(
     kind: ScoringKind, score: float, t: _Thresholds
 ) -> tuple[Decision, str | None, str, str, str | None]:
-    """(decision, label, reason, detail, band) for a pooled score under the thresholds."""
+    """(decision, label, reason, detail, band) for a pooled score under the thresholds. The
+    detail adds what the reason does not say (the score, the threshold, the slice): a reason
+    and its detail read together without repeating each other."""
     where = f" (slice {t.slice})" if t.slice is not None else ""
+    if t.missing is not None:
+        where = f" (slice {t.missing})"
     if kind == "pairwise":
         conf = max(score, 1.0 - score)
         if t.decide is not None and conf >= t.decide:
@@ -97,7 +102,7 @@ def _band(
             detail = f"confidence {conf:.4f} >= decide threshold {t.decide:.4g}{where}"
             return "auto_decide", label, "in_decide_band", detail, "decide"
         if t.decide is None:
-            return "review", None, "no_certified_band", t.missing or f"no decide band{where}", None
+            return "review", None, "no_certified_band", f"confidence {conf:.4f}{where}", None
         detail = f"confidence {conf:.4f} < decide threshold {t.decide:.4g}{where}"
         return "review", None, "outside_bands", detail, None
     if t.accept is not None and score > 0.5 and score >= t.accept:
@@ -107,7 +112,7 @@ def _band(
         detail = f"P(pass) {score:.4f} <= reject threshold {t.reject:.4g}{where}"
         return "auto_reject", "fail", "in_reject_band", detail, "reject"
     if t.accept is None and t.reject is None:
-        return "review", None, "no_certified_band", t.missing or f"no band{where}", None
+        return "review", None, "no_certified_band", f"P(pass) {score:.4f}{where}", None
     low = f"{t.reject:.4g} < " if t.reject is not None else ""
     high = f" < {t.accept:.4g}" if t.accept is not None else ""
     return "review", None, "outside_bands", f"{low}P(pass) {score:.4f}{high}{where}", None

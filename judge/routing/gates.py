@@ -3,7 +3,9 @@
 Judgments are grouped per (case, judge model) over answer orders, repeated samples and prompt
 variants. A sequence of gates sends a group to review for a named reason: flagged evidence
 (never decided automatically), parse or provider failures, abstentions, answer orders that
-disagree, repeated samples that disagree, prompt variants that disagree.
+disagree, repeated samples that disagree, prompt variants that disagree, and verdicts that
+cite no evidence id shown to the judge (``Verdict.uncited``: judgments stored before citations
+were enforced included).
 """
 
 from __future__ import annotations
@@ -122,6 +124,19 @@ def _variants_disagree(g: Group) -> str | None:
     return None
 
 
+def _uncited(g: Group) -> str | None:
+    """A verdict that cites no evidence shown rests on nothing a person can check: it is never
+    decided automatically, whatever its score."""
+    bare = [x for x in g.judgments if x.status == "ok" and x.verdict and x.verdict.uncited]
+    if not bare:
+        return None
+    detail = f"{len(bare)} of {len(g.judgments)} judgments cite no evidence id shown"
+    wrong = sorted({c for x in bare if x.verdict for c in x.verdict.invalid_citations})
+    if wrong:
+        detail += f" (they cite {', '.join(wrong)}, which the judge was not shown)"
+    return detail
+
+
 def _step(x: Judgment) -> tuple[str | None, int, int]:
     return (x.provenance.order, x.provenance.sample, x.provenance.variant)
 
@@ -185,6 +200,7 @@ GATES: tuple[tuple[str, Gate], ...] = (
     ("orders_disagreed", _orders_disagree),
     ("samples_disagreed", _samples_disagree),
     ("variants_disagreed", _variants_disagree),
+    ("uncited", _uncited),
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -228,3 +228,71 @@ def test_a_price_is_a_number_or_a_tier() -> None:
         if isinstance(entry, dict) and entry.get("tiered_pricing")
     ]
     assert tiered and not any(_priceless(litellm.model_cost[name]) for name in tiered)
+
+
+def _needs_e1(answer: BaseModel) -> str | None:
+    return None if "E1" in answer.evidence else "cite E1"  # type: ignore[attr-defined]
+
+
+def _checked_call(server: LoopbackServer, params: ModelParams | None = None) -> Any:
+    params = params or ModelParams(api_base=server.api_base, api_key="sk-test")
+    return asyncio.run(
+        call_model(
+            "openai/loopback-judge",
+            [{"role": "user", "content": "x"}],
+            Answer,
+            LABELS,
+            params,
+            check=_needs_e1,
+        )
+    )
+
+
+UNCITED = '{"verdict": "pass", "evidence": [], "rationale": "tests pass"}'
+
+
+def test_an_answer_the_check_refuses_is_reasked_with_its_words() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=UNCITED), Reply(content=GOOD))
+        result = _checked_call(server)
+    assert result.answer.evidence == ["E1"] and result.unmet is None  # type: ignore[attr-defined]
+    assert len(server.requests) == 2
+    assert "cite E1" in str(server.requests[1]["messages"])
+
+
+def test_the_last_try_is_kept_with_what_the_check_still_found() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=UNCITED), Reply(content=UNCITED), Reply(content=GOOD))
+        result = _checked_call(server)
+    # One re-ask (the default budget), then the answer is kept: it is valid, only uncited.
+    assert len(server.requests) == 2
+    assert result.answer.evidence == [] and result.unmet == "cite E1"  # type: ignore[attr-defined]
+
+
+def test_a_malformed_answer_and_an_uncited_one_share_the_budget() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content="{not json"), Reply(content=UNCITED))
+        result = _checked_call(server)
+    # The re-ask went to the malformed answer; the uncited one was the last try: kept.
+    assert len(server.requests) == 2 and result.unmet == "cite E1"
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=UNCITED), Reply(content="{not json"))
+        with pytest.raises(ParseError):
+            _checked_call(server)
+
+
+def test_two_reasks_give_the_check_two_more_tries() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=UNCITED), Reply(content=UNCITED), Reply(content=GOOD))
+        params = ModelParams(api_base=server.api_base, api_key="sk-test", max_reasks=2)
+        result = _checked_call(server, params)
+    assert len(server.requests) == 3 and result.unmet is None
+
+
+def test_the_check_leaves_the_schema_sent_unchanged() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(Reply(content=GOOD), Reply(content=GOOD))
+        _checked_call(server)
+        _call(server)
+    checked, plain = (r["response_format"] for r in server.requests)
+    assert checked == plain

@@ -205,7 +205,7 @@ def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, en
     }
     cases = _write_cases(tmp_path / "pairs.jsonl", [pair])
     # The judge always prefers the first shown answer: canonical A in order AB, B in order BA.
-    first = '{"verdict": "A", "evidence": [], "rationale": "First is better."}'
+    first = '{"verdict": "A", "evidence": ["E1"], "rationale": "First is better."}'
     with LoopbackServer(lambda r: Reply(content=first)) as server:
         result = _run(
             [

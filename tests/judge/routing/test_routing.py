@@ -58,6 +58,83 @@ def test_no_certified_band_sends_everything_to_review() -> None:
     assert got == {"a": ("review", "no_certified_band"), "b": ("review", "no_certified_band")}
 
 
+def test_a_reason_and_its_detail_say_no_band_once() -> None:
+    from judge.review.views import reason_text
+    from judge.types import ReviewItem
+
+    plain = route_judgments(make_card(accept=None, reject=None), [make_judgment("a", 0.6)])
+    sliced = route_judgments(
+        make_card(per_slice={"django": (0.9, 0.1)}, slice_key="repo"),
+        [make_judgment("case-2", 0.6)],
+        cases={"case-2": make_case(2, slices={"repo": "flask"})},
+    )
+    cascade = route_judgments(
+        make_cascade_card([(CHEAP, None, None), (STRONG, None, None)]),
+        [make_judgment("c", 0.6, model=CHEAP), make_judgment("c", 0.55, model=STRONG)],
+    )
+    details = [d.detail for d in (*plain, *sliced, *cascade)]
+    assert details == [
+        "P(pass) 0.6000",
+        "P(pass) 0.6000 (slice repo=flask)",
+        f"stage 1: {CHEAP}: P(pass) 0.6000, escalated; stage 2: {STRONG}: P(pass) 0.5500",
+    ]
+    for d in (*plain, *sliced, *cascade):
+        assert d.reason == "no_certified_band"
+        item = ReviewItem(
+            id="q-1",
+            routing_id=d.id,
+            card_digest=d.card_digest,
+            case_id=d.case_id,
+            model=d.model,
+            rubric_id=d.rubric_id,
+            kind=d.kind,
+            reason=d.reason,
+            detail=d.detail,
+            audit=False,
+            band=None,
+            auto_label=None,
+            score=d.score,
+            priority=0.0,
+            required_labels=1,
+            blind=False,
+            status="open",
+            final_label=None,
+            created_at=datetime.now(UTC),
+            closed_at=None,
+        )
+        text = reason_text(item)
+        assert text.count("no band") + text.count("no certified band") == 1, text
+
+
+def test_a_verdict_citing_no_evidence_shown_is_never_decided_automatically() -> None:
+    js = [
+        make_judgment("bare", 0.99, cited=()),
+        # a citation of an id the judge was not shown is no citation
+        make_judgment("made-up", 0.01, cited=()),
+        # one variant of three cites nothing: the group goes to review
+        make_judgment("one", 0.97, variant=0),
+        make_judgment("one", 0.96, variant=1, cited=()),
+        make_judgment("one", 0.95, variant=2),
+        # an abstention need not cite (it goes to review as an abstention)
+        make_judgment("abst", 0.5, status="abstain", cited=()),
+        make_judgment("cited", 0.99),
+    ]
+    made_up = js[1].verdict.model_copy(update={"invalid_citations": ["E42"]})  # type: ignore[union-attr]
+    js[1] = js[1].model_copy(update={"verdict": made_up})
+    got = {d.case_id: d for d in route_judgments(make_card(), js)}
+    assert {k: (d.decision, d.reason) for k, d in got.items()} == {
+        "bare": ("review", "uncited"),
+        "made-up": ("review", "uncited"),
+        "one": ("review", "uncited"),
+        "abst": ("review", "abstained"),
+        "cited": ("auto_accept", "in_accept_band"),
+    }
+    assert got["one"].detail == "1 of 3 judgments cite no evidence id shown"
+    assert got["made-up"].detail == (
+        "1 of 1 judgments cite no evidence id shown (they cite E42, which the judge was not shown)"
+    )
+
+
 def test_gates_each_name_their_reason_and_come_before_bands() -> None:
     js = [
         # flagged evidence beats a score deep inside the accept band

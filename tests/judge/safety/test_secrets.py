@@ -298,7 +298,7 @@ def test_secrets_in_pairwise_candidates_do_not_reach_the_provider(
     cases = tmp_path / "pairs.jsonl"
     cases.write_text(json.dumps(pair) + "\n")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    answer = '{"verdict": "B", "evidence": [], "rationale": "B keeps the token out."}'
+    answer = '{"verdict": "B", "evidence": ["E1"], "rationale": "B keeps the token out."}'
     with LoopbackServer(lambda r: Reply(content=answer)) as server:
         result = CliRunner().invoke(
             cli,
