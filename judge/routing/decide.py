@@ -14,7 +14,7 @@ stage in ``slice``.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -181,7 +181,9 @@ def _score_and_gates(
         if detail is not None:
             return raw, score, (reason, detail)
     if score is None:
-        return raw, score, ("unscored", "no ok judgment with a probability or a known label")
+        statuses = Counter(x.status for x in group.judgments)
+        tally = ", ".join(f"{status} x{n}" for status, n in sorted(statuses.items()))
+        return raw, score, ("unscored", f"judgments: {tally}")
     return raw, score, None
 
 

@@ -1,7 +1,9 @@
 """Gates: reasons to send an item to review before any band is consulted.
 
 Judgments are grouped per (case, judge model) over answer orders, repeated samples and prompt
-variants. A sequence of gates sends a group to review for a named reason: flagged evidence
+variants. A sequence of gates sends a group to review for a named reason (its detail gives the
+facts the reason's words in ``judge.routing.REASONS`` do not: which evidence, how many
+judgments, which verdicts; the two read together, each thing said once): flagged evidence
 (never decided automatically), parse or provider failures, abstentions, answer orders that
 disagree, repeated samples that disagree, prompt variants that disagree, and verdicts that
 cite no evidence id shown to the judge (``Verdict.uncited``: judgments stored before citations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 
 from calibration.inputs import judgment_to_row
 from calibration.records import VerdictRow
-from judge.types import ABSTAIN_LABEL, Judgment, ScoringKind
+from judge.types import Judgment, ScoringKind
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ def _flagged(g: Group) -> str | None:
     flagged = sorted({e for j in g.judgments for e in j.provenance.flagged_evidence})
     if not flagged:
         return None
-    return f"evidence {', '.join(flagged)} flagged as instructions to the judge"
+    return ", ".join(flagged)
 
 
 def _count_status(g: Group, status: str) -> int:
@@ -49,17 +51,17 @@ def _count_status(g: Group, status: str) -> int:
 
 def _parse_failed(g: Group) -> str | None:
     n = _count_status(g, "parse_error")
-    return f"{n} of {len(g.judgments)} judgments unparseable" if n else None
+    return f"{n} of {len(g.judgments)} judgments" if n else None
 
 
 def _provider_failed(g: Group) -> str | None:
     n = _count_status(g, "infra_error")
-    return f"{n} of {len(g.judgments)} judgments failed at the provider" if n else None
+    return f"{n} of {len(g.judgments)} judgments" if n else None
 
 
 def _abstained(g: Group) -> str | None:
     n = sum(1 for r in g.rows if r.status == "abstain")
-    return f"{n} of {len(g.judgments)} judgments abstained ({ABSTAIN_LABEL})" if n else None
+    return f"{n} of {len(g.judgments)} judgments" if n else None
 
 
 def majority(labels: Sequence[str]) -> str | None:
@@ -85,7 +87,7 @@ def _orders_disagree(g: Group) -> str | None:
     verdicts = {order: _majority(labels) for order, labels in sorted(by_order.items())}
     if len(set(verdicts.values())) == 1:
         return None
-    return "orders gave " + ", ".join(f"{o}: {v}" for o, v in verdicts.items())
+    return ", ".join(f"{o}: {v}" for o, v in verdicts.items())
 
 
 def _tally(labels: Sequence[str]) -> str:
@@ -102,9 +104,9 @@ def _samples_disagree(g: Group) -> str | None:
         by_key.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])
     ):
         if len(set(labels)) > 1:
-            where = f" in order {order}" if order else ""
-            which = f" of prompt variant {variant}" if variant else ""
-            return f"samples{which}{where} gave " + _tally(labels)
+            where = [f"prompt variant {variant}"] if variant else []
+            where += [f"order {order}"] if order else []
+            return ", ".join(where) + ": " + _tally(labels) if where else _tally(labels)
     return None
 
 
@@ -119,8 +121,7 @@ def _variants_disagree(g: Group) -> str | None:
     for order, variants in sorted(by_order.items(), key=lambda kv: kv[0] or ""):
         majorities = [_majority(labels) for _, labels in sorted(variants.items())]
         if len(set(majorities)) > 1:
-            where = f" in order {order}" if order else ""
-            return f"prompt variants{where} gave " + _tally(majorities)
+            return (f"order {order}: " if order else "") + _tally(majorities)
     return None
 
 
@@ -130,10 +131,10 @@ def _uncited(g: Group) -> str | None:
     bare = [x for x in g.judgments if x.status == "ok" and x.verdict and x.verdict.uncited]
     if not bare:
         return None
-    detail = f"{len(bare)} of {len(g.judgments)} judgments cite no evidence id shown"
+    detail = f"{len(bare)} of {len(g.judgments)} judgments"
     wrong = sorted({c for x in bare if x.verdict for c in x.verdict.invalid_citations})
     if wrong:
-        detail += f" (they cite {', '.join(wrong)}, which the judge was not shown)"
+        detail += f"; made-up ids: {', '.join(wrong)}"
     return detail
 
 
@@ -166,10 +167,7 @@ def _masked_changed(g: Group) -> str | None:
     if not changed:
         return None
     withheld = sorted({i for m in g.masked for i in m.provenance.masked_evidence})
-    return (
-        f"the verdict changes when the suspect evidence {', '.join(withheld)} is withheld "
-        f"({'; '.join(changed)})"
-    )
+    return f"{', '.join(withheld)}: {'; '.join(changed)}"
 
 
 def _masked_missing(g: Group) -> str | None:
@@ -182,10 +180,7 @@ def _masked_missing(g: Group) -> str | None:
     missing = [x for x in g.judgments if _usable(x) and _step(x) not in checked]
     if not missing:
         return None
-    return (
-        f"suspect evidence {', '.join(suspects)} was recorded but {len(missing)} of "
-        f"{len(g.judgments)} judgments have no usable check without it"
-    )
+    return f"{', '.join(suspects)}; {len(missing)} of {len(g.judgments)} judgments unchecked"
 
 
 #: Checked in this order; the first that applies names the reason. Flagged evidence comes

@@ -27,8 +27,7 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "orders_disagreed": "the two answer orders gave different verdicts",
         "samples_disagreed": "repeated samples gave different verdicts",
         "variants_disagreed": "the rubric's prompt variants gave different verdicts",
-        "uncited": "the judge cited no evidence it was shown, so its verdict cannot be checked "
-        "against the evidence",
+        "uncited": "the judge cited no evidence it was shown, so its verdict cannot be checked",
         "unscored": "no verdict with a probability or a usable label",
         "stage_missing": "a cascade stage this case reached has not judged it yet (not queued "
         "for people: judge the case with that stage's model and route again)",

@@ -6,6 +6,7 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,6 @@ def test_no_certified_band_sends_everything_to_review() -> None:
 
 def test_a_reason_and_its_detail_say_no_band_once() -> None:
     from judge.review.views import reason_text
-    from judge.types import ReviewItem
 
     plain = route_judgments(make_card(accept=None, reject=None), [make_judgment("a", 0.6)])
     sliced = route_judgments(
@@ -80,30 +80,70 @@ def test_a_reason_and_its_detail_say_no_band_once() -> None:
     ]
     for d in (*plain, *sliced, *cascade):
         assert d.reason == "no_certified_band"
-        item = ReviewItem(
-            id="q-1",
-            routing_id=d.id,
-            card_digest=d.card_digest,
-            case_id=d.case_id,
-            model=d.model,
-            rubric_id=d.rubric_id,
-            kind=d.kind,
-            reason=d.reason,
-            detail=d.detail,
-            audit=False,
-            band=None,
-            auto_label=None,
-            score=d.score,
-            priority=0.0,
-            required_labels=1,
-            blind=False,
-            status="open",
-            final_label=None,
-            created_at=datetime.now(UTC),
-            closed_at=None,
-        )
+        item = _item_of(d)
         text = reason_text(item)
         assert text.count("no band") + text.count("no certified band") == 1, text
+
+
+def _item_of(d: Any) -> Any:
+    from judge.types import ReviewItem
+
+    return ReviewItem(
+        id="q-1",
+        routing_id=d.id,
+        card_digest=d.card_digest,
+        case_id=d.case_id,
+        model=d.model,
+        rubric_id=d.rubric_id,
+        kind=d.kind,
+        reason="audit" if d.audit else d.reason,
+        detail=f"audit of {d.decision} ({d.detail})" if d.audit else d.detail,
+        audit=d.audit,
+        band=d.band,
+        auto_label=d.label,
+        score=d.score,
+        priority=0.0,
+        required_labels=1,
+        blind=False,
+        status="open",
+        final_label=None,
+        created_at=datetime.now(UTC),
+        closed_at=None,
+    )
+
+
+def test_every_reason_and_its_detail_say_each_thing_once() -> None:
+    from judge.review.views import reason_text
+
+    js = [
+        make_judgment("flag", 0.99, flagged=["E2"]),
+        make_judgment("parse", None, status="parse_error"),
+        make_judgment("infra", None, status="infra_error"),
+        make_judgment("abst", 0.5, status="abstain"),
+        make_judgment("ord", 0.9, order="AB"),
+        make_judgment("ord", 0.2, order="BA"),
+        make_judgment("samp", 0.97, sample=0),
+        make_judgment("samp", 0.3, sample=1),
+        make_judgment("var", 0.97, variant=0),
+        make_judgment("var", 0.3, variant=1),
+        make_judgment("bare", 0.99, cited=()),
+        make_judgment("out", 0.6),
+        make_judgment("in", 0.99),
+    ]
+    decisions = route_judgments(make_card(), js)
+    decisions += route_judgments(make_card(accept=None, reject=None), [make_judgment("nb", 0.6)])
+    decisions = [d.model_copy(update={"audit": d.case_id == "in"}) for d in decisions]
+    assert len({d.reason for d in decisions}) == len(decisions)
+    for d in decisions:
+        if d.audit:
+            meaning = "a sample of the card's automatic decisions checked by people"
+        else:
+            meaning = REASONS[d.reason]
+        said = {w for w in re.findall(r"[a-z]+", meaning.lower()) if len(w) >= 5}
+        detail = set(re.findall(r"[a-z]+", d.detail.lower()))
+        assert not said & detail, (d.reason, d.detail, said & detail)
+        text = reason_text(_item_of(d))
+        assert text.startswith(meaning.split(" checked")[0]), text
 
 
 def test_a_verdict_citing_no_evidence_shown_is_never_decided_automatically() -> None:
@@ -129,10 +169,8 @@ def test_a_verdict_citing_no_evidence_shown_is_never_decided_automatically() -> 
         "abst": ("review", "abstained"),
         "cited": ("auto_accept", "in_accept_band"),
     }
-    assert got["one"].detail == "1 of 3 judgments cite no evidence id shown"
-    assert got["made-up"].detail == (
-        "1 of 1 judgments cite no evidence id shown (they cite E42, which the judge was not shown)"
-    )
+    assert got["one"].detail == "1 of 3 judgments"
+    assert got["made-up"].detail == "1 of 1 judgments; made-up ids: E42"
 
 
 def test_gates_each_name_their_reason_and_come_before_bands() -> None:
@@ -179,9 +217,9 @@ def test_prompt_variants_that_disagree_are_named_apart_from_samples() -> None:
     ]
     got = {d.case_id: d for d in route_judgments(make_card(), js)}
     assert (got["var"].decision, got["var"].reason) == ("review", "variants_disagreed")
-    assert got["var"].detail == "prompt variants gave fail x1, pass x2"
+    assert got["var"].detail == "fail x1, pass x2"
     assert (got["samp"].decision, got["samp"].reason) == ("review", "samples_disagreed")
-    assert got["samp"].detail == "samples of prompt variant 1 gave fail x1, pass x1"
+    assert got["samp"].detail == "prompt variant 1: fail x1, pass x1"
     assert got["agree"].decision == "auto_accept"
     assert got["agree"].score == pytest.approx(0.95)
 
