@@ -66,6 +66,17 @@ LABEL_TEXT = {
     "tie": "Tie",
     "cannot_determine": "Cannot determine",
 }
+#: The labels on the compact bar of a narrow screen (one row of buttons).
+SHORT_TEXT = {**LABEL_TEXT, "A": "A better", "B": "B better", "cannot_determine": "Can't tell"}
+#: What each label means, for a reviewer who hovers a button.
+LABEL_HELP = {
+    "pass": "The run does what the task asks.",
+    "fail": "The run does not do what the task asks.",
+    "A": "Response A is the better one.",
+    "B": "Response B is the better one.",
+    "tie": "Neither response is better.",
+    "cannot_determine": "What is shown cannot decide it (counted as neither).",
+}
 
 
 def inline_style_hashes(folder: Path = TEMPLATES) -> list[str]:
@@ -119,7 +130,9 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(shortcuts=SHORTCUTS, label_text=LABEL_TEXT)
+    env.globals.update(
+        shortcuts=SHORTCUTS, label_text=LABEL_TEXT, short_text=SHORT_TEXT, label_help=LABEL_HELP
+    )
     return env
 
 

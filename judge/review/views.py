@@ -129,6 +129,8 @@ class ItemView(Strict):
     diff_cited: bool = False
     #: The diff paired side by side.
     diff_rows: list[DiffRow] | None = None
+    #: Digits of the diff's longest line number (the page sizes its number columns by it).
+    diff_digits: int = 1
     #: The blind item of the same case that still awaits this reviewer's label, and so hides
     #: the judge here too (``judge.review.blindness``); None when there is none.
     blind_item: str | None = None
@@ -367,6 +369,7 @@ def item_view(
         diff_id=diff_item.id if diff_item else None,
         diff_cited=bool(diff_item and diff_item.cited),
         diff_rows=side_by_side(diff) if diff else None,
+        diff_digits=len(str(max((n for d in diff or [] for n in (d.old, d.new) if n), default=0))),
         blind_item=blocking,
     )
 

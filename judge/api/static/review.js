@@ -1,6 +1,8 @@
 // The review pages' behaviour, served from judge/api/static (never inline: the pages' Content
 // Security Policy allows no inline script). Keyboard shortcuts, the task's "show all", the diff
-// view switch. Every control also works without this file (plain forms and links).
+// view switch, the note from the compact bar. Every control also works without this file
+// (plain forms and links; the compact bar's buttons belong to the label form by their form
+// attribute).
 (function () {
   "use strict";
 
@@ -43,6 +45,14 @@
       more.addEventListener("click", function () {
         var open = task.classList.toggle("open");
         more.textContent = open ? "Show less" : "Show all";
+      });
+    }
+    // The compact bar's "Note" link: to the decision card, with the cursor in the note.
+    var noteLink = document.querySelector('#quickbar a[href="#decision"]');
+    var noteBox = document.getElementById("note");
+    if (noteLink && noteBox) {
+      noteLink.addEventListener("click", function () {
+        window.setTimeout(function () { noteBox.focus(); }, 0);
       });
     }
     // Diff: coloured unified view or side by side.
