@@ -122,6 +122,45 @@ class GoldRecord(_Strict):
             raise ValueError(f"must be {' or '.join(allowed)} for kind {kind}, not {value!r}")
         return value
 
+    @classmethod
+    def from_case(
+        cls,
+        case: Case,
+        *,
+        gold: str,
+        gold_source: str,
+        source: str,
+        license: str,
+        lineage: Lineage | None = None,
+    ) -> GoldRecord:
+        """A case with the label people gave it: everything the judge saw, kept as it was."""
+        return cls(
+            id=case.id,
+            source=source,
+            license=license,
+            kind=case.kind,
+            task=case.task,
+            candidates=dict(case.candidates) if case.candidates else None,
+            diff=case.diff,
+            trace=[
+                GoldTurn(
+                    id=t.id,
+                    role=t.role,
+                    content=t.content,
+                    step=t.step,
+                    kind=t.kind,
+                    source=t.source,
+                )
+                for t in case.trace
+            ],
+            agent_model=case.agent_model,
+            gold=gold,
+            gold_source=gold_source,
+            slices=dict(case.slices),
+            meta=dict(case.meta),
+            lineage=lineage,
+        )
+
     def resolved_agent_model(self) -> str | None:
         """The agent's model: the field, else the slices' ``model`` or ``agent_model``."""
         if self.agent_model:
