@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
     field_validator,
 )
 
+from judge.base import Strict
 from judge.digests import bytes_digest
 from judge.errors import InputError
 from judge.kinds import SCORING
@@ -47,11 +46,7 @@ AGENT_MODEL_SLICES = ("model", "agent_model")
 _HINT = "see gold/README.md for the gold-set format (gold/schema.json is its JSON schema)"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GoldTurn(_Strict):
+class GoldTurn(Strict):
     """One turn of an agent's trace as stored in a gold record (a case's trace turn: what
     ``judge import`` writes is a gold turn)."""
 
@@ -65,7 +60,7 @@ class GoldTurn(_Strict):
     source: str | None = None
 
 
-class Lineage(_Strict):
+class Lineage(Strict):
     """Where a gold label came from, so that every label can be traced back."""
 
     #: The data set or process the item came from (e.g. "SWE-bench Verified", "review queue").
@@ -77,7 +72,7 @@ class Lineage(_Strict):
     derived_from: list[str] = Field(default_factory=list)
 
 
-class GoldRecord(_Strict):
+class GoldRecord(Strict):
     """One labelled item: a pair of candidate answers, or one agent run."""
 
     id: str = Field(min_length=1)
