@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from judge.base import Strict
+from judge.base import Frozen
 from judge.defaults import DEFAULT_GRID, ScoringKind
 
 #: Days until a card expires.
@@ -20,7 +20,7 @@ CascadeMode = Literal["split", "shared"]
 Failures = Literal["wrong", "exclude"]
 
 
-class CalibrationOptions(Strict, frozen=True):
+class CalibrationOptions(Frozen):
     """Everything ``judge calibrate`` can be asked, with its defaults."""
 
     judges: tuple[str, ...] = Field(
@@ -89,7 +89,7 @@ class CalibrationOptions(Strict, frozen=True):
         return self.alpha_reject if self.alpha_reject is not None else self.alpha_accept
 
 
-class CompareOptions(Strict, frozen=True):
+class CompareOptions(Frozen):
     """Everything ``judge compare`` can be asked, with its defaults."""
 
     judges: tuple[str, ...] = Field(

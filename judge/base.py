@@ -9,7 +9,12 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Strict(BaseModel):
-    """Base for every record: unknown fields are errors (``Strict, frozen=True`` for a frozen
-    one)."""
+    """Base for every record: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class Frozen(Strict):
+    """A strict record that cannot be changed once made (options, sources, scored runs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
