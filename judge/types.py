@@ -306,6 +306,11 @@ class JobRecord(Strict):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    #: How many times a worker claimed the job (2 or more: it was resumed by another worker).
+    attempts: int | None = None
+    #: When a worker last took the job over from one that died (its lease expired, or its
+    #: replica's heartbeat stopped).
+    taken_over_at: datetime | None = None
 
 
 class ApiKeyRecord(Strict):
