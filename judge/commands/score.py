@@ -339,7 +339,8 @@ def export(
 
     With --to, each (case, rubric, judge model) of the cases imported from URL becomes one
     verdict next to its trace (in Phoenix: an annotation of the root span named after the
-    rubric): the label, P(pass), the rationale with the cited evidence, and the routing
+    rubric; in Langfuse: a CATEGORICAL score of the trace named after the rubric): the label,
+    P(pass), the rationale with the cited evidence, and the routing
     decision when a card routed it. Exporting again updates those, and sends only what changed
     since (the store keeps a ledger); an export that stops halfway keeps what was sent.
 
