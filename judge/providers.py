@@ -148,12 +148,15 @@ def _run_check(answer: BaseModel) -> BaseModel:
 def _checked(answer_model: type[BaseModel]) -> type[BaseModel]:
     """``answer_model`` with the call's answer check as a validator: the same name, fields and
     description, so the JSON schema the provider gets is unchanged."""
+    # pydantic's stubs type __validators__ as plain callables; a decorated validator is a
+    # descriptor proxy, which create_model accepts.
+    validators: dict[str, Any] = {"answer_check": model_validator(mode="after")(_run_check)}
     model: type[BaseModel] = create_model(
         answer_model.__name__,
         __base__=answer_model,
         __doc__=answer_model.__doc__,
         __module__=answer_model.__module__,
-        __validators__={"answer_check": model_validator(mode="after")(_run_check)},
+        __validators__=validators,
     )
     return model
 

@@ -19,7 +19,7 @@ import pytest
 
 from calibration.gold import load_gold
 from judge.api.client import APIError, JudgeClient
-from judge.api.roles import declared_routes
+from judge.api.roles import OPEN_ROUTES, declared_routes
 from judge.api.security import is_page
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer
@@ -90,9 +90,9 @@ def _every_route(svc: RunningService) -> list[tuple[str, str, bool]]:
     # Every route the app serves (FastAPI keeps included routers lazily: app.routes alone
     # lists none of the pages).
     for name in declared_routes(svc.app.router.routes):
-        method, path = name.split(" ", 1)
-        if path == "/login":
+        if name in OPEN_ROUTES:  # the login form, health checks and the icon: open by design
             continue
+        method, path = name.split(" ", 1)
         routes.add((method, _fill(path), is_page(path)))
     return sorted(routes)
 
@@ -117,6 +117,11 @@ def test_every_route_rejects_missing_and_wrong_keys(service: RunningService) -> 
                     assert r.headers["location"].startswith("/login")
                     continue
                 assert r.status_code == 401, (method, path, key, r.status_code, r.text)
+                if page:
+                    # A page's form is refused with a page that says why, not raw JSON.
+                    assert r.headers["content-type"].startswith("text/html"), (method, path)
+                    assert "sign in" in r.text.lower() or "not valid" in r.text, r.text
+                    continue
                 assert r.headers["content-type"] == "application/json"
                 err = r.json()["error"]
                 assert set(err) == {"code", "message"}
