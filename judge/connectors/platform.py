@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from judge import plugins
 from judge.connectors.errors import TargetError
 from judge.connectors.http import mask_url
+from judge.digests import digest_hex
 from judge.traces import ImportResult
 
 #: The case meta keys a connector sets on every case it builds: the platform (connector name),
@@ -155,7 +156,7 @@ class VerdictOut:
     def short_digest(self) -> str:
         """The first 16 hex digits of :attr:`digest`: enough to tell whether a platform holds
         this content (not a security boundary), in fewer bytes on every record."""
-        return self.digest.removeprefix("sha256:")[:16]
+        return digest_hex(self.digest)[:16]
 
     def metadata(self) -> dict[str, Any]:
         """The verdict's provenance as a flat JSON object (each connector may reshape it)."""

@@ -33,6 +33,7 @@ import judge.runsets
 import judge.store
 from calibration.card import Card
 from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS
+from judge.digests import is_digest
 from judge.errors import CardError, InputError
 from judge.types import Case, Judgment, RoutingDecision
 
@@ -191,7 +192,7 @@ def _card(card: str, location: str) -> Card:
     """A card from a YAML file, or by digest from the store."""
     if Path(card).is_file():
         return judge.load_card(card)
-    if card.startswith("sha256:") or len(card) == 64:
+    if is_digest(card) or len(card) == 64:
         with judge.open_store(location) as store:
             stored = judge.routing.get_card(store, card)
         if stored is not None:
