@@ -39,6 +39,9 @@ ATTEMPTS = 4
 BACKOFF_S = 0.5
 #: How much of an error body a message quotes.
 BODY_CHARS = 300
+#: Connections kept open (httpx's default): a connector sending more requests at once (from
+#: several threads) asks for as many.
+KEEPALIVE = 20
 
 
 def mask_url(url: str) -> str:
@@ -83,7 +86,9 @@ class HttpClient:
     """One platform's HTTP root (``base``), with the headers every request carries.
 
     ``platform`` and ``auth_env`` name the platform and the environment variable of its
-    credentials in messages (a 401/403 says to set it). Use as a context manager, or close()."""
+    credentials in messages (a 401/403 says to set it); ``connections``: how many are kept
+    open (one per thread of a connector that sends from several). Safe to share between
+    threads. Use as a context manager, or close()."""
 
     def __init__(
         self,
@@ -95,6 +100,7 @@ class HttpClient:
         attempts: int = ATTEMPTS,
         backoff_s: float = BACKOFF_S,
         read_timeout_s: float = READ_TIMEOUT_S,
+        connections: int = KEEPALIVE,
     ) -> None:
         import httpx
 
@@ -109,6 +115,9 @@ class HttpClient:
             base_url=self.base,
             headers=dict(headers or {}),
             timeout=httpx.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S),
+            limits=httpx.Limits(
+                max_connections=max(connections, 100), max_keepalive_connections=connections
+            ),
         )
 
     def url(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None) -> str:
