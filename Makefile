@@ -1,6 +1,6 @@
 # Set-up and the two commands of the README. Every target creates or reuses .venv and installs
 # what it needs, so each works on a fresh machine with only Python 3.11+, a C compiler and
-# access to PyPI (and Debian's packages for the browser and PostgreSQL tests).
+# access to PyPI (and Debian's packages for the browser, PostgreSQL and nginx tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -22,15 +22,15 @@ MLFLOW_VENV ?= .venv-mlflow
 MLFLOW_VERSION := 3.17.2
 MLFLOW_STAMP := $(MLFLOW_VENV)/.mlflow-$(MLFLOW_VERSION)
 
-.PHONY: demo test setup browser postgres phoenix mlflow lint typecheck clean-venv
+.PHONY: demo test setup browser postgres nginx phoenix mlflow lint typecheck clean-venv
 
 ## demo: set up the embedded judge only, then judge the project's demo gold set (offline)
 demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, Phoenix,
+## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, nginx, Phoenix,
 ## MLflow), then run the whole test suite
-test: $(TEST_STAMP) browser postgres phoenix mlflow
+test: $(TEST_STAMP) browser postgres nginx phoenix mlflow
 	$(BIN)/python -m pytest
 
 setup: $(TEST_STAMP)
@@ -38,6 +38,10 @@ setup: $(TEST_STAMP)
 $(DEMO_STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# The distribution was named `judge` before it became calibrated-judge: an old editable
+	@# install (and its judge.egg-info here) would register every entry point twice.
+	@$(BIN)/python -m pip uninstall --quiet --yes judge >/dev/null 2>&1 || true
+	@rm -rf judge.egg-info
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
 	  $(BIN)/python -m pip install --quiet -e '.[embedded]'
 	$(BIN)/judge model install
@@ -66,6 +70,16 @@ postgres:
 	   (apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null)) \
 	  && echo "installed Debian postgresql"; \
 	else echo "note: PostgreSQL is missing; its tests will be skipped (sudo apt-get install postgresql)"; fi
+
+## nginx: Debian's nginx for the deployment tests (DEPLOY.md's configuration in front of two
+## replicas, started by the tests themselves on loopback ports; installed when running as root).
+nginx:
+	@if [ -x /usr/sbin/nginx ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  (apt-get install -y -q nginx >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q nginx >/dev/null)) \
+	  && echo "installed Debian nginx"; \
+	else echo "note: nginx is missing; the deployment tests will be skipped (sudo apt-get install nginx)"; fi
 
 ## phoenix: Arize Phoenix in .venv-phoenix for the platform connector tests (a throwaway server
 ## per test session, started by the tests themselves; about 3 minutes and 850 MB once).

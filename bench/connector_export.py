@@ -34,6 +34,7 @@ load average is recorded.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import secrets
@@ -203,8 +204,6 @@ def _mlflow_ceiling(
 ) -> dict[str, Any]:
     """MLflow alone: judge's assessments (another source id, ids of the server's choosing)
     created one request each with asyncio, as many in flight as judge had."""
-    import asyncio
-
     import httpx
 
     connector = MlflowConnector()

@@ -2,12 +2,12 @@
 
     .venv/bin/python bench/inspect_import.py [--n 10000] [--cap-samples 600] [--cap-seconds 120]
 
-Needs the judge[inspect] extra (inspect-ai 0.3.285). The log is built from the real samples of
-tests/data/traces/inspect/calc.eval (4 samples of a mockllm run, ~13 KB of JSON each, most of it
-events), replicated to ``--n`` samples with new ids and uuids (epoch 1), and written with zstd
-members (zip method 93, as inspect_ai writes them) by the small zip writer below; the header is
-the real one with the dataset's sample ids, the epochs and the totals set to match. inspect_ai
-reads the result like its own logs.
+Needs the calibrated-judge[inspect] extra (inspect-ai 0.3.285). The log is built from the real
+samples of tests/data/traces/inspect/calc.eval (4 samples of a mockllm run, ~13 KB of JSON each,
+most of it events), replicated to ``--n`` samples with new ids and uuids (epoch 1), and written
+with zstd members (zip method 93, as inspect_ai writes them) by the small zip writer below; the
+header is the real one with the dataset's sample ids, the epochs and the totals set to match.
+inspect_ai reads the result like its own logs.
 
 Each reader runs in a fresh process (so its peak RSS is its own: ``VmHWM`` of
 /proc/self/status, Linux; and its RSS after its imports, the difference being what reading

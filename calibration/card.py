@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from calibration.bands import METHOD, BandPolicy, BandResult
 from calibration.cascade import CascadeResult
 from calibration.options import DEFAULT_VALID_DAYS
 from calibration.summary import MetricSummary
+from judge.base import Strict
 from judge.digests import digest, utcnow
 from judge.errors import CardError
 from judge.kinds import ScoringKind
@@ -40,11 +41,7 @@ CARD_VERSION: Literal[1] = 1
 RECORDED_SOURCE = "recorded verdicts"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RubricRef(_Strict):
+class RubricRef(Strict):
     """The rubric the judge used (all null for recorded verdicts of an outside judge)."""
 
     id: str | None = None
@@ -52,14 +49,14 @@ class RubricRef(_Strict):
     digest: str | None = None
 
 
-class SelectorRef(_Strict):
+class SelectorRef(Strict):
     """The evidence selector the judge's prompts were built with."""
 
     version: str | None = None
     token_budget: int | None = None
 
 
-class JudgeSection(_Strict):
+class JudgeSection(Strict):
     """Who the judge is, exactly."""
 
     model: str
@@ -72,7 +69,7 @@ class JudgeSection(_Strict):
     blinded_fields: list[str] = Field(default_factory=list)
 
 
-class GoldRef(_Strict):
+class GoldRef(Strict):
     """The gold set the card was calibrated on."""
 
     name: str
@@ -81,7 +78,7 @@ class GoldRef(_Strict):
     source: str
 
 
-class ConfidenceRef(_Strict):
+class ConfidenceRef(Strict):
     """How each item's score was made."""
 
     #: "prob" (mean verdict probability), "votes" (vote share) or "prob+votes" (both occur).
@@ -93,7 +90,7 @@ class ConfidenceRef(_Strict):
     calibrator_params: dict[str, Any] | None = None
 
 
-class CalibrationSection(_Strict):
+class CalibrationSection(Strict):
     """What was measured, on which gold."""
 
     kind: ScoringKind
@@ -104,7 +101,7 @@ class CalibrationSection(_Strict):
     metrics: MetricSummary = Field(default_factory=MetricSummary)
 
 
-class BandSection(_Strict):
+class BandSection(Strict):
     """One band as certified (threshold null: no band, with the reason)."""
 
     threshold: float | None
@@ -117,7 +114,7 @@ class BandSection(_Strict):
     reason: str | None = None
 
 
-class Guarantee(_Strict):
+class Guarantee(Strict):
     """The finite-sample guarantee the bands carry."""
 
     alpha_false_accept: float
@@ -127,7 +124,7 @@ class Guarantee(_Strict):
     statement: str
 
 
-class SlicePolicy(_Strict):
+class SlicePolicy(Strict):
     """Thresholds and bands of one slice (or one cascade stage)."""
 
     auto_accept_threshold: float | None = None
@@ -148,7 +145,7 @@ class StagePolicy(SlicePolicy):
     n_decided: int
 
 
-class PolicySection(_Strict):
+class PolicySection(Strict):
     """What the judge may decide without a human."""
 
     guarantee: Guarantee
@@ -172,7 +169,7 @@ class PolicySection(_Strict):
     cost_per_decided: float | None = None
 
 
-class Card(_Strict):
+class Card(Strict):
     """A calibration card."""
 
     card_version: Literal[1] = CARD_VERSION

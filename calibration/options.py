@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from judge.base import Frozen
 from judge.defaults import DEFAULT_GRID, ScoringKind
 
 #: Days until a card expires.
@@ -19,10 +20,8 @@ CascadeMode = Literal["split", "shared"]
 Failures = Literal["wrong", "exclude"]
 
 
-class CalibrationOptions(BaseModel):
+class CalibrationOptions(Frozen):
     """Everything ``judge calibrate`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     judges: tuple[str, ...] = Field(
         default=(),
@@ -90,10 +89,8 @@ class CalibrationOptions(BaseModel):
         return self.alpha_reject if self.alpha_reject is not None else self.alpha_accept
 
 
-class CompareOptions(BaseModel):
+class CompareOptions(Frozen):
     """Everything ``judge compare`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     judges: tuple[str, ...] = Field(
         default=(), description="Judges to compare (empty: every judge present)."

@@ -52,11 +52,12 @@ from calibration.workflow import (
     compare_rows,
     unbound,
 )
+from judge.base import Frozen
 from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
 from judge.store import Store, StoreError, StoreUnavailable, mask_url, store_exists
-from judge.types import Judgment, Strict
+from judge.types import Judgment
 
 STORE_SOURCE = "judge store"
 JUDGMENTS_SOURCE = "judgments"
@@ -74,7 +75,7 @@ BINDING_FIELDS = (
 )
 
 
-class VerdictSource(Strict, frozen=True):
+class VerdictSource(Frozen):
     """Where the verdicts are: exactly one of a judge store, a judgments JSONL (which may also
     hold recorded verdicts) or a recorded-verdicts JSONL; and which judgments to keep."""
 

@@ -87,7 +87,7 @@ _SUMMARIES = {
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="judge")
+@click.version_option(package_name="calibrated-judge")
 def cli() -> None:
     """judge: calibrated LLM-as-judge verdicts for AI agent runs."""
     # Never fetch litellm's model cost map over the network.

@@ -134,6 +134,17 @@ def short_hash(text: str, n: int = 20) -> str:
     return sha256_hex(text)[:n]
 
 
+def content_uuid(*parts: Any) -> str:
+    """A UUID fixed by ``parts``: the first 128 bits of SHA-256 of their canonical JSON, with
+    the version (8, "custom", RFC 9562) and variant bits set. Ids a platform keys records by,
+    derived from content, so that sending the same thing again names the same record."""
+    raw = bytearray(sha256_raw(canonical_json(list(parts)))[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x80
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def seeded_hex(seed: int | str, key: str) -> str:
     """SHA-256 hex of ``"{seed}:{key}"``: a seeded order of keys without shared state."""
     return sha256_hex(f"{seed}:{key}")

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from calibration.gold import GoldRecord, GoldTurn, Lineage, write_gold
+from calibration.gold import GoldRecord, Lineage, write_gold
 from calibration.inputs import judgment_to_row
 from judge import traces
 from judge.connectors import (
@@ -396,25 +396,12 @@ def _gold(
     times = [x.created_at for x, _ in labels if x.created_at is not None]
     refs = [f"{target.platform}:annotation:{x.annotation_id}" for x, _ in labels]
     refs.append(f"{target.platform}:trace:{labels[0][0].trace_id}")
-    return GoldRecord(
-        id=case.id,
-        source=str(case.meta.get("source") or target.canonical),
-        license="unspecified",
-        kind=case.kind,
-        task=case.task,
-        candidates=dict(case.candidates) if case.candidates else None,
-        diff=case.diff,
-        trace=[
-            GoldTurn(
-                id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind, source=t.source
-            )
-            for t in case.trace
-        ],
-        agent_model=case.agent_model,
+    return GoldRecord.from_case(
+        case,
         gold=labels[0][1],
         gold_source=f"{len(labels)} human annotation(s) {annotation!r} in {target.platform}",
-        slices=dict(case.slices),
-        meta=dict(case.meta),
+        source=str(case.meta.get("source") or target.canonical),
+        license="unspecified",
         lineage=Lineage(
             source=f"{target.platform} annotation {annotation!r} at {target.canonical}",
             labeller=", ".join(people),

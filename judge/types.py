@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from judge.base import Strict as Strict
 from judge.defaults import ScoringKind
 
 #: A judgment ends in exactly one of these. Only ``ok`` carries a verdict that may enter a
@@ -46,12 +47,6 @@ EvidenceKind = Literal[
     "note",
 ]
 Order = Literal["AB", "BA"]
-
-
-class Strict(BaseModel):
-    """Base for every record: unknown fields are errors."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class TraceTurn(Strict):
@@ -311,6 +306,11 @@ class JobRecord(Strict):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    #: How many times a worker claimed the job (2 or more: it was resumed by another worker).
+    attempts: int | None = None
+    #: When a worker last took the job over from one that died (its lease expired, or its
+    #: replica's heartbeat stopped).
+    taken_over_at: datetime | None = None
 
 
 class ApiKeyRecord(Strict):

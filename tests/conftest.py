@@ -131,11 +131,11 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-# --- inspect_ai (the judge[inspect] extra) --------------------------------------------------------
+# --- inspect_ai (the calibrated-judge[inspect] extra) -------------------------------------------
 
 INSPECT_REASON = (
     "inspect_ai is not installed: the Inspect scorer and the inspect-ai reader need the "
-    "judge[inspect] extra (`pip install -e '.[inspect]'`; `make test` installs it)"
+    "calibrated-judge[inspect] extra (`pip install -e '.[inspect]'`; `make test` installs it)"
 )
 
 

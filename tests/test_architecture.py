@@ -50,6 +50,7 @@ HEAVY = frozenset(
 #: What calibration/ may import of judge/: the shared bottom layer.
 SHARED = (
     "judge.version",
+    "judge.base",
     "judge.types",
     "judge.errors",
     "judge.digests",
@@ -385,7 +386,7 @@ SQL_CALLS = re.compile(r"\.(execute|executemany|executescript|query)\(")
 _TABLES = (
     r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
     r"api_keys|sessions|jobs|job_cases|job_results|step_keys|label_plans|_migrations|sqlite_master|"
-    r"job_claims|rate_limits|call_claims|exports)"
+    r"job_claims|rate_limits|call_claims|exports|signing_secrets|replicas)"
 )
 SQL_TEXT = re.compile(
     rf"(\bselect\b[^;]*\bfrom\s+\"?{_TABLES}\b|\bselect\s+(\*|count\s*\()|"
@@ -549,18 +550,15 @@ def _forbids_extra(source: str) -> bool:
 
 
 def test_the_strict_base_is_declared_once() -> None:
-    """Every strict model of judge/ derives from judge.types.Strict (``Strict, frozen=True`` for
-    a frozen one) instead of declaring ``extra="forbid"`` again. (calibration/ is yet to adopt
-    it.)"""
+    """Every strict model of judge/ and calibration/ derives from judge.base.Strict (``Strict,
+    frozen=True`` for a frozen one) instead of declaring ``extra="forbid"`` again."""
     assert _forbids_extra('class A(BaseModel):\n    model_config = ConfigDict(extra="forbid")\n')
     assert _forbids_extra('class A(BaseModel, extra="forbid"):\n    pass\n')
     assert not _forbids_extra('"""A record (pydantic, ``extra="forbid"``)."""\n')
     again = [
         module
         for module, path in MODULES.items()
-        if module.startswith("judge")
-        and module != "judge.types"
-        and _forbids_extra(path.read_text(encoding="utf-8"))
+        if module != "judge.base" and _forbids_extra(path.read_text(encoding="utf-8"))
     ]
     assert again == []
 
@@ -609,7 +607,8 @@ def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
     code = (
         "import sys, judge, judge.types, judge.defaults; "
         "print(sorted(m for m in sys.modules if m.startswith('judge.') "
-        "and m not in ('judge.types', 'judge.defaults', 'judge.version', 'judge.errors', "
+        "and m not in ('judge.types', 'judge.base', 'judge.defaults', 'judge.version', "
+        "'judge.errors', "
         "'judge.kinds') or m.split('.')[0] in ('litellm', 'numpy', 'scipy', 'sklearn', "
         "'matplotlib', 'llama_cpp', 'fastapi')))"
     )

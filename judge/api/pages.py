@@ -41,7 +41,13 @@ from judge.api.errors import error_status
 from judge.api.roles import PAGE_ROLES
 from judge.api.security import SESSION_COOKIE, session_token
 from judge.errors import Failure, JudgeError
-from judge.service import Principal, create_session, end_session, verify_key
+from judge.service import (
+    SESSION_PROBLEMS,
+    Principal,
+    create_session,
+    end_session,
+    verify_key,
+)
 from judge.store import Store
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -50,6 +56,13 @@ STATIC = Path(__file__).parent / "static"
 _STYLE_BLOCK = re.compile(r"<style>(.*?)</style>", re.S)
 _STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
 _FORM_EXPIRED = "This form expired or did not come from this page: reload it and try again."
+#: The login form posted without the cookie its page set (an hour's life, path /login).
+_NO_LOGIN_COOKIE = (
+    "This login form expired, or your browser did not send back the cookie the login page set "
+    "(an hour's life): reload the page and sign in again. If it keeps happening, the browser "
+    "refuses the cookie: open the page at the address judge serve --public-url names (https "
+    "when it is https)."
+)
 
 #: Keyboard shortcut of each label (shown on the buttons).
 SHORTCUTS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t", "cannot_determine": "c"}
@@ -98,7 +111,7 @@ def form_token(request: Request, who: Caller) -> str:
     session = session_token({"cookie": request.headers.get("cookie", "")})
     if session:
         return csrf.session_token_csrf(session)
-    return csrf.key_csrf(request.app.state.csrf_secret, who.key_id)
+    return csrf.key_csrf(request.app.state.signing.current(), who.key_id)
 
 
 Form = Annotated[dict[str, str], Depends(posted_form)]
@@ -150,7 +163,9 @@ class PageRoute(APIRoute):
 
 
 def _login_page(request: Request, next: str, error: str | None, status: int) -> Response:
-    nonce, token = csrf.login_pair(request.app.state.csrf_secret)
+    # Signed with the secret every replica shares (judge.service.signing): any replica
+    # accepts the form.
+    nonce, token = csrf.login_pair(request.app.state.signing.current())
     response = render("login.html", status=status, next=next, error=error, who=None, csrf=token)
     response.set_cookie(
         csrf.LOGIN_COOKIE,
@@ -164,16 +179,20 @@ def _login_page(request: Request, next: str, error: str | None, status: int) -> 
     return response
 
 
-def login_form(request: Request, next: str = "/review") -> Response:
-    """The login form (open: it is how a browser gets a session)."""
-    return _login_page(request, _safe_next(next), None, 200)
+def login_form(request: Request, next: str = "/review", why: str | None = None) -> Response:
+    """The login form (open: it is how a browser gets a session); ``why``: the reason a
+    session ended (``judge.service.SESSION_PROBLEMS``), said above the form."""
+    return _login_page(request, _safe_next(next), SESSION_PROBLEMS.get(why or ""), 200)
 
 
 def login(request: Request, form: Form, store: Db, config: Config) -> Response:
     """Turn a reviewer's or adjudicator's API key into a session cookie."""
     target = _safe_next(form.get("next"))
     nonce = request.cookies.get(csrf.LOGIN_COOKIE)
-    if not csrf.login_token_ok(request.app.state.csrf_secret, nonce, form.get(csrf.FIELD)):
+    if not nonce:
+        return _login_page(request, target, _NO_LOGIN_COOKIE, 403)
+    given = form.get(csrf.FIELD)
+    if not request.app.state.signing.verify(lambda s: csrf.login_token_ok(s, nonce, given)):
         return _login_page(request, target, _FORM_EXPIRED, 403)
     who = verify_key(store, form.get("key", "").strip())
     if who is None:
@@ -201,7 +220,7 @@ def login(request: Request, form: Form, store: Db, config: Config) -> Response:
 def logout(request: Request, form: Form, token: FormToken, store: Db) -> Response:
     """End the session."""
     if not csrf.token_ok(token, form.get(csrf.FIELD)):
-        return HTMLResponse(_FORM_EXPIRED, status_code=403)
+        return error_page(403, _FORM_EXPIRED)
     end_session(store, session_token({"cookie": request.headers.get("cookie", "")}))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")

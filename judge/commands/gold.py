@@ -74,7 +74,7 @@ gold.add_command(export_gold_cmd, "export")
     required=True,
     metavar="NAME",
     help="The name of the annotation people gave (in Phoenix: the annotation config's name; "
-    "in MLflow: the feedback's name).",
+    "in Langfuse: the score's name; in MLflow: the feedback's name).",
 )
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
 @click.option(
@@ -98,7 +98,8 @@ def import_gold(
     """Turn the labels people gave on a platform into gold records for the stored cases.
 
     Reads every person's annotation named NAME (in Phoenix: HUMAN span and trace annotations;
-    notes and judge's own annotations are not labels; in MLflow: HUMAN feedback assessments
+    notes and judge's own annotations are not labels; in Langfuse: scores of source
+    ANNOTATION, from the UI or an annotation queue; in MLflow: HUMAN feedback assessments
     not overridden since, a boolean read as true / false), matches it to the cases imported from
     URL by trace id, and writes one gold record per case with lineage (platform, annotation
     ids, annotators, time). People who disagree on a case leave it out; labels on traces judge

@@ -1,8 +1,11 @@
 """The HTTP client every platform connector uses: httpx with timeouts, retries on 5xx, timeouts
-and connection resets only (tenacity, exponential back-off), never on 401/403 (the message names
-the environment variable to set) nor on a refused connection (a server that is down is said so
-at once), and every URL in a message with its secrets masked (:func:`mask_url`: the password or
-token of the userinfo, and query values whose name says token, key, secret, password...).
+and connection resets (tenacity, exponential back-off) and on 429 (after the ``Retry-After`` /
+``retry-after-ms`` the server asks for, when it says one; a wait longer than
+:data:`RETRY_AFTER_MAX_S` fails at once saying when to run again), never on 401/403 (the message
+names the environment variable to set) nor on a refused connection (a server that is down is
+said so at once), and every URL in a message with its secrets masked (:func:`mask_url`: the
+password or token of the userinfo, and query values whose name says token, key, secret,
+password...).
 
 httpx and tenacity are imported inside the functions that use them (``judge --help`` loads
 neither)."""
@@ -13,6 +16,8 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -39,6 +44,9 @@ ATTEMPTS = 4
 BACKOFF_S = 0.5
 #: How much of an error body a message quotes.
 BODY_CHARS = 300
+#: The longest wait a 429's ``Retry-After`` may ask for before the request is tried again (a
+#: longer one ends the command at once, saying how long to wait).
+RETRY_AFTER_MAX_S = 60.0
 #: Connections kept open (httpx's default): a connector sending more requests at once (from
 #: several threads) asks for as many.
 KEEPALIVE = 20
@@ -74,21 +82,49 @@ def _body(response: httpx.Response) -> str:
     return text[:BODY_CHARS] + ("..." if len(text) > BODY_CHARS else "")
 
 
-class _Retry(Exception):
-    """A failure worth another attempt (5xx, timeout, reset); carries the final message."""
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a response asks to wait before the next request: ``retry-after-ms``, else
+    ``Retry-After`` in seconds or as an HTTP date; None when it says none (or nonsense)."""
+    ms = response.headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
-    def __init__(self, message: str) -> None:
+
+class _Retry(Exception):
+    """A failure worth another attempt (5xx, 429, timeout, reset); carries the final message
+    and, for a 429 that says it, the seconds to wait first."""
+
+    def __init__(self, message: str, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.wait_s = wait_s
 
 
 class HttpClient:
     """One platform's HTTP root (``base``), with the headers every request carries.
 
     ``platform`` and ``auth_env`` name the platform and the environment variable of its
-    credentials in messages (a 401/403 says to set it); ``connections``: how many are kept
-    open (one per thread of a connector that sends from several). Safe to share between
-    threads. Use as a context manager, or close()."""
+    credentials in messages (a 401/403 says to set it; ``auth_fix``, when given, is what a
+    401/403 says to do instead); ``connections``: how many are kept open (one per thread of a
+    connector that sends from several). Safe to share between threads. Use as a context
+    manager, or close()."""
 
     def __init__(
         self,
@@ -97,6 +133,7 @@ class HttpClient:
         platform: str,
         headers: Mapping[str, str] | None = None,
         auth_env: str | None = None,
+        auth_fix: str | None = None,
         attempts: int = ATTEMPTS,
         backoff_s: float = BACKOFF_S,
         read_timeout_s: float = READ_TIMEOUT_S,
@@ -107,6 +144,7 @@ class HttpClient:
         self.base = base.rstrip("/")
         self.platform = platform
         self.auth_env = auth_env
+        self.auth_fix = auth_fix
         self.attempts = max(1, attempts)
         self.backoff_s = backoff_s
         #: Requests sent (every attempt), for reports and tests.
@@ -137,13 +175,17 @@ class HttpClient:
         not_found: str | None = None,
         ok: Sequence[int] = (),
     ) -> httpx.Response:
-        """Send one request (retried on 5xx, timeouts and resets) and return a 2xx answer, or
-        one of the statuses in ``ok`` (never retried: a platform whose duplicate-key answer is
-        a 500 lets its connector read it). A 404 is PlatformNotFound (``not_found`` is its message),
-        401/403 PlatformAuthError, another 4xx ConnectorError, a refused connection or a
-        failure left after the retries PlatformUnavailable; every message names the URL."""
+        """Send one request (retried on 5xx, 429, timeouts and resets) and return a 2xx answer,
+        or one of the statuses in ``ok`` (never retried: a platform whose duplicate-key answer
+        is a 500 lets its connector read it). A 429 is tried again after the wait its
+        ``Retry-After`` asks for (the back-off when it asks none; PlatformUnavailable at once
+        when it asks more than :data:`RETRY_AFTER_MAX_S`). A 404 is PlatformNotFound
+        (``not_found`` is its message), 401/403 PlatformAuthError, another 4xx ConnectorError,
+        a refused connection or a failure left after the retries PlatformUnavailable; every
+        message names the URL."""
         import httpx
         from tenacity import (
+            RetryCallState,
             retry,
             retry_if_exception_type,
             stop_after_attempt,
@@ -151,11 +193,18 @@ class HttpClient:
         )
 
         shown = self.url(path, params)
+        backoff = wait_exponential(multiplier=self.backoff_s, max=8.0)
+
+        def wait(state: RetryCallState) -> float:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(failure, _Retry) and failure.wait_s is not None:
+                return failure.wait_s
+            return float(backoff(state))
 
         @retry(
             retry=retry_if_exception_type(_Retry),
             stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=self.backoff_s, max=8.0),
+            wait=wait,
             reraise=True,
         )
         def attempt() -> httpx.Response:
@@ -185,6 +234,19 @@ class HttpClient:
                     f"{method} {shown}: {self.platform} answered {response.status_code} "
                     f"({_body(response)}) after {self.attempts} attempts"
                 )
+            if response.status_code == 429 and 429 not in ok:
+                asked = retry_after(response)
+                if asked is not None and asked > RETRY_AFTER_MAX_S:
+                    raise PlatformUnavailable(
+                        f"{method} {shown}: {self.platform} is rate limiting (429 "
+                        f"{_body(response)}) and asks to wait {asked:.0f}s; what was sent "
+                        "before stays sent: run the same command again after that"
+                    )
+                raise _Retry(
+                    f"{method} {shown}: {self.platform} is rate limiting (429 "
+                    f"{_body(response)}) after {self.attempts} attempts",
+                    wait_s=asked,
+                )
             return response
 
         started = time.monotonic()
@@ -200,7 +262,7 @@ class HttpClient:
             return response
         if status in (401, 403):
             what = "refused the credentials" if status == 401 else "does not allow this"
-            fix = (
+            fix = self.auth_fix or (
                 f"set {self.auth_env} to an API key of that {self.platform}"
                 if self.auth_env
                 else "check the credentials"

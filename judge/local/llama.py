@@ -471,7 +471,8 @@ class Engine:
             from llama_cpp import Llama
         except ImportError as exc:
             raise JudgeError(
-                "the embedded model needs llama-cpp-python: pip install 'judge[embedded]' "
+                "the embedded model needs llama-cpp-python: pip install "
+                "'calibrated-judge[embedded]' "
                 "(or `make setup`, which builds it portably)"
             ) from exc
         self.path = path

@@ -28,6 +28,7 @@ from pydantic import Field
 from calibration.card import Card
 from calibration.confidence import score_items
 from calibration.inputs import judgment_to_row
+from judge.base import Frozen
 from judge.errors import InputError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judging_plan, run_steps
 from judge.review import route as route_card
@@ -50,7 +51,7 @@ RULES: Mapping[str, str] = {
 }
 
 
-class ScoredRun(Strict, frozen=True):
+class ScoredRun(Frozen):
     """One run with its outcome and everything the report needs about it (the report keeps
     every run in this form, so the gate can recompute from it)."""
 

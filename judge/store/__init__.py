@@ -24,6 +24,7 @@ from judge.store.judgments import JudgmentTables
 from judge.store.migrations import MIGRATIONS
 from judge.store.plans import PlanTables
 from judge.store.postgres import PostgresBackend, is_url, mask_url
+from judge.store.replicas import ReplicaTables
 from judge.store.review import LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
@@ -133,6 +134,7 @@ class Store(
     TransferTables,
     PlanTables,
     ExportTables,
+    ReplicaTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless

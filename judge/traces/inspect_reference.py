@@ -1,4 +1,4 @@
-"""``inspect-ai``: Inspect AI logs read by inspect_ai's own reader (``judge[inspect]``).
+"""``inspect-ai``: Inspect AI logs read by inspect_ai's own reader (``calibrated-judge[inspect]``).
 
 The same cases as the ``inspect`` format (each sample goes through
 :mod:`judge.traces.inspect_cases`), read with ``inspect_ai.log``: to compare the two readers,
@@ -24,15 +24,15 @@ from typing import Any
 from judge.traces import BaseImporter, ImportResult
 from judge.traces.inspect_log import Collector, log_kind
 
-INSTALL_HINT = "pip install 'judge[inspect]' (inspect-ai 0.3.285)"
+INSTALL_HINT = "pip install 'calibrated-judge[inspect]' (inspect-ai 0.3.285)"
 
 
 class InspectAIImporter(BaseImporter):
     """Inspect AI logs read with ``inspect_ai.log`` (slow; for comparison)."""
 
     description = (
-        "Inspect AI eval logs read by inspect_ai's own reader (needs judge[inspect]; slower; "
-        "never detected)"
+        "Inspect AI eval logs read by inspect_ai's own reader (needs calibrated-judge[inspect]; "
+        "slower; never detected)"
     )
 
     def load(self, path: Path) -> ImportResult:

@@ -75,6 +75,7 @@ from judge.traces._common import (
 )
 from judge.traces.otel_compat import normalise, parts_message
 from judge.traces.otel_console import looks_like_console, read_console
+from judge.traces.otlp import otlp_value as otlp_value
 from judge.types import Case
 
 #: The GenAI semconv version read (and written by judge.connectors.otel: keep the two equal).
@@ -149,28 +150,6 @@ def any_value(value: Any) -> Any:
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
-
-
-def otlp_value(value: Any) -> dict[str, Any]:
-    """A Python value as an OTLP/JSON ``AnyValue`` (the inverse of :func:`any_value`): what a
-    platform connector builds when it hands a platform's spans to :func:`read_otlp`."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [otlp_value(v) for v in value]}}
-    if isinstance(value, dict):
-        return {
-            "kvlistValue": {
-                "values": [{"key": str(k), "value": otlp_value(v)} for k, v in value.items()]
-            }
-        }
-    if value is None:
-        return {}
-    return {"stringValue": str(value)}
 
 
 def read_otlp(documents: list[dict[str, Any]], source: str) -> ImportResult:

@@ -5,8 +5,10 @@ the export ledger on both store backends."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -88,16 +90,20 @@ def test_secrets_are_masked_in_urls() -> None:
 
 
 class _Script(BaseHTTPRequestHandler):
-    """Answers from the server's script: a list of (status, body); the last one repeats."""
+    """Answers from the server's script: a list of (status, body) or (status, body, headers);
+    the last one repeats. Each request is seen with the moment it came."""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         server: Any = self.server
         server.seen.append((self.path, self.headers.get("Authorization")))
-        status, body = server.script[min(len(server.seen) - 1, len(server.script) - 1)]
+        server.times.append(time.monotonic())
+        status, body, *headers = server.script[min(len(server.seen) - 1, len(server.script) - 1)]
         data = body.encode()
         self.send_response(status)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers[0] if headers else {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -108,7 +114,7 @@ class _Script(BaseHTTPRequestHandler):
 @pytest.fixture
 def scripted() -> Iterator[Any]:
     server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Script)
-    server.seen, server.script = [], [(200, "{}")]
+    server.seen, server.times, server.script = [], [], [(200, "{}")]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -144,6 +150,46 @@ def test_a_status_the_connector_reads_itself_is_not_retried(scripted: Any) -> No
     with _client(scripted, backoff_s=0.01) as client:
         answer = client.request("GET", "/v1/x", ok=(500,))
     assert (answer.status_code, client.sent) == (500, 1)
+
+
+def test_a_429_waits_as_long_as_retry_after_asks_then_succeeds(scripted: Any) -> None:
+    scripted.script = [
+        (429, '{"message": "Rate limit exceeded"}', {"Retry-After": "1"}),
+        (429, "slow down", {"retry-after-ms": "300"}),
+        (200, '{"ok": true}'),
+    ]
+    # The back-off would be 0.01 s: the waits are the server's.
+    with _client(scripted, backoff_s=0.01) as client:
+        assert client.get_json("/v1/x") == {"ok": True}
+    assert client.sent == 3
+    first, second, third = scripted.times
+    assert second - first >= 0.95 and third - second >= 0.28
+
+
+def test_a_429_retry_after_may_be_a_date_or_absent(scripted: Any) -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    scripted.script = [(429, "busy", {"Retry-After": when}), (429, "busy"), (200, "{}")]
+    with _client(scripted, backoff_s=0.01) as client:
+        assert client.get_json("/v1/x") == {}
+    first, second, third = scripted.times
+    # An HTTP date is whole seconds: at least one of the two asked for is waited.
+    assert second - first >= 0.9 and third - second < 0.5
+
+
+def test_a_429_that_lasts_or_asks_too_long_is_unavailable_naming_the_url(scripted: Any) -> None:
+    scripted.script = [(429, "Rate limit exceeded", {"Retry-After": "0"})]
+    client = _client(scripted, attempts=3, backoff_s=0.01)
+    with client, pytest.raises(PlatformUnavailable) as err:
+        client.get_json("/v1/x", params={"token": "t0k"})
+    assert client.sent == 3
+    assert "is rate limiting (429 Rate limit exceeded) after 3 attempts" in str(err.value)
+    assert "token=***" in str(err.value) and "t0k" not in str(err.value)
+    scripted.seen.clear()
+    scripted.script = [(429, "quota", {"Retry-After": "3600"})]
+    client = _client(scripted, backoff_s=0.01)
+    with client, pytest.raises(PlatformUnavailable, match="asks to wait 3600s") as err:
+        client.get_json("/v1/x")
+    assert client.sent == 1 and "run the same command again after that" in str(err.value)
 
 
 @pytest.mark.parametrize("status", [401, 403])
