@@ -16,7 +16,7 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
              auto_accept_threshold, auto_reject_threshold, decide_threshold, human_review_band,
              human_review_rule, coverage, grid, starts, bands, slice_key, correction, per_slice,
              cascade, cost_per_decided}
-    created_at, expires_at, card_digest
+    created_at, expires_at, probes (optional: judge probe), card_digest
 """
 
 from __future__ import annotations
@@ -180,6 +180,46 @@ class PolicySection(_Strict):
     cost_per_decided: float | None = None
 
 
+class ProbeEntry(_Strict):
+    """One perturbation probe's result for this judge (``judge probe``)."""
+
+    name: str
+    version: int
+    #: "degradation" (a good judge catches it) or "invariance" (a good judge does not move).
+    kind: str
+    applied: int
+    skipped: int
+    #: Cases the as-expected rate is over (degradations: originals the judge passed).
+    n: int
+    as_expected_rate: float | None = None
+    as_expected_ci95: list[float] | None = None
+    p_pass_shift: float | None = None
+    p_pass_shift_ci95: list[float] | None = None
+    #: "pass", "fail", "inconclusive" or "no data": the rate's interval against ``bar``.
+    status: str
+
+
+class ProbesSection(_Strict):
+    """Which perturbation probes this judge fails (``judge probe --card``): routing reads it,
+    e.g. a failed length probe sends long traces to people. Optional: a card without it has
+    the same digest as before the section existed."""
+
+    gold: str
+    gold_digest: str
+    model: str
+    rubric: str
+    run_at: datetime
+    #: A probe passes when its as-expected rate's 95% lower bound reaches this, fails when the
+    #: upper bound is below it.
+    bar: float
+    failed: list[str] = Field(default_factory=list)
+    inconclusive: list[str] = Field(default_factory=list)
+    #: The median number of trace turns of the cases probed: a trace longer than this is
+    #: "long" for the length gate (``judge.routing.gates``).
+    long_trace_turns: int | None = None
+    probes: list[ProbeEntry] = Field(default_factory=list)
+
+
 class Card(_Strict):
     """A calibration card."""
 
@@ -189,11 +229,19 @@ class Card(_Strict):
     policy: PolicySection
     created_at: datetime
     expires_at: datetime
+    #: Perturbation probes' results (``judge probe``); absent on cards written without them,
+    #: and then left out of the YAML and the digest, so those cards keep their digests.
+    probes: ProbesSection | None = None
     card_digest: str = ""
+
+    def _dump(self, exclude: set[str]) -> dict[str, Any]:
+        if self.probes is None:
+            exclude = exclude | {"probes"}
+        return self.model_dump(mode="json", exclude=exclude)
 
     def computed_digest(self) -> str:
         """sha256 over the canonical JSON of the card without ``card_digest``."""
-        return digest(self.model_dump(mode="json", exclude={"card_digest"}))
+        return digest(self._dump({"card_digest"}))
 
     def sealed(self) -> Card:
         """The same card with its digest filled in."""
@@ -201,9 +249,12 @@ class Card(_Strict):
 
     def to_yaml(self) -> str:
         """The card as YAML, in field order."""
-        return yaml.safe_dump(
-            self.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100
-        )
+        return yaml.safe_dump(self._dump(set()), sort_keys=False, allow_unicode=True, width=100)
+
+    def with_probes(self, probes: ProbesSection | None) -> Card:
+        """The same card with this probes section (replacing any), sealed anew: its digest
+        changes, as it must for a card that now says more."""
+        return self.model_copy(update={"probes": probes}).sealed()
 
 
 # --- Building ---------------------------------------------------------------------------------

@@ -20,6 +20,11 @@ from judge.connectors import export_otel as export_otel
 from judge.judging import JudgeOptions as JudgeOptions
 from judge.judging import RunSummary as RunSummary
 from judge.judging import judge_cases as judge_cases
+
+# Probing the judge: perturbations whose right answer is known; drift checks on an anchor set.
+from judge.probes import ProbeOptions as ProbeOptions
+from judge.probes import ProbeRun as ProbeRun
+from judge.probes import run_probes as run_probes
 from judge.review import GoldExport as GoldExport
 
 # Routing verdicts with a card, people's labels back as gold.

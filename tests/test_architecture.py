@@ -84,6 +84,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.runsets",
             "judge.service",
             "judge.calibrating",
+            "judge.probes",
         ),
     ),
     ("library", ("judge",)),
