@@ -30,6 +30,7 @@ from judge.probes.workflow import (
     ProbeReport,
     ProbeRun,
     analyse,
+    load_gold_cases,
     plan_probes,
     run_probes,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Shift",
     "Skipped",
     "analyse",
+    "load_gold_cases",
     "apply_probe",
     "is_test_path",
     "clustered_mean",

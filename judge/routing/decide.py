@@ -25,7 +25,7 @@ from calibration.confidence import CALIBRATOR_FROM_PARAMS, calibrator_from_param
 from judge.digests import short_hash
 from judge.errors import CardError
 from judge.routing.cards import card_digest, select_for_card, stage_label
-from judge.routing.gates import GATES, Group, groups
+from judge.routing.gates import CARD_GATES, GATES, Group, groups
 from judge.types import Case, Decision, Judgment, RoutingDecision, ScoringKind
 
 
@@ -120,7 +120,7 @@ def route_group(
     base = _decision_fields(
         card, group.case_id, group.model, group.model, group.judgments, group.judgments[0], now
     )
-    raw, score, gated = _score_and_gates(group, card)
+    raw, score, gated = _score_and_gates(group, card, case)
     base |= {"raw_score": raw, "score": score}
     if gated is not None:
         return RoutingDecision(decision="review", reason=gated[0], detail=gated[1], **base)
@@ -164,15 +164,20 @@ def _decision_fields(
 
 
 def _score_and_gates(
-    group: Group, card: Card
+    group: Group, card: Card, case: Case | None = None
 ) -> tuple[float | None, float | None, tuple[str, str] | None]:
     """(raw pooled score, score after the card's calibrator, (reason, detail) of the first gate
-    that sends the group to review, or None)."""
+    that sends the group to review, or None). Card gates (``gates.CARD_GATES``: what the card's
+    probes section says of the judge) come after the judgment gates."""
     scores = score_items(group.rows, kind=group.kind)
     raw = scores.items[0].score if scores.items else None
     score = calibrate_score(raw, card.calibration.confidence) if raw is not None else None
     for reason, gate in GATES:
         detail = gate(group)
+        if detail is not None:
+            return raw, score, (reason, detail)
+    for reason, card_gate in CARD_GATES:
+        detail = card_gate(group, card, case)
         if detail is not None:
             return raw, score, (reason, detail)
     if score is None:
