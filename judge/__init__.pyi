@@ -24,6 +24,7 @@ from judge.judging import judge_cases as judge_cases
 # Probing the judge: perturbations whose right answer is known; drift checks on an anchor set.
 from judge.probes import ProbeOptions as ProbeOptions
 from judge.probes import ProbeRun as ProbeRun
+from judge.probes import check_drift as check_drift
 from judge.probes import run_probes as run_probes
 from judge.review import GoldExport as GoldExport
 

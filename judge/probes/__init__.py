@@ -7,6 +7,18 @@ batch and reports each probe; ``stats`` the task-clustered intervals; ``report``
 ``drift`` the anchor re-checks, their control charts and the alarm that marks a card stale.
 """
 
+from judge.probes import drift
+from judge.probes.drift import (
+    ChartParams,
+    ChartPoint,
+    Charts,
+    CheckStats,
+    DriftCheck,
+    charts,
+    check_drift,
+    drift_history,
+    ewma_chart,
+)
 from judge.probes.report import write_reports
 from judge.probes.stats import Rate, Shift, clustered_mean, clustered_rate, status_of
 from judge.probes.transforms import (
@@ -36,6 +48,16 @@ from judge.probes.workflow import (
 )
 
 __all__ = [
+    "drift",
+    "ChartParams",
+    "ChartPoint",
+    "Charts",
+    "CheckStats",
+    "DriftCheck",
+    "charts",
+    "check_drift",
+    "drift_history",
+    "ewma_chart",
     "DEFAULT_BAR",
     "PROBES",
     "PROBES_BY_NAME",

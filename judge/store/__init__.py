@@ -18,6 +18,7 @@ from judge.defaults import DB_ENV, DB_MIGRATE_ENV, DEFAULT_DB
 from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavailable
 from judge.store.coordination import CoordinationTables
+from judge.store.drift import DriftTables
 from judge.store.jobs import JobTables
 from judge.store.judgments import CACHED_STATUSES, JudgmentTables
 from judge.store.migrations import MIGRATIONS
@@ -134,6 +135,7 @@ class Store(
     CoordinationTables,
     TransferTables,
     PlanTables,
+    DriftTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless

@@ -67,6 +67,7 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
             "label_plans",
             "call_claims",
             "rate_buckets",
+            "drift_checks",
         }
     with Store(store_location) as again:
         assert again.migrated == []
