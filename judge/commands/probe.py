@@ -157,12 +157,19 @@ def _dry_run(gold: str, chosen: list[judge.probes.Probe], model: str, limit: int
     cases, labels, _ = judge.probes.load_gold_cases(gold, limit)
     plan = judge.probes.plan_probes(cases, labels, chosen, model)
     n_pass = sum(1 for c in cases if labels.get(c.id) == "pass")
-    click.echo(f"{len(cases)} cases, {n_pass} passing; {len(plan.applied)} perturbations")
+    n_pairs = sum(1 for c in cases if c.kind == "pairwise")
+    pairs = f", {n_pairs} pairs" if n_pairs else ""
+    click.echo(f"{len(cases)} cases, {n_pass} passing{pairs}; {len(plan.applied)} perturbations")
     for row in plan.applicability():
         share = "-" if row["applicability"] is None else f"{row['applicability']:.2f}"
+        meant = (
+            "pairs"
+            if judge.probes.PROBES_BY_NAME[row["name"]].case_kind == "pairwise"
+            else "passing"
+        )
         reasons = "; ".join(f"{why} ({n})" for why, n in sorted(row["skip_reasons"].items()))
         click.echo(
             f"{row['name']:24} {row['kind']:11} applies to {row['applied_to_meant']}/"
-            f"{row['meant_for']} passing = {share}; applied {row['applied']}, skipped "
+            f"{row['meant_for']} {meant} = {share}; applied {row['applied']}, skipped "
             f"{row['skipped']}" + (f": {reasons}" if reasons else "")
         )

@@ -346,6 +346,36 @@ def analyse(plan: Plan, scores: Mapping[str, float], bar: float = DEFAULT_BAR) -
     return reports
 
 
+def shared_prefix(original: Case, perturbed: Case) -> int:
+    """How much of the original's prompt the perturbation leaves as it was, in the order the
+    prompt shows it (task, diff, trace turns): the number of leading parts unchanged."""
+    parts = 0
+    for a, b in ((original.task, perturbed.task), (original.diff, perturbed.diff)):
+        if a != b:
+            return parts
+        parts += 1
+    for a, b in zip(original.trace, perturbed.trace, strict=False):
+        if a != b:
+            break
+        parts += 1
+    return parts
+
+
+def judging_order(originals: Sequence[Case], applied: Sequence[Applied]) -> list[Case]:
+    """Each original, then its perturbations, those that keep more of its prompt first: a
+    local model judging one case after another reuses the prompt prefix it has already read
+    (llama.cpp keeps the previous prompt's KV cache), so a perturbation near the end of a
+    trace costs little more than its new tokens. Hosted judges are indifferent to the order."""
+    by_original: dict[str, list[Applied]] = defaultdict(list)
+    for a in applied:
+        by_original[a.original.id].append(a)
+    out: list[Case] = []
+    for case in originals:
+        mine = sorted(by_original[case.id], key=lambda a: -shared_prefix(case, a.case))
+        out += [case, *(a.case for a in mine)]
+    return out
+
+
 def load_gold_cases(
     path: str | Path, limit: int | None = None
 ) -> tuple[list[Case], dict[str, str], str]:
@@ -383,7 +413,7 @@ def run_probes(
     plan = plan_probes(cases, labels, probes, model)
     used = {a.original.id for a in plan.applied}
     originals = [c for c in cases if c.id in used]
-    to_judge = originals + [a.case for a in plan.applied]
+    to_judge = judging_order(originals, plan.applied)
     summary = None
     scores: dict[str, float] = {}
     if to_judge:

@@ -123,11 +123,16 @@ def length_biased(n_turns: int) -> Judge:
     return judge
 
 
+def claims_success(text: str) -> bool:
+    """Whether a message claims the task is done (what the final-message judge believes)."""
+    return _CLAIM.search(text) is not None
+
+
 def final_message(view: PromptView) -> Decision:
     """Believe the run's final agent message when there is one; otherwise :func:`fair`."""
     finals = view.of_kind("final_answer")
     if finals and view.items and finals[-1] is view.items[-1]:
-        if _CLAIM.search(finals[-1].text):
+        if claims_success(finals[-1].text):
             return "pass", f"{finals[-1].id}: the agent reports success"
         return "fail", f"{finals[-1].id}: the agent does not report success"
     return fair(view)

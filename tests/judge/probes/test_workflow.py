@@ -13,7 +13,15 @@ import judge
 from calibration.card import parse_card
 from judge.errors import InputError
 from judge.judging import JudgeOptions
-from judge.probes import PROBES, ProbeOptions, ProbeRun, run_probes, write_reports
+from judge.probes import (
+    PROBES,
+    ProbeOptions,
+    ProbeRun,
+    plan_probes,
+    run_probes,
+    write_reports,
+)
+from judge.probes.workflow import judging_order, shared_prefix
 from judge.store import Store
 from judge.testing.biased import JUDGES, length_biased, responder
 from judge.testing.loopback import LoopbackServer
@@ -213,3 +221,18 @@ def test_a_gold_set_without_passing_runs_gets_a_clear_message(tmp_path: Path) ->
     ):
         run_probes(store, gold, rubric="agent-run-success@2", model="openai/fair")
     assert "fail 3" in str(err.value) and "invariance probes only" in str(err.value)
+
+
+def test_each_original_is_judged_before_its_perturbations_latest_change_first() -> None:
+    cases, labels = runs()
+    plan = plan_probes(cases[:2], labels, PROBES, "openai/fair")
+    order = judging_order(cases[:2], plan.applied)
+    assert order[0] is cases[0]
+    second = order.index(cases[1])
+    first_block = [c.id.split("#probe:")[1] for c in order[1:second]]
+    # Appended at the end first (all of the original's prompt is shared), the diff last.
+    assert first_block[0] == "verbose-final@v1" and first_block[-1] == "fix-hunk-dropped@v1"
+    prefixes = [shared_prefix(cases[0], c) for c in order[1:second]]
+    assert prefixes == sorted(prefixes, reverse=True)
+    assert shared_prefix(cases[0], cases[0]) == 2 + len(cases[0].trace)
+    assert len(order) == 2 + len(plan.applied)
