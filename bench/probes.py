@@ -6,11 +6,13 @@ The judges are loopback judges with known behaviour (``judge.testing.biased``), 
 their own process, each call answering after ``--latency`` seconds:
 
 1. Cost: ``run_probes`` with every probe on the first ``--n`` SWE-bench dev cases, judged by
-   the fair judge, against ``judge_cases`` on exactly the cases that probe run judged
-   (originals and perturbations), in a fresh store, same options. Target: within 1.2x.
-2. Recovery: the same probes under a judge that passes any run longer than ``--turns`` turns,
-   and under one that believes the final message. For each probe the *planted* rate is what
-   the planted rule gives on these very cases: the rule applied to each original and each
+   the fair judge at the rubric's evidence budget, against ``judge_cases`` on exactly the
+   cases that probe run judged (originals and perturbations), in a fresh store, same options.
+   Target: within 1.2x.
+2. Recovery, on the first ``--recovery-n`` cases, every judge reading whole traces: the same
+   probes under the fair judge, a judge that passes any run longer than ``--turns`` turns,
+   and one that believes the final message. For each probe the *planted* rate is what the
+   planted rule gives on these very cases: the rule applied to each original and each
    perturbation (its turn count, or whether it ends on a message claiming success), falling
    back to the fair judge's own verdict on the same case; it is computed from the cases, not
    from the biased run. Target: every measured rate within 0.05 of the planted one, and the
@@ -82,7 +84,7 @@ def biased_server(latency: float, turns: int) -> Iterator[str]:
 
 
 def probe(
-    api_base: str, name: str, n: int, concurrency: int, budget: int, folder: Path
+    api_base: str, name: str, n: int, concurrency: int, budget: int | None, folder: Path
 ) -> tuple[ProbeRun, float]:
     """A probe run of every probe with the judge ``name``; (the run, wall seconds)."""
     options = JudgeOptions(
@@ -101,12 +103,15 @@ def probe(
     return run, time.perf_counter() - started
 
 
-def direct(api_base: str, cases: list[Case], concurrency: int, folder: Path) -> float:
+def direct(
+    api_base: str, cases: list[Case], concurrency: int, budget: int | None, folder: Path
+) -> float:
     """Judge ``cases`` directly (fresh store, the fair judge); wall seconds."""
     options = JudgeOptions(
-        api_base=api_base, variants=1, concurrency=concurrency, token_budget=BUDGET
+        api_base=api_base, variants=1, concurrency=concurrency, token_budget=budget
     )
     started = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
     with Store(folder / "direct.db") as store:
         judge_cases(
             store, cases, rubric="agent-run-success@2", models=["openai/fair"], options=options
@@ -169,7 +174,8 @@ def planted_rates(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--n", type=int, default=60, help="Cases for the cost comparison.")
+    parser.add_argument("--recovery-n", type=int, default=30, help="Cases for the recovery.")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--turns", type=int, default=60, help="The length-biased judge's N.")
@@ -178,38 +184,60 @@ def main() -> None:
         action="store_true",
         help="Also probe the fair judge at the default budget.",
     )
+    parser.add_argument("--cost-only", action="store_true", help="Skip the recovery part.")
     parser.add_argument("--json")
     args = parser.parse_args()
     print(load_text())
     cases, gold, _ = load_gold_cases(SWEBENCH, args.n)
     plan = plan_probes(cases, gold, PROBES, "openai/fair")
-    by_id = {c.id: c for c in cases} | {a.case.id: a.case for a in plan.applied}
     used = {a.original.id for a in plan.applied}
     to_judge = [c for c in cases if c.id in used] + [a.case for a in plan.applied]
-    result: dict[str, Any] = {"n_cases": len(cases), "judged": len(to_judge), "probes": len(PROBES)}
+    few, few_gold, _ = load_gold_cases(SWEBENCH, args.recovery_n)
+    few_plan = plan_probes(few, few_gold, PROBES, "openai/fair")
+    by_id = {c.id: c for c in few} | {a.case.id: a.case for a in few_plan.applied}
+    result: dict[str, Any] = {
+        "n_cases": len(cases),
+        "judged": len(to_judge),
+        "probes": len(PROBES),
+        "recovery_n": len(few),
+    }
     with tempfile.TemporaryDirectory() as tmp, biased_server(args.latency, args.turns) as api_base:
         folder = Path(tmp)
-        fair_run, probe_s = probe(api_base, "fair", args.n, args.concurrency, BUDGET, folder)
-        direct_s = direct(api_base, to_judge, args.concurrency, folder)
+        # Warm up first (imports, litellm, the first connection), so that neither timed run
+        # pays the process's start-up; then direct, then the probe run.
+        direct(api_base, to_judge[:4], args.concurrency, None, folder / "warm")
+        direct_s = direct(api_base, to_judge, args.concurrency, None, folder)
+        cost_run, probe_s = probe(api_base, "fair", args.n, args.concurrency, None, folder)
         ratio = probe_s / direct_s
+        parts = ", ".join(f"{k} {v:.1f} s" for k, v in cost_run.timings.items())
         print(
             f"cost: {len(cases)} cases x {len(PROBES)} probes = {len(to_judge)} cases judged "
             f"({len(plan.applied)} perturbations, {args.latency} s provider, concurrency "
-            f"{args.concurrency}): probe run {probe_s:.1f} s, judging them directly "
-            f"{direct_s:.1f} s, ratio {ratio:.2f} (target <= 1.2)"
+            f"{args.concurrency}): probe run {probe_s:.1f} s ({parts}), judging them directly "
+            f"{direct_s:.1f} s, ratio {ratio:.2f} (target <= 1.2)",
+            flush=True,
         )
-        result |= {"probe_s": probe_s, "direct_s": direct_s, "ratio": ratio}
+        result |= {
+            "probe_s": probe_s,
+            "direct_s": direct_s,
+            "ratio": ratio,
+            "timings": cost_run.timings,
+        }
+        if args.cost_only:
+            write_json(args.json, result)
+            return
+        runs: dict[str, ProbeRun] = {}
+        for name in ("fair", "length", "final-message"):
+            runs[name], _ = probe(api_base, name, args.recovery_n, args.concurrency, BUDGET, folder)
+        fair_run = runs["fair"]
         fair = verdicts(fair_run)
-        runs = {"fair": fair_run}
-        for name in ("length", "final-message"):
-            runs[name], _ = probe(api_base, name, args.n, args.concurrency, BUDGET, folder)
         planted = {
             "fair": planted_rates(fair_run, by_id, fair, lambda c, f: f),
             "length": planted_rates(fair_run, by_id, fair, length_rule(args.turns)),
             "final-message": planted_rates(fair_run, by_id, fair, final_rule),
         }
-        if args.budget_effect:
-            runs["fair@1400"], _ = probe(api_base, "fair", args.n, args.concurrency, 1400, folder)
+    if args.budget_effect:
+        runs["fair@1400"] = cost_run
     header = f"{'probe':24} {'applied':>7} " + " ".join(
         f"{j:>22}" for j in ("fair", "length", "final-message")
     )
@@ -247,7 +275,7 @@ def main() -> None:
         f"{'no bias reported' if fair_ok else 'BIAS REPORTED'}"
     )
     result |= {"table": table, "worst_gap": worst, "fair_clean": fair_ok, "turns": args.turns}
-    result["median_turns"] = statistics.median(len(c.trace) for c in cases)
+    result["median_turns"] = statistics.median(len(c.trace) for c in few)
     write_json(args.json, result)
 
 

@@ -166,6 +166,8 @@ class ProbeRun:
     median_turns: int | None
     seconds: float = 0.0
     run_at: Any = None
+    #: Wall seconds of each part: "prepare" (load, perturb), "judge", "analyse".
+    timings: dict[str, float] = field(default_factory=dict)
 
     def failed(self) -> list[str]:
         """Names of the probes this judge fails."""
@@ -414,6 +416,7 @@ def run_probes(
     used = {a.original.id for a in plan.applied}
     originals = [c for c in cases if c.id in used]
     to_judge = judging_order(originals, plan.applied)
+    timings = {"prepare": time.perf_counter() - started}
     summary = None
     scores: dict[str, float] = {}
     if to_judge:
@@ -429,6 +432,9 @@ def run_probes(
         )
         kinds = {c.id: for_case(c.kind).scoring for c in to_judge}
         scores = pooled_scores([(o.step.case.id, o.judgment) for o in summary.outcomes], kinds)
+    timings["judge"] = time.perf_counter() - started - timings["prepare"]
+    reports = analyse(plan, scores, probe_options.bar)
+    timings["analyse"] = time.perf_counter() - started - timings["prepare"] - timings["judge"]
     turns = [len(c.trace) for c in originals if c.kind == "agent_run"]
     return ProbeRun(
         gold=Path(gold).name,
@@ -438,9 +444,10 @@ def run_probes(
         n_cases=len(cases),
         n_passing=sum(1 for c in cases if labels.get(c.id) == "pass"),
         bar=probe_options.bar,
-        reports=analyse(plan, scores, probe_options.bar),
+        reports=reports,
         summary=summary,
         median_turns=int(statistics.median(turns)) if turns else None,
         seconds=time.perf_counter() - started,
         run_at=utcnow(),
+        timings=timings,
     )
