@@ -16,7 +16,8 @@ their own process, each call answering after ``--latency`` seconds:
    perturbation (its turn count, or whether it ends on a message claiming success), falling
    back to the fair judge's own verdict on the same case; it is computed from the cases, not
    from the biased run. Target: every measured rate within 0.05 of the planted one, and the
-   fair judge at rate 1 with no shift on every probe (no bias reported where none was planted).
+   fair judge at rate 1 on every probe with no P(pass) shift on any invariance (no bias
+   reported where none was planted; on a degradation its P(pass) should drop, and does).
 
 Every judge reads whole traces (``--token-budget`` 100000): with the default 1,400-token
 budget the evidence selector itself changes what a judge sees when a perturbation adds or
@@ -266,8 +267,11 @@ def main() -> None:
         at_default = {r.probe.name: r.as_expected.rate for r in runs["fair@1400"].reports}
         print("fair judge at the default 1,400-token budget:", at_default)
         result["fair_at_default_budget"] = at_default
+    # A fair judge's P(pass) drops on a degradation (that is the probe working); only a shift
+    # on an invariance, or a rate below 1, would be bias reported where none was planted.
     fair_ok = all(
-        r.as_expected.rate in (None, 1.0) and abs(r.shift.mean or 0.0) < 1e-9
+        r.as_expected.rate in (None, 1.0)
+        and (r.probe.kind == "degradation" or abs(r.shift.mean or 0.0) < 1e-9)
         for r in fair_run.reports
     )
     print(
