@@ -78,7 +78,7 @@ def check(
     )
     params = judge.probes.ChartParams(lam=lam, width=width, baseline=baseline)
     with judge.open_store(db) as store:
-        done = judge.check_drift(store, anchor, card, options=options, params=params)
+        done = judge.probes.check_drift(store, anchor, card, options=options, params=params)
         rows, charts = judge.probes.drift_history(store, card, done.anchor_digest, params)
     _print(rows, charts)
     if done.alarm:

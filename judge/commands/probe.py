@@ -120,7 +120,7 @@ def probe(
         token_budget=token_budget,
         concurrency=concurrency,
     )
-    settings = judge.ProbeOptions(probes=list(probes) or None, limit=limit, bar=bar)
+    settings = judge.probes.ProbeOptions(probes=list(probes) or None, limit=limit, bar=bar)
     with (
         judge.open_store(db or str(out / "probes.db")) as store,
         judging_progress(quiet=quiet) as shown,

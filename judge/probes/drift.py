@@ -35,7 +35,7 @@ import json
 import math
 import statistics
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,7 @@ class CheckStats:
 
 
 def check_stats(
-    scores: dict[str, float], labels: dict[str, str], kinds: dict[str, str]
+    scores: Mapping[str, float], labels: Mapping[str, str], kinds: Mapping[str, str]
 ) -> CheckStats:
     """Mean P(pass) and agreement with the labels over the scored anchor cases."""
     scored = [cid for cid in kinds if cid in scores]
@@ -140,24 +140,22 @@ class Charts:
 def charts(checks: Sequence[CheckStats], params: ChartParams = ChartParams()) -> Charts:
     """Both charts over ``checks``: the first ``params.baseline`` set centre and scale."""
     usable = [c for c in checks if c.p_pass_mean is not None and c.agreement is not None]
-    base, rest = usable[: params.baseline], usable[params.baseline :]
+    p_pass = [c.p_pass_mean for c in usable if c.p_pass_mean is not None]
+    agreement = [c.agreement for c in usable if c.agreement is not None]
+    k = params.baseline
+    base = usable[:k]
     out = Charts()
-    for c in base:
-        out.p_pass.append(ChartPoint(c.p_pass_mean, None, None, None, None, True, False))  # type: ignore[arg-type]
-        out.agreement.append(ChartPoint(c.agreement, None, None, None, None, True, False))  # type: ignore[arg-type]
-    if len(base) < params.baseline or not rest:
+    for p, a in zip(p_pass[:k], agreement[:k], strict=True):
+        out.p_pass.append(ChartPoint(p, None, None, None, None, True, False))
+        out.agreement.append(ChartPoint(a, None, None, None, None, True, False))
+    if len(base) < k or len(usable) == k:
         return out
     n = max(1, round(statistics.fmean(c.n_scored for c in base)))
-    p0 = statistics.fmean(c.p_pass_mean for c in base)  # type: ignore[misc]
+    p0 = statistics.fmean(p_pass[:k])
     sd0 = statistics.fmean(c.p_pass_sd or 0.0 for c in base)
-    a0 = statistics.fmean(c.agreement for c in base)  # type: ignore[misc]
-    out.p_pass += ewma_chart([c.p_pass_mean for c in rest], p0, sd0 / math.sqrt(n), params)  # type: ignore[misc]
-    out.agreement += ewma_chart(
-        [c.agreement for c in rest],
-        a0,
-        math.sqrt(a0 * (1 - a0) / n),
-        params,  # type: ignore[misc]
-    )
+    a0 = statistics.fmean(agreement[:k])
+    out.p_pass += ewma_chart(p_pass[k:], p0, sd0 / math.sqrt(n), params)
+    out.agreement += ewma_chart(agreement[k:], a0, math.sqrt(a0 * (1 - a0) / n), params)
     return out
 
 

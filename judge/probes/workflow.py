@@ -330,8 +330,8 @@ def analyse(plan: Plan, scores: Mapping[str, float], bar: float = DEFAULT_BAR) -
             )
         counted = [r for r in results if r.eligible]
         rate = clustered_rate([bool(r.as_expected) for r in counted], [r.cluster for r in counted])
-        shifted = [r for r in results if r.shift is not None]
-        shift = clustered_mean([r.shift for r in shifted], [r.cluster for r in shifted])  # type: ignore[misc]
+        shifted = [(r.shift, r.cluster) for r in results if r.shift is not None]
+        mean_shift = clustered_mean([s for s, _ in shifted], [c for _, c in shifted])
         reports.append(
             ProbeReport(
                 probe=probe,
@@ -340,7 +340,7 @@ def analyse(plan: Plan, scores: Mapping[str, float], bar: float = DEFAULT_BAR) -
                 skip_reasons=dict(reasons),
                 unscored=sum(1 for r in results if r.shift is None),
                 as_expected=rate,
-                shift=shift,
+                shift=mean_shift,
                 status=status_of(rate, bar),
                 results=results,
             )
@@ -356,8 +356,8 @@ def shared_prefix(original: Case, perturbed: Case) -> int:
         if a != b:
             return parts
         parts += 1
-    for a, b in zip(original.trace, perturbed.trace, strict=False):
-        if a != b:
+    for turn, other in zip(original.trace, perturbed.trace, strict=False):
+        if turn != other:
             break
         parts += 1
     return parts

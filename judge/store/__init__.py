@@ -19,12 +19,14 @@ from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavailable
 from judge.store.coordination import CoordinationTables
 from judge.store.drift import DriftTables
+from judge.store.exports import ExportTables
 from judge.store.jobs import JobTables
-from judge.store.judgments import CACHED_STATUSES, JudgmentTables
+from judge.store.judgments import JudgmentTables
 from judge.store.migrations import MIGRATIONS
 from judge.store.plans import PlanTables
 from judge.store.postgres import PostgresBackend, is_url, mask_url
-from judge.store.review import LabelRule, LabelWrite, ReviewTables
+from judge.store.replicas import ReplicaTables
+from judge.store.review import LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
 from judge.store.tables import TransferTables
@@ -33,16 +35,13 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 __all__ = [
-    "CACHED_STATUSES",
     "DEFAULT_DB",
     "DB_ENV",
     "DuplicateError",
-    "LabelRule",
     "LabelWrite",
     "Store",
     "StoreError",
     "StoreUnavailable",
-    "default_location",
     "forget_schema_checks",
     "mask_url",
     "open_store",
@@ -135,6 +134,8 @@ class Store(
     CoordinationTables,
     TransferTables,
     PlanTables,
+    ExportTables,
+    ReplicaTables,
     DriftTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
