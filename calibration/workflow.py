@@ -26,7 +26,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Correction, Grid
+from calibration.bands import (
+    DEFAULT_GRID,
+    DEFAULT_TEST,
+    MIN_START,
+    TESTS,
+    BandPolicy,
+    Correction,
+    Grid,
+    TestName,
+    share_start,
+)
 from calibration.bands import certify as certify_bands
 from calibration.card import (
     DEFAULT_VALID_DAYS,
@@ -47,10 +57,26 @@ from calibration.cascade import (
     calibrate_cascade,
     split_study,
 )
-from calibration.confidence import Calibrator, Kind, ScoreSet, calibrated_split, score_items
+from calibration.confidence import (
+    Calibrator,
+    Kind,
+    ScoreSet,
+    calibrated_split,
+    score_items,
+    split_clusters,
+)
 from calibration.gold import GoldSet
 from calibration.inputs import join_gold
 from calibration.metrics import summarize
+from calibration.panel import (
+    DEFAULT_PANEL_RULE,
+    PANEL_RULES,
+    PANEL_START_SHARE,
+    PanelModel,
+    PanelRule,
+    combine,
+    fit_panel,
+)
 from calibration.records import VerdictRow
 from calibration.study import Failures, Study, compare
 from calibration.summary import MetricSummary
@@ -92,7 +118,17 @@ class CalibrationOptions(BaseModel):
     starts: tuple[int, ...] = Field(
         default=(),
         description="Starting point(s) in items (each raised to max(30, n0)); several split "
-        "delta (default: 30).",
+        "delta (default, with no --start-share either: 30; a panel: --start-share 0.4).",
+    )
+    start_shares: tuple[float, ...] = Field(
+        default=(),
+        description="Starting point(s) as shares of the calibration items (0.4: the band "
+        "holding the top 40%); fixed before the labels; with --start, all split delta. "
+        f"Default for a panel (rule other than pooled): {PANEL_START_SHARE}.",
+    )
+    test: TestName = Field(
+        default=DEFAULT_TEST,
+        description="The bound each threshold is tested with: " + " | ".join(TESTS) + ".",
     )
     slice_key: str | None = Field(
         default=None, description="Certify each value of this slice key on its own gold."
@@ -104,7 +140,9 @@ class CalibrationOptions(BaseModel):
         "on a cluster split kept apart from threshold picking; none: the scores as they are.",
     )
     calibration_split: float = Field(
-        default=0.5, description="Share of task clusters the calibrator is fitted on."
+        default=0.5,
+        description="Share of task clusters the calibrator (or the fitted panel rule) is "
+        "fitted on.",
     )
     cascade: bool = False
     cascade_mode: CascadeMode = Field(
@@ -117,6 +155,12 @@ class CalibrationOptions(BaseModel):
         description="Judge name -> cost per item, for cascades (default: the recorded cost).",
     )
     panel: bool = False
+    panel_rule: PanelRule = Field(
+        default=DEFAULT_PANEL_RULE,
+        description="How a panel combines its judges' scores, declared before the labels: "
+        + "; ".join(f"{name}: {text}" for name, text in PANEL_RULES.items())
+        + ".",
+    )
     split_study: int = Field(
         default=0,
         description="Also run this many random half splits (calibrate on one, measure on the "
@@ -138,6 +182,15 @@ class CalibrationOptions(BaseModel):
             return None
         return self.alpha_reject if self.alpha_reject is not None else self.alpha_accept
 
+    def scan(self, mode: JudgeMode) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """The starting points (item counts, shares of the calibration items) of a card of
+        ``mode``: the ones asked for, else a panel's share (a rule other than pooled) or 30."""
+        if self.starts or self.start_shares:
+            return self.starts, self.start_shares
+        if mode == "panel" and self.panel_rule != "pooled":
+            return (), (PANEL_START_SHARE,)
+        return (MIN_START,), ()
+
 
 @dataclass(frozen=True)
 class JudgeRequest:
@@ -150,6 +203,14 @@ class JudgeRequest:
     mode: JudgeMode
     #: The scoring kind the verdicts are read as.
     kind: Kind
+    #: A panel's rule (None: not a panel).
+    panel_rule: PanelRule | None = None
+
+    @property
+    def members(self) -> bool:
+        """Whether the card binds each judge as a panel member (a panel with a declared rule;
+        a pooled panel, as written before rules, binds none)."""
+        return self.mode == "panel" and self.panel_rule not in (None, "pooled")
 
 
 @dataclass(frozen=True)
@@ -169,7 +230,12 @@ def unbound(source: str) -> JudgeBinder:
     judges): the card names the model and the source only."""
 
     def bind(request: JudgeRequest) -> JudgeBinding:
-        return JudgeBinding(JudgeSection(model=request.model, source=source))
+        members = (
+            [JudgeSection(model=name, source=source) for name in request.names]
+            if request.members
+            else None
+        )
+        return JudgeBinding(JudgeSection(model=request.model, source=source, members=members))
 
     return bind
 
@@ -302,16 +368,29 @@ def _check(options: CalibrationOptions, names: Sequence[str]) -> None:
         raise InputError(
             "--cascade does not combine with --calibrator or --slice yet", field="cascade"
         )
+    if options.panel and options.panel_rule != "pooled" and options.calibrator != "none":
+        raise InputError(
+            f"--panel-rule {options.panel_rule} makes the panel's score; it does not combine "
+            "with --calibrator",
+            field="calibrator",
+            hint="drop --calibrator (the fitted rule is a model fitted on held-apart gold)",
+        )
+    for share in options.start_shares:
+        share_start(share, 1)
 
 
 def judge_request(rows: Sequence[VerdictRow], options: CalibrationOptions) -> JudgeRequest:
     """What ``options`` ask of ``rows``: the scoring kind, the judges (each checked present) and
     how they make one card. Raises InputError for a request the rows cannot answer."""
     kind = infer_kind(rows, options.kind)
-    names = pick_judges(rows, options.judges)
+    if options.panel and not options.judges:
+        names = sorted({r.judge for r in rows})  # a panel of every judge present
+    else:
+        names = pick_judges(rows, options.judges)
     _check(options, names)
     if options.panel:
-        return JudgeRequest(tuple(names), "panel(" + ", ".join(names) + ")", "panel", kind)
+        model = "panel(" + ", ".join(names) + ")"
+        return JudgeRequest(tuple(names), model, "panel", kind, options.panel_rule)
     if len(names) > 1:
         return JudgeRequest(tuple(names), "cascade(" + " > ".join(names) + ")", "cascade", kind)
     return JudgeRequest(tuple(names), names[0], "cascade" if options.cascade else "single", kind)
@@ -333,6 +412,12 @@ class Measurement:
     metrics: MetricSummary
     #: The slice keys the metrics are also given per value of.
     slices: tuple[str, ...]
+    #: A panel's rule (None: not a panel, or a pooled one), its fitted model and how it was fit.
+    panel_rule: PanelRule | None = None
+    panel_model: PanelModel | None = None
+    panel_fit: str | None = None
+    #: A panel's members' own scores, in member order.
+    member_scores: tuple[ScoreSet, ...] = ()
 
     @property
     def kind(self) -> Kind:
@@ -351,6 +436,9 @@ class Measurement:
                 calibrator=fitted.name if fitted is not None else "none",
                 calibrator_fit=self.fit_note,
                 calibrator_params=fitted.params() if fitted is not None else None,
+                panel_rule=self.panel_rule,
+                panel_params=self.panel_model.params() if self.panel_model is not None else None,
+                panel_fit=self.panel_fit,
             ),
             slices=list(self.slices),
             metrics=self.metrics,
@@ -360,15 +448,17 @@ class Measurement:
 def measure(
     rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
 ) -> Measurement:
-    """Score every item of the requested judges (pooled for a panel), fit the optional
-    calibrator on a cluster split, and summarise their verdicts against gold, per slice, with
-    intervals."""
+    """Score every item of the requested judges (a panel: combined by its rule), fit the
+    optional calibrator (or the panel's model) on a cluster split, and summarise their verdicts
+    against gold, per slice, with intervals."""
     kind = request.kind
     wanted = set(request.names)
     judge_rows = [r for r in rows if r.judge in wanted]
     stage_scores: tuple[ScoreSet, ...]
+    panel = _Panel(ScoreSet(kind=kind, judge="", items=()))
     if request.mode == "panel":
-        stage_scores = (score_items(judge_rows, kind=kind),)
+        panel = _panel_scores(judge_rows, request, options)
+        stage_scores = (panel.scores,)
     else:
         stage_scores = tuple(score_items(judge_rows, kind=kind, judge=n) for n in request.names)
     scores = stage_scores[0]
@@ -392,7 +482,57 @@ def measure(
         seed=options.seed,
         slices=slices,
     )
-    return Measurement(request, stage_scores, scores, fitted, fit_note, metrics, slices)
+    return Measurement(
+        request,
+        stage_scores,
+        scores,
+        fitted,
+        fit_note,
+        metrics,
+        slices,
+        panel_rule=panel.rule,
+        panel_model=panel.model,
+        panel_fit=panel.fit,
+        member_scores=panel.members,
+    )
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """A panel's score set (the one its bands are certified on) and how it was made."""
+
+    scores: ScoreSet
+    rule: PanelRule | None = None
+    model: PanelModel | None = None
+    fit: str | None = None
+    members: tuple[ScoreSet, ...] = ()
+
+
+def _panel_scores(
+    rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
+) -> _Panel:
+    kind, rule = request.kind, options.panel_rule
+    if rule == "pooled":
+        return _Panel(score_items(rows, kind=kind))
+    members = tuple(score_items(rows, kind=kind, judge=n) for n in request.names)
+    if rule != "fitted":
+        return _Panel(combine(members, rule), rule, members=members)
+    # Fit on one label-free cluster split, certify on the other: the labels the model was
+    # fitted on never certify its band.
+    fraction = options.calibration_split
+    fit_part, rest = split_clusters(
+        combine(members, "logodds"), fraction=fraction, seed=options.seed
+    )
+    fit_ids = {i.item_id for i in fit_part.items} | set(fit_part.unscored)
+    rest_ids = {i.item_id for i in rest.items} | set(rest.unscored)
+    model = fit_panel([m.subset(fit_ids) for m in members], kind=kind)
+    scores = combine([m.subset(rest_ids) for m in members], "fitted", model)
+    fit = (
+        f"fitted on {fraction:.0%} of the task clusters (seed {options.seed}, "
+        f"{len(fit_part.with_gold().items)} gold items); thresholds certified on the other "
+        f"{len(scores.with_gold().items)} gold items"
+    )
+    return _Panel(scores, rule, model, fit, members)
 
 
 @dataclass(frozen=True)
@@ -414,7 +554,7 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
     cascade on each judge's scores, with the finite-sample guarantee ``options`` ask for; and
     run the random split study when asked."""
     grid = Grid.parse(options.grid)
-    starts = list(options.starts) or [MIN_START]
+    starts, shares = options.scan(measured.request.mode)
     a_reject = options.reject_alpha(measured.kind)
     if options.cascade:
         casc = calibrate_cascade(
@@ -427,6 +567,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
             costs=options.costs,
             mode=options.cascade_mode,
             seed=options.seed,
+            start_shares=shares,
+            test=options.test,
         )
         certified = Certification(None, casc, cascade_policy_section(casc), casc.summary())
     else:
@@ -439,6 +581,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
             starts=starts,
             slice_key=options.slice_key,
             correction=options.correction,
+            start_shares=shares,
+            test=options.test,
         )
         certified = Certification(policy, None, policy_section(policy), policy.summary())
     if not options.split_study:
@@ -453,6 +597,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
         mode=options.cascade_mode if options.cascade else "shared",
         n_splits=options.split_study,
         seed=options.seed,
+        start_shares=shares,
+        test=options.test,
     )
     return replace(certified, split_study=study)
 

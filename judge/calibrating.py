@@ -298,6 +298,22 @@ def cascade_binding(loaded: LoadedVerdicts, names: Sequence[str], model: str) ->
     return JudgeBinding(stages[0].section.model_copy(update={"model": model}), stages[0].notes)
 
 
+def panel_binding(loaded: LoadedVerdicts, request: JudgeRequest) -> JudgeBinding:
+    """A panel card's bindings: every member bound as exactly as a single judge (its rubric,
+    prompt digest and evidence selector), so that routing checks each member's judgments
+    against its own. A pooled panel (as written before panel rules) binds no member."""
+    if not request.members:
+        return JudgeBinding(JudgeSection(model=request.model, source=loaded.kind))
+    bound = [judge_binding(loaded, name) for name in request.names]
+    notes = tuple(
+        f"{name}: {note}" for name, b in zip(request.names, bound, strict=True) for note in b.notes
+    )
+    section = JudgeSection(
+        model=request.model, source=loaded.kind, members=[b.section for b in bound]
+    )
+    return JudgeBinding(section, notes)
+
+
 def binder(loaded: LoadedVerdicts) -> JudgeBinder:
     """What the workflow calls to bind the judge(s) it picked."""
     if loaded.kind == RECORDED_SOURCE:
@@ -305,8 +321,7 @@ def binder(loaded: LoadedVerdicts) -> JudgeBinder:
 
     def bind(request: JudgeRequest) -> JudgeBinding:
         if request.mode == "panel":
-            # A panel pools several judges' verdicts into one score: no single binding.
-            return JudgeBinding(JudgeSection(model=request.model, source=loaded.kind))
+            return panel_binding(loaded, request)
         if request.mode == "cascade":
             return cascade_binding(loaded, request.names, request.model)
         return judge_binding(loaded, request.names[0])

@@ -75,6 +75,8 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option("delta", type=float)
 @calibration_option("grid")
 @calibration_option("starts", "--start", type=int, multiple=True)
+@calibration_option("start_shares", "--start-share", type=float, multiple=True)
+@calibration_option("test", type=click.Choice(["clopper-pearson", "hoeffding-bentkus"]))
 @calibration_option("slice_key", "--slice")
 @calibration_option("correction", type=click.Choice(["holm", "bonferroni"]))
 @calibration_option("calibrator", type=click.Choice(["none", "platt", "isotonic"]))
@@ -92,8 +94,10 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option(
     "panel",
     is_flag=True,
-    help="Pool the --judge list into one panel score (vote share or mean prob).",
+    help="Combine the --judge list (default: every judge present) into one panel score, "
+    "by --panel-rule.",
 )
+@calibration_option("panel_rule", type=click.Choice(["logodds", "mean", "fitted", "pooled"]))
 @calibration_option("split_study", type=int)
 @calibration_option("seed", type=int)
 @calibration_option("n_boot", type=int)
