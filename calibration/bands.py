@@ -28,6 +28,7 @@ before the labels are read. Grids are registered by name; see ``GRIDS``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -82,8 +83,10 @@ def _test(name: str) -> Callable[[NDArray[np.float64], NDArray[np.float64], floa
 # --- The minimum-gold table (bounds: calibration.intervals.clopper_pearson_upper) -----------
 
 
+@functools.lru_cache(maxsize=256)
 def min_gold(alpha: float, k: int, delta: float, test: str = DEFAULT_TEST) -> int:
-    """Smallest n for which k errors in n certify a rate <= alpha at level delta."""
+    """Smallest n for which k errors in n certify a rate <= alpha at level delta (cached: a
+    certification asks it for every band and slice, and each answer costs a few bounds)."""
     # U(k, n) falls as n grows: bracket by doubling, then bisect.
     lo, hi = k + 1, max(2 * (k + 1), 8)
     while upper_bound(k, hi, delta, test) > alpha:
@@ -333,7 +336,21 @@ def fixed_sequence(
     first = np.concatenate([[True], n[1:] != n[:-1]])
     ts, n = ts[first], n[first]
     k = cum_err[n]
-    upper = _test(test)(k, n, level)
+    bound = _test(test)
+    if test == DEFAULT_TEST:
+        upper = bound(k, n, level)
+    else:
+        # A slower bound is computed in growing chunks, up to the first failure only.
+        parts, done, size = [], 0, 8
+        while done < n.size:
+            part = bound(k[done : done + size], n[done : done + size], level)
+            parts.append(part)
+            done += size
+            size *= 2
+            if (part > alpha).any():
+                break
+        upper = np.concatenate(parts)
+        ts, n, k = ts[: upper.size], n[: upper.size], k[: upper.size]
     passed = upper <= alpha
     stop = int(np.argmin(passed)) + 1 if not passed.all() else passed.size
     return tuple(
@@ -474,6 +491,9 @@ class BandPolicy:
     #: Starting points given as shares of the calibration items, and the test of a threshold.
     start_shares: tuple[float, ...] = ()
     test: str = DEFAULT_TEST
+    #: The coverage when it is not the bands' items over n_total: a card certified on a label
+    #: plan (calibration.card_plan) covers a share of the whole unlabelled pool.
+    covered: float | None = None
 
     @property
     def accept_threshold(self) -> float | None:
@@ -495,7 +515,10 @@ class BandPolicy:
 
     @property
     def coverage(self) -> float:
-        """Share of the attempted gold items decided without review."""
+        """Share of the attempted gold items decided without review (a planned card: of the
+        pool)."""
+        if self.covered is not None:
+            return self.covered
         if self.per_slice:
             total = sum(p.n_total for p in self.per_slice.values())
             decided = sum(b.n for p in self.per_slice.values() for b in p.bands.values())
@@ -561,9 +584,15 @@ class BandPolicy:
             if b.threshold is None:
                 out.append(f"{name}: no band ({b.reason})")
             else:
+                where = (
+                    f"{b.n} labelled items tested, the band holds {b.coverage:.1%} of "
+                    f"{b.n_total} items"
+                    if self.covered is not None
+                    else f"{b.n} of {b.n_total} items ({b.coverage:.1%})"
+                )
                 out.append(
-                    f"{name}: {rel[name]} {b.threshold:.6g}: {b.n} of {b.n_total} items "
-                    f"({b.coverage:.1%}), {b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
+                    f"{name}: {rel[name]} {b.threshold:.6g}: {where}, "
+                    f"{b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
                     f"<= alpha {b.alpha} at level {b.level:g}"
                     + (
                         f" ({b.level / len(b.starts):.4g} per sequence, {len(b.starts)} "

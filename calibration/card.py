@@ -16,13 +16,14 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
     policy: {guarantee: {alpha_false_accept, alpha_false_reject, delta, method, statement},
              auto_accept_threshold, auto_reject_threshold, decide_threshold, human_review_band,
              human_review_rule, coverage, grid, starts, bands, slice_key, correction, per_slice,
-             cascade, cost_per_decided, [test, start_shares]}
+             cascade, cost_per_decided, [test, start_shares, plan]}
     created_at, expires_at, card_digest
 
 Versions. Version 2 added fields in brackets above, and ``confidence.panel_rule``,
 ``panel_params``, ``panel_fit``: a panel card's members and the rule that combines their scores,
 and the procedure that certified the bands when it is not the version 1 one (a test other than
-Clopper-Pearson, or starting points given as shares of the calibration items). They are written
+Clopper-Pearson, starting points given as shares of the calibration items, or the label plan the
+gold was drawn by). They are written
 only when set, and a card that writes any of them is ``card_version: 2``; every other card is
 written exactly as version 1 wrote it (same bytes, same digest). So a reader of version 1 refuses
 a version 2 card by its version (it could not route a panel), and this reader reads both.
@@ -46,6 +47,7 @@ from pydantic import (
 )
 
 from calibration.bands import DEFAULT_TEST, METHOD, BandPolicy, BandResult
+from calibration.card_plan import CardPlan
 from calibration.cascade import CascadeResult
 from calibration.summary import MetricSummary
 from judge.digests import digest, utcnow
@@ -207,6 +209,21 @@ class StagePolicy(SlicePolicy):
     n_decided: int
 
 
+class PlanRef(_Strict):
+    """The label plan a card was certified on (calibration.card_plan): the band is certified on
+    the labels of its band stratum and covers a share of its whole pool."""
+
+    id: str
+    budget: int
+    #: The band stratum: the most confident ``band_share`` of the pool, confidence >= boundary.
+    band_share: float
+    boundary: float
+    n_pool: int
+    #: Labels of the band stratum that certified the bands.
+    n_labels: int
+    statement: str
+
+
 class PolicySection(_Strict):
     """What the judge may decide without a human."""
 
@@ -233,8 +250,11 @@ class PolicySection(_Strict):
     #: as shares of the calibration items (version 2; unset: Clopper-Pearson, item counts).
     test: str | None = None
     start_shares: list[float] | None = None
+    #: The label plan the gold was drawn by (version 2; unset: the gold is taken as a random
+    #: sample of the judge's items).
+    plan: PlanRef | None = None
 
-    v2_fields: ClassVar[tuple[str, ...]] = ("test", "start_shares")
+    v2_fields: ClassVar[tuple[str, ...]] = ("test", "start_shares", "plan")
 
 
 class Card(_Strict):
@@ -376,6 +396,24 @@ def policy_section(policy: BandPolicy) -> PolicySection:
         correction=policy.correction,
         per_slice={v: SlicePolicy(**_slice_fields(p)) for v, p in policy.per_slice.items()},
         **_procedure(policy),
+    )
+
+
+def plan_ref(plan: CardPlan, policy: BandPolicy) -> PlanRef:
+    """The card's reference to the label plan its bands were certified on."""
+    band = plan.strata[0]
+    return PlanRef(
+        id=plan.id,
+        budget=plan.budget,
+        band_share=plan.band_share,
+        boundary=plan.boundary,
+        n_pool=len(plan.item_ids),
+        n_labels=band.n_labels,
+        statement=(
+            f"certified on the {band.n_labels} labels the plan drew at random (each with "
+            f"probability {band.prob:.4g}) among the {band.n_items} most confident of "
+            f"{len(plan.item_ids)} items; coverage is a share of those {len(plan.item_ids)}"
+        ),
     )
 
 

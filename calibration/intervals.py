@@ -91,7 +91,7 @@ def hoeffding_bentkus_uppers(k: np.ndarray, n: np.ndarray, delta: float) -> np.n
             bentkus = np.e * binom.cdf(k, n, a)
         return np.minimum(hoeffding, bentkus)
 
-    for _ in range(60):
+    for _ in range(45):  # [r, 1] halved 45 times: within 3e-14
         mid = (lo + hi) / 2
         ok = p_value(mid) <= delta
         hi = np.where(ok, mid, hi)

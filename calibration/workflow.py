@@ -48,8 +48,10 @@ from calibration.card import (
     PolicySection,
     build_card,
     cascade_policy_section,
+    plan_ref,
     policy_section,
 )
+from calibration.card_plan import CardPlan, certify_planned
 from calibration.cascade import (
     CascadeMode,
     CascadeResult,
@@ -535,6 +537,24 @@ def _panel_scores(
     return _Panel(scores, rule, model, fit, members)
 
 
+def pool_scores(rows: Sequence[VerdictRow], options: CalibrationOptions) -> ScoreSet:
+    """The scores of the judge (or panel) ``options`` ask for on every item of ``rows``,
+    reading no label: what a label plan is drawn on (calibration.card_plan)."""
+    unlabelled = [replace(r, gold=None) for r in rows]
+    request = judge_request(unlabelled, options)
+    if options.cascade or options.calibrator != "none" or options.panel_rule == "fitted":
+        raise InputError(
+            "a label plan is drawn for one judge or a panel by a fixed rule (not a cascade, a "
+            "calibrator or the fitted rule, whose scores depend on labels)",
+            field="plan",
+        )
+    wanted = set(request.names)
+    judge_rows = [r for r in unlabelled if r.judge in wanted]
+    if request.mode == "panel":
+        return _panel_scores(judge_rows, request, options).scores
+    return score_items(judge_rows, kind=request.kind, judge=request.names[0])
+
+
 @dataclass(frozen=True)
 class Certification:
     """What :func:`certify` decided: the bands or the cascade (exactly one of the two is set)
@@ -549,13 +569,49 @@ class Certification:
     split_study: SplitStudy | None = None
 
 
-def certify(measured: Measurement, options: CalibrationOptions) -> Certification:
+def _check_plan(measured: Measurement, options: CalibrationOptions, plan: CardPlan) -> None:
+    """Refuse a plan that cannot certify this card: the plan fixes the scan and was drawn on
+    the scores of one judge (or panel) as they are."""
+    why = None
+    if options.cascade or options.calibrator != "none" or options.slice_key:
+        why = "a planned card is one judge or panel, with no --cascade, --calibrator or --slice"
+    elif measured.panel_rule == "fitted":
+        why = "the fitted panel rule changes the scores the plan was drawn on"
+    elif options.starts or options.start_shares:
+        why = (
+            f"the plan fixes the scan (starts at {', '.join(map(str, plan.starts))} of its labels)"
+        )
+    elif plan.judge != measured.scores.judge or plan.kind != measured.kind:
+        why = (
+            f"the plan was drawn for {plan.judge} ({plan.kind}), not for "
+            f"{measured.scores.judge} ({measured.kind})"
+        )
+    if why is not None:
+        raise InputError(f"cannot certify with plan {plan.id}: {why}", field="plan")
+
+
+def certify(
+    measured: Measurement, options: CalibrationOptions, plan: CardPlan | None = None
+) -> Certification:
     """Certify the bands (per slice when asked) on the measured scores, or calibrate the
     cascade on each judge's scores, with the finite-sample guarantee ``options`` ask for; and
-    run the random split study when asked."""
+    run the random split study when asked. With a label ``plan`` (calibration.card_plan), the
+    bands are certified on the plan's labels, with its scan, and cover a share of its pool."""
     grid = Grid.parse(options.grid)
     starts, shares = options.scan(measured.request.mode)
     a_reject = options.reject_alpha(measured.kind)
+    if plan is not None:
+        _check_plan(measured, options, plan)
+        policy = certify_planned(
+            measured.scores,
+            plan,
+            alpha_accept=options.alpha_accept,
+            alpha_reject=a_reject,
+            delta=options.delta,
+            test=options.test,
+        )
+        section = policy_section(policy).model_copy(update={"plan": plan_ref(plan, policy)})
+        return Certification(policy, None, section, policy.summary())
     if options.cascade:
         casc = calibrate_cascade(
             measured.stage_scores,
@@ -631,18 +687,20 @@ def calibrate_rows(
     judge: JudgeBinder,
     options: CalibrationOptions,
     created_at: datetime | None = None,
+    plan: CardPlan | None = None,
 ) -> CalibrationResult:
     """Calibrate the judge(s) of ``rows`` against the gold they carry (see :func:`attach_gold`):
     :func:`measure`, :func:`certify`, then :func:`seal` the card.
 
     ``judge`` binds the card's judge section, before anything is measured (a judge the card
-    cannot bind fails fast); ``created_at`` (default now) starts the card's validity. Raises
-    InputError for a request the rows cannot answer.
+    cannot bind fails fast); ``created_at`` (default now) starts the card's validity; ``plan``:
+    the label plan the gold was drawn by (the rows are its whole pool). Raises InputError for a
+    request the rows cannot answer.
     """
     request = judge_request(rows, options)
     binding = judge(request)
     measured = measure(rows, request, options)
-    certified = certify(measured, options)
+    certified = certify(measured, options, plan)
     card = seal(
         measured,
         certified,

@@ -11,6 +11,7 @@ from calibration.workflow import CompareOptions as CompareOptions
 from judge.calibrating import CalibrationRun as CalibrationRun
 from judge.calibrating import calibrate as calibrate
 from judge.calibrating import compare_judges as compare_judges
+from judge.calibrating import plan_labels_for_card as plan_labels_for_card
 from judge.cases import load_cases as load_cases
 
 # Verdicts out, where traces are.

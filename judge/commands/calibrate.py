@@ -108,6 +108,12 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @click.option(
     "--report", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here."
 )
+@click.option(
+    "--plan",
+    type=click.Path(dir_okay=False),
+    help="The label plan the gold was drawn by (`judge review plan --for-card --out`): bands "
+    "certified on its labels, with its scan, covering a share of its pool (the verdicts).",
+)
 def calibrate(
     gold_path: str | None,
     db: str | None,
@@ -118,6 +124,7 @@ def calibrate(
     costs: tuple[str, ...],
     out: str | None,
     report: str | None,
+    plan: str | None,
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
@@ -132,6 +139,7 @@ def calibrate(
         gold=gold_path,
         out=out,
         report=report,
+        plan=plan,
     )
     for line in run.result.lines():
         click.echo(line)
