@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -44,9 +45,11 @@ def shared() -> type:
 def bench_module(name: str) -> ModuleType:
     """Import the script bench/<name>.py as a module (bench/ is not a package)."""
     path = REPO / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered first, as an import would: dataclasses look their module up while it runs.
+    sys.modules[f"bench_{name}"] = module
     spec.loader.exec_module(module)
     return module
 
