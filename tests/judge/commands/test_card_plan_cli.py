@@ -79,6 +79,9 @@ def test_plan_then_calibrate_on_its_labels(verdicts: Path, tmp_path: Path) -> No
     assert card.policy.start_shares == [1.0, 0.5] and card.policy.grid == "items"
     decide = card.policy.bands["decide"]
     assert "labelled items tested" in out
+    code, shown, _, _ = _run(["card", "show", str(card_path)])
+    assert code == 0 and "member    cheap" in shown and "panel     rule logodds" in shown
+    assert f"plan      {plan['id']}" in shown
     if decide.threshold is not None:
         # Every decided item of the pool lies in the plan's band stratum.
         assert decide.threshold >= plan["boundary"]
