@@ -1,7 +1,8 @@
 """Validity and coverage of every procedure a card can be certified with, on recorded judges.
 
     python bench/card_validity.py [--halves 500] [--draws 1000] [--seed 0]
-        [--only trust|llmbar|judgebench] [--out bench/results/card_validity.json]
+        [--only trust|llmbar|judgebench] [--scan NAME ...] [--out bench/results/card_validity.json]
+        [--resume]
 
 A procedure is a way to score items (one judge; a panel combined by a rule of
 calibration/panel.py; a cascade) and a way to scan thresholds (calibration/bands.py: the grid,
@@ -379,19 +380,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=REPO / "bench" / "results" / "card_validity.json"
     )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the results already in --out, run the rest"
+    )
     args = parser.parse_args(argv)
-    results = []
-    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    prior = 0.0  # seconds of the resumed run
+    if args.resume and args.out.exists():
+        saved = json.loads(args.out.read_text(encoding="utf-8"))
+        wanted = {"halves": args.halves, "draws": args.draws, "seed": args.seed}
+        if any(saved.get(k) != v for k, v in wanted.items()):
+            parser.error(
+                f"--resume: {args.out} was run with "
+                + ", ".join(f"--{k} {saved.get(k)}" for k in wanted)
+            )
+        results, prior = saved["results"], float(saved.get("seconds", 0.0))
+    done = {(r["set"], r["scorer"], r["scan"]) for r in results}
+    started = time.perf_counter() - prior
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for pop in populations(args.only):
         for scorer in pop.scorers:
             for scan in args.scan or list(SCANS):
+                if (pop.name, scorer.name, scan) in done:
+                    continue
                 t0 = time.perf_counter()
                 results.append(run_one(pop, scorer, scan, args.halves, args.draws, args.seed))
                 print(
                     f"{pop.name} / {scorer.name} / {scan}: {time.perf_counter() - t0:.1f} s",
                     file=sys.stderr,
                 )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+                # Written after each procedure, so that a long run can be resumed.
+                _write(args, results, time.perf_counter() - started)
+    _write(args, results, time.perf_counter() - started)
+    print(table(results))
+    return 0
+
+
+def _write(args: argparse.Namespace, results: list[dict[str, Any]], seconds: float) -> None:
     args.out.write_text(
         json.dumps(
             {
@@ -400,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "halves": args.halves,
                 "draws": args.draws,
                 "seed": args.seed,
-                "seconds": round(time.perf_counter() - started, 1),
+                "seconds": round(seconds, 1),
                 "results": results,
             },
             indent=1,
@@ -408,8 +433,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         + "\n",
         encoding="utf-8",
     )
-    print(table(results))
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@ that the scripts cannot rot), and the guarantee check catching a procedure witho
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pytest
 
 from calibration.confidence import ItemScore, ScoreSet
 from tests.conftest import bench_module
@@ -63,3 +66,12 @@ def test_the_plan_bench_compares_plans_with_random_labels() -> None:
         "plan 100, share 0.7",
     }
     assert all(0.0 <= r["coverage"] <= 1.0 for r in got.values())
+
+
+def test_resume_refuses_a_run_of_other_sizes(tmp_path: Path) -> None:
+    bench = _validity()
+    out = tmp_path / "card_validity.json"
+    out.write_text(json.dumps({"halves": 10, "draws": 10, "seed": 0, "results": []}))
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--resume", "--out", str(out), "--halves", "500"])
+    assert exc.value.code == 2
