@@ -1,7 +1,8 @@
 """Validity and coverage of every procedure a card can be certified with, on recorded judges.
 
     python bench/card_validity.py [--halves 500] [--draws 1000] [--seed 0]
-        [--only trust|llmbar|judgebench] [--scan NAME ...] [--out bench/results/card_validity.json]
+        [--only trust|llmbar|judgebench] [--scan NAME ...]
+        [--procedure NAME ...] [--out bench/results/card_validity.json]
         [--resume]
 
 A procedure is a way to score items (one judge; a panel combined by a rule of
@@ -378,6 +379,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", choices=["trust", "llmbar", "judgebench"])
     parser.add_argument("--scan", action="append", choices=list(SCANS), help="default: all")
     parser.add_argument(
+        "--procedure",
+        action="append",
+        help="a procedure by its name in the table (a judge, 'panel fitted', 'cascade split'...); "
+        "default: all",
+    )
+    parser.add_argument(
         "--out", type=Path, default=REPO / "bench" / "results" / "card_validity.json"
     )
     parser.add_argument(
@@ -400,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for pop in populations(args.only):
         for scorer in pop.scorers:
+            if args.procedure and scorer.name not in args.procedure:
+                continue
             for scan in args.scan or list(SCANS):
                 if (pop.name, scorer.name, scan) in done:
                     continue
