@@ -50,13 +50,19 @@ import numpy as np  # noqa: E402
 
 from calibration.bands import BandPolicy, certify  # noqa: E402
 from calibration.cascade import calibrate_cascade  # noqa: E402
-from calibration.confidence import ItemScore, ScoreSet, score_items, split_clusters  # noqa: E402
+from calibration.confidence import (  # noqa: E402
+    ItemScore,
+    Kind,
+    ScoreSet,
+    score_items,
+    split_clusters,
+)
 from calibration.inputs import load_recorded  # noqa: E402
 from calibration.panel import combine, fit_panel  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 ALPHA, DELTA = 0.15, 0.1
-KIND = "pairwise"
+KIND: Kind = "pairwise"
 
 #: The scans (calibration.bands.certify keyword arguments). "published": the single-judge and
 #: cascade default (Trust or Escalate's grid, the first threshold at 30 items); "share 0.4":
@@ -245,7 +251,7 @@ def run_one(
         perm = rng.permutation(n)
         cal, test = ids[perm[: n // 2]], ids[perm[n // 2 :]]
         router = certify_on(pop, scorer, list(cal), scan, int(rng.integers(1 << 31)))
-        decided, wrong = _apply(router, test)
+        decided, wrong = _apply(router, list(test))
         h_cert += router.certified
         h_cov.append(decided / len(test))
         if decided:

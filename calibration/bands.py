@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from calibration.confidence import ScoreSet
 from calibration.intervals import clopper_pearson_uppers, hoeffding_bentkus_uppers
+from calibration.options import DEFAULT_TEST, Correction
 from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
@@ -47,12 +48,9 @@ METHOD = "ltt-fixed-sequence"
 #: No band is tested on fewer items than this, whatever alpha allows (CALIBRATION.md 4.1).
 MIN_START = 30
 BandName = Literal["accept", "reject", "decide"]
-Correction = Literal["holm", "bonferroni"]
-#: The test of one threshold: an upper bound on the band's error rate at a level.
-TestName = Literal["clopper-pearson", "hoeffding-bentkus"]
-DEFAULT_TEST: TestName = "clopper-pearson"
 
-#: Upper bounds by test name: (errors k, items n, level) -> bound, vectorised (1.0 when k >= n).
+#: The test of one threshold (``calibration.options.TestName``): its upper bounds on a band's
+#: error rate, (errors k, items n, level) -> bound, vectorised (1.0 when k >= n).
 TESTS: dict[str, Callable[[NDArray[np.float64], NDArray[np.float64], float], NDArray[np.float64]]]
 TESTS = {
     "clopper-pearson": clopper_pearson_uppers,
@@ -80,7 +78,7 @@ def _test(name: str) -> Callable[[NDArray[np.float64], NDArray[np.float64], floa
         ) from None
 
 
-# --- The minimum-gold table (bounds: calibration.intervals.clopper_pearson_upper) -----------
+# --- The minimum-gold table (bounds: the test's, ``upper_bound``) --------------------------
 
 
 @functools.lru_cache(maxsize=256)

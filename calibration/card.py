@@ -37,8 +37,6 @@ from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -49,7 +47,9 @@ from pydantic import (
 from calibration.bands import DEFAULT_TEST, METHOD, BandPolicy, BandResult
 from calibration.card_plan import CardPlan
 from calibration.cascade import CascadeResult
+from calibration.options import DEFAULT_VALID_DAYS
 from calibration.summary import MetricSummary
+from judge.base import Strict
 from judge.digests import digest, utcnow
 from judge.errors import CardError
 from judge.kinds import ScoringKind
@@ -57,12 +57,12 @@ from judge.kinds import ScoringKind
 CARD_VERSION: Literal[1] = 1
 #: The version of a card that uses a field version 1 did not have (see the module docstring).
 CARD_VERSION_2: Literal[2] = 2
-DEFAULT_VALID_DAYS = 90
 RECORDED_SOURCE = "recorded verdicts"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Strict(Strict):
+    """The card's records: strict, and written without their version 2 fields while unset."""
+
     #: Fields added in card version 2: left out of the card while unset (None), so that a card
     #: that uses none of them is written byte for byte as version 1 wrote it.
     v2_fields: ClassVar[tuple[str, ...]] = ()
@@ -145,7 +145,7 @@ class ConfidenceRef(_Strict):
     calibrator_fit: str | None = None
     #: The fitted map, so that routing applies the same transform before the thresholds.
     calibrator_params: dict[str, Any] | None = None
-    #: A panel's rule combining its members' scores (``calibration.panel.PANEL_RULES``), the
+    #: A panel's rule combining its members' scores (``calibration.options.PANEL_RULES``), the
     #: fitted rule's parameters and how they were fitted (version 2).
     panel_rule: str | None = None
     panel_params: dict[str, Any] | None = None

@@ -2,7 +2,7 @@
 
 A panel card decides from one combined score per item, made from every member's own pooled
 score (``calibration.confidence.score_items``: P(positive) per judge, over its orders, samples
-and prompt variants). The rules (``PANEL_RULES``):
+and prompt variants). The rules (``calibration.options.PANEL_RULES``):
 
 - ``logodds`` (the default): P = sigmoid(mean over members of logit(p_j)), the geometric mean
   of the members' odds. It ranks and decides exactly as the summed log-odds (the members' votes
@@ -27,26 +27,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from calibration.confidence import ItemScore, Kind, ScoreSet
+
+# The rules are named with the options (judge calibrate --help reads them, without numpy).
+from calibration.options import PanelRule
 from judge.errors import InputError
 from judge.kinds import SCORING
 
-PanelRule = Literal["logodds", "mean", "fitted", "pooled"]
-DEFAULT_PANEL_RULE: PanelRule = "logodds"
-#: What each rule computes, for cards and help texts.
-PANEL_RULES: dict[str, str] = {
-    "logodds": "sigmoid(mean of the members' logit(p)): the geometric mean of their odds "
-    "(ranks and decides as the summed log-odds)",
-    "mean": "the mean of the members' probabilities",
-    "fitted": "a logistic model of P(the summed log-odds decision is right) on the members' "
-    "signed log-odds, fitted on a label-free cluster split of the gold and certified on the rest",
-    "pooled": "every row of every member pooled into one mean or vote share (before rules)",
-}
-#: A panel's default starting point: the band holding the top 40% of the calibration items
-#: (fixed before labels; see CALIBRATION_RESULTS.md, "Panel cards").
-PANEL_START_SHARE = 0.4
 #: A panel's default grid: every distinct score (a summed log-odds has no natural levels).
 PANEL_GRID = "items"
 #: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,

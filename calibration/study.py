@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from calibration.agreement import kappa_matrix
 from calibration.inputs import RowArrays, to_arrays
@@ -34,12 +34,11 @@ from calibration.intervals import (
     weight_blocks,
     wilson,
 )
+from calibration.options import Failures
 from calibration.records import VerdictRow
 
 if TYPE_CHECKING:
     import numpy as np
-
-Failures = Literal["wrong", "exclude"]
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
+from judge.base import Strict
 
 #: A number exactly as summarize wrote it (``int | float``: a union keeps the type it was given).
 Num = int | float
 
 
-class _Given(BaseModel):
+class _Given(Strict):
     """Strict, and serialised with the keys it was given only (an absent block stays absent)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     @model_serializer(mode="wrap")
     def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -24,22 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from calibration.bands import (
-    DEFAULT_GRID,
-    DEFAULT_TEST,
-    MIN_START,
-    TESTS,
-    BandPolicy,
-    Correction,
-    Grid,
-    TestName,
-    share_start,
-)
+from calibration.bands import MIN_START, BandPolicy, Grid, share_start
 from calibration.bands import certify as certify_bands
 from calibration.card import (
-    DEFAULT_VALID_DAYS,
     CalibrationSection,
     Card,
     ConfidenceRef,
@@ -53,7 +40,6 @@ from calibration.card import (
 )
 from calibration.card_plan import CardPlan, certify_planned
 from calibration.cascade import (
-    CascadeMode,
     CascadeResult,
     SplitStudy,
     calibrate_cascade,
@@ -70,17 +56,16 @@ from calibration.confidence import (
 from calibration.gold import GoldSet
 from calibration.inputs import join_gold
 from calibration.metrics import summarize
-from calibration.panel import (
-    DEFAULT_PANEL_RULE,
-    PANEL_RULES,
+from calibration.options import (
+    DEFAULT_VALID_DAYS,
     PANEL_START_SHARE,
-    PanelModel,
+    CalibrationOptions,
+    CompareOptions,
     PanelRule,
-    combine,
-    fit_panel,
 )
+from calibration.panel import PanelModel, combine, fit_panel
 from calibration.records import VerdictRow
-from calibration.study import Failures, Study, compare
+from calibration.study import Study, compare
 from calibration.summary import MetricSummary
 from judge.digests import text_digest
 from judge.errors import InputError
@@ -90,108 +75,16 @@ from judge.kinds import SCORING
 JudgeMode = Literal["single", "cascade", "panel"]
 
 
-class CalibrationOptions(BaseModel):
-    """Everything ``judge calibrate`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    judges: tuple[str, ...] = Field(
-        default=(),
-        description="Judges to calibrate (several: a cascade, cheapest first, or a panel); "
-        "empty: the only one.",
-    )
-    kind: Kind | None = Field(default=None, description="Rubric kind; default: from the labels.")
-    alpha_accept: float = Field(
-        default=0.15,
-        description="Max P(gold=fail | auto-accepted); pairwise: max P(wrong | decided).",
-    )
-    alpha_reject: float | None = Field(
-        default=None,
-        description="Max P(gold=pass | auto-rejected) (binary; default: alpha_accept).",
-    )
-    delta: float = Field(
-        default=0.1, description="The guarantee holds with probability >= 1 - delta."
-    )
-    grid: str = Field(
-        default=DEFAULT_GRID,
-        description="Thresholds fixed before the labels are read: levels:N | coverage:STEP | "
-        "items | fixed:T1,T2,...",
-    )
-    starts: tuple[int, ...] = Field(
-        default=(),
-        description="Starting point(s) in items (each raised to max(30, n0)); several split "
-        "delta (default, with no --start-share either: 30; a panel: --start-share 0.4).",
-    )
-    start_shares: tuple[float, ...] = Field(
-        default=(),
-        description="Starting point(s) as shares of the calibration items (0.4: the band "
-        "holding the top 40%); fixed before the labels; with --start, all split delta. "
-        f"Default for a panel (rule other than pooled): {PANEL_START_SHARE}.",
-    )
-    test: TestName = Field(
-        default=DEFAULT_TEST,
-        description="The bound each threshold is tested with: " + " | ".join(TESTS) + ".",
-    )
-    slice_key: str | None = Field(
-        default=None, description="Certify each value of this slice key on its own gold."
-    )
-    correction: Correction = "holm"
-    calibrator: str = Field(
-        default="none",
-        description="A calibrator of the scores (calibration.confidence.CALIBRATORS), fitted "
-        "on a cluster split kept apart from threshold picking; none: the scores as they are.",
-    )
-    calibration_split: float = Field(
-        default=0.5,
-        description="Share of task clusters the calibrator (or the fitted panel rule) is "
-        "fitted on.",
-    )
-    cascade: bool = False
-    cascade_mode: CascadeMode = Field(
-        default="split",
-        description="split: exact guarantee (disjoint gold per stage); shared: published, "
-        "approximate.",
-    )
-    costs: dict[str, float] = Field(
-        default_factory=dict,
-        description="Judge name -> cost per item, for cascades (default: the recorded cost).",
-    )
-    panel: bool = False
-    panel_rule: PanelRule = Field(
-        default=DEFAULT_PANEL_RULE,
-        description="How a panel combines its judges' scores, declared before the labels: "
-        + "; ".join(f"{name}: {text}" for name, text in PANEL_RULES.items())
-        + ".",
-    )
-    split_study: int = Field(
-        default=0,
-        description="Also run this many random half splits (calibrate on one, measure on the "
-        "other).",
-    )
-    seed: int = 0
-    n_boot: int = Field(default=1000, description="Bootstrap replicates for the metric intervals.")
-    valid_days: int = Field(default=DEFAULT_VALID_DAYS, description="Days until the card expires.")
-
-    @field_validator("grid")
-    @classmethod
-    def _known_grid(cls, value: str) -> str:
-        Grid.parse(value)  # an unknown grid is an InputError now, before any verdict is read
-        return value
-
-    def reject_alpha(self, kind: Kind) -> float | None:
-        """The reject band's alpha: binary only, ``alpha_accept`` unless set."""
-        if kind != "binary":
-            return None
-        return self.alpha_reject if self.alpha_reject is not None else self.alpha_accept
-
-    def scan(self, mode: JudgeMode) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """The starting points (item counts, shares of the calibration items) of a card of
-        ``mode``: the ones asked for, else a panel's share (a rule other than pooled) or 30."""
-        if self.starts or self.start_shares:
-            return self.starts, self.start_shares
-        if mode == "panel" and self.panel_rule != "pooled":
-            return (), (PANEL_START_SHARE,)
-        return (MIN_START,), ()
+def scan_of(
+    options: CalibrationOptions, mode: JudgeMode
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The starting points (item counts, shares of the calibration items) of a card of
+    ``mode``: the ones asked for, else a panel's share (a rule other than pooled) or 30."""
+    if options.starts or options.start_shares:
+        return options.starts, options.start_shares
+    if mode == "panel" and options.panel_rule != "pooled":
+        return (), (PANEL_START_SHARE,)
+    return (MIN_START,), ()
 
 
 @dataclass(frozen=True)
@@ -598,7 +491,7 @@ def certify(
     run the random split study when asked. With a label ``plan`` (calibration.card_plan), the
     bands are certified on the plan's labels, with its scan, and cover a share of its pool."""
     grid = Grid.parse(options.grid)
-    starts, shares = options.scan(measured.request.mode)
+    starts, shares = scan_of(options, measured.request.mode)
     a_reject = options.reject_alpha(measured.kind)
     if plan is not None:
         _check_plan(measured, options, plan)
@@ -734,25 +627,6 @@ def calibrate_rows(
 
 
 # --- Comparing judges ------------------------------------------------------------------------
-
-
-class CompareOptions(BaseModel):
-    """Everything ``judge compare`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    judges: tuple[str, ...] = Field(
-        default=(), description="Judges to compare (empty: every judge present)."
-    )
-    all_pairs: bool = Field(
-        default=False,
-        description="Paired differences for every pair, not only against the best judge.",
-    )
-    failures: Failures = Field(
-        default="wrong", description="Count failed verdicts as wrong, or leave them out."
-    )
-    n_boot: int = 1000
-    seed: int = 0
 
 
 def compare_rows(rows: Sequence[VerdictRow], options: CompareOptions) -> Study:

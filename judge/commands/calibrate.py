@@ -1,6 +1,6 @@
 """``judge calibrate``: measure a judge against gold, write its calibration card and report.
 
-The options are parsed into ``calibration.workflow.CalibrationOptions``, whose fields give
+The options are parsed into ``calibration.options.CalibrationOptions``, whose fields give
 their defaults and most of their help (so ``judge calibrate --help`` imports that module); the
 work is ``judge.calibrate``. numpy, scipy, sklearn and matplotlib are imported only when the
 command runs: ``judge calibrate --help`` loads none of them.

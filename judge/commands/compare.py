@@ -1,6 +1,6 @@
 """``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
 
-The options are parsed into ``calibration.workflow.CompareOptions``, whose fields give their
+The options are parsed into ``calibration.options.CompareOptions``, whose fields give their
 defaults and help; the work is ``judge.compare_judges``.
 """
 

@@ -37,7 +37,7 @@ def _engine_options() -> list[Callable[[F], F]]:
             default="local",
             show_default=True,
             help="local: this process; ray: a Ray Data actor pool of judging workers "
-            "(pip install 'judge[ray]'); --concurrency is then per worker.",
+            "(pip install 'calibrated-judge[ray]'); --concurrency is then per worker.",
         ),
         click.option(
             "--ray-address",
@@ -74,6 +74,12 @@ def _offered_option(offered: judge.judging.OfferedOption) -> Callable[[F], F]:
         show_default=offered.default is not None,
         help=offered.help,
     )
+
+
+def judging_option(name: str) -> Callable[[F], F]:
+    """One judging option by its JudgeOptions field name (``judge serve --concurrency``), with
+    that field's default, type and help."""
+    return _offered_option(judge.JudgeOptions.offered()[name])
 
 
 def judging_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,7 +18,8 @@ import judge.store
 from judge.commands.judging_options import judging_options
 from judge.commands.label_lines import label_lines
 from judge.commands.options import db_option
-from judge.commands.progress import judging_progress
+from judge.commands.platform_errors import platform_errors
+from judge.commands.progress import count_progress, judging_progress
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -291,12 +292,18 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 
 @click.command()
 @click.option(
+    "--to",
+    "to",
+    metavar="URL",
+    help="Send the verdicts to a platform, next to the traces they judge: "
+    "phoenix+http://HOST:PORT/projects/NAME (instead of --out).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel", show_default=True
 )
 @db_option()
 @click.option(
     "--out",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Output JSON file ('-' for stdout).",
 )
@@ -310,19 +317,47 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 )
 @click.option("--rubric", "rubric_id", help="Only judgments of this rubric id.")
 @click.option("--model", help="Only judgments of this judge model.")
-@click.option("--batch", "batch_id", help="Only judgments of this batch.")
+@click.option("--batch", "batch_id", help="Only judgments of this batch (with --out).")
+@click.option(
+    "--force", is_flag=True, help="With --to: send every verdict, even those sent before."
+)
+@click.option("--quiet", is_flag=True, help="With --to: no progress bar.")
 def export(
+    to: str | None,
     fmt: str,
     db: str,
-    out: str,
+    out: str | None,
     signal: str,
     rubric_id: str | None,
     model: str | None,
     batch_id: str | None,
+    force: bool,
+    quiet: bool,
 ) -> None:
-    """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
+    """Export stored judgments: as OpenTelemetry GenAI evaluation events (OTLP JSON, --out),
+    or to the platform the judged traces came from (--to URL).
+
+    With --to, each (case, rubric, judge model) of the cases imported from URL becomes one
+    verdict next to its trace (in Phoenix: an annotation of the root span named after the
+    rubric; in Langfuse: a CATEGORICAL score of the trace named after the rubric): the label,
+    P(pass), the rationale with the cited evidence, and the routing
+    decision when a card routed it. Exporting again updates those, and sends only what changed
+    since (the store keeps a ledger); an export that stops halfway keeps what was sent.
+
+    Exit code (--to) 0: exported; 2: a bad URL, an unknown project, credentials refused, no
+    verdict from URL in the store; 3: the platform cannot be reached or failed midway (run the
+    same command again: it sends the rest).
+    """
+    if (to is None) == (out is None):
+        raise click.UsageError("give --out FILE (OTLP JSON) or --to URL (a platform)")
     if not judge.store.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge something first)")
+    if to is not None:
+        if batch_id is not None:
+            raise click.UsageError("--batch is for --out; --to sends every verdict from URL")
+        _export_to(db, to, rubric_id=rubric_id, model=model, force=force, quiet=quiet)
+        return
+    assert out is not None
     with judge.open_store(db) as store:
         doc, counts = judge.export_otel(
             store,
@@ -342,6 +377,39 @@ def export(
         f"to their run's trace, {counts['unlinked']} without a trace",
         err=True,
     )
+
+
+def _export_to(
+    db: str, to: str, *, rubric_id: str | None, model: str | None, force: bool, quiet: bool
+) -> None:
+    with (
+        platform_errors(),
+        judge.open_store(db) as store,
+        count_progress("exporting", quiet=quiet) as shown,
+    ):
+        report = judge.export_verdicts(
+            store,
+            to,
+            rubric_id=rubric_id,
+            model=model,
+            force=force,
+            on_start=shown.on_start,
+            on_progress=shown.on_progress,
+        )
+    click.echo(
+        f"{report.sent} verdicts sent to {report.destination} in {report.seconds:.1f}s "
+        f"({report.rate:.0f}/s); {report.unchanged} unchanged since the last export; "
+        f"{report.routed} routed with a card ({report.review} for review)",
+        err=True,
+    )
+    if report.unlinked:
+        click.echo(
+            f"note: {report.unlinked} verdicts have no span to attach to (cases without a root "
+            "span id); not sent",
+            err=True,
+        )
+    for source, n in sorted(report.elsewhere.items()):
+        click.echo(f"note: {n} judgments of cases from {source} are not for this URL", err=True)
 
 
 @click.command()

@@ -13,7 +13,6 @@ from judge.local.weights import (
     get_spec,
     install_model,
     known_models,
-    model_status,
     resolve_model,
 )
 
@@ -27,7 +26,6 @@ __all__ = [
     "get_spec",
     "install_model",
     "known_models",
-    "model_status",
     "register",
     "resolve_model",
 ]

@@ -15,7 +15,6 @@ from judge.routing.audit import (
     AuditStatus,
     BandAudit,
     audit_cards,
-    audit_labels,
     audit_sample,
     live_bounds,
     stale_reason,
@@ -29,16 +28,10 @@ from judge.routing.cards import (
     select_for_card,
     stage_label,
 )
-from judge.routing.decide import (
-    calibrate_score,
-    route_cascade,
-    route_group,
-    route_judgments,
-    route_panel,
-)
+from judge.routing.decide import calibrate_score, route_judgments
 from judge.routing.gates import GATES, Group, groups, majority
 from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE, REASONS
-from judge.routing.recorded import RecordedDecision, count_decisions, route_recorded
+from judge.routing.recorded import count_decisions, route_recorded
 
 __all__ = [
     "AUTO_DECISIONS",
@@ -49,8 +42,6 @@ __all__ = [
     "GATES",
     "Group",
     "REASONS",
-    "RecordedDecision",
-    "audit_labels",
     "audit_sample",
     "calibrate_score",
     "card_digest",
@@ -62,10 +53,7 @@ __all__ = [
     "live_bounds",
     "majority",
     "audit_cards",
-    "route_cascade",
-    "route_group",
     "route_judgments",
-    "route_panel",
     "route_recorded",
     "save_card",
     "select_for_card",

@@ -28,7 +28,8 @@ from typing import Any, cast
 
 from calibration.card import Card, ConfidenceRef, PolicySection, SlicePolicy
 from calibration.confidence import CALIBRATOR_FROM_PARAMS, calibrator_from_params, score_items
-from calibration.panel import PANEL_RULES, PanelModel, PanelRule, combine_probs
+from calibration.options import PANEL_RULES, PanelRule
+from calibration.panel import PanelModel, combine_probs
 from judge.digests import short_hash
 from judge.errors import CardError
 from judge.routing.cards import card_digest, select_for_card, stage_label

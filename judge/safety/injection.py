@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from judge.safety import detector, folding
@@ -488,9 +487,3 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
             if PREFIX + "split" not in out[n]:
                 out[n].append(PREFIX + "split")
     return out
-
-
-#: Detectors by name, for callers that want one (the evidence registry uses flag_injection).
-DETECTORS: Mapping[str, Callable[[str], list[str]]] = MappingProxyType(
-    {"patterns": lambda text: detect(text, classifier=False), "patterns+classifier": detect}
-)

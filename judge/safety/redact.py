@@ -734,17 +734,6 @@ def pattern_names(patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:
     return list(dict.fromkeys(p.name for p in patterns))
 
 
-def redact_all(texts: Sequence[str]) -> tuple[list[str], int]:
-    """:func:`redact` each text; the texts and the total count."""
-    out: list[str] = []
-    total = 0
-    for text in texts:
-        redacted, n = redact(text)
-        out.append(redacted)
-        total += n
-    return out, total
-
-
 def redact_turn_fields(turn: TraceTurn) -> tuple[TraceTurn, int]:
     """The turn with its id, role and source redacted (the content is not touched): the id and
     the role are shown to the judge in each evidence tag, and all three are stored."""

@@ -16,7 +16,8 @@ import pytest
 
 from calibration.card import parse_card, write_card
 from calibration.inputs import load_recorded
-from calibration.workflow import CalibrationOptions, attach_gold, calibrate_rows, unbound
+from calibration.options import CalibrationOptions
+from calibration.workflow import attach_gold, calibrate_rows, unbound
 from tests.conftest import DATA
 
 T0 = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -66,6 +66,14 @@ def test_the_offered_options_are_the_judging_options_with_their_defaults() -> No
     )
 
 
+def test_the_server_runs_as_many_judgments_at_once_as_judge_run() -> None:
+    # judge serve used to run the embedded model four at a time (--concurrency default=4).
+    (param,) = [p for p in _params("serve").values() if p.name == "concurrency"]
+    assert param.default == OFFERED["concurrency"].default is None
+    assert isinstance(param, click.Option) and param.help == OFFERED["concurrency"].help
+    assert JudgeSettings(models=(DEFAULT_MODEL,)).options({}).in_flight([DEFAULT_MODEL]) == 1
+
+
 @pytest.mark.parametrize("name", JUDGING_COMMANDS)
 def test_every_judging_command_offers_every_option_with_its_one_default(name: str) -> None:
     params = _params(name)
