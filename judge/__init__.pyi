@@ -53,8 +53,8 @@ from judge.runsets import score_runs as score_runs
 from judge.runsets import write_report as write_report
 
 # Where traces and reviewers already are: import_traces above takes a file or a platform URL
-# (phoenix+http://HOST:PORT/projects/NAME); verdicts out to it, people's labels back as gold;
-# or verdicts as an OpenTelemetry (OTLP) document.
+# (phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID); verdicts
+# out to it, people's labels back as gold; or verdicts as an OpenTelemetry (OTLP) document.
 from judge.platforms import export_verdicts as export_verdicts
 from judge.platforms import import_labels as import_labels
 from judge.connectors import export_otel as export_otel
