@@ -34,6 +34,11 @@ from calibration.options import CompareOptions as CompareOptions
 from judge.calibrating import CalibrationRun as CalibrationRun
 from judge.calibrating import calibrate as calibrate
 from judge.calibrating import compare_judges as compare_judges
+from judge.calibrating import plan_labels_for_card as plan_labels_for_card
+
+# Probing a judge: perturbations of gold cases whose right answer is known (judge.probes has
+# the options, the report and the drift checks on an anchor set).
+from judge.probes import run_probes as run_probes
 
 # Routing verdicts with a card, people's labels back as gold.
 from judge.review import RoutingRun as RoutingRun

@@ -45,11 +45,12 @@ def shared() -> type:
 def bench_module(name: str) -> ModuleType:
     """Import the script bench/<name>.py as a module (bench/ is not a package)."""
     path = REPO / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    # Registered before it runs, as an import would: dataclasses look their module up there.
-    sys.modules.setdefault(name, module)
+    # Registered before it runs, as an import would: dataclasses look their module up there
+    # (under a bench_ prefix, so that a script never shadows a module of the same name).
+    sys.modules[f"bench_{name}"] = module
     spec.loader.exec_module(module)
     return module
 
