@@ -146,7 +146,7 @@ def _panel_judgments(n: int) -> tuple[list[str], list[Judgment]]:
             judgments.append(Judgment(
                 id=f"j{i}{model}", case_id=f"c{i}", cache_key=f"k{i}{model}", status="ok",
                 verdict=Verdict(label="pass" if p >= 0.5 else "fail",
-                                label_probs={"pass": p, "fail": 1 - p}),
+                                label_probs={"pass": p, "fail": 1 - p}, cited=["E1"]),
                 provenance=Provenance(
                     rubric_id=rubric.id, rubric_version=rubric.version,
                     rubric_digest=rubric.digest, model=model, prompt_digest="sha256:p",
