@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge.review import route, items
+from judge.review import items, route
 from judge.store import Store
 from tests.conftest import REPO
 from tests.review_fixtures import (

@@ -142,7 +142,7 @@ def test_label_three_items_in_the_page_then_export_and_load_gold(
 def test_blind_pairwise_page_hides_verdicts_and_maps_shown_labels(
     tmp_path: Path, browser: object
 ) -> None:
-    from judge.review import route, display_swapped, queue
+    from judge.review import display_swapped, queue, route
     from tests.review_fixtures import make_judgment, seed_store
 
     db = tmp_path / "blind.db"

@@ -11,7 +11,6 @@ from judge.errors import ConflictError, JudgeError, NotFoundError
 from judge.review import (
     add_label,
     agreement,
-    route,
     diff_lines,
     display_swapped,
     export_gold,
@@ -19,6 +18,7 @@ from judge.review import (
     item_view,
     pair_agreement,
     queue,
+    route,
     to_canonical,
     uncertainty,
 )
