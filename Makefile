@@ -28,13 +28,13 @@ $(DEMO_STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,fast]'
 	$(BIN)/judge model install
 	@touch $(DEMO_STAMP)
 
 $(TEST_STAMP): $(DEMO_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,fast]'
 	@touch $(TEST_STAMP)
 
 ## browser: Debian's Chromium for the review-page tests (installed when running as root)

@@ -38,11 +38,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from types import MappingProxyType
 from typing import NamedTuple
 
 from judge.safety import detector, folding
-from judge.safety.languages import lexicon_signals
+from judge.safety.languages import idea_literals, lexicon_signals
+from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import EvidenceItem
 
 #: Prefix of every reason this module gives (``EvidenceItem.flags``).
@@ -296,10 +298,13 @@ def _is_fixture(text: str, start: int) -> bool:
     )
 
 
-def rule_matches(normalized: str) -> list[str]:
-    """Names of the rules that match ``normalized`` text in use (not merely mentioned)."""
+def rule_matches(normalized: str, maybe: frozenset[int] | None = None) -> list[str]:
+    """Names of the rules that match ``normalized`` text in use (not merely mentioned).
+    ``maybe``: indexes of the rules the scan allows (None: all)."""
     found: list[str] = []
-    for rule in RULES:
+    for index, rule in enumerate(RULES):
+        if maybe is not None and index not in maybe:
+            continue
         for match in rule.pattern.finditer(normalized):
             if _is_mention(normalized, match.start(), match.end()):
                 continue
@@ -359,6 +364,75 @@ def obfuscation(text: str) -> list[str]:
 # The detector and the evidence flagger.
 
 
+# ---------------------------------------------------------------------------------------------
+# The scan (judge.safety.scan): one pass over a folded text says which rules might match and
+# whether the lexicon and the learned detector have anything to read. Every skip is exact: a
+# rule is skipped only when its prefilter (a superset) does not match; the lexicon signals only
+# when no word for the judge or for ignoring occurs (each signal needs one); the detector only
+# when no word that opens its gate occurs (a window without one scores nothing).
+
+
+class _Gates(NamedTuple):
+    spec: Spec
+    #: Literal ids of the words for the judge and for ignoring (lexicon_signals needs one).
+    lexicon: frozenset[int]
+    #: Literal ids of the words that can open the detector's gate.
+    classifier: frozenset[int]
+
+
+@lru_cache(maxsize=1)
+def _gates() -> _Gates:
+    lexicon = idea_literals(frozenset({"JUDGE", "IGNORE"}))
+    classifier = (
+        *idea_literals(detector.GATE_IDEAS),
+        *detector.GATE_WORD_LITERALS,
+    )
+    ids = literal_ids([*lexicon, *classifier])
+    return _Gates(
+        Spec(
+            literals=tuple(ids),
+            rules=(*(rule.pattern for rule in RULES), folding.ROT13_LINE),
+        ),
+        frozenset(ids[w] for w in lexicon),
+        frozenset(ids[w] for w in classifier),
+    )
+
+
+def _spec() -> Spec:
+    return _gates().spec
+
+
+#: Rule id of folding.ROT13_LINE in the scan (after RULES).
+_ROT13 = len(RULES)
+
+
+def scan_folded(folded: str) -> Hits:
+    """The scan of a folded text (its literals are compared with the folded text itself)."""
+    return scanner("injection", _spec).scan(folded, lowered=folded)
+
+
+def _may_open_gate(window: str) -> bool:
+    """A word that can open the detector's gate occurs in ``window`` (folded)."""
+    return not scan_folded(window).literals.isdisjoint(_gates().classifier)
+
+
+@lru_cache(maxsize=1024)
+def _model_score(folded: str) -> float:
+    """The shipped detector's score of a folded text (0.0 when nothing in it can open the
+    gate, or without weights), remembered: the flagger and the second net score the same
+    texts."""
+    model = detector.shipped_model()
+    if model is None or not folded:
+        return 0.0
+    if scan_folded(folded).literals.isdisjoint(_gates().classifier):
+        return 0.0
+    return float(model.score(folded, _may_open_gate))
+
+
+#: Folding, remembered: the flagger, the second net and the split check fold the same texts.
+_fold = lru_cache(maxsize=1024)(folding.fold)
+
+
 #: How much of each of two neighbouring items is joined to look for a split injection.
 ADJACENT_CHARS: int = 240
 
@@ -366,26 +440,33 @@ ADJACENT_CHARS: int = 240
 def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     """Reasons from the rules, the lexicons and (optionally) the learned detector on every
     view of ``text``: the folded text and the folded text of each decoded run."""
-    views = [folding.fold(text)]
-    decoded = folding.decoded_views(text)
+    views = [_fold(text)]
+    first = scan_folded(views[0])
+    # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
+    rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
+    decoded = folding.decoded_views(text, rot13=rot13)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
+    gates = _gates()
+    model = detector.shipped_model() if classifier else None
     for n, view in enumerate(views):
-        found = rule_matches(view)
+        hits = first if n == 0 else scan_folded(view)
+        found = rule_matches(view, hits.maybe)
         # The lexicon signals share two names with rules: one reason each.
-        found.extend(
-            name
-            for name, at in lexicon_signals(view)
-            if name not in found and not _is_mention(view, at, at + 1, reach=60)
-        )
-        if classifier and detector.is_injection(view):
+        if not hits.literals.isdisjoint(gates.lexicon):
+            found.extend(
+                name
+                for name, at in lexicon_signals(view)
+                if name not in found and not _is_mention(view, at, at + 1, reach=60)
+            )
+        if model is not None and _model_score(view) >= model.threshold:
             found.append("classifier")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
                 if reason not in reasons:
                     reasons.append(reason)
-    hidden = obfuscation(text)
-    if hidden and _ACTIONABLE.search(views[0]):
+    hidden = obfuscation(text) if not text.isascii() and _ACTIONABLE.search(views[0]) else []
+    if hidden:
         reasons.append(PREFIX + "obfuscated:" + ",".join(hidden))
     return reasons
 
@@ -408,10 +489,9 @@ SUSPECT_SCORE: float = 0.5
 def suspicion(text: str) -> float:
     """The learned detector's highest score over the gated windows of ``text`` (folded): 0.0
     when no window names the judge, a verdict or the instructions, or without the weights."""
-    model = detector.shipped_model()
-    if model is None or not text:
+    if not text:
         return 0.0
-    return model.score(folding.fold(text))
+    return _model_score(_fold(text))
 
 
 def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:

@@ -339,6 +339,23 @@ def _index() -> _Index:
     )
 
 
+def idea_literals(ideas: frozenset[str]) -> tuple[str, ...]:
+    """Texts one of which occurs in every folded text where :func:`idea_hits` finds one of
+    ``ideas``: each word and stem for them, each unspaced phrase, and the longest word of each
+    spaced phrase (the prefilter of :mod:`judge.safety.scan`: absent all of these, no hit)."""
+    found: dict[str, None] = {}
+    for terms in LEXICON.values():
+        for idea, words in terms.items():
+            if idea not in ideas:
+                continue
+            for term in words.split():
+                folded = fold(term.rstrip("*").replace("_", " ")).strip()
+                if " " in folded:
+                    folded = max(folded.split(" "), key=len)
+                found[folded] = None
+    return tuple(found)
+
+
 def _phrase_at(folded: str, start: int, key: str) -> bool:
     """The phrase ``key`` (a trailing "*" allows any ending) stands at ``start``, ending on a
     word boundary."""

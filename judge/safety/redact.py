@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from judge.safety.gitleaks import candidates, find, load_rules, split_generic
+from judge.safety.gitleaks import find, load_rules, split_generic
+from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import Case, Judgment, TraceTurn
 
 Replacer = Callable[[re.Match[str]], str]
@@ -647,25 +648,160 @@ def redact(text: str, *, patterns: Sequence[SecretPattern] | None = None) -> tup
 
     Returns the redacted text and how many secrets were replaced. Deterministic: the same text
     always gives the same output. By default four stages run: :data:`SPECIFIC`, gitleaks'
-    provider rules, :data:`STRUCTURAL`, gitleaks' generic rules. With ``patterns``, only those
-    patterns run (no gitleaks stage).
+    provider rules, :data:`STRUCTURAL`, gitleaks' generic rules; the text is scanned once
+    (:mod:`judge.safety.scan`) and only the rules the scan allows are run. With ``patterns``,
+    only those patterns run (no gitleaks stage, no scan).
     """
     if not text:
         return text, 0
     if patterns is not None:
         return _run_patterns(text, patterns)[:2]
-    rules = load_rules()
-    original_lowered = text.lower()
-    # Which gitleaks rules can match is decided once, on the text as given: redaction only
-    # removes text (a marker's own words are never rewritten).
-    provider, generic = split_generic(rules, candidates(original_lowered, rules))
-    text, total, lowered = _run_patterns(text, SPECIFIC, original_lowered)
-    text, n = _run_gitleaks(text, provider)
+    plan = _plan()
+    scan = _Scan(plan, text)
+    # Which gitleaks rules can match is decided once, on the text as given (a keyword of the
+    # rule occurs in it, as gitleaks decides): redaction only removes text.
+    provider, generic = plan.gitleaks_candidates(scan.hits.literals)
+    text, total = scan.run_own(text, plan.specific)
+    text, n = _run_gitleaks(text, scan.allowed(text, provider))
     total += n
-    text, n, _ = _run_patterns(text, STRUCTURAL, lowered if not n else None)
+    text, n = scan.run_own(text, plan.structural)
     total += n
-    text, n = _run_gitleaks(text, generic)
+    text, n = _run_gitleaks(text, scan.allowed(text, generic))
     return text, total + n
+
+
+class _Plan(NamedTuple):
+    """Every rule of :func:`redact` and the scan that gates them. This module's patterns are
+    numbered in :data:`PATTERNS` order (bit ``j`` of a mask is pattern ``j``); gitleaks' rules
+    follow them in the scan's rule ids."""
+
+    #: Literal id -> mask of this module's patterns with that needle.
+    needle_masks: dict[int, int]
+    #: Mask of this module's patterns without needles (always possible).
+    unneedled: int
+    #: Masks of the :data:`SPECIFIC` and :data:`STRUCTURAL` patterns.
+    specific: int
+    structural: int
+    #: Rule id of gitleaks rule 0.
+    gitleaks_offset: int
+    #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
+    by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
+    #: gitleaks rules with no keyword (always run), split the same way.
+    always: tuple[frozenset[int], frozenset[int]]
+    spec: Spec
+
+    def gitleaks_candidates(self, literals: frozenset[int]) -> tuple[list[int], list[int]]:
+        """The gitleaks rules a keyword of which occurs, as (provider, generic) in file order."""
+        provider, generic = set(self.always[0]), set(self.always[1])
+        for literal in literals:
+            found = self.by_keyword.get(literal)
+            if found is not None:
+                provider |= found[0]
+                generic |= found[1]
+        return sorted(provider), sorted(generic)
+
+    def possible(self, hits: Hits) -> int:
+        """Mask of this module's patterns the scan allows: a needle occurs, and the prefilter
+        matches (or was not checked)."""
+        mask = self.unneedled
+        needle_masks = self.needle_masks
+        for literal in hits.literals:
+            mask |= needle_masks.get(literal, 0)
+        if mask and hits.maybe is not None:
+            maybe = 0
+            for rule in hits.maybe:
+                if rule < self.gitleaks_offset:
+                    maybe |= 1 << rule
+            mask &= maybe
+        return mask
+
+
+@lru_cache(maxsize=1)
+def _plan() -> _Plan:
+    rules = load_rules()
+    words = [n for p in PATTERNS for n in p.needles] + [k for r in rules.rules for k in r.keywords]
+    ids = literal_ids(words)
+    needle_masks: dict[int, int] = {}
+    unneedled = 0
+    for j, pattern in enumerate(PATTERNS):
+        if not pattern.needles:
+            unneedled |= 1 << j
+        for needle in pattern.needles:
+            needle_masks[ids[needle]] = needle_masks.get(ids[needle], 0) | 1 << j
+    _, generic_ids = split_generic(rules, range(len(rules.rules)))
+    generic_set = frozenset(generic_ids)
+    by_keyword: dict[int, tuple[set[int], set[int]]] = {}
+    for index, rule in enumerate(rules.rules):
+        for keyword in rule.keywords:
+            pair = by_keyword.setdefault(ids[keyword], (set(), set()))
+            pair[1 if index in generic_set else 0].add(index)
+    always = [i for i, rule in enumerate(rules.rules) if not rule.keywords]
+    return _Plan(
+        needle_masks=needle_masks,
+        unneedled=unneedled,
+        specific=(1 << len(SPECIFIC)) - 1,
+        structural=((1 << len(PATTERNS)) - 1) ^ ((1 << len(SPECIFIC)) - 1),
+        gitleaks_offset=len(PATTERNS),
+        by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
+        always=(
+            frozenset(i for i in always if i not in generic_set),
+            frozenset(i for i in always if i in generic_set),
+        ),
+        spec=Spec(
+            literals=tuple(ids),
+            rules=tuple(p.regex for p in PATTERNS) + tuple(rule.regex for rule in rules.rules),
+        ),
+    )
+
+
+def _spec() -> Spec:
+    return _plan().spec
+
+
+class _Scan:
+    """The scan of the text being redacted, redone when a replacement changed the text (rare:
+    the needles are tested on the text as it is, as they always were)."""
+
+    def __init__(self, plan: _Plan, text: str) -> None:
+        self.plan = plan
+        self.scanner = scanner("secrets", _spec)
+        self.text = text
+        self.hits = self.scanner.scan(text)
+        self.mask = plan.possible(self.hits)
+
+    def current(self, text: str) -> Hits:
+        if text is not self.text:
+            self.text = text
+            self.hits = self.scanner.scan(text)
+            self.mask = self.plan.possible(self.hits)
+        return self.hits
+
+    def allowed(self, text: str, rule_indexes: Sequence[int]) -> list[int]:
+        """The gitleaks rules of ``rule_indexes`` whose prefilter matches ``text``."""
+        if not rule_indexes:
+            return []
+        maybe = self.current(text).maybe
+        if maybe is None:
+            return list(rule_indexes)
+        offset = self.plan.gitleaks_offset
+        return [i for i in rule_indexes if offset + i in maybe]
+
+    def run_own(self, text: str, stage: int) -> tuple[str, int]:
+        """Apply this module's patterns of ``stage`` (a mask) in order, each only where the scan
+        of the current text allows it."""
+        total = 0
+        j = 0
+        while True:
+            self.current(text)
+            todo = self.mask & stage & ~((1 << j) - 1)
+            if not todo:
+                return text, total
+            j = (todo & -todo).bit_length() - 1  # the next allowed pattern
+            redacted, n = _apply(PATTERNS[j], text)
+            if n:
+                text = redacted
+                total += n
+            j += 1
 
 
 def _run_patterns(
