@@ -24,6 +24,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from urllib.parse import unquote_plus
 
+from judge.safety.scan import Spec, scanner
+
 #: Cyrillic and Greek letters that render like Latin ones (lower-case forms, after NFKC and
 #: case-folding), from Unicode's confusables.txt. Mapped only inside words that also hold Latin
 #: letters, so that Russian or Greek text stays itself.
@@ -149,6 +151,24 @@ def _unslug(match: re.Match[str]) -> str:
     return re.sub(r"[-_]", " ", match.group(0))
 
 
+_BLANKS = re.compile(r"[ \t\u00a0]+")
+#: ASCII forms of _SPACED and _SLUG for the one-pass scan of casefolded ASCII text (a regex
+#: that cannot match there is not run).
+FOLD_RULES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?:[a-z][ .*]){2,}[a-z]"),
+    re.compile(r"[a-z]+(?:[-_][a-z]+){2,}"),
+)
+
+
+def _fold_scan(text: str) -> frozenset[int] | None:
+    """Which of :data:`FOLD_RULES` may match casefolded ASCII ``text`` (None: not known)."""
+    return scanner("fold", _fold_spec).scan(text, lowered=text).maybe
+
+
+def _fold_spec() -> Spec:
+    return Spec(literals=(), rules=FOLD_RULES)
+
+
 def fold(text: str) -> str:
     """The text as a reader (or a model) sees it, for matching: NFKC (fullwidth, maths and
     circled letters), tag characters decoded, format characters, combining marks and variation
@@ -163,11 +183,14 @@ def fold(text: str) -> str:
         text = _WORD.sub(_unmix, text)
     else:
         text = text.casefold()
-    if " " in text:
+    maybe = _fold_scan(text) if text.isascii() else None
+    if " " in text and (maybe is None or 0 in maybe):
         text = _SPACED.sub(_unspace, text)
-    if "-" in text or "_" in text:
+    if ("-" in text or "_" in text) and (maybe is None or 1 in maybe):
         text = _SLUG.sub(_unslug, text)
-    return re.sub(r"[ \t\u00a0]+", " ", text)
+    if "  " not in text and "\t" not in text and "\u00a0" not in text:
+        return text  # nothing to collapse
+    return _BLANKS.sub(" ", text)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -374,26 +374,36 @@ def obfuscation(text: str) -> list[str]:
 
 class _Gates(NamedTuple):
     spec: Spec
-    #: Literal ids of the words for the judge and for ignoring (lexicon_signals needs one).
-    lexicon: frozenset[int]
+    #: Literal ids of the words of each lexicon idea the signals need (ignore + instructions,
+    #: or judge + a favourable verdict).
+    ignore: frozenset[int]
+    instructions: frozenset[int]
+    judge: frozenset[int]
+    good: frozenset[int]
     #: Literal ids of the words that can open the detector's gate.
     classifier: frozenset[int]
+
+    def lexicon(self, literals: frozenset[int]) -> bool:
+        """The lexicon signals may fire: each needs two ideas (see lexicon_signals)."""
+        return bool(
+            (literals & self.ignore and literals & self.instructions)
+            or (literals & self.judge and literals & self.good)
+        )
 
 
 @lru_cache(maxsize=1)
 def _gates() -> _Gates:
-    lexicon = idea_literals(frozenset({"JUDGE", "IGNORE"}))
-    classifier = (
-        *idea_literals(detector.GATE_IDEAS),
-        *detector.GATE_WORD_LITERALS,
-    )
-    ids = literal_ids([*lexicon, *classifier])
+    words = {
+        idea: idea_literals(frozenset({idea})) for idea in ("IGNORE", "INSTR", "JUDGE", "GOOD")
+    }
+    classifier = (*idea_literals(detector.GATE_IDEAS), *detector.GATE_WORD_LITERALS)
+    ids = literal_ids([*(w for group in words.values() for w in group), *classifier])
     return _Gates(
         Spec(
             literals=tuple(ids),
             rules=(*(rule.pattern for rule in RULES), folding.ROT13_LINE),
         ),
-        frozenset(ids[w] for w in lexicon),
+        *(frozenset(ids[w] for w in words[idea]) for idea in ("IGNORE", "INSTR", "JUDGE", "GOOD")),
         frozenset(ids[w] for w in classifier),
     )
 
@@ -453,7 +463,7 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
         hits = first if n == 0 else scan_folded(view)
         found = rule_matches(view, hits.maybe)
         # The lexicon signals share two names with rules: one reason each.
-        if not hits.literals.isdisjoint(gates.lexicon):
+        if gates.lexicon(hits.literals):
             found.extend(
                 name
                 for name, at in lexicon_signals(view)
