@@ -64,8 +64,8 @@ def corpus() -> None:
     """Judge both corpus parts with `judge run` through a loopback server; print per kind how
     many values were planted, are redacted in the evidence, and reached the provider."""
 
-    cases = _load("cases.jsonl") + _load("more_cases.jsonl")
-    planted = _load("planted.jsonl") + _load("more_planted.jsonl")
+    cases = _load("cases.jsonl") + _load("more_cases.jsonl") + _load("shapes_cases.jsonl")
+    planted = _load("planted.jsonl") + _load("more_planted.jsonl") + _load("shapes_planted.jsonl")
     answer = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows it."}'
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cases.jsonl"

@@ -31,8 +31,8 @@ from tests.conftest import REPO, shared_path
 
 DATA = TEST_DATA / "secrets"
 JOIN = "\u00ab\u00bb"
-CASE_FILES = ("cases.jsonl", "more_cases.jsonl")
-PLANTED_FILES = ("planted.jsonl", "more_planted.jsonl")
+CASE_FILES = ("cases.jsonl", "more_cases.jsonl", "shapes_cases.jsonl")
+PLANTED_FILES = ("planted.jsonl", "more_planted.jsonl", "shapes_planted.jsonl")
 ANSWER = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows the problem."}'
 #: Not planted in any case: the model brings it up on its own (an unparseable answer).
 MODEL_SECRET = "ghp_" + "Mq4Zt8Kw2Xv6Nb0Rc3Lp7Ys1Hd5Jf9Ga2Te6Ui"
@@ -229,11 +229,24 @@ def test_the_corpus_file_is_what_its_generator_writes(tmp_path: Path) -> None:
     ]
 
 
+def test_the_shapes_corpus_file_is_what_its_generator_writes() -> None:
+    import runpy
+
+    module = runpy.run_path(str(DATA / "make_shapes.py"))
+    for rows, name in (
+        (module["CASES"], "shapes_cases.jsonl"),
+        (module["PLANTED"], "shapes_planted.jsonl"),
+    ):
+        assert [json.dumps(r, ensure_ascii=False) for r in rows] == (
+            (DATA / name).read_text("utf-8").splitlines()
+        )
+
+
 def test_no_planted_secret_reaches_the_provider(judged: dict[str, Any]) -> None:
     sent = json.dumps(judged["requests"], ensure_ascii=False)
     sent_text = "\n".join(m["content"] for r in judged["requests"] for m in r["messages"])
     assert len(judged["by_case"]) == len(_cases())  # every case was judged
-    secrets = [p["secret"] for p in _secrets()]
+    secrets = [p["secret"] for p in _secrets()] + [p["plain"] for p in _secrets() if "plain" in p]
     assert list(_leaks(sent_text, secrets)) == []
     assert list(_leaks(sent, secrets)) == []
 
@@ -241,6 +254,7 @@ def test_no_planted_secret_reaches_the_provider(judged: dict[str, Any]) -> None:
 def test_no_secret_is_in_the_store_or_any_output(judged: dict[str, Any]) -> None:
     # The model's own secret is in its answer: it must not be stored or shown either.
     secrets = [p["secret"] for p in _secrets()] + [MODEL_SECRET]
+    secrets += [p["plain"] for p in _secrets() if "plain" in p]
     for table, dump in judged["tables"].items():
         assert list(_leaks(dump, secrets)) == [], table
     raw = judged["raw"].decode("utf-8", errors="replace")
