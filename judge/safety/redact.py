@@ -29,6 +29,7 @@ Design notes:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -1109,6 +1110,34 @@ def _redact_values(value: Any) -> tuple[Any, int]:
         total = sum(n for _, n in items)
         return ([v for v, _ in items] if total else value), total
     return value, 0
+
+
+#: Joins a redacted case id and the short digest that keeps it unique.
+CASE_ID_DIGEST_SEPARATOR = "~"
+
+
+@lru_cache(maxsize=4096)
+def safe_case_id(case_id: str) -> str:
+    """``case_id`` as judge keeps it: unchanged when it holds no secret; otherwise redacted, with
+    a short digest of the whole id appended (``run-[REDACTED:github-token]-7~1a2b3c4d``) so that
+    it stays unique and the same id always maps to the same one.
+
+    A case id is stored, shown to reviewers, printed by ``judge run`` and exported, so a secret
+    in it must not stay. The mapping is the function itself (no table keeps the original):
+    whoever has the original id computes the kept one with this function, and nothing stored
+    holds the secret. The digest is 32 bits of SHA-256 of the id, too few to recover a random
+    token and enough to keep distinct ids apart."""
+    redacted, count = redact(case_id)
+    if not count:
+        return case_id
+    digest = hashlib.sha256(("judge-case-id\0" + case_id).encode("utf-8", "surrogatepass"))
+    return f"{redacted}{CASE_ID_DIGEST_SEPARATOR}{digest.hexdigest()[:8]}"
+
+
+def with_safe_id(case: Case) -> Case:
+    """``case`` with :func:`safe_case_id` of its id (itself when the id holds no secret)."""
+    safe = safe_case_id(case.id)
+    return case if safe == case.id else case.model_copy(update={"id": safe})
 
 
 def redact_case(case: Case) -> tuple[Case, int]:
