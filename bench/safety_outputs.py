@@ -32,8 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from judge.cases import load_cases
-from judge.evidence import render_all_evidence, select_evidence
-from judge.safety.injection import detect, flag_injection, suspect_items, suspicion
+from judge.evidence import items_digest, render_all_evidence, select_evidence
+from judge.safety.injection import (
+    PREFIX,
+    UNCERTAIN,
+    detect,
+    flag_injection,
+    suspect_items,
+    suspicion,
+)
 from judge.safety.redact import redact_case
 from judge.types import Case, EvidenceItem, TraceTurn
 
@@ -55,18 +62,33 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def _detected(items: list[EvidenceItem]) -> list[EvidenceItem]:
+    """The items with every flag as detected, certain or not: the second stage's tiers
+    (``injection?:``, step 4) change how a flag is routed, not what is detected, and the
+    recorded digests are of what was detected."""
+    return [
+        item.model_copy(update={"flags": [f.replace(UNCERTAIN, PREFIX) for f in item.flags]})
+        if any(f.startswith(UNCERTAIN) for f in item.flags)
+        else item
+        for item in items
+    ]
+
+
 def case_outputs(case: Case) -> dict[str, Any]:
-    """What the safety layer makes of one case."""
+    """What the safety layer makes of one case (its flags as detected, see _detected); the
+    suspects of the second net are compared where no flag is uncertain (an uncertain flag makes
+    its item a suspect by design)."""
     stored, count = redact_case(case)
     visible = ("task", "candidates") if case.candidates else ("task", "diff", "trace")
     evidence = select_evidence(case, visible=visible, redacted=stored)
     every = render_all_evidence(case, visible=visible)
+    shown = _detected(evidence.items)
     return {
         "case": _digest([stored.model_dump(mode="json"), count]),
-        "evidence": evidence.digest,
-        "all": every.digest,
-        "flags": sorted({f for item in every.items for f in item.flags}),
-        "suspects": _digest(suspect_items(evidence.items)),
+        "evidence": items_digest(shown),
+        "all": items_digest(_detected(every.items)),
+        "flags": sorted({f for item in _detected(every.items) for f in item.flags}),
+        "suspects": _digest(suspect_items(shown)),
     }
 
 
@@ -79,7 +101,7 @@ def text_outputs(text: str, source: str = "", role: str = "") -> dict[str, Any]:
     }
     if source:
         item = EvidenceItem(id="E1", kind="message", source=source, role=role or None, text=text)
-        out["item"] = flag_injection(item)
+        out["item"] = [f.replace(UNCERTAIN, PREFIX) for f in flag_injection(item)]
     return out
 
 

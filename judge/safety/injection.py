@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from judge.safety import detector, folding
-from judge.safety.languages import idea_literals, lexicon_signals
+from judge.safety.languages import idea_hits, idea_literals, lexicon_addressed, lexicon_signals
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import EvidenceItem
 
@@ -431,10 +431,10 @@ def _model_score(folded: str) -> float:
     """The shipped detector's score of a folded text (0.0 when nothing in it can open the
     gate, or without weights), remembered: the flagger and the second net score the same
     texts."""
+    if not folded or scan_folded(folded).literals.isdisjoint(_gates().classifier):
+        return 0.0  # (and the weights are not even loaded)
     model = detector.shipped_model()
-    if model is None or not folded:
-        return 0.0
-    if scan_folded(folded).literals.isdisjoint(_gates().classifier):
+    if model is None:
         return 0.0
     return float(model.score(folded, _may_open_gate))
 
@@ -458,7 +458,6 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
     gates = _gates()
-    model = detector.shipped_model() if classifier else None
     for n, view in enumerate(views):
         hits = first if n == 0 else scan_folded(view)
         found = rule_matches(view, hits.maybe)
@@ -469,8 +468,11 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
                 for name, at in lexicon_signals(view)
                 if name not in found and not _is_mention(view, at, at + 1, reach=60)
             )
-        if model is not None and _model_score(view) >= model.threshold:
-            found.append("classifier")
+        # The weights (and scikit-learn) load only when a view opens the detector's gate.
+        if classifier and _model_score(view) > 0.0:
+            model = detector.shipped_model()
+            if model is not None and _model_score(view) >= model.threshold:
+                found.append("classifier")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
                 if reason not in reasons:
@@ -505,16 +507,96 @@ def suspicion(text: str) -> float:
 
 
 def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:
-    """id -> source of the unflagged items whose :func:`suspicion` is at least
-    :data:`SUSPECT_SCORE` (never the task or a pairwise candidate: they are what is judged);
-    none when any item is flagged (a flagged case goes to a person anyway)."""
-    if any(item.flags for item in items):
+    """id -> source of the items the second net withholds: those with only uncertain flags
+    (:func:`certain_flags`), and the unflagged ones whose :func:`suspicion` is at least
+    :data:`SUSPECT_SCORE`; never the task or a pairwise candidate (they are what is judged,
+    and their flags are always certain). None when any item has a certain flag (a case with
+    one goes to a person anyway)."""
+    if any(certain_flags(item.flags) for item in items):
         return {}
     return {
         item.id: item.source
         for item in items
-        if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE
+        if item.kind not in ("task", "candidate")
+        and (item.flags or suspicion(item.text) >= SUSPECT_SCORE)
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The second stage: who is addressed and what is asked.
+#
+# A text about reviewers, graders or verdicts is not an injection unless it speaks *to* the
+# judge and asks it for something. Strong signals (a forged evidence block or chat turn, a
+# verdict written out for the judge, "ignore the instructions", a role to play, instructions
+# declared void, an encoded or disguised instruction, an instruction split over turns or put in
+# a role or id) are certain. The others (the learned detector, the lexicon's evaluator + verdict,
+# an address, a directive) are certain only together, or when the text both addresses the
+# judge and asks it for a verdict or to set its instructions aside. An uncertain flag is shown
+# to the judge as ``injection?:<reason>`` and sends the case to the second net (judged again
+# without the item: judge.judging.masking) instead of a person; a flag on the task or a
+# candidate (what is judged: it cannot be withheld) is always certain.
+
+#: Prefix of a flag the second stage left uncertain.
+UNCERTAIN = "injection?:"
+#: Reasons that are certain on their own.
+STRONG = frozenset(
+    {
+        "fake-evidence",
+        "chat-template",
+        "answer-format",
+        "ignore-instructions",
+        "role-play",
+        "instructions-superseded",
+        "new-instructions",
+        "encoded",
+        "split",
+    }
+)
+_YOU = re.compile(r"\byou(?:r|rs|rself)?\b")
+_JUDGE_WORD = re.compile(rf"\b{_JUDGE}s?\b")
+_ASK = re.compile(
+    r"\b(?:output|return|respond|reply|answer|mark|grade|rate|score|approve|accept|treat|"
+    r"consider|set|give|award|label|classify|record|report|declare|ignore|disregard|forget|"
+    r"overlook|skip|override|bypass)\b[^.\n]{0,60}?\b(?:pass(?:ed|ing)?|success(?:ful)?|"
+    r"approved?|correct|complete[d]?|full marks|10/10|a pass|verdict|score|grade|"
+    r"instructions?|rubric|rules|criteria)\b"
+)
+
+
+def certain_flags(flags: Sequence[str]) -> list[str]:
+    """The flags of an item that the second stage left certain."""
+    return [f for f in flags if not f.startswith(UNCERTAIN)]
+
+
+def _addressed_and_asked(folded: str) -> bool:
+    """The text speaks to the judge (an address, or "you" near a word for the judge) and asks
+    it for a verdict or to set its instructions aside (in English, or in the lexicon's words)."""
+    addressed = any(
+        rule.name == "addresses-judge" and rule.pattern.search(folded) for rule in RULES
+    ) or any(
+        _JUDGE_WORD.search(folded, max(0, m.start() - 80), m.end() + 80)
+        for m in _YOU.finditer(folded)
+    )
+    hits = idea_hits(folded)
+    addressed = addressed or lexicon_addressed(hits)
+    if not addressed:
+        return False
+    asked = _ASK.search(folded) is not None or any(
+        idea in ("MARK", "IGNORE", "PLEASE") for _, idea in hits
+    )
+    return asked
+
+
+def _tiered(reasons: list[str], text: str, item: EvidenceItem) -> list[str]:
+    """``reasons`` as certain (``injection:``) or uncertain (``injection?:``)."""
+    if not reasons or item.kind in ("task", "candidate"):
+        return reasons
+    names = {r.removeprefix(PREFIX).split("@", 1)[0].split(":", 1)[0] for r in reasons}
+    strong = bool(names & STRONG) or any("@field" in r or ":obfuscated" in r for r in reasons)
+    strong = strong or any(r.startswith(PREFIX + "obfuscated") for r in reasons)
+    if strong or len(names) >= 2 or _addressed_and_asked(_fold(text)):
+        return reasons
+    return [UNCERTAIN + r.removeprefix(PREFIX) for r in reasons]
 
 
 #: Separators turned into spaces in a field before it is read (ids and roles are slugs).
@@ -545,7 +627,7 @@ def flag_injection(item: EvidenceItem) -> list[str]:
             tagged = reason + "@field"
             if tagged not in reasons:
                 reasons.append(tagged)
-    return reasons
+    return _tiered(reasons, item.text, item)
 
 
 def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:

@@ -463,6 +463,12 @@ def _addressed(hits: list[tuple[int, str]]) -> bool:
     )
 
 
+def lexicon_addressed(hits: list[tuple[int, str]]) -> bool:
+    """A word for the judge addressed in ``hits`` (of :func:`idea_hits`): "dear / note /
+    Hinweis an / 致" just before it, or "へ / 에게" just after it."""
+    return _addressed(hits)
+
+
 def lexicon_signals(folded: str) -> list[tuple[str, int]]:
     """(name, offset) of each of the :data:`SIGNALS` that fires on ``folded`` text (from
     :func:`fold`); the offset is where its key word stands, for telling a use from a quoted
