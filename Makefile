@@ -1,6 +1,6 @@
 # Set-up and the two commands of the README. Every target creates or reuses .venv and installs
 # what it needs, so each works on a fresh machine with only Python 3.11+, a C compiler and
-# access to PyPI (and Debian's packages for the browser and PostgreSQL tests).
+# access to PyPI (and Debian's packages for the browser, PostgreSQL and nginx tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -11,15 +11,22 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 # What each command needs: the demo only the embedded judge; the tests everything.
 DEMO_STAMP := $(VENV)/.judge-demo
 TEST_STAMP := $(VENV)/.judge-test
+# Arize Phoenix, the real server the connector tests run against: in its own virtualenv (its
+# ~150 packages never enter .venv; judge talks to it over HTTP only). Pinned: the tests and
+# BENCHMARKS.md were measured on this release.
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX_VERSION := 20.26.1
+PHOENIX_STAMP := $(PHOENIX_VENV)/.phoenix-$(PHOENIX_VERSION)
 
-.PHONY: demo test setup browser postgres lint typecheck clean-venv
+.PHONY: demo test setup browser postgres nginx phoenix lint typecheck clean-venv
 
 ## demo: set up the embedded judge only, then judge the project's demo gold set (offline)
 demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up everything (extras, browser, PostgreSQL server), then run the whole test suite
-test: $(TEST_STAMP) browser postgres
+## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, nginx, Phoenix),
+## then run the whole test suite
+test: $(TEST_STAMP) browser postgres nginx phoenix
 	$(BIN)/python -m pytest
 
 setup: $(TEST_STAMP)
@@ -27,6 +34,10 @@ setup: $(TEST_STAMP)
 $(DEMO_STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# The distribution was named `judge` before it became calibrated-judge: an old editable
+	@# install (and its judge.egg-info here) would register every entry point twice.
+	@$(BIN)/python -m pip uninstall --quiet --yes judge >/dev/null 2>&1 || true
+	@rm -rf judge.egg-info
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
 	  $(BIN)/python -m pip install --quiet -e '.[embedded,fast]'
 	$(BIN)/judge model install
@@ -34,7 +45,7 @@ $(DEMO_STAMP): pyproject.toml Makefile
 
 $(TEST_STAMP): $(DEMO_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,fast]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,inspect,fast]'
 	@touch $(TEST_STAMP)
 
 ## browser: Debian's Chromium for the review-page tests (installed when running as root)
@@ -56,6 +67,26 @@ postgres:
 	  && echo "installed Debian postgresql"; \
 	else echo "note: PostgreSQL is missing; its tests will be skipped (sudo apt-get install postgresql)"; fi
 
+## nginx: Debian's nginx for the deployment tests (DEPLOY.md's configuration in front of two
+## replicas, started by the tests themselves on loopback ports; installed when running as root).
+nginx:
+	@if [ -x /usr/sbin/nginx ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  (apt-get install -y -q nginx >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q nginx >/dev/null)) \
+	  && echo "installed Debian nginx"; \
+	else echo "note: nginx is missing; the deployment tests will be skipped (sudo apt-get install nginx)"; fi
+
+## phoenix: Arize Phoenix in .venv-phoenix for the platform connector tests (a throwaway server
+## per test session, started by the tests themselves; about 3 minutes and 850 MB once).
+phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	@test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet 'arize-phoenix==$(PHOENIX_VERSION)'
+	@touch $(PHOENIX_STAMP)
+
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check judge calibration tests bench
 	$(BIN)/ruff format --check judge calibration tests bench
@@ -64,4 +95,4 @@ typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PHOENIX_VENV)

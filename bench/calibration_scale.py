@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import judge
-from calibration.workflow import CalibrationOptions
+from calibration.options import CalibrationOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

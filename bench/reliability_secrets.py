@@ -223,11 +223,12 @@ def outside6(
     )
     benign = [k for k in rows if k.startswith("look-alike: ")]
     n_benign = sum(rows[k]["planted"] for k in benign)
-    kept = sum(rows[k]["kept"] for k in benign)
+    n_kept = sum(rows[k]["kept"] for k in benign)
     if n_benign:
-        lo, hi = wilson(kept, n_benign)
+        lo, hi = wilson(n_kept, n_benign)
         print(
-            f"look-alikes kept {kept}/{n_benign} = {kept / n_benign:.1%} [{lo:.1%}, {hi:.1%}] "
+            f"look-alikes kept {n_kept}/{n_benign} = {n_kept / n_benign:.1%} "
+            f"[{lo:.1%}, {hi:.1%}] "
             "(target >= 95%)"
         )
     for line in leaks:

@@ -167,11 +167,17 @@ def _record_outputs(record: dict[str, Any]) -> dict[str, Any]:
     return text_outputs(str(record.get("text", "")))
 
 
+def _case_set(
+    cases: Callable[[], Iterator[tuple[str, Case]]],
+) -> Callable[[], Iterator[tuple[str, Any]]]:
+    return lambda: ((i, case_outputs(c)) for i, c in cases())
+
+
 def all_sets() -> dict[str, Callable[[], Iterator[tuple[str, Any]]]]:
     """Every set: name -> a generator of (record id, outputs)."""
     sets: dict[str, Callable[[], Iterator[tuple[str, Any]]]] = {}
     for name, cases in _gold_sets().items():
-        sets[name] = lambda cases=cases: ((i, case_outputs(c)) for i, c in cases())
+        sets[name] = _case_set(cases)
     sets["corpus/cases"] = lambda: ((i, case_outputs(c)) for i, c in _corpus_cases())
     sets["corpus/injection"] = lambda: ((i, _record_outputs(r)) for i, r in _injection_records())
     sets["corpus/synthetic"] = lambda: ((i, _record_outputs(r)) for i, r in _synthetic())

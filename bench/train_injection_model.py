@@ -21,13 +21,13 @@ to within one float16 step).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
-from judge import injection_model, injection_text
+from judge.digests import Hasher
+from judge.safety import detector, folding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -50,9 +50,9 @@ def record_windows(record: Record) -> list[str]:
     texts = [record.text] if record.text else [t["content"] for t in record.turns]
     out: list[str] = []
     for text in texts:
-        views = [text, *injection_text.decoded_views(text)]
+        views = [text, *folding.decoded_views(text)]
         for view in views:
-            out.extend(injection_model.windows(injection_text.fold(view)))
+            out.extend(detector.windows(folding.fold(view)))
     return out
 
 
@@ -93,7 +93,7 @@ def fit(docs: list[str], labels: list[int]) -> tuple[Any, float]:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    x = injection_model.vectorizer().transform(docs)
+    x = detector.vectorizer().transform(docs)
     clf = LogisticRegression(
         C=C, class_weight="balanced", solver="liblinear", max_iter=2000, random_state=SEED
     )
@@ -107,7 +107,7 @@ def out_of_fold(docs: list[str], labels: list[int], owner: list[int]) -> list[fl
 
     folds = [o % 5 for o in owner]
     scores = [0.0] * len(docs)
-    vec = injection_model.vectorizer()
+    vec = detector.vectorizer()
     for k in range(5):
         train = [i for i, f in enumerate(folds) if f != k]
         test = [i for i, f in enumerate(folds) if f == k]
@@ -130,7 +130,7 @@ def choose_threshold(
     hand-written look-alikes and gold items are capped separately."""
     best = [0.0] * len(used)
     for s, d, o in zip(scores, docs, owner, strict=True):
-        if injection_model.gate(d):
+        if detector.gate(d):
             best[o] = max(best[o], s)
     benign = [(b, r) for b, r in zip(best, used, strict=True) if r.label == "benign"]
     groups = {
@@ -177,10 +177,10 @@ def choose_threshold(
 
 def data_digest(docs: list[str], labels: list[int]) -> str:
     """sha256 of the training windows and labels (what the weights were trained on)."""
-    h = hashlib.sha256()
+    h = Hasher()
     for d, y in zip(docs, labels, strict=True):
-        h.update(f"{y}\t{d}\n".encode())
-    return "sha256:" + h.hexdigest()
+        h.update(f"{y}\t{d}\n")
+    return h.digest()
 
 
 def save(path: Path, coef: Any, intercept: float, threshold: float, meta: dict[str, str]) -> None:
@@ -204,7 +204,7 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
-    parser.add_argument("--out", type=Path, default=injection_model.MODEL_PATH)
+    parser.add_argument("--out", type=Path, default=detector.MODEL_PATH)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     records = all_records(args.mirror)
@@ -220,10 +220,10 @@ def main() -> int:
         "data_digest": data_digest(docs, labels),
         "families": ",".join(families),
         "C": str(C),
-        "n_features": str(injection_model.N_FEATURES),
+        "n_features": str(detector.N_FEATURES),
     }
     if args.check:
-        shipped = injection_model.load_model(args.out)
+        shipped = detector.load_model(args.out)
         if shipped is None:
             print(f"no weights at {args.out}")
             return 1

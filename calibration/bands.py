@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from calibration.confidence import ScoreSet
 from calibration.intervals import clopper_pearson_upper, clopper_pearson_uppers
+from calibration.options import Correction
 from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
@@ -36,7 +37,6 @@ METHOD = "ltt-fixed-sequence"
 #: No band is tested on fewer items than this, whatever alpha allows (CALIBRATION.md 4.1).
 MIN_START = 30
 BandName = Literal["accept", "reject", "decide"]
-Correction = Literal["holm", "bonferroni"]
 
 
 # --- The minimum-gold table (bounds: calibration.intervals.clopper_pearson_upper) -----------

@@ -21,32 +21,27 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from calibration.bands import METHOD, BandPolicy, BandResult
 from calibration.cascade import CascadeResult
+from calibration.options import DEFAULT_VALID_DAYS
 from calibration.summary import MetricSummary
+from judge.base import Strict
 from judge.digests import digest, utcnow
 from judge.errors import CardError
 from judge.kinds import ScoringKind
 
 CARD_VERSION: Literal[1] = 1
-DEFAULT_VALID_DAYS = 90
 RECORDED_SOURCE = "recorded verdicts"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RubricRef(_Strict):
+class RubricRef(Strict):
     """The rubric the judge used (all null for recorded verdicts of an outside judge)."""
 
     id: str | None = None
@@ -54,14 +49,14 @@ class RubricRef(_Strict):
     digest: str | None = None
 
 
-class SelectorRef(_Strict):
+class SelectorRef(Strict):
     """The evidence selector the judge's prompts were built with."""
 
     version: str | None = None
     token_budget: int | None = None
 
 
-class JudgeSection(_Strict):
+class JudgeSection(Strict):
     """Who the judge is, exactly."""
 
     model: str
@@ -74,7 +69,7 @@ class JudgeSection(_Strict):
     blinded_fields: list[str] = Field(default_factory=list)
 
 
-class GoldRef(_Strict):
+class GoldRef(Strict):
     """The gold set the card was calibrated on."""
 
     name: str
@@ -83,7 +78,7 @@ class GoldRef(_Strict):
     source: str
 
 
-class ConfidenceRef(_Strict):
+class ConfidenceRef(Strict):
     """How each item's score was made."""
 
     #: "prob" (mean verdict probability), "votes" (vote share) or "prob+votes" (both occur).
@@ -95,7 +90,7 @@ class ConfidenceRef(_Strict):
     calibrator_params: dict[str, Any] | None = None
 
 
-class CalibrationSection(_Strict):
+class CalibrationSection(Strict):
     """What was measured, on which gold."""
 
     kind: ScoringKind
@@ -105,14 +100,8 @@ class CalibrationSection(_Strict):
     #: The metrics of ``calibration.metrics.summarize``, e.g. confusion matrix, FAR.
     metrics: MetricSummary = Field(default_factory=MetricSummary)
 
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _json_safe(cls, value: Any) -> Any:
-        # summarize's dict may hold numpy scalars or NaN: plain JSON values (NaN -> None) first.
-        return json_safe(value) if isinstance(value, Mapping) else value
 
-
-class BandSection(_Strict):
+class BandSection(Strict):
     """One band as certified (threshold null: no band, with the reason)."""
 
     threshold: float | None
@@ -125,7 +114,7 @@ class BandSection(_Strict):
     reason: str | None = None
 
 
-class Guarantee(_Strict):
+class Guarantee(Strict):
     """The finite-sample guarantee the bands carry."""
 
     alpha_false_accept: float
@@ -135,7 +124,7 @@ class Guarantee(_Strict):
     statement: str
 
 
-class SlicePolicy(_Strict):
+class SlicePolicy(Strict):
     """Thresholds and bands of one slice (or one cascade stage)."""
 
     auto_accept_threshold: float | None = None
@@ -156,7 +145,7 @@ class StagePolicy(SlicePolicy):
     n_decided: int
 
 
-class PolicySection(_Strict):
+class PolicySection(Strict):
     """What the judge may decide without a human."""
 
     guarantee: Guarantee
@@ -180,7 +169,7 @@ class PolicySection(_Strict):
     cost_per_decided: float | None = None
 
 
-class Card(_Strict):
+class Card(Strict):
     """A calibration card."""
 
     card_version: Literal[1] = CARD_VERSION
@@ -222,15 +211,16 @@ def _band_section(b: BandResult) -> BandSection:
     )
 
 
-def _slice_policy(p: BandPolicy) -> SlicePolicy:
-    return SlicePolicy(
-        auto_accept_threshold=p.accept_threshold,
-        auto_reject_threshold=p.reject_threshold,
-        decide_threshold=p.decide_threshold,
-        n=p.n_total,
-        coverage=p.coverage,
-        bands={name: _band_section(b) for name, b in p.bands.items()},
-    )
+def _slice_fields(p: BandPolicy) -> dict[str, Any]:
+    """The fields a slice and a cascade stage share: thresholds, n, coverage, bands."""
+    return {
+        "auto_accept_threshold": p.accept_threshold,
+        "auto_reject_threshold": p.reject_threshold,
+        "decide_threshold": p.decide_threshold,
+        "n": p.n_total,
+        "coverage": p.coverage,
+        "bands": {name: _band_section(b) for name, b in p.bands.items()},
+    }
 
 
 def _review(
@@ -300,7 +290,7 @@ def policy_section(policy: BandPolicy) -> PolicySection:
         bands={name: _band_section(b) for name, b in policy.bands.items()},
         slice_key=policy.slice_key,
         correction=policy.correction,
-        per_slice={v: _slice_policy(p) for v, p in policy.per_slice.items()},
+        per_slice={v: SlicePolicy(**_slice_fields(p)) for v, p in policy.per_slice.items()},
     )
 
 
@@ -313,7 +303,7 @@ def cascade_policy_section(result: CascadeResult) -> PolicySection:
             n_calibration=s.n_calibration,
             n_reached=s.n_reached,
             n_decided=s.n_decided,
-            **_slice_policy(s.policy).model_dump(),
+            **_slice_fields(s.policy),
         )
         for s in result.stages
     ]
@@ -334,21 +324,6 @@ def cascade_policy_section(result: CascadeResult) -> PolicySection:
         cascade=stages,
         cost_per_decided=result.cost_per_decided,
     )
-
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON values from metric dicts (numpy scalars, tuples, NaN -> None)."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return json_safe(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
 
 
 def build_card(

@@ -28,15 +28,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Grid, certify
 from calibration.confidence import ItemScore, ScoreSet
+from calibration.options import CascadeMode
 from judge.digests import seeded_hex
 from judge.errors import InputError
 from judge.kinds import SCORING
-
-CascadeMode = Literal["split", "shared"]
 
 
 @dataclass(frozen=True, slots=True)

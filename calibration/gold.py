@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
     field_validator,
 )
 
+from judge.base import Strict
 from judge.digests import bytes_digest
 from judge.errors import InputError
 from judge.kinds import SCORING
@@ -47,11 +46,7 @@ AGENT_MODEL_SLICES = ("model", "agent_model")
 _HINT = "see gold/README.md for the gold-set format (gold/schema.json is its JSON schema)"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GoldTurn(_Strict):
+class GoldTurn(Strict):
     """One turn of an agent's trace as stored in a gold record (a case's trace turn: what
     ``judge import`` writes is a gold turn)."""
 
@@ -65,7 +60,7 @@ class GoldTurn(_Strict):
     source: str | None = None
 
 
-class Lineage(_Strict):
+class Lineage(Strict):
     """Where a gold label came from, so that every label can be traced back."""
 
     #: The data set or process the item came from (e.g. "SWE-bench Verified", "review queue").
@@ -77,7 +72,7 @@ class Lineage(_Strict):
     derived_from: list[str] = Field(default_factory=list)
 
 
-class GoldRecord(_Strict):
+class GoldRecord(Strict):
     """One labelled item: a pair of candidate answers, or one agent run."""
 
     id: str = Field(min_length=1)
@@ -121,6 +116,45 @@ class GoldRecord(_Strict):
         if allowed is not None and value not in allowed:
             raise ValueError(f"must be {' or '.join(allowed)} for kind {kind}, not {value!r}")
         return value
+
+    @classmethod
+    def from_case(
+        cls,
+        case: Case,
+        *,
+        gold: str,
+        gold_source: str,
+        source: str,
+        license: str,
+        lineage: Lineage | None = None,
+    ) -> GoldRecord:
+        """A case with the label people gave it: everything the judge saw, kept as it was."""
+        return cls(
+            id=case.id,
+            source=source,
+            license=license,
+            kind=case.kind,
+            task=case.task,
+            candidates=dict(case.candidates) if case.candidates else None,
+            diff=case.diff,
+            trace=[
+                GoldTurn(
+                    id=t.id,
+                    role=t.role,
+                    content=t.content,
+                    step=t.step,
+                    kind=t.kind,
+                    source=t.source,
+                )
+                for t in case.trace
+            ],
+            agent_model=case.agent_model,
+            gold=gold,
+            gold_source=gold_source,
+            slices=dict(case.slices),
+            meta=dict(case.meta),
+            lineage=lineage,
+        )
 
     def resolved_agent_model(self) -> str | None:
         """The agent's model: the field, else the slices' ``model`` or ``agent_model``."""

@@ -22,8 +22,9 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from calibration.agreement import kappa_matrix
 from calibration.inputs import RowArrays, to_arrays
 from calibration.intervals import (
     blas_matrix,
@@ -33,13 +34,11 @@ from calibration.intervals import (
     weight_blocks,
     wilson,
 )
-from calibration.metrics import kappa_matrix
+from calibration.options import Failures
 from calibration.records import VerdictRow
 
 if TYPE_CHECKING:
     import numpy as np
-
-Failures = Literal["wrong", "exclude"]
 
 
 @dataclass(frozen=True)
@@ -272,9 +271,35 @@ def compare(
     ``judges``: the judges to compare (default: all in ``rows``). ``all_pairs``: paired
     differences for every pair, not only against the best judge.
     """
-    import numpy as np
-
     a = to_arrays(rows)
+    wanted = _wanted(a, judges, failures)
+    common = _common_rows(a, wanted, failures)
+    acc = _accuracy(common, len(wanted), n_boot, seed)
+    order = acc.ranking(wanted)
+    scores = _judge_scores(common, acc, wanted, order, level)
+    differences = _differences(common, acc, wanted, order, all_pairs, level)
+    kappa = (
+        kappa_matrix(common.rows)
+        if len(wanted) > 1
+        else {"judges": wanted, "kappa": [[1.0]], "n": []}
+    )
+    return Study(
+        judges=scores,
+        differences=differences,
+        kappa=kappa,
+        n_items=common.n_items,
+        n_clusters=acc.n_clusters,
+        items_dropped=common.items_dropped,
+        rows_without_gold=common.rows_without_gold,
+        n_boot=n_boot,
+        seed=seed,
+        failures=failures,
+        notes=_notes(differences, common),
+    )
+
+
+def _wanted(a: RowArrays, judges: Sequence[str] | None, failures: str) -> list[str]:
+    """The judges to compare (default: every judge present, sorted), each checked present."""
     names = list(a.judge_names)
     wanted = list(dict.fromkeys(judges)) if judges is not None else sorted(set(names))
     missing = [j for j in wanted if j not in names]
@@ -282,40 +307,90 @@ def compare(
         raise ValueError(f"no rows for judge(s) {missing}; judges present: {sorted(names)}")
     if failures not in ("wrong", "exclude"):
         raise ValueError(f"failures must be 'wrong' or 'exclude', not {failures!r}")
-    code_of = {n: i for i, n in enumerate(names)}
-    to_local = np.full(len(names), -1, dtype=np.int64)
+    return wanted
+
+
+@dataclass(frozen=True)
+class _Common:
+    """The scored rows of the items every compared judge judged."""
+
+    rows: RowArrays
+    #: Per row: the judge's index in the compared list.
+    judge: np.ndarray
+    #: Per row: an ok verdict equal to gold.
+    correct: np.ndarray
+    n_items: int
+    #: Items some compared judge did not judge.
+    items_dropped: int
+    #: Rows of the compared judges without a gold label (never scored).
+    rows_without_gold: int
+
+
+def _common_rows(a: RowArrays, wanted: Sequence[str], failures: str) -> _Common:
+    """Rows with gold of the compared judges (ok rows only when failures are excluded), on the
+    items every one of them has a scored row on."""
+    import numpy as np
+
+    code_of = {n: i for i, n in enumerate(a.judge_names)}
+    to_local = np.full(len(a.judge_names), -1, dtype=np.int64)
     for i, n in enumerate(wanted):
         to_local[code_of[n]] = i
-    n_j = len(wanted)
     local = to_local[a.judge]
     has_gold = a.gold >= 0
-    ok = a.status == 0
     counted = (local >= 0) & has_gold
     if failures == "exclude":
-        counted &= ok
-    rows_without_gold = int(((local >= 0) & ~has_gold).sum())
-
-    # items every compared judge has a scored row on
-    n_items_all = len(a.items)
-    present = np.zeros((n_j, n_items_all), dtype=bool)
+        counted &= a.status == 0
+    present = np.zeros((len(wanted), len(a.items)), dtype=bool)
     present[local[counted], a.item[counted]] = True
     common = np.asarray(present.all(axis=0), dtype=bool)
     judged_any = np.asarray(present.any(axis=0), dtype=bool)
     keep = counted & common[a.item]
     sub = a.take(np.nonzero(keep)[0])
-    j_idx = local[keep]
-    correct = (sub.status == 0) & (sub.verdict == sub.gold)
-    clusters, n_cl = compact_codes(sub.cluster)
+    return _Common(
+        rows=sub,
+        judge=local[keep],
+        correct=(sub.status == 0) & (sub.verdict == sub.gold),
+        n_items=int(common.sum()),
+        items_dropped=int((judged_any & ~common).sum()),
+        rows_without_gold=int(((local >= 0) & ~has_gold).sum()),
+    )
 
-    # per-cluster x judge sums of correct and counted verdicts
+
+@dataclass(frozen=True)
+class _Accuracy:
+    """Each judge's accuracy on the common rows, and its task-cluster bootstrap replicates."""
+
+    #: Per judge: correct verdicts, scored verdicts, their ratio.
+    k: np.ndarray
+    n: np.ndarray
+    value: np.ndarray
+    #: Resamples x judges (no rows when there is no bootstrap).
+    replicates: np.ndarray
+    n_clusters: int
+
+    def ranking(self, wanted: Sequence[str]) -> list[int]:
+        """Judge indices, highest accuracy first (no accuracy last, ties by name)."""
+        import numpy as np
+
+        acc = self.value
+        return sorted(
+            range(len(wanted)), key=lambda i: (-acc[i] if np.isfinite(acc[i]) else 1.0, wanted[i])
+        )
+
+
+def _accuracy(common: _Common, n_j: int, n_boot: int, seed: int) -> _Accuracy:
+    """One clusters x judges matrix of correct and scored verdicts, and one matrix product per
+    block of resamples for every judge's resampled accuracy."""
+    import numpy as np
+
+    clusters, n_cl = compact_codes(common.rows.cluster)
     cells = n_cl * n_j
-    c_mat = np.bincount(clusters * n_j + j_idx, weights=correct, minlength=cells)
-    n_mat = np.bincount(clusters * n_j + j_idx, minlength=cells).astype(np.float64)
+    c_mat = np.bincount(clusters * n_j + common.judge, weights=common.correct, minlength=cells)
+    n_mat = np.bincount(clusters * n_j + common.judge, minlength=cells).astype(np.float64)
     c_mat, n_mat = c_mat.reshape(n_cl, n_j), n_mat.reshape(n_cl, n_j)
     k, n = c_mat.sum(axis=0), n_mat.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = k / n
-
     reps = np.zeros((0, n_j))
     if n_boot > 0 and n_cl > 0:
         both = blas_matrix(np.hstack([c_mat, n_mat]))
@@ -324,54 +399,78 @@ def compare(
         sums = np.vstack(parts).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             reps = sums[:, :n_j] / sums[:, n_j:]
+    return _Accuracy(k, n, acc, reps, n_cl)
 
-    order = sorted(range(n_j), key=lambda i: (-acc[i] if np.isfinite(acc[i]) else 1.0, wanted[i]))
+
+def _judge_scores(
+    common: _Common, acc: _Accuracy, wanted: Sequence[str], order: Sequence[int], level: float
+) -> list[JudgeScore]:
+    """Each judge's score, best first: accuracy with its intervals, rank interval, cost."""
+    import numpy as np
+
+    sub, reps = common.rows, acc.replicates
     rank_of = {i: r + 1 for r, i in enumerate(order)}
     rank_reps = None
     if reps.shape[0]:
         # rank 1 = highest accuracy in that resample (NaN ranks last)
         filled = np.where(np.isfinite(reps), reps, -np.inf)
         rank_reps = (-filled).argsort(axis=1, kind="stable").argsort(axis=1) + 1
-
     cost_known = np.isfinite(sub.cost)
     scores = []
     for i in order:
-        rows_i = j_idx == i
+        rows_i = common.judge == i
         failed = int((rows_i & (sub.status != 0)).sum())
         cost = float(sub.cost[rows_i].sum()) if rows_i.any() and cost_known[rows_i].all() else None
-        ci = _interval(reps[:, i], level) if reps.shape[0] else None
         r95 = None
         if rank_reps is not None:
             lo, hi = np.quantile(rank_reps[:, i], [(1 - level) / 2, (1 + level) / 2])
             r95 = (int(np.floor(lo)), int(np.ceil(hi)))
+        k, n, value = acc.k[i], acc.n[i], acc.value[i]
         scores.append(
             JudgeScore(
                 judge=wanted[i],
                 rank=rank_of[i],
-                n=int(n[i]),
-                correct=int(k[i]),
-                accuracy=float(acc[i]) if np.isfinite(acc[i]) else None,
-                wilson95=wilson(int(k[i]), int(n[i]), level),
-                ci95=ci,
+                n=int(n),
+                correct=int(k),
+                accuracy=float(value) if np.isfinite(value) else None,
+                wilson95=wilson(int(k), int(n), level),
+                ci95=_interval(reps[:, i], level) if reps.shape[0] else None,
                 rank95=r95,
                 n_failed=failed,
                 cost_usd=cost,
-                cost_per_correct=cost / k[i] if cost is not None and k[i] > 0 else None,
+                cost_per_correct=cost / k if cost is not None and k > 0 else None,
             )
         )
+    return scores
 
-    units = _unit_correctness(sub, j_idx, correct, np.ones(sub.n, dtype=bool), n_j)
-    best = order[0] if order else None
+
+def _differences(
+    common: _Common,
+    acc: _Accuracy,
+    wanted: Sequence[str],
+    order: Sequence[int],
+    all_pairs: bool,
+    level: float,
+) -> list[Difference]:
+    """Paired differences against the best judge (or every pair): the bootstrap interval on
+    the same resamples and McNemar's exact test on the units both judged."""
+    import numpy as np
+
+    n_j = len(wanted)
+    units = _unit_correctness(
+        common.rows, common.judge, common.correct, np.ones(common.rows.n, dtype=bool), n_j
+    )
     pairs: list[tuple[int, int]] = []
     if all_pairs:
         # (lower-ranked, higher-ranked), so that point differences are <= 0
         pairs = [(order[y], order[x]) for x in range(n_j) for y in range(x + 1, n_j)]
-    elif best is not None:
-        pairs = [(i, best) for i in order[1:]]
+    elif order:
+        pairs = [(i, order[0]) for i in order[1:]]
+    reps = acc.replicates
     differences = []
     for i, j in pairs:
         n_u, only_i, only_j, p = _mcnemar(units, i, j)
-        diff = acc[i] - acc[j]
+        diff = acc.value[i] - acc.value[j]
         differences.append(
             Difference(
                 judge=wanted[i],
@@ -384,8 +483,10 @@ def compare(
                 mcnemar_p=p,
             )
         )
+    return differences
 
-    kappa = kappa_matrix(sub) if n_j > 1 else {"judges": wanted, "kappa": [[1.0]], "n": []}
+
+def _notes(differences: Sequence[Difference], common: _Common) -> list[str]:
     notes = []
     if any(d.n_units == 0 for d in differences):
         notes.append(
@@ -393,26 +494,14 @@ def compare(
             "blank where the two used different protocols (e.g. one averaged verdict per item "
             "vs both orders). The bootstrap interval of the difference still applies."
         )
-    if int((judged_any & ~common).sum()):
+    if common.items_dropped:
         notes.append(
-            f"{int((judged_any & ~common).sum())} items were left out because not every "
+            f"{common.items_dropped} items were left out because not every "
             "compared judge judged them."
         )
-    if rows_without_gold:
-        notes.append(f"{rows_without_gold} rows had no gold label and were not scored.")
-    return Study(
-        judges=scores,
-        differences=differences,
-        kappa=kappa,
-        n_items=int(common.sum()),
-        n_clusters=n_cl,
-        items_dropped=int((judged_any & ~common).sum()),
-        rows_without_gold=rows_without_gold,
-        n_boot=n_boot,
-        seed=seed,
-        failures=failures,
-        notes=notes,
-    )
+    if common.rows_without_gold:
+        notes.append(f"{common.rows_without_gold} rows had no gold label and were not scored.")
+    return notes
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:

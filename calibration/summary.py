@@ -1,5 +1,5 @@
-"""The metric summary a card carries, as typed models (what ``calibration.metrics.summarize``
-returns as a dict).
+"""The metric summary a card carries, as typed models: what ``calibration.metrics.summarize``
+builds, block by block, where the figures are computed.
 
 The models serialise to exactly the keys they were given, in field order, and keep every number
 as it came (an int stays an int, a float a float): a card's YAML and digest are the same as when
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
+from judge.base import Strict
 
 #: A number exactly as summarize wrote it (``int | float``: a union keeps the type it was given).
 Num = int | float
 
 
-class _Given(BaseModel):
+class _Given(Strict):
     """Strict, and serialised with the keys it was given only (an absent block stays absent)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     @model_serializer(mode="wrap")
     def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -32,7 +32,7 @@ class _Given(BaseModel):
 
 
 class IntervalEstimate(_Given):
-    """A figure with its 95% interval (``calibration.metrics.Estimate.to_dict``)."""
+    """A figure with its 95% interval (``calibration.estimates.Estimate.to_model``)."""
 
     value: Num | None
     #: The count behind a proportion (a sum for a ratio); None for other statistics.

@@ -1,12 +1,17 @@
-"""The calibration workflow as one typed function: verdict rows and their gold in, a sealed card
-and everything measured out.
+"""The calibration workflow: verdict rows and their gold in, a sealed card and everything
+measured out, in three typed steps a caller may also take one by one.
 
-:func:`calibrate` reads no file and no store and writes nothing: the judge side
+:func:`calibrate_rows` reads no file and no store and writes nothing: the judge side
 (``judge/calibrating.py``) loads the verdicts, binds the judge (its rubric, prompt and evidence
 selector, through a :data:`JudgeBinder`), then writes the card and the report. The steps, in
-order: pick the judges, score every item, bind the judge, fit an optional calibrator on a
-cluster split, certify the bands (or a cascade), summarise the metrics, seal the card, and
-optionally run the random split study.
+order: :func:`judge_request` (the kind and the judges), the judge's binding (before any figure,
+so that a judge the card cannot bind fails fast), then
+
+- :func:`measure`: score every item, fit an optional calibrator on a cluster split, and the
+  metrics against gold, per slice, with intervals (the card's calibration section);
+- :func:`certify`: the bands (or the cascade) with their finite-sample guarantee (the card's
+  policy section), and the optional random split study;
+- :func:`seal`: the card binding the judge to both, with its digest.
 """
 
 from __future__ import annotations
@@ -14,16 +19,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Correction, Grid, certify
+from calibration.bands import MIN_START, BandPolicy, Grid
+from calibration.bands import certify as certify_bands
 from calibration.card import (
-    DEFAULT_VALID_DAYS,
     CalibrationSection,
     Card,
     ConfidenceRef,
@@ -32,11 +35,9 @@ from calibration.card import (
     PolicySection,
     build_card,
     cascade_policy_section,
-    json_safe,
     policy_section,
 )
 from calibration.cascade import (
-    CascadeMode,
     CascadeResult,
     SplitStudy,
     calibrate_cascade,
@@ -46,8 +47,9 @@ from calibration.confidence import Calibrator, Kind, ScoreSet, calibrated_split,
 from calibration.gold import GoldSet
 from calibration.inputs import join_gold
 from calibration.metrics import summarize
+from calibration.options import DEFAULT_VALID_DAYS, CalibrationOptions, CompareOptions
 from calibration.records import VerdictRow
-from calibration.study import Failures, Study, compare
+from calibration.study import Study, compare
 from calibration.summary import MetricSummary
 from judge.digests import text_digest
 from judge.errors import InputError
@@ -55,52 +57,6 @@ from judge.kinds import SCORING
 
 #: How the picked judges make one card: one judge, a cascade (cheapest first) or a panel.
 JudgeMode = Literal["single", "cascade", "panel"]
-
-
-class CalibrationOptions(BaseModel):
-    """Everything ``judge calibrate`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: Judges to calibrate (several: a cascade, cheapest first, or a panel); empty: the only one.
-    judges: tuple[str, ...] = ()
-    #: Scoring kind; None: told from the labels.
-    kind: Kind | None = None
-    #: Max P(gold = fail | auto-accepted); pairwise: max P(wrong | decided).
-    alpha_accept: float = 0.15
-    #: Max P(gold = pass | auto-rejected) (binary; None: alpha_accept).
-    alpha_reject: float | None = None
-    #: The guarantee holds with probability >= 1 - delta.
-    delta: float = 0.1
-    #: Thresholds fixed before the labels are read (``calibration.bands.GRIDS``).
-    grid: str = DEFAULT_GRID
-    #: Starting points in items (each raised to max(30, n0)); several split delta. Empty: 30.
-    starts: tuple[int, ...] = ()
-    #: Certify each value of this slice key on its own gold.
-    slice_key: str | None = None
-    correction: Correction = "holm"
-    #: "none" or a name of ``calibration.confidence.CALIBRATORS`` (fitted on a cluster split).
-    calibrator: str = "none"
-    #: Share of task clusters the calibrator is fitted on.
-    calibration_split: float = 0.5
-    cascade: bool = False
-    cascade_mode: CascadeMode = "split"
-    #: Judge name -> cost per item, for cascades (default: the recorded cost).
-    costs: dict[str, float] = Field(default_factory=dict)
-    panel: bool = False
-    #: Also run this many random half splits (calibrate on one, measure on the other).
-    split_study: int = 0
-    seed: int = 0
-    #: Bootstrap replicates for the metric intervals.
-    n_boot: int = 1000
-    #: Days until the card expires.
-    valid_days: int = DEFAULT_VALID_DAYS
-
-    @field_validator("grid")
-    @classmethod
-    def _known_grid(cls, value: str) -> str:
-        Grid.parse(value)  # an unknown grid is an InputError now, before any verdict is read
-        return value
 
 
 @dataclass(frozen=True)
@@ -112,6 +68,8 @@ class JudgeRequest:
     #: The card's model name: the judge, ``cascade(a > b)`` or ``panel(a, b)``.
     model: str
     mode: JudgeMode
+    #: The scoring kind the verdicts are read as.
+    kind: Kind
 
 
 @dataclass(frozen=True)
@@ -266,58 +224,73 @@ def _check(options: CalibrationOptions, names: Sequence[str]) -> None:
         )
 
 
-def _request(options: CalibrationOptions, names: Sequence[str]) -> JudgeRequest:
-    if options.panel:
-        return JudgeRequest(tuple(names), "panel(" + ", ".join(names) + ")", "panel")
-    if len(names) > 1:
-        return JudgeRequest(tuple(names), "cascade(" + " > ".join(names) + ")", "cascade")
-    return JudgeRequest(tuple(names), names[0], "cascade" if options.cascade else "single")
-
-
-def _confidence_ref(
-    scores: ScoreSet, calibrator: Calibrator | None, fit: str | None
-) -> ConfidenceRef:
-    sources = sorted({i.source for i in scores.items})
-    return ConfidenceRef(
-        source="+".join(sources) if sources else "none",
-        calibrator=calibrator.name if calibrator is not None else "none",
-        calibrator_fit=fit,
-        calibrator_params=calibrator.params() if calibrator is not None else None,
-    )
-
-
-def calibrate_rows(
-    rows: Sequence[VerdictRow],
-    *,
-    gold: GoldRef,
-    judge: JudgeBinder,
-    options: CalibrationOptions,
-    created_at: datetime | None = None,
-) -> CalibrationResult:
-    """Calibrate the judge(s) of ``rows`` against the gold they carry (see :func:`attach_gold`).
-
-    ``judge`` binds the card's judge section; ``created_at`` (default now) starts the card's
-    validity. Raises InputError for a request the rows cannot answer.
-    """
-    grid = Grid.parse(options.grid)
-    starts = list(options.starts) or [MIN_START]
+def judge_request(rows: Sequence[VerdictRow], options: CalibrationOptions) -> JudgeRequest:
+    """What ``options`` ask of ``rows``: the scoring kind, the judges (each checked present) and
+    how they make one card. Raises InputError for a request the rows cannot answer."""
     kind = infer_kind(rows, options.kind)
     names = pick_judges(rows, options.judges)
     _check(options, names)
-    a_reject = (
-        (options.alpha_reject if options.alpha_reject is not None else options.alpha_accept)
-        if kind == "binary"
-        else None
-    )
-    wanted = set(names)
-    judge_rows = [r for r in rows if r.judge in wanted]
     if options.panel:
-        stage_scores = [score_items(judge_rows, kind=kind)]
-    else:
-        stage_scores = [score_items(judge_rows, kind=kind, judge=n) for n in names]
-    request = _request(options, names)
-    binding = judge(request)
+        return JudgeRequest(tuple(names), "panel(" + ", ".join(names) + ")", "panel", kind)
+    if len(names) > 1:
+        return JudgeRequest(tuple(names), "cascade(" + " > ".join(names) + ")", "cascade", kind)
+    return JudgeRequest(tuple(names), names[0], "cascade" if options.cascade else "single", kind)
 
+
+@dataclass(frozen=True)
+class Measurement:
+    """What :func:`measure` found: the judges' scores and their metrics against gold (the
+    card's calibration section but for the gold reference)."""
+
+    request: JudgeRequest
+    #: One score set per judge of a cascade (cheapest first); one for a single judge or a panel.
+    stage_scores: tuple[ScoreSet, ...]
+    #: The scores the bands are certified on (the held-apart split when a calibrator was fitted).
+    scores: ScoreSet
+    calibrator: Calibrator | None
+    #: How the calibrator was fitted, when one was.
+    fit_note: str | None
+    metrics: MetricSummary
+    #: The slice keys the metrics are also given per value of.
+    slices: tuple[str, ...]
+
+    @property
+    def kind(self) -> Kind:
+        """The scoring kind."""
+        return self.request.kind
+
+    def section(self, gold: GoldRef) -> CalibrationSection:
+        """The card's calibration section, on ``gold``."""
+        sources = sorted({i.source for i in self.scores.items})
+        fitted = self.calibrator
+        return CalibrationSection(
+            kind=self.kind,
+            gold=gold,
+            confidence=ConfidenceRef(
+                source="+".join(sources) if sources else "none",
+                calibrator=fitted.name if fitted is not None else "none",
+                calibrator_fit=self.fit_note,
+                calibrator_params=fitted.params() if fitted is not None else None,
+            ),
+            slices=list(self.slices),
+            metrics=self.metrics,
+        )
+
+
+def measure(
+    rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
+) -> Measurement:
+    """Score every item of the requested judges (pooled for a panel), fit the optional
+    calibrator on a cluster split, and summarise their verdicts against gold, per slice, with
+    intervals."""
+    kind = request.kind
+    wanted = set(request.names)
+    judge_rows = [r for r in rows if r.judge in wanted]
+    stage_scores: tuple[ScoreSet, ...]
+    if request.mode == "panel":
+        stage_scores = (score_items(judge_rows, kind=kind),)
+    else:
+        stage_scores = tuple(score_items(judge_rows, kind=kind, judge=n) for n in request.names)
     scores = stage_scores[0]
     fitted: Calibrator | None = None
     fit_note = None
@@ -331,13 +304,41 @@ def calibrate_rows(
             f"{options.seed}); thresholds certified on the other "
             f"{len(scores.with_gold().items)} gold items"
         )
+    slices = (options.slice_key,) if options.slice_key else ()
+    metrics = summarize(
+        [r for r in judge_rows if r.gold is not None],
+        kind,
+        n_boot=options.n_boot,
+        seed=options.seed,
+        slices=slices,
+    )
+    return Measurement(request, stage_scores, scores, fitted, fit_note, metrics, slices)
 
-    policy: BandPolicy | None = None
-    casc: CascadeResult | None = None
-    policy_sec: PolicySection
+
+@dataclass(frozen=True)
+class Certification:
+    """What :func:`certify` decided: the bands or the cascade (exactly one of the two is set)
+    with their guarantee, as the card's policy section."""
+
+    policy: BandPolicy | None
+    cascade: CascadeResult | None
+    section: PolicySection
+    #: The bands or the cascade in readable lines.
+    summary: str
+    #: The random split study of the procedure, when asked for.
+    split_study: SplitStudy | None = None
+
+
+def certify(measured: Measurement, options: CalibrationOptions) -> Certification:
+    """Certify the bands (per slice when asked) on the measured scores, or calibrate the
+    cascade on each judge's scores, with the finite-sample guarantee ``options`` ask for; and
+    run the random split study when asked."""
+    grid = Grid.parse(options.grid)
+    starts = list(options.starts) or [MIN_START]
+    a_reject = options.reject_alpha(measured.kind)
     if options.cascade:
         casc = calibrate_cascade(
-            stage_scores,
+            measured.stage_scores,
             alpha_accept=options.alpha_accept,
             alpha_reject=a_reject,
             delta=options.delta,
@@ -347,11 +348,10 @@ def calibrate_rows(
             mode=options.cascade_mode,
             seed=options.seed,
         )
-        policy_sec = cascade_policy_section(casc)
-        summary = casc.summary()
+        certified = Certification(None, casc, cascade_policy_section(casc), casc.summary())
     else:
-        policy = certify(
-            scores,
+        policy = certify_bands(
+            measured.scores,
             alpha_accept=options.alpha_accept,
             alpha_reject=a_reject,
             delta=options.delta,
@@ -360,83 +360,96 @@ def calibrate_rows(
             slice_key=options.slice_key,
             correction=options.correction,
         )
-        policy_sec = policy_section(policy)
-        summary = policy.summary()
-
-    slices = (options.slice_key,) if options.slice_key else ()
-    metrics = summarize(
-        [r for r in judge_rows if r.gold is not None],
-        kind,
-        n_boot=options.n_boot,
+        certified = Certification(policy, None, policy_section(policy), policy.summary())
+    if not options.split_study:
+        return certified
+    study = split_study(
+        measured.stage_scores if options.cascade else [measured.scores],
+        alpha_accept=options.alpha_accept,
+        alpha_reject=a_reject,
+        delta=options.delta,
+        grid=grid,
+        starts=starts,
+        mode=options.cascade_mode if options.cascade else "shared",
+        n_splits=options.split_study,
         seed=options.seed,
-        slices=slices,
     )
-    calibration_sec = CalibrationSection(
-        kind=kind,
-        gold=gold,
-        confidence=_confidence_ref(scores, fitted, fit_note),
-        slices=list(slices),
-        metrics=MetricSummary.model_validate(json_safe(metrics)),
+    return replace(certified, split_study=study)
+
+
+def seal(
+    measured: Measurement,
+    certified: Certification,
+    *,
+    judge: JudgeSection,
+    gold: GoldRef,
+    created_at: datetime | None = None,
+    valid_days: int = DEFAULT_VALID_DAYS,
+) -> Card:
+    """The card binding ``judge`` (its model, rubric, prompt and evidence selector) to what was
+    measured on ``gold`` and certified, valid ``valid_days`` from ``created_at`` (default now),
+    with its digest."""
+    return build_card(
+        judge=judge,
+        calibration=measured.section(gold),
+        policy=certified.section,
+        created_at=created_at,
+        valid_days=valid_days,
     )
-    card = build_card(
+
+
+def calibrate_rows(
+    rows: Sequence[VerdictRow],
+    *,
+    gold: GoldRef,
+    judge: JudgeBinder,
+    options: CalibrationOptions,
+    created_at: datetime | None = None,
+) -> CalibrationResult:
+    """Calibrate the judge(s) of ``rows`` against the gold they carry (see :func:`attach_gold`):
+    :func:`measure`, :func:`certify`, then :func:`seal` the card.
+
+    ``judge`` binds the card's judge section, before anything is measured (a judge the card
+    cannot bind fails fast); ``created_at`` (default now) starts the card's validity. Raises
+    InputError for a request the rows cannot answer.
+    """
+    request = judge_request(rows, options)
+    binding = judge(request)
+    measured = measure(rows, request, options)
+    certified = certify(measured, options)
+    card = seal(
+        measured,
+        certified,
         judge=binding.section,
-        calibration=calibration_sec,
-        policy=policy_sec,
+        gold=gold,
         created_at=created_at,
         valid_days=options.valid_days,
     )
-    study = None
-    if options.split_study:
-        study = split_study(
-            stage_scores if options.cascade else [scores],
-            alpha_accept=options.alpha_accept,
-            alpha_reject=a_reject,
-            delta=options.delta,
-            grid=grid,
-            starts=starts,
-            mode=options.cascade_mode if options.cascade else "shared",
-            n_splits=options.split_study,
-            seed=options.seed,
-        )
+    a_reject = options.reject_alpha(request.kind)
     head = (
-        f"judge {request.model} on {len(scores.with_gold().items)} gold items ({gold.source}), "
-        f"{kind}, alpha {options.alpha_accept}"
+        f"judge {request.model} on {len(measured.scores.with_gold().items)} gold items "
+        f"({gold.source}), {request.kind}, alpha {options.alpha_accept}"
         + (f"/{a_reject}" if a_reject is not None else "")
         + f", delta {options.delta}"
     )
     return CalibrationResult(
         card=card,
         options=options,
-        kind=kind,
+        kind=request.kind,
         model=request.model,
-        names=tuple(names),
-        scores=scores,
-        policy=policy,
-        cascade=casc,
-        summary=summary,
+        names=request.names,
+        scores=measured.scores,
+        policy=certified.policy,
+        cascade=certified.cascade,
+        summary=certified.summary,
         head=head,
-        fit_note=fit_note,
+        fit_note=measured.fit_note,
         notes=binding.notes,
-        split_study=study,
+        split_study=certified.split_study,
     )
 
 
 # --- Comparing judges ------------------------------------------------------------------------
-
-
-class CompareOptions(BaseModel):
-    """Everything ``judge compare`` can be asked, with its defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: Judges to compare (empty: every judge present).
-    judges: tuple[str, ...] = ()
-    #: Paired differences for every pair, not only against the best judge.
-    all_pairs: bool = False
-    #: Count failed verdicts as wrong, or leave them out.
-    failures: Failures = "wrong"
-    n_boot: int = 1000
-    seed: int = 0
 
 
 def compare_rows(rows: Sequence[VerdictRow], options: CompareOptions) -> Study:

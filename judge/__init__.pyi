@@ -1,34 +1,46 @@
 # The public API of ``import judge``: this file is the one map of it. Type checkers read it as
 # the package's interface; judge/__init__.py reads it at import to load each name from its
 # module on first use (SPEC 1, lazy loading, as scipy and scikit-image do). Everything else is
-# reachable from its package (judge.review, judge.runsets, judge.service, ...).
+# reachable from its package (judge.review, judge.runsets, judge.service, ...). The groups
+# follow what a user does, in the order data flows (ruff's import sorting is off for this file).
 
-# Calibrating a judge against gold, and comparing judges.
-from calibration.card import Card as Card
-from calibration.card import load_card as load_card
-from calibration.workflow import CalibrationOptions as CalibrationOptions
-from calibration.workflow import CompareOptions as CompareOptions
-from judge.calibrating import CalibrationRun as CalibrationRun
-from judge.calibrating import calibrate as calibrate
-from judge.calibrating import compare_judges as compare_judges
+from judge.version import __version__ as __version__
+
+# Stores: a SQLite file on a laptop, PostgreSQL for a team.
+from judge.store import Store as Store
+from judge.store import open_store as open_store
+from judge.store.copy import CopyReport as CopyReport
+from judge.store.copy import copy_store as copy_store
+from judge.store.copy import migrate_store as migrate_store
+
+# Cases, traces and rubrics in.
+from judge.types import Case as Case
 from judge.cases import load_cases as load_cases
-
-# Verdicts out, where traces are.
-from judge.connectors import export_otel as export_otel
+from judge.platforms import import_traces as import_traces
+from judge.rubrics import Rubric as Rubric
+from judge.rubrics import load_rubric as load_rubric
 
 # Judging.
 from judge.judging import JudgeOptions as JudgeOptions
 from judge.judging import RunSummary as RunSummary
 from judge.judging import judge_cases as judge_cases
-from judge.review import GoldExport as GoldExport
+from judge.types import Judgment as Judgment
+
+# Calibrating a judge against gold, and comparing judges.
+from calibration.card import Card as Card
+from calibration.card import load_card as load_card
+from calibration.options import CalibrationOptions as CalibrationOptions
+from calibration.options import CompareOptions as CompareOptions
+from judge.calibrating import CalibrationRun as CalibrationRun
+from judge.calibrating import calibrate as calibrate
+from judge.calibrating import compare_judges as compare_judges
 
 # Routing verdicts with a card, people's labels back as gold.
 from judge.review import RoutingRun as RoutingRun
-from judge.review import export_gold as export_gold
 from judge.review import route as route
 from judge.routing import audit_cards as audit_cards
-from judge.rubrics import Rubric as Rubric
-from judge.rubrics import load_rubric as load_rubric
+from judge.review import GoldExport as GoldExport
+from judge.review import export_gold as export_gold
 
 # Scoring run sets and gating a release.
 from judge.runsets import GateResult as GateResult
@@ -39,17 +51,11 @@ from judge.runsets import load_runs as load_runs
 from judge.runsets import score_runs as score_runs
 from judge.runsets import write_report as write_report
 
-# Stores: a SQLite file on a laptop, PostgreSQL for a team.
-from judge.store import Store as Store
-from judge.store import open_store as open_store
-from judge.store.copy import CopyReport as CopyReport
-from judge.store.copy import copy_store as copy_store
-from judge.store.copy import migrate_store as migrate_store
-from judge.traces import import_traces as import_traces
-
-# Cases, traces and rubrics in.
-from judge.types import Case as Case
-from judge.types import Judgment as Judgment
-from judge.version import __version__ as __version__
+# Where traces and reviewers already are: import_traces above takes a file or a platform URL
+# (phoenix+http://HOST:PORT/projects/NAME); verdicts out to it, people's labels back as gold;
+# or verdicts as an OpenTelemetry (OTLP) document.
+from judge.platforms import export_verdicts as export_verdicts
+from judge.platforms import import_labels as import_labels
+from judge.connectors import export_otel as export_otel
 
 __all__: list[str]

@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from calibration.bands import Grid
 from calibration.card import (
     RECORDED_SOURCE,
     Card,
@@ -36,13 +37,12 @@ from calibration.inputs import (
     load_recorded,
     provenance_matches,
 )
+from calibration.options import CalibrationOptions, CompareOptions
 from calibration.records import VerdictRow
 from calibration.report import write_report
 from calibration.study import Study
 from calibration.workflow import (
-    CalibrationOptions,
     CalibrationResult,
-    CompareOptions,
     JudgeBinder,
     JudgeBinding,
     JudgeRequest,
@@ -52,10 +52,11 @@ from calibration.workflow import (
     compare_rows,
     unbound,
 )
-from judge.digests import text_digest
+from judge.base import Frozen
+from judge.digests import is_digest, text_digest
 from judge.errors import CardError, InputError, RubricError
 from judge.rubrics import load_rubric
-from judge.store import Store, StoreError, mask_url, store_exists
+from judge.store import Store, StoreError, StoreUnavailable, mask_url, store_exists
 from judge.types import Judgment
 
 STORE_SOURCE = "judge store"
@@ -74,11 +75,9 @@ BINDING_FIELDS = (
 )
 
 
-class VerdictSource(BaseModel):
+class VerdictSource(Frozen):
     """Where the verdicts are: exactly one of a judge store, a judgments JSONL (which may also
     hold recorded verdicts) or a recorded-verdicts JSONL; and which judgments to keep."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     db: str | None = None
     judgments: str | None = None
@@ -128,7 +127,7 @@ def store_judgments(db: str | Path, *, rubric: str | None = None) -> Iterator[Ju
         raise InputError("no such database", file=file, hint="give the path of the judge store")
     try:
         store = Store(db)
-    except StoreError as err:
+    except (StoreError, StoreUnavailable) as err:
         raise InputError(
             f"cannot open the judge store: {err}",
             file=file,
@@ -364,6 +363,7 @@ def calibrate(
     panels. The card goes to ``out`` (default ``<judge>.card.yaml``), the report to ``report``.
     """
     options = options or CalibrationOptions()
+    Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
     gold_text = None if gold is None else str(gold)
     rows, gold_ref = attach_gold(
@@ -447,7 +447,7 @@ def check_card(
     if recorded:
         rubric_digest = selector_version = None
     if rubric:
-        rubric_digest = rubric if rubric.startswith("sha256:") else load_rubric(rubric).digest
+        rubric_digest = rubric if is_digest(rubric) else load_rubric(rubric).digest
     if selector:
         selector_version = selector
     gold_digest = load_gold(gold).digest if gold else None

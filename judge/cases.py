@@ -46,8 +46,10 @@ class LoadedCases:
     gold: dict[str, str] = field(default_factory=dict)
 
 
-def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
-    """Validate one record (gold format or Case format) into a Case and its gold label."""
+def case_data(record: dict[str, Any]) -> dict[str, Any]:
+    """The Case fields of a record in the gold format or the Case format: the label and
+    provenance fields dropped, the agent model taken from the slices when not given. What
+    ``judge run`` judges of a line, and what the API judges of a case it is sent."""
     data = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
     if "agent_model" not in data:
         slices = data.get("slices")
@@ -56,6 +58,12 @@ def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
         )
         if model is not None:
             data["agent_model"] = str(model)
+    return data
+
+
+def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
+    """Validate one record (gold format or Case format) into a Case and its gold label."""
+    data = case_data(record)
     gold = record.get("gold")
     # A secret in the id is redacted here, where every case read from a file starts.
     return with_safe_id(Case.model_validate(data)), (str(gold) if gold is not None else None)

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from judge.errors import JudgeError
+from judge.errors import Failure
 
 # name -> "module:attribute" of a click command or group. A registry, not a chain of ifs.
 COMMANDS: dict[str, str] = {
@@ -72,11 +72,11 @@ _SUMMARIES = {
     "calibrate": "Measure a judge against gold and write a calibration card and report.",
     "compare": "Compare judges on the same items: paired differences, McNemar, agreement.",
     "card": "Verify or show calibration cards.",
-    "gold": "Validate and import gold sets.",
-    "import": "Validate agent traces (Claude Code, Codex, OTel, SWE-agent, ...) as Case JSONL.",
+    "gold": "Validate gold sets, export reviewed labels, import labels from a platform.",
+    "import": "Agent traces (Claude Code, Codex, OTel, ..., or a platform: --from URL) as cases.",
     "score": "Judge a run set (or read its gold labels) and write the pass@k / pass^k report.",
     "gate": "Regression gate on a run-set report: ship, block or inconclusive.",
-    "export": "Export judgments as OpenTelemetry GenAI evaluation events (OTLP JSON).",
+    "export": "Export verdicts as OTLP JSON, or to the platform of the traces (--to URL).",
     "runset": "Build a run-set JSONL from a gold-format file.",
     "route": "Apply a calibration card to stored judgments: auto-accept, auto-reject or review.",
     "serve": "Serve the HTTP API and the review page (uvicorn).",
@@ -87,7 +87,7 @@ _SUMMARIES = {
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="judge")
+@click.version_option(package_name="calibrated-judge")
 def cli() -> None:
     """judge: calibrated LLM-as-judge verdicts for AI agent runs."""
     # Never fetch litellm's model cost map over the network.
@@ -98,6 +98,6 @@ def main() -> None:
     """Entry point of the ``judge`` console script."""
     try:
         cli.main(prog_name="judge")
-    except JudgeError as exc:
+    except Failure as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -14,6 +14,10 @@ from typing import Literal
 
 from judge.errors import InputError
 
+#: How verdicts are scored, calibrated, routed and reviewed (judge.kinds: a multi-criterion
+#: rubric scores as binary).
+ScoringKind = Literal["binary", "pairwise"]
+
 #: Model names under this prefix run in-process on the embedded runtime (judge/local.py).
 LOCAL_PREFIX = "local/"
 
@@ -33,6 +37,14 @@ JOB_LEASE_S = 60.0
 #: Seconds a claim on a cache key lasts without renewal (how long other workers wait for a
 #: worker that died mid-call before paying themselves); JUDGE_CALL_CLAIM_S overrides.
 CALL_CLAIM_S = 30.0
+#: Seconds between two heartbeats of a service replica (its row in the store's replicas
+#: table); JUDGE_REPLICA_BEAT_S overrides.
+REPLICA_BEAT_S = 2.0
+#: Seconds without a heartbeat after which a replica counts as dead: the jobs and call claims
+#: its workers held are taken over at once, without waiting for their leases to end (a live
+#: replica paused this long loses them too: its work is then done twice, never stored twice);
+#: JUDGE_REPLICA_DEAD_S overrides.
+REPLICA_DEAD_S = 10.0
 
 
 def env_seconds(name: str, default: float) -> float:

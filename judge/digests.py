@@ -1,6 +1,8 @@
 """Digests, seeded hashes and timestamps: the one place that spells ``sha256:`` and UTC.
 
-Every content digest in judge is ``sha256:<hex>``; every seeded choice (audits, double labels,
+Every content digest in judge is ``sha256:<hex>`` (cache keys and the judgment ids derived
+from them included; ``tests/test_architecture.py`` checks no other module writes the prefix);
+every seeded choice (audits, double labels,
 display order, cluster splits) is a keyed SHA-256 so that it needs no shared state; every
 stored timestamp is UTC ISO 8601.
 """
@@ -16,10 +18,19 @@ from typing import Any
 PREFIX = "sha256:"
 
 
+def _bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
 def sha256_hex(data: bytes | str) -> str:
     """The bare SHA-256 hex digest of bytes (or UTF-8 text): hashes kept without a prefix
     (session tokens, ids derived from content)."""
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+    return hashlib.sha256(_bytes(data)).hexdigest()
+
+
+def sha256_raw(data: bytes | str) -> bytes:
+    """The 32 bytes of the SHA-256 of bytes (or UTF-8 text): a part of a larger digest."""
+    return hashlib.sha256(_bytes(data)).digest()
 
 
 def bytes_digest(data: bytes) -> str:
@@ -80,14 +91,58 @@ def cache_key(
     return key if masked_from is None else digest({"cache_key": key, "masked_from": masked_from})
 
 
+class Hasher:
+    """A ``sha256:<hex>`` digest built piece by piece (files, rows, training data) without
+    holding the whole input: ``Hasher(first).update(more)...digest()``."""
+
+    def __init__(self, data: bytes | str = b"") -> None:
+        self._sha = hashlib.sha256(_bytes(data))
+
+    def update(self, data: bytes | str) -> Hasher:
+        """Add bytes (or UTF-8 text) to what is digested; the hasher itself, to chain."""
+        self._sha.update(_bytes(data))
+        return self
+
+    def digest(self) -> str:
+        """``sha256:<hex>`` of everything added so far."""
+        return PREFIX + self._sha.hexdigest()
+
+
+def is_digest(value: str) -> bool:
+    """Whether ``value`` is written as a digest (``sha256:...``) rather than, say, ID@VERSION."""
+    return value.startswith(PREFIX)
+
+
 def full_digest(value: str) -> str:
     """A digest given with or without its ``sha256:`` prefix, with it."""
-    return value if value.startswith(PREFIX) else PREFIX + value
+    return value if is_digest(value) else PREFIX + value
+
+
+def digest_hex(value: str) -> str:
+    """The hex of a digest: its ``sha256:`` prefix stripped (a bare hex given stays as it is)."""
+    return value.removeprefix(PREFIX)
+
+
+def judgment_id(key: str) -> str:
+    """The id of the judgment paid for under cache key ``key``: ``j-`` and its first 20 hex
+    digits."""
+    return "j-" + digest_hex(key)[:20]
 
 
 def short_hash(text: str, n: int = 20) -> str:
     """The first ``n`` hex digits of SHA-256(text): ids derived from content."""
     return sha256_hex(text)[:n]
+
+
+def content_uuid(*parts: Any) -> str:
+    """A UUID fixed by ``parts``: the first 128 bits of SHA-256 of their canonical JSON, with
+    the version (8, "custom", RFC 9562) and variant bits set. Ids a platform keys records by,
+    derived from content, so that sending the same thing again names the same record."""
+    raw = bytearray(sha256_raw(canonical_json(list(parts)))[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x80
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def seeded_hex(seed: int | str, key: str) -> str:

@@ -1,12 +1,24 @@
-"""The project's own errors. Each names where the problem is and says what to do."""
+"""The project's own errors. Each names where the problem is and says what to do.
+
+Two kinds: a :class:`JudgeError` is the problem of one thing (a file, a record, a step, a
+request), which a batch records against that step before going on with the others; an
+:class:`UnavailableError` (the store went away) stops the whole batch, so handlers of per-step
+errors never see it. Both are a :class:`Failure`, what the CLI prints (exit 2) and the API
+answers with the status of its kind (judge/api/errors.py).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class JudgeError(Exception):
+class Failure(Exception):
     """Base of every error judge raises on purpose."""
+
+
+class JudgeError(Failure):
+    """An error of one thing: an input, a rubric, a card, a step, a request. A batch records it
+    against its step and goes on."""
 
 
 class InputError(JudgeError):
@@ -75,5 +87,8 @@ class ConflictError(JudgeError):
     """The request contradicts a record's state (already labelled, not awaiting you, ...)."""
 
 
-class UnavailableError(JudgeError):
-    """Something the judge needs (its database) cannot be reached now: try again later."""
+class UnavailableError(Failure):
+    """Something the judge needs (its database) cannot be reached now: try again later.
+
+    Not a JudgeError: no step can be stored while it lasts, so it stops the whole batch (what
+    was written before is kept; a rerun resumes) instead of failing one step."""

@@ -39,21 +39,20 @@ counted against the budget (``total_tokens`` reports the items' text only).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from judge.digests import digest
 from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
 from judge.safety.scan import Spec, scanner
-from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
+from judge.types import Case, EvidenceItem, EvidenceKind, Strict, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.safety.injection (shown as ``flags="..."``); redaction of secrets
@@ -94,13 +93,11 @@ def _max_chars(tokens: int) -> int:
     return max(0, math.floor(tokens * CHARS_PER_TOKEN))
 
 
-class EvidenceSet(BaseModel):
+class EvidenceSet(Strict):
     """The evidence shown to a judge for one case, with what it took to choose it."""
 
-    model_config = ConfigDict(extra="forbid")
-
     items: list[EvidenceItem]
-    #: "sha256:" + hex digest of the canonical JSON of ``items``.
+    #: The digest (judge.digests) of the canonical JSON of ``items``.
     digest: str
     selector_version: str
     #: The evidence budget in estimated tokens; 0 means no budget (:func:`render_all_evidence`).
@@ -127,13 +124,7 @@ class EvidenceSet(BaseModel):
 
 def items_digest(items: Sequence[EvidenceItem]) -> str:
     """The content digest of a list of items: sha256 over their canonical JSON."""
-    canonical = json.dumps(
-        [item.model_dump(mode="json") for item in items],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return digest([item.model_dump(mode="json") for item in items])
 
 
 # ---------------------------------------------------------------------------------------------

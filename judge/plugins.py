@@ -1,13 +1,16 @@
 """Plugins the Python way: entry points of installed packages.
 
-A package adds trace importers or rubric folders by declaring entry points, as the built-in ones
-are declared in judge's own pyproject.toml::
+A package adds trace importers, rubric folders or platform connectors by declaring entry points,
+as the built-in ones are declared in judge's own pyproject.toml::
 
     [project.entry-points."judge.importers"]
     my-format = "my_package.traces:MyImporter"      # a class (or instance) with load/sniff
 
     [project.entry-points."judge.rubrics"]
     my-rubrics = "my_package:RUBRICS"              # a folder of <id>/v<N>/ rubric folders
+
+    [project.entry-points."judge.connectors"]
+    my-platform = "my_package.platform:MyConnector"  # my-platform+https://HOST/...
 
 Each group is read once per process, in entry-point name order.
 """
@@ -23,6 +26,8 @@ from judge.errors import JudgeError
 #: The groups judge reads.
 IMPORTERS = "judge.importers"
 RUBRICS = "judge.rubrics"
+#: Platform connectors (judge.connectors.platform): the scheme of a target URL names one.
+CONNECTORS = "judge.connectors"
 
 
 class PluginError(JudgeError):

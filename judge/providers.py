@@ -31,6 +31,7 @@ from judge.defaults import DEFAULT_MAX_TOKENS, LOCAL_PREFIX, is_local
 from judge.errors import InfraError, InputError, JudgeError, ParseError
 from judge.local import register as register_local
 from judge.local.weights import get_spec, parse_model_id
+from judge.types import Strict
 
 #: Labels are read at the position where the value of this key begins in the JSON answer.
 VERDICT_KEY = "verdict"
@@ -134,10 +135,8 @@ class RouterDeployment(BaseModel):
     litellm_params: dict[str, Any]
 
 
-class RouterConfig(BaseModel):
+class RouterConfig(Strict):
     """A litellm Router configuration: deployments, and optionally Router settings."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model_list: list[RouterDeployment] = Field(min_length=1)
     #: Passed to ``litellm.Router`` as they are (e.g. routing_strategy).
@@ -179,11 +178,6 @@ def read_router_config(path: str | Path) -> str:
                 field=f"model_list.{n}.litellm_params.model",
             )
     return json.dumps(config.model_dump(), sort_keys=True, separators=(",", ":"))
-
-
-def router_models(router: str) -> list[str]:
-    """The model names (``model_name`` groups) a Router configuration serves."""
-    return list(dict.fromkeys(d["model_name"] for d in json.loads(router)["model_list"]))
 
 
 @cache

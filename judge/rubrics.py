@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 
 from judge import kinds, plugins
 from judge.digests import bytes_digest
 from judge.errors import RubricError
 from judge.evidence import EvidenceSet, check_citations
 from judge.kinds import RubricKind
-from judge.types import ABSTAIN_LABEL, Case, CriterionVerdict, EvidenceItem, Order, Verdict
+from judge.types import ABSTAIN_LABEL, Case, CriterionVerdict, EvidenceItem, Order, Strict, Verdict
 
 #: The rubrics shipped with the project; override with $JUDGE_RUBRICS_DIR or ``root=``.
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
@@ -60,10 +60,8 @@ MAX_CITATIONS = 20
 CRITERION_LABELS = ("pass", "fail", "not_applicable")
 
 
-class CriterionSpec(BaseModel):
+class CriterionSpec(Strict):
     """One criterion of a rubric: a question, whether failing it fails the run, its weight."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=CRITERION_ID_PATTERN)
     question: str = Field(min_length=1)
@@ -71,10 +69,8 @@ class CriterionSpec(BaseModel):
     weight: float = Field(default=1.0, ge=0.0)
 
 
-class RubricSpec(BaseModel):
+class RubricSpec(Strict):
     """The validated content of a ``rubric.yaml``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=ID_PATTERN)
     version: int = Field(ge=1)
@@ -614,7 +610,6 @@ def _answer_model(
     ref: str, labels: tuple[str, ...], criteria: tuple[str, ...], max_citations: int = MAX_CITATIONS
 ) -> type[BaseModel]:
     """Build the answer model; field order is the order a judge writes them."""
-    strict = ConfigDict(extra="forbid")
     citations: Any = (
         list[str],
         Field(
@@ -639,7 +634,7 @@ def _answer_model(
             "evidence": citations,
         }
         criterion_model: Any = create_model(
-            _model_name(ref, "Criterion"), __config__=strict, **criterion_fields
+            _model_name(ref, "Criterion"), __base__=Strict, **criterion_fields
         )
         fields["criteria"] = (
             list[criterion_model],
@@ -662,7 +657,7 @@ def _answer_model(
         ),
     )
     model: type[BaseModel] = create_model(
-        _model_name(ref, "Answer"), __config__=strict, __validators__=validators, **fields
+        _model_name(ref, "Answer"), __base__=Strict, __validators__=validators, **fields
     )
     return model
 

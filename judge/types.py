@@ -9,7 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from judge.base import Strict as Strict
+from judge.defaults import ScoringKind
 
 #: A judgment ends in exactly one of these. Only ``ok`` carries a verdict that may enter a
 #: confusion matrix; the other three are counted and reported, never turned into pass or fail.
@@ -21,9 +24,6 @@ STATUSES: tuple[Status, ...] = ("ok", "abstain", "parse_error", "infra_error")
 ABSTAIN_LABEL = "cannot_determine"
 
 CaseKind = Literal["agent_run", "pairwise"]
-#: How verdicts are scored, calibrated, routed and reviewed (judge.kinds: a multi-criterion
-#: rubric scores as binary).
-ScoringKind = Literal["binary", "pairwise"]
 #: What a calibration card decided for one (case, judge).
 Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
 ReviewStatus = Literal["open", "adjudicate", "done"]
@@ -47,12 +47,6 @@ EvidenceKind = Literal[
     "note",
 ]
 Order = Literal["AB", "BA"]
-
-
-class Strict(BaseModel):
-    """Base for every record: unknown fields are errors."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class TraceTurn(Strict):
@@ -312,6 +306,11 @@ class JobRecord(Strict):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    #: How many times a worker claimed the job (2 or more: it was resumed by another worker).
+    attempts: int | None = None
+    #: When a worker last took the job over from one that died (its lease expired, or its
+    #: replica's heartbeat stopped).
+    taken_over_at: datetime | None = None
 
 
 class ApiKeyRecord(Strict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -47,6 +48,8 @@ def bench_module(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: dataclasses look their module up there.
+    sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
 
@@ -126,3 +129,49 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# --- inspect_ai (the calibrated-judge[inspect] extra) -------------------------------------------
+
+INSPECT_REASON = (
+    "inspect_ai is not installed: the Inspect scorer and the inspect-ai reader need the "
+    "calibrated-judge[inspect] extra (`pip install -e '.[inspect]'`; `make test` installs it)"
+)
+
+
+def require_inspect_ai() -> None:
+    """Skip the test when inspect_ai is absent; in CI (CI=true) fail it instead."""
+    if importlib.util.find_spec("inspect_ai") is not None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true and the Inspect tests cannot run: {INSPECT_REASON}", pytrace=False)
+    pytest.skip(INSPECT_REASON)
+
+
+# --- A real Arize Phoenix server for the platform connector tests ------------------------------
+
+
+@pytest.fixture(scope="session")
+def phoenix() -> Iterator[Any]:
+    """A throwaway Phoenix on loopback for the whole session (35-80 s to start; stopped after).
+    Skipped without .venv-phoenix; a failure under CI=true, where it must run.
+    ``JUDGE_PHOENIX_URL=http://127.0.0.1:PORT`` uses a running one instead."""
+    from judge.testing.phoenix import (
+        PHOENIX_URL_ENV,
+        PhoenixServer,
+        PhoenixUnavailable,
+        find_phoenix,
+    )
+
+    running = os.environ.get(PHOENIX_URL_ENV)
+    if running:
+        yield PhoenixServer.attach(running)
+        return
+    try:
+        server = PhoenixServer.start(find_phoenix(REPO))
+    except PhoenixUnavailable as err:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true and the Phoenix tests cannot run: {err}", pytrace=False)
+        pytest.skip(str(err))
+    yield server
+    server.stop()

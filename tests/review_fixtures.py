@@ -365,7 +365,11 @@ def running_service(
     app = create_app(ServiceConfig(db=db, **config))
     sock = free_socket()
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # As judge serve runs it: forwarded headers are the app's business (--trusted-proxy),
+    # not uvicorn's (which would believe them from 127.0.0.1).
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", proxy_headers=False)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

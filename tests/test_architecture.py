@@ -44,12 +44,14 @@ HEAVY = frozenset(
         "tenacity",
         "threadpoolctl",
         "hyperscan",
+        "inspect_ai",
     }
 )
 
 #: What calibration/ may import of judge/: the shared bottom layer.
 SHARED = (
     "judge.version",
+    "judge.base",
     "judge.types",
     "judge.errors",
     "judge.digests",
@@ -85,6 +87,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.runsets",
             "judge.service",
             "judge.calibrating",
+            "judge.platforms",
         ),
     ),
     ("library", ("judge",)),
@@ -96,6 +99,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.cli",
             "judge.__main__",
             "judge.testing",
+            "judge.scorer",
             "bench",
         ),
     ),
@@ -318,6 +322,25 @@ def test_interfaces_call_the_library_api() -> None:
     assert direct == []
 
 
+def test_every_package_name_the_interfaces_call_exists() -> None:
+    """``judge.<package>.<name>`` in a command or a route names something the package has (a
+    name a package stops re-exporting breaks its command only when the command runs)."""
+    import importlib
+
+    missing = []
+    for module, path in MODULES.items():
+        if LAYERS[_layer(module)][0] != "interfaces" or module.startswith("bench"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for package, name in sorted(set(re.findall(r"\bjudge\.([a-z_]+)\.([A-Za-z_]\w*)", text))):
+            target = f"judge.{package}"
+            if target not in MODULES or not _is_package(target) or f"{target}.{name}" in MODULES:
+                continue
+            if not hasattr(importlib.import_module(target), name):
+                missing.append(f"{module} calls {target}.{name}")
+    assert missing == []
+
+
 def test_no_module_imports_another_modules_private_names() -> None:
     found = []
     for module, path in MODULES.items():
@@ -364,7 +387,7 @@ SQL_CALLS = re.compile(r"\.(execute|executemany|executescript|query)\(")
 _TABLES = (
     r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
     r"api_keys|sessions|jobs|job_cases|job_results|step_keys|label_plans|_migrations|sqlite_master|"
-    r"job_claims|rate_limits|call_claims)"
+    r"job_claims|rate_limits|call_claims|exports|signing_secrets|replicas)"
 )
 SQL_TEXT = re.compile(
     rf"(\bselect\b[^;]*\bfrom\s+\"?{_TABLES}\b|\bselect\s+(\*|count\s*\()|"
@@ -408,6 +431,137 @@ def test_the_sql_check_finds_sql() -> None:
 )
 def test_no_sql_outside_the_store(module: str) -> None:
     assert sql_outside_the_store(MODULES[module].read_text(encoding="utf-8")) == []
+
+
+# --- One owner of digests ------------------------------------------------------------------------
+
+#: ``sha256:`` written in a string literal: the digest prefix used as a value (concatenated,
+#: formatted, compared, stripped), unless it only names the format as ``sha256:...`` or
+#: ``sha256:<hex>`` (help texts, error messages). In an f-string a formatted value counts as text
+#: that is neither.
+DIGEST_PREFIX = re.compile(r"sha256:(?!\.\.\.|<)")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that stand as statements: docstrings (of a module, class,
+    function or attribute)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def digest_prefixes(source: str) -> list[str]:
+    """Where ``source`` spells the digest prefix in code (docstrings and comments left out)."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    in_fstrings = {
+        id(v)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+        for v in node.values
+        if isinstance(v, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "\0" for v in node.values)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings | in_fstrings
+        ):
+            text = node.value
+        else:
+            continue
+        if DIGEST_PREFIX.search(text):
+            found.append(f"line {node.lineno}: {text[:60]!r}")
+    return found
+
+
+def test_the_digest_check_finds_the_prefix() -> None:
+    assert digest_prefixes('d = "sha256:" + h.hexdigest()\n')
+    assert digest_prefixes('k = key.removeprefix("sha256:")\n')
+    assert digest_prefixes('ok = rubric.startswith("sha256:")\n')
+    assert digest_prefixes('d = f"sha256:{hex}"\n')
+    assert digest_prefixes('d = "sha256:e3b0c442"\n')
+    assert not digest_prefixes('def f():\n    """A digest (sha256:abc) of the text."""\n')
+    assert not digest_prefixes('help = "The rubric: a digest (sha256:...) or ID@VERSION."\n')
+    assert not digest_prefixes('m = f"{name} must be sha256:<hex>, not {value!r}"\n')
+    assert not digest_prefixes("# sha256: + hex\nx = 1\n")
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(m for m in MODULES if m.split(".")[0] in PACKAGES and m != "judge.digests"),
+    ids=str,
+)
+def test_only_the_digests_module_spells_the_digest_prefix(module: str) -> None:
+    """Content digests, cache keys and judgment ids come from judge/digests.py (so a store
+    written by earlier code is reused): no other module of judge/ or calibration/ writes the
+    ``sha256:`` prefix itself. (A model's weight file has a ``sha256`` checksum field: that is
+    not the prefix.)"""
+    assert digest_prefixes(MODULES[module].read_text(encoding="utf-8")) == []
+
+
+#: The modules that may hash with hashlib themselves, none of them for a content digest.
+HASHLIB_USERS = {
+    "judge.digests": "every content digest, seeded hash and id derived from content",
+    "judge.api.csrf": "HMAC of form tokens",
+    "judge.service.access": "HMAC of API key secrets",
+    "judge.api.pages": "the CSP hashes (base64) of the page's inline styles",
+    "judge.local.weights": "checksums of model weight files, as their publishers give them",
+    "judge.testing.faults": "the seeded draws of a fault campaign",
+}
+
+
+def test_only_the_digests_module_hashes_content() -> None:
+    users = {
+        module
+        for module, path in MODULES.items()
+        if module.split(".")[0] in PACKAGES
+        for node, _ in _imports(module, path)
+        if any(
+            n.split(".")[0] == "hashlib"
+            for n in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+        )
+    }
+    assert users == set(HASHLIB_USERS)
+
+
+# --- One strict base ----------------------------------------------------------------------------
+
+
+def _forbids_extra(source: str) -> bool:
+    """Whether ``source`` says ``extra="forbid"`` in code (a ConfigDict, a class keyword)."""
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg == "extra"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value == "forbid"
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_the_strict_base_is_declared_once() -> None:
+    """Every strict model of judge/ and calibration/ derives from judge.base.Strict (``Strict,
+    frozen=True`` for a frozen one) instead of declaring ``extra="forbid"`` again."""
+    assert _forbids_extra('class A(BaseModel):\n    model_config = ConfigDict(extra="forbid")\n')
+    assert _forbids_extra('class A(BaseModel, extra="forbid"):\n    pass\n')
+    assert not _forbids_extra('"""A record (pydantic, ``extra="forbid"``)."""\n')
+    again = [
+        module
+        for module, path in MODULES.items()
+        if module != "judge.base" and _forbids_extra(path.read_text(encoding="utf-8"))
+    ]
+    assert again == []
 
 
 # --- The library API -----------------------------------------------------------------------------
@@ -454,7 +608,8 @@ def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
     code = (
         "import sys, judge, judge.types, judge.defaults; "
         "print(sorted(m for m in sys.modules if m.startswith('judge.') "
-        "and m not in ('judge.types', 'judge.defaults', 'judge.version', 'judge.errors', "
+        "and m not in ('judge.types', 'judge.base', 'judge.defaults', 'judge.version', "
+        "'judge.errors', "
         "'judge.kinds') or m.split('.')[0] in ('litellm', 'numpy', 'scipy', 'sklearn', "
         "'matplotlib', 'llama_cpp', 'fastapi')))"
     )
@@ -469,11 +624,13 @@ def test_import_judge_loads_no_library_and_no_heavy_library() -> None:
 #: Paths of the project as ARCHITECTURE.md and README.md write them: judge/x.py, judge/x/,
 #: calibration/x.py, tests/..., bench/x.py.
 _PATH = re.compile(r"\b((?:judge|calibration|tests|bench)/[\w/.-]*\w/?)")
+#: Names written like paths that are not paths: the Inspect scorer's registry name.
+NOT_PATHS = frozenset({"judge/calibrated"})
 
 
 @pytest.mark.parametrize("document", ["ARCHITECTURE.md", "README.md"])
 def test_the_documents_name_only_paths_that_exist(document: str) -> None:
     text = (REPO / document).read_text(encoding="utf-8")
-    named = sorted(set(_PATH.findall(text)))
+    named = sorted(set(_PATH.findall(text)) - NOT_PATHS)
     assert named, f"{document} names no path of the project"
     assert [p for p in named if not (REPO / p.rstrip("/")).exists()] == []

@@ -1,5 +1,5 @@
-"""The code is formatted by ``ruff format`` and passes ``ruff check`` (the versions pinned in
-pyproject's dev extra), so that CI fails on a file left unformatted."""
+"""The code is formatted by ``ruff format``, passes ``ruff check`` and type-checks with mypy (the
+versions pinned in pyproject's dev extra), so that CI fails on a file left unformatted."""
 
 from __future__ import annotations
 
@@ -33,4 +33,14 @@ def test_the_code_is_formatted() -> None:
 
 def test_the_code_passes_the_linter() -> None:
     done = subprocess.run([_ruff(), "check", *TREES], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_code_type_checks() -> None:
+    """mypy (its configuration in pyproject.toml: judge, calibration and bench, every function
+    typed) finds nothing."""
+    found = Path(sys.executable).with_name("mypy")
+    if not found.exists():
+        pytest.skip("mypy is not installed (pip install -e '.[dev]')")
+    done = subprocess.run([str(found)], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

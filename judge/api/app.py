@@ -1,9 +1,12 @@
 """The FastAPI application: JSON API under ``/v1``, review pages under ``/review``.
 
 ``create_app(ServiceConfig(...))`` builds an app with its own state (store location, rate
-limiter, job workers, the CSRF secret); nothing lives at module level. Every route sits behind
-``judge.api.security.AccessMiddleware`` (API key or page session, the route's roles from
-``judge.api.roles``, rate limit, body limit, the Origin of page forms) and
+limiter, job workers, the signing secret its forms share with every replica through the store,
+``judge.service.signing``); nothing lives at module level. Behind a proxy, forwarded headers are
+read from ``trusted_proxies`` only (``judge.api.proxy``). ``/healthz`` (the process answers) and
+``/readyz`` (and its store too) are open, for load balancers, as is ``/favicon.ico``. Every
+other route sits behind ``judge.api.security.AccessMiddleware`` (API key or page session, the
+route's roles from ``judge.api.roles``, rate limit, body limit, the Origin of page forms) and
 ``SecurityHeaders``; an app with a route whose roles are not declared is not built. The
 OpenAPI schema is served at ``/openapi.json`` to authenticated callers, declares both key
 schemes and each operation's roles (``x-roles``), and read in Swagger UI at ``/docs``
@@ -17,23 +20,28 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
 import judge
 import judge.service
 from judge.api.config import MB, ServiceConfig
-from judge.api.csrf import new_secret
 from judge.api.deps import Caller
 from judge.api.docs import docs_router
 from judge.api.errors import error_response, install_error_handlers
-from judge.api.pages import STATIC, inline_style_hashes, page_router
+from judge.api.icon import favicon
+from judge.api.pages import STATIC, error_page, inline_style_hashes, page_router
+from judge.api.proxy import ProxyHeaders, parse_networks
 from judge.api.roles import annotate_schema, check_declared
 from judge.api.routes import api_router
 from judge.api.security import AccessMiddleware, RateLimiter, SecurityHeaders, page_csp
+from judge.errors import Failure
+from judge.store import Store
 from judge.version import __version__
 
 __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
@@ -67,12 +75,35 @@ def create_app(config: ServiceConfig) -> FastAPI:
     )
     app.state.config = config
     app.state.jobs = jobs
-    app.state.csrf_secret = new_secret()
+    app.state.signing = judge.service.SharedSecret(config.db)
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(page_router())
     app.include_router(docs_router(app))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> JSONResponse:
+        """Liveness, for load balancers: the process answers (no key, no database)."""
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        """Readiness: the store answers too (503 while it does not). No key."""
+        try:
+            await run_in_threadpool(_ping, config.db)
+        except Failure as err:
+            return error_response(503, "unavailable", f"the store does not answer: {err}")
+        return JSONResponse({"status": "ready", "version": __version__})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def icon() -> Response:
+        """The page's icon (no key)."""
+        return Response(
+            favicon(),
+            media_type="image/vnd.microsoft.icon",
+            headers={"cache-control": "public, max-age=86400"},
+        )
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(caller: Caller) -> JSONResponse:
@@ -93,8 +124,15 @@ def create_app(config: ServiceConfig) -> FastAPI:
         db=config.db,
         limiter=RateLimiter(config.rate_per_s, config.burst, db=config.db),
         max_body_bytes=config.max_body_bytes,
-        trusted_origins=frozenset(config.trusted_origins),
+        trusted_origins=frozenset(config.page_origins()),
+        page_error=error_page,
     )
-    # Last added, outermost: the refusals of the access gate carry the headers too.
     app.add_middleware(SecurityHeaders, csp=page_csp(inline_style_hashes()))
+    # Last added, outermost: every other layer sees the request as the browser made it.
+    app.add_middleware(ProxyHeaders, trusted=parse_networks(config.trusted_proxies))
     return app
+
+
+def _ping(db: str | Path) -> None:
+    with Store(db) as store:
+        store.ping()

@@ -31,13 +31,25 @@ class ServiceConfig:
     #: the shared queue (None: JUDGE_JOB_LEASE_S / JUDGE_JOB_POLL_S, else 60 s and 1 s).
     job_lease_s: float | None = None
     job_poll_s: float | None = None
-    concurrency: int = 4
+    #: Judgments in flight per job (None: JudgeOptions' choice, 1 for the embedded model).
+    concurrency: int | None = None
     audit_fraction: float = 0.05
     session_hours: float = 12.0
     #: Origins (``https://judge.example.org``) besides the service's own (its Host header) from
     #: which the review page's forms may be posted: e.g. the public origin behind a TLS proxy.
     trusted_origins: tuple[str, ...] = ()
+    #: Addresses or CIDRs of the proxies in front of the service (``127.0.0.1``,
+    #: ``10.0.0.0/8``): only from these are X-Forwarded-* and Forwarded headers read (client
+    #: address, scheme, host and port); from any other peer they are dropped.
+    trusted_proxies: tuple[str, ...] = ()
+    #: The origin the review page is served from (``https://judge.example.org``), whatever
+    #: Host header the proxy sends: page forms posted from it are accepted.
+    public_url: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def page_origins(self) -> tuple[str, ...]:
+        """Origins besides the request's own from which page forms are accepted."""
+        return (*self.trusted_origins, *([self.public_url] if self.public_url else []))
 
     def settings(self) -> JudgeSettings:
         """What callers may use and how models are called."""

@@ -18,7 +18,6 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 
 from judge.errors import NotFoundError
 
@@ -41,11 +40,6 @@ _PAGE = """<!doctype html>
 </body>
 </html>
 """
-
-
-def static_files() -> StaticFiles:
-    """The review pages' static files (judge/api/static)."""
-    return StaticFiles(packages=[("judge.api", "static")])
 
 
 def swagger_dir() -> Path | None:

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from judge.errors import (
     CardError,
     ConflictError,
+    Failure,
     InputError,
     JudgeError,
     NotFoundError,
@@ -23,7 +24,7 @@ from judge.errors import (
 log = logging.getLogger("judge.api")
 
 #: Our error types -> (HTTP status, code). A registry, checked most specific first.
-ERROR_STATUS: tuple[tuple[type[JudgeError], int, str], ...] = (
+ERROR_STATUS: tuple[tuple[type[Failure], int, str], ...] = (
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),
     (UnavailableError, 503, "unavailable"),
@@ -48,6 +49,14 @@ _HTTP_CODES = {
 }
 
 
+def error_status(exc: Failure) -> tuple[int, str]:
+    """The HTTP status and code of one of our errors (:data:`ERROR_STATUS`)."""
+    for kind, status, code in ERROR_STATUS:
+        if isinstance(exc, kind):
+            return status, code
+    return 422, "invalid_request"
+
+
 def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     """The JSON error body every failure uses."""
     body: dict[str, Any] = {"code": code, "message": message}
@@ -58,12 +67,9 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JSONRe
 def install_error_handlers(app: FastAPI) -> None:
     """Map every error to the JSON error body."""
 
-    @app.exception_handler(JudgeError)
-    async def judge_error(_: Request, exc: JudgeError) -> JSONResponse:
-        for kind, status, code in ERROR_STATUS:
-            if isinstance(exc, kind):
-                return error_response(status, code, str(exc))
-        return error_response(422, "invalid_request", str(exc))
+    @app.exception_handler(Failure)
+    async def judge_error(_: Request, exc: Failure) -> JSONResponse:
+        return error_response(*error_status(exc), str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

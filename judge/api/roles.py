@@ -79,8 +79,12 @@ ROUTE_ROLES: Mapping[str, frozenset[Role]] = {
     "POST /logout": EVERYONE,
 }
 
-#: Routes open without a key: the login form (how a browser gets a session).
-OPEN_ROUTES = frozenset({"GET /login", "POST /login"})
+#: Routes open without a key: the login form (how a browser gets a session), the health checks
+#: of load balancers (``/healthz``: the process answers; ``/readyz``: its store too) and the
+#: page's icon.
+OPEN_ROUTES = frozenset(
+    {"GET /login", "POST /login", "GET /healthz", "GET /readyz", "GET /favicon.ico"}
+)
 
 #: The roles that may use the review page (and so may log in to it).
 PAGE_ROLES: frozenset[Role] = ROUTE_ROLES["GET /review"]

@@ -7,12 +7,14 @@ same shapes. Pure pydantic: importing this module loads no web framework.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from judge.cases import bad_value
-from judge.defaults import DEFAULT_MAX_TOKENS
+import judge.judging
+import judge.service
+from judge.cases import bad_value, case_data
+from judge.judging import OrdersOption
 from judge.review import ItemView, PairAgreement
 from judge.routing import AuditStatus
 from judge.types import (
@@ -24,6 +26,7 @@ from judge.types import (
     ReviewLabel,
     Role,
     RoutingDecision,
+    Strict,
 )
 
 __all__ = [
@@ -58,8 +61,8 @@ __all__ = [
 ]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+#: Every request and response body: unknown fields are errors.
+_Body = Strict
 
 
 class ErrorBody(_Body):
@@ -116,8 +119,24 @@ def _check_storable(value: Any, prefix: str = "") -> Any:
     return value
 
 
+def _as_case(value: Any) -> Any:
+    """A gold record's Case fields (``judge.cases.case_data``, as ``judge run`` reads a line);
+    anything else as it is, for the model to refuse."""
+    return case_data(value) if isinstance(value, dict) else value
+
+
+def _offered(name: str, **bounds: Any) -> Any:
+    """A request field of the judging option ``name``: its default and description are
+    ``judge.JudgeOptions``' (declared once there); ``bounds`` are the API's own limits."""
+    offered = judge.judging.JudgeOptions.offered()[name]
+    return Field(default=offered.default, description=offered.help, **bounds)
+
+
 class JudgeOptions(_Body):
-    """How to judge: rubric, judge models (enabled on the server), protocol and sampling."""
+    """How to judge: rubric, judge models (enabled on the server), protocol and sampling.
+
+    The judging fields are judge.service.CALLER_OPTIONS; :meth:`judging_params` gives them to
+    ``JudgeSettings.options``, the one mapping of a request to ``judge.JudgeOptions``."""
 
     rubric: str = Field(default="agent-run-success", max_length=200, description="id or id@version")
     models: list[str] | None = Field(
@@ -126,22 +145,29 @@ class JudgeOptions(_Body):
         max_length=8,
         description="Judge models (a panel when several); default: the server's first model.",
     )
-    orders: Literal["one", "both"] = "both"
-    samples: int = Field(default=1, ge=1, le=10)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=16, le=4096)
+    orders: OrdersOption = _offered("orders")
+    samples: int = _offered("samples", ge=1, le=10)
+    temperature: float | None = _offered("temperature", ge=0.0, le=2.0)
+    max_tokens: int = _offered("max_tokens", ge=16, le=4096)
+
+    def judging_params(self) -> dict[str, Any]:
+        """The caller's judging options (JSON): what a job stores as its parameters."""
+        return self.model_dump(mode="json", include=set(judge.service.CALLER_OPTIONS))
 
 
 class JudgeRequest(JudgeOptions):
     """Judge one case now (synchronously); optionally route the result with a stored card."""
 
-    case: Case
+    case: Case = Field(
+        description="A case, or a gold record (a case with a label: gold/README.md) as `judge "
+        "run` reads it; the label and provenance fields are not judged."
+    )
     card: str | None = Field(default=None, max_length=80, description="A stored card digest.")
 
     @field_validator("case", mode="before")
     @classmethod
     def _storable(cls, value: Any) -> Any:
-        return _check_storable(value)
+        return _as_case(_check_storable(value))
 
 
 class JudgeResponse(_Body):
@@ -159,7 +185,12 @@ class JudgeResponse(_Body):
 class JobRequest(JudgeOptions):
     """A batch of cases to judge in the background."""
 
-    cases: list[Case] = Field(min_length=1, max_length=10_000)
+    cases: list[Case] = Field(
+        min_length=1,
+        max_length=10_000,
+        description="Cases, or gold records (cases with a label: gold/README.md), as the lines "
+        "`judge run` reads; the label and provenance fields are not judged.",
+    )
 
     @field_validator("cases", mode="before")
     @classmethod
@@ -167,6 +198,7 @@ class JobRequest(JudgeOptions):
         if isinstance(value, list):
             for index, item in enumerate(value):
                 _check_storable(item, f"{index}.")
+            return [_as_case(item) for item in value]
         return value
 
 
@@ -183,8 +215,14 @@ class Job(_Body):
     counts: dict[str, int]
     error: str | None
     created_at: datetime
+    #: When a worker first started the job (kept when another worker takes it over).
     started_at: datetime | None
     finished_at: datetime | None
+    #: Claims of the job by a worker: 2 or more when it was taken over (or resumed).
+    attempts: int | None = None
+    #: When a worker last took the job over from a dead one (its progress, ``n_done``, counts
+    #: the judgments stored by every worker: it does not go back).
+    taken_over_at: datetime | None = None
 
 
 class JobList(_Body):

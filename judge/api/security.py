@@ -7,7 +7,9 @@ or Referer is another site (403); authenticate (401, or a redirect to the login 
 pages); rate-limit per key (429 with Retry-After); refuse a role the route's entry in
 ``judge.api.roles.ROUTE_ROLES`` does not list (403; a route missing from the table is refused to
 everyone); limit the request body (413). Only the login form and the static files of the page
-are open. Every refusal is JSON ``{"error": {"code", "message"}}``. ``SecurityHeaders`` adds
+are open. Every refusal of the JSON API is JSON ``{"error": {"code", "message"}}``; a refused
+page form (another origin, a session that ended) is an HTML page that says why and what to do
+(``page_error``). ``SecurityHeaders`` adds
 the headers every response carries (a strict Content-Security-Policy on pages, ``nosniff`` and
 ``no-store`` everywhere).
 """
@@ -25,8 +27,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from judge.api.proxy import host_origin, normal_origin
 from judge.api.roles import OPEN_ROUTES, allowed, match_route
-from judge.service import Principal, take_rate_token, verify_key, verify_session
+from judge.service import (
+    SESSION_PROBLEMS,
+    Principal,
+    session_problem,
+    take_rate_token,
+    verify_key,
+    verify_session,
+)
 from judge.store import Store
 
 Scope = MutableMapping[str, Any]
@@ -36,8 +46,9 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SESSION_COOKIE = "judge_session"
-#: Paths open without a key: the login form (it is how a browser gets a session).
-OPEN_PATHS = frozenset({"/login"})
+#: Paths open without a key: the login form (it is how a browser gets a session), the health
+#: checks of load balancers and the page's icon.
+OPEN_PATHS = frozenset({"/login", "/healthz", "/readyz", "/favicon.ico"})
 #: Static files of the page (scripts, styles): public, served without a key.
 STATIC_PREFIX = "/static/"
 #: Paths served to browsers: an unauthenticated request is sent to the login form.
@@ -102,25 +113,48 @@ def is_page(path: str) -> bool:
     return path in ("/", "/login") or path.startswith(PAGE_PREFIXES)
 
 
+def own_origins(
+    headers: dict[str, str], scheme: str, trusted: frozenset[str] = frozenset()
+) -> list[str]:
+    """The origins a page form may come from: the one the request's scheme and Host header
+    name (as the trusted proxy said, ``judge.api.proxy``), then ``trusted`` (``--public-url``,
+    ``--trusted-origin``)."""
+    return [host_origin(scheme, headers.get("host", "")), *sorted(trusted)]
+
+
 def origin_problem(
     headers: dict[str, str], scheme: str, trusted: frozenset[str] = frozenset()
 ) -> str | None:
     """Why a state-changing page request may not be trusted to come from our own pages, or None.
 
     Its Origin (or, without one, its Referer) must be this service's own origin (the scheme and
-    the Host header) or one of ``trusted``; a request that sends neither is refused too (every
-    browser sends Origin with a form post).
-    """
-    own = {f"{scheme}://{headers.get('host', '')}".lower(), *(t.lower() for t in trusted)}
+    the Host header) or one of ``trusted`` (normalised origins); a request that sends neither is
+    refused too (every browser sends Origin with a form post). The reason says what to fix when
+    the refusal is a proxy's doing rather than another site's."""
+    own = own_origins(headers, scheme, trusted)
     origin = headers.get("origin")
     if origin is None:
         referer = headers.get("referer")
         if referer is None:
-            return "the request has no Origin or Referer header"
+            return (
+                "The form was posted without an Origin or Referer header, so it cannot be told "
+                "from a forged one. If a proxy in front of judge removes these headers, make it "
+                "pass them on; then reload the page and try again."
+            )
         parts = urlsplit(referer)
         origin = f"{parts.scheme}://{parts.netloc}"
-    if origin.strip().lower().rstrip("/") not in own:
-        return f"the form was posted from another site ({origin[:100]})"
+    shown = origin.strip()[:100]
+    if origin.strip().lower() == "null" or normal_origin(origin) not in own:
+        return (
+            f"The form was posted from another site ({shown}): this service's own address is "
+            f"{own[0]} (the scheme and the Host header it received"
+            f"{', or ' + ', '.join(own[1:]) if own[1:] else ''}). If {shown} is the address "
+            "you opened, the proxy in front of judge is misconfigured: it must send the public "
+            "host with its port (nginx: proxy_set_header Host $http_host, or X-Forwarded-Host, "
+            "X-Forwarded-Port and X-Forwarded-Proto from an address given to judge serve "
+            f"--trusted-proxy), or judge serve must be started with --public-url {shown} (or "
+            f"--trusted-origin {shown}). Otherwise the form came from another site."
+        )
     return None
 
 
@@ -170,10 +204,6 @@ class RateLimiter:
             if bucket is None:
                 bucket = self._buckets[key_id] = TokenBucket(self.rate, self.burst)
             return bucket.take(time.monotonic())
-
-
-class TooLarge(Exception):
-    """The request body is over the limit."""
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -276,12 +306,14 @@ class AccessMiddleware:
         limiter: RateLimiter,
         max_body_bytes: int,
         trusted_origins: frozenset[str] = frozenset(),
+        page_error: Callable[[int, str], ASGIApp] | None = None,
     ) -> None:
         self.app = app
         self.db = db
         self.limiter = limiter
         self.max_body = max_body_bytes
-        self.trusted_origins = trusted_origins
+        self.trusted_origins = frozenset(normal_origin(o) for o in trusted_origins)
+        self.page_error = page_error
 
     def _authenticate(self, headers: dict[str, str], page: bool) -> Principal | None:
         with Store(self.db) as store:
@@ -294,6 +326,19 @@ class AccessMiddleware:
             # The session cookie opens the review pages only: the JSON API needs a key in a
             # header, so a cross-site form can never act through a reviewer's browser.
             return verify_session(store, session_token(headers)) if page else None
+
+    def _session_problem(self, token: str) -> str:
+        with Store(self.db) as store:
+            return session_problem(store, token)
+
+    async def _refuse_page(
+        self, scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
+    ) -> None:
+        """A refused page request: an HTML page saying why (JSON without a page renderer)."""
+        if self.page_error is None:
+            await send_json(send, status, code, message)
+            return
+        await self.page_error(status, message)(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -312,30 +357,40 @@ class AccessMiddleware:
             # with a cross-site post whatever SameSite promises in older browsers.
             problem = origin_problem(headers, scope.get("scheme", "http"), self.trusted_origins)
             if problem is not None:
-                await send_json(
-                    send,
-                    403,
-                    "forbidden_origin",
-                    f"{problem}; post the form from this service's own page",
+                await self._refuse_page(
+                    scope, receive, send, 403, "forbidden_origin", f"{problem} Nothing was saved."
                 )
                 return
         route = match_route(scope["app"].router.routes, scope) if "app" in scope else None
         if path not in OPEN_PATHS and route not in OPEN_ROUTES:
             principal = await run_in_threadpool(self._authenticate, headers, page)
             if principal is None:
+                token = session_token(headers) if page else None
+                if token and presented_keys(headers) is None:
+                    why = await run_in_threadpool(self._session_problem, token)
+                    if scope["method"] == "GET":
+                        target = "/login?next=" + quote(path, safe="/") + "&why=" + why
+                        await _redirect(send, target)
+                    else:
+                        await self._refuse_page(
+                            scope, receive, send, 401, "session_ended", SESSION_PROBLEMS[why]
+                        )
+                    return
                 if page and scope["method"] == "GET":
                     await _redirect(send, "/login?next=" + quote(path, safe="/"))
                     return
                 missing = presented_keys(headers) is None and not session_token(headers)
-                await send_json(
-                    send,
-                    401,
-                    "unauthorized" if missing else "invalid_key",
+                message = (
                     "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key'"
                     if missing
-                    else "the API key is not valid (unknown, revoked or mistyped)",
-                    {"www-authenticate": "Bearer"},
+                    else "the API key is not valid (unknown, revoked or mistyped)"
                 )
+                code = "unauthorized" if missing else "invalid_key"
+                if page:
+                    shown = SESSION_PROBLEMS["signed_out"] if missing else message
+                    await self._refuse_page(scope, receive, send, 401, code, shown)
+                    return
+                await send_json(send, 401, code, message, {"www-authenticate": "Bearer"})
                 return
             scope.setdefault("state", {})["principal"] = principal
             wait = await run_in_threadpool(self.limiter.check, principal.key_id)

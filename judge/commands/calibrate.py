@@ -1,20 +1,24 @@
 """``judge calibrate``: measure a judge against gold, write its calibration card and report.
 
-The options are parsed into ``calibration.workflow.CalibrationOptions``; the work is
-``judge.calibrate``. numpy, scipy, sklearn and matplotlib are imported only
-when the command runs, so ``judge calibrate --help`` stays fast.
+The options are parsed into ``calibration.options.CalibrationOptions``, whose fields give
+their defaults and most of their help (so ``judge calibrate --help`` imports that module); the
+work is ``judge.calibrate``. numpy, scipy, sklearn and matplotlib are imported only when the
+command runs: ``judge calibrate --help`` loads none of them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import click
 
 import judge
-from judge.commands.options import env_db
-from judge.defaults import DEFAULT_GRID
+from judge.commands.options import env_db, model_option
 from judge.errors import InputError
+
+#: An option of ``judge.CalibrationOptions``' field: its default and help are the model's.
+calibration_option = functools.partial(model_option, judge.CalibrationOptions)
 
 
 def parse_costs(costs: Sequence[str]) -> dict[str, float]:
@@ -53,108 +57,47 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
     type=click.Path(dir_okay=False),
     help="JSONL of recorded verdicts (../shared/judgments format).",
 )
-@click.option(
-    "--judge",
+@calibration_option(
     "judges",
+    "--judge",
     multiple=True,
     help="Judge (model) name; repeat for --cascade (cheapest first) or --panel.",
 )
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
 @click.option("--selector", help="Only judgments made with this evidence selector version.")
-@click.option(
-    "--kind",
-    type=click.Choice(["binary", "pairwise"]),
-    help="Rubric kind; default: from the labels.",
-)
-@click.option(
-    "--alpha-accept",
+@calibration_option("kind", type=click.Choice(["binary", "pairwise"]))
+@calibration_option("alpha_accept", type=float)
+@calibration_option(
+    "alpha_reject",
     type=float,
-    default=0.15,
-    show_default=True,
-    help="Max P(gold=fail | auto-accepted); pairwise: max P(wrong | decided).",
-)
-@click.option(
-    "--alpha-reject",
-    type=float,
-    default=None,
     help="Max P(gold=pass | auto-rejected) (binary; default: --alpha-accept).",
 )
-@click.option(
-    "--delta",
-    type=float,
-    default=0.1,
-    show_default=True,
-    help="The guarantee holds with probability >= 1 - delta.",
+@calibration_option("delta", type=float)
+@calibration_option("grid")
+@calibration_option("starts", "--start", type=int, multiple=True)
+@calibration_option("slice_key", "--slice")
+@calibration_option("correction", type=click.Choice(["holm", "bonferroni"]))
+@calibration_option("calibrator", type=click.Choice(["none", "platt", "isotonic"]))
+@calibration_option("calibration_split", type=float)
+@calibration_option(
+    "cascade", is_flag=True, help="Treat the --judge list as a cascade, cheapest first."
 )
-@click.option(
-    "--grid",
-    default=DEFAULT_GRID,
-    show_default=True,
-    help="Thresholds fixed before labels: levels:N | coverage:STEP | items | fixed:T1,T2,...",
-)
-@click.option(
-    "--start",
-    "starts",
-    type=int,
-    multiple=True,
-    help="Starting point(s) in items (each raised to max(30, n0)); several split delta.",
-)
-@click.option("--slice", "slice_key", help="Certify each value of this slice key on its own gold.")
-@click.option(
-    "--correction", type=click.Choice(["holm", "bonferroni"]), default="holm", show_default=True
-)
-@click.option(
-    "--calibrator",
-    type=click.Choice(["none", "platt", "isotonic"]),
-    default="none",
-    show_default=True,
-    help="Fit on a cluster split kept apart from threshold picking.",
-)
-@click.option(
-    "--calibration-split",
-    type=float,
-    default=0.5,
-    show_default=True,
-    help="Share of task clusters the calibrator is fitted on.",
-)
-@click.option(
-    "--cascade", is_flag=True, help="Treat the --judge list as a cascade, cheapest first."
-)
-@click.option(
-    "--cascade-mode",
-    type=click.Choice(["split", "shared"]),
-    default="split",
-    show_default=True,
-    help="split: exact guarantee (disjoint gold per stage); shared: published, approximate.",
-)
+@calibration_option("cascade_mode", type=click.Choice(["split", "shared"]))
 @click.option(
     "--cost",
     "costs",
     multiple=True,
     help="NAME=COST per item for cascades (default: recorded cost).",
 )
-@click.option(
-    "--panel",
+@calibration_option(
+    "panel",
     is_flag=True,
     help="Pool the --judge list into one panel score (vote share or mean prob).",
 )
-@click.option(
-    "--split-study",
-    type=int,
-    default=0,
-    help="Also run N random half splits (calibrate on one, test on the other).",
-)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--n-boot",
-    type=int,
-    default=1000,
-    show_default=True,
-    help="Bootstrap replicates for metric intervals.",
-)
-@click.option(
-    "--valid-days", type=int, default=90, show_default=True, help="Days until the card expires."
-)
+@calibration_option("split_study", type=int)
+@calibration_option("seed", type=int)
+@calibration_option("n_boot", type=int)
+@calibration_option("valid_days", type=int)
 @click.option(
     "--out", type=click.Path(dir_okay=False), help="Card path (default: <judge>.card.yaml)."
 )

@@ -1,15 +1,20 @@
 """``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
 
-The options are parsed into ``calibration.workflow.CompareOptions``; the work is
-``judge.compare_judges``.
+The options are parsed into ``calibration.options.CompareOptions``, whose fields give their
+defaults and help; the work is ``judge.compare_judges``.
 """
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 import judge
-from judge.commands.options import env_db
+from judge.commands.options import env_db, model_option
+
+#: An option of ``judge.CompareOptions``' field: its default and help are the model's.
+compare_option = functools.partial(model_option, judge.CompareOptions)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,19 +32,13 @@ from judge.commands.options import env_db
     help="Gold JSONL (default: gold carried by the rows).",
 )
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
-@click.option("--judge", "judges", multiple=True, help="Judges to compare (repeat; default: all).")
-@click.option(
-    "--all-pairs", is_flag=True, help="Paired differences for every pair, not only vs the best."
+@compare_option(
+    "judges", "--judge", multiple=True, help="Judges to compare (repeat; default: all)."
 )
-@click.option(
-    "--failures",
-    type=click.Choice(["wrong", "exclude"]),
-    default="wrong",
-    show_default=True,
-    help="Count failed verdicts as wrong, or leave them out.",
-)
-@click.option("--n-boot", type=int, default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@compare_option("all_pairs", is_flag=True)
+@compare_option("failures", type=click.Choice(["wrong", "exclude"]))
+@compare_option("n_boot", type=int)
+@compare_option("seed", type=int)
 @click.option(
     "--html",
     "html_out",

@@ -17,6 +17,7 @@ import judge.providers
 import judge.store
 from calibration.inputs import judgment_to_row
 from calibration.intervals import wilson
+from judge.commands.judging_options import judging_options
 from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
 from judge.commands.run import write_jsonl
@@ -55,15 +56,24 @@ DEMO_MODEL = DEFAULT_MODEL
     help="The store: a SQLite file or a postgresql:// URL (env JUDGE_DB); default OUT/judge.db.",
     default=None,
 )
+@judging_options
 def demo(
-    gold_path: str, out_dir: str, model: str, rubric_ref: str, limit: int | None, db: str | None
+    gold_path: str,
+    out_dir: str,
+    model: str,
+    rubric_ref: str,
+    limit: int | None,
+    db: str | None,
+    options: judge.JudgeOptions,
 ) -> None:
     """Judge the project's demo gold set on the embedded model and print a table.
 
     Offline, no API key. Judgments already in the store are reused, so a second run is instant.
+    The judging options are judge run's, with the same defaults: the default protocol.
     """
     started = time.perf_counter()
-    judge.providers.check_models([model])  # an unknown id or a missing key: exit 2, nothing stored
+    # An unknown id or a missing key: exit 2, nothing stored.
+    judge.providers.check_models([model], api_base=options.api_base, router=options.router)
     if is_local(model):
         alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):
@@ -76,7 +86,6 @@ def demo(
     out.mkdir(parents=True, exist_ok=True)
     store_at = db or str(out / "judge.db")
     db = judge.store.mask_url(store_at)
-    options = judge.JudgeOptions.from_protocol(DEFAULT_PROTOCOLS["agent_run"], concurrency=1)
     click.echo(
         f"judging {len(loaded.cases)} cases of {gold_path} with {rubric.ref} on {model} "
         "(about 20-60 s each on 2 cores; stored as they finish)",

@@ -1,5 +1,6 @@
-"""``judge gold``: validate gold sets, and export reviewed labels as one (``gold export``, the
-review queue's export under the name people look for)."""
+"""``judge gold``: validate gold sets, export reviewed labels as one (``gold export``, the
+review queue's export under the name people look for), and import the labels people gave on a
+platform (``gold import --from URL``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import sys
 
 import click
 
+import judge
+import judge.store
 from calibration.gold import case_schema_text, check_file, schema_text
+from judge.commands.options import db_option
+from judge.commands.platform_errors import platform_errors
 from judge.commands.review import export_gold_cmd
 
 
@@ -53,3 +58,86 @@ def schema(which: str) -> None:
 
 
 gold.add_command(export_gold_cmd, "export")
+
+
+@gold.command("import")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="URL",
+    help="The platform the traces came from: phoenix+http://HOST:PORT/projects/NAME.",
+)
+@click.option(
+    "--annotation",
+    required=True,
+    metavar="NAME",
+    help="The name of the annotation people gave (in Phoenix: the annotation config's name; "
+    "in Langfuse: the score's name).",
+)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
+@click.option(
+    "--label-map",
+    "label_map",
+    multiple=True,
+    metavar="RAW=pass|fail,...",
+    help="Map the annotation's labels to pass/fail, e.g. correct=pass,incorrect=fail "
+    "(labels pass and fail need none; a score-only annotation's label is its score: 1=pass).",
+)
+@click.option("--license", "license_", default="unspecified", show_default=True)
+@db_option(help="The store holding the cases imported from URL (and judged).")
+def import_gold(
+    source: str,
+    annotation: str,
+    out: str,
+    label_map: tuple[str, ...],
+    license_: str,
+    db: str,
+) -> None:
+    """Turn the labels people gave on a platform into gold records for the stored cases.
+
+    Reads every person's annotation named NAME (in Phoenix: HUMAN span and trace annotations;
+    notes and judge's own annotations are not labels; in Langfuse: scores of source
+    ANNOTATION, from the UI or an annotation queue), matches it to the cases imported from
+    URL by trace id, and writes one gold record per case with lineage (platform, annotation
+    ids, annotators, time). People who disagree on a case leave it out; labels on traces judge
+    never imported are counted.
+
+    Exit code 0: written; 1: no label matched a stored case; 2: a bad URL, an unknown project,
+    no annotation NAME, a label neither pass nor fail without --label-map; 3: the platform
+    cannot be reached.
+    """
+    if not judge.store.store_exists(db):
+        raise click.ClickException(
+            f"{judge.store.mask_url(db)}: no such store (import the traces and `judge run` "
+            "them first)"
+        )
+    with platform_errors(), judge.open_store(db) as store:
+        done = judge.import_labels(
+            store,
+            source,
+            annotation=annotation,
+            label_map=label_map or None,
+            out=out,
+            license=license_,
+        )
+    counts: dict[str, int] = {}
+    for record in done.records:
+        counts[record.gold] = counts.get(record.gold, 0) + 1
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+    click.echo(
+        f"{len(done.records)} gold records ({shown}) from {done.labels} labels "
+        f"{annotation!r} written to {out} ({done.digest})"
+    )
+    if done.unmatched:
+        traces = sorted({x.trace_id for x in done.unmatched})
+        click.echo(
+            f"note: {len(done.unmatched)} labels are on {len(traces)} trace(s) not imported "
+            f"from {done.source} into {judge.store.mask_url(db)}: {', '.join(traces[:5])}"
+            + (", ..." if len(traces) > 5 else ""),
+            err=True,
+        )
+    for case_id, given in sorted(done.conflicts.items()):
+        click.echo(f"note: people disagree on {case_id} ({', '.join(given)}); left out", err=True)
+    if not done.records:
+        sys.exit(1)

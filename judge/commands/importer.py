@@ -10,14 +10,30 @@ from typing import IO
 import click
 
 import judge
+import judge.connectors
 import judge.traces
+from judge.commands.platform_errors import platform_errors
 
 #: Exit codes: 0 every record imported; 1 some records were invalid (the others were imported).
 EXIT_INVALID_INPUT = 1
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option(
+    "--from",
+    "source",
+    metavar="URL",
+    help="Read the traces of a platform instead of files: "
+    "phoenix+http://HOST:PORT/projects/NAME (see --list).",
+)
+@click.option(
+    "--trace-id",
+    "trace_ids",
+    multiple=True,
+    metavar="ID",
+    help="With --from: only this trace (repeat for several).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -54,6 +70,8 @@ EXIT_INVALID_INPUT = 1
 )
 def import_cmd(
     files: tuple[str, ...],
+    source: str | None,
+    trace_ids: tuple[str, ...],
     fmt: str | None,
     out: str | None,
     list_formats: bool,
@@ -61,7 +79,11 @@ def import_cmd(
     task: str | None,
     task_from: str | None,
 ) -> None:
-    """Validate agent traces (FILES) and convert them to Case JSONL.
+    """Validate agent traces (FILES, or a platform's with --from URL) and convert them to
+    Case JSONL.
+
+    A folder stands for the Inspect AI logs in it (recursively), or with --format for the
+    files that format recognises.
 
     Prints the count of cases and errors per file and every error with its line, span id or
     JSON path. Gold labels found in the input (gold files, tau-bench rewards) are written as
@@ -73,15 +95,27 @@ def import_cmd(
     matched against the case id and the session / thread / trace / conversation id the
     format records. A log that records its own task keeps it.
 
+    With --from, the cases record the platform, the target, the trace id and the root span
+    id, so that `judge export --to URL` and `judge gold import --from URL` find their traces.
+
     Exit code 0: everything imported; 1: some records were invalid or incomplete (all
-    complete ones were still imported and written).
+    complete ones were still imported and written); 2: an unknown project or trace, a bad
+    URL, credentials refused; 3: the platform cannot be reached.
     """
     if list_formats:
         for name, description in judge.traces.formats():
             click.echo(f"{name:<12} {description}")
+        for name, description in judge.connectors.platforms():
+            click.echo(f"{name + '+http(s)://':<12} {description} (--from URL)")
         return
-    if not files:
-        raise click.UsageError("give at least one FILE (or --list)")
+    if source is not None and files:
+        raise click.UsageError("give FILES or --from URL, not both")
+    if not files and source is None:
+        raise click.UsageError("give at least one FILE, or --from URL (or --list)")
+    if trace_ids and source is None:
+        raise click.UsageError("--trace-id picks traces of --from URL")
+    if source is not None and fmt is not None:
+        raise click.UsageError("--format is for files: a URL names its platform")
     if fmt is not None:
         judge.traces.get_importer(fmt)  # an unknown name fails before any file is read
     if task is not None and task_from is not None:
@@ -97,8 +131,14 @@ def import_cmd(
     records: list[str] = []
     seen: dict[str, str] = {}
     failed = False
-    for name in files:
-        result = judge.import_traces(Path(name), fmt, tasks=tasks)
+    names = [source] if source is not None else _expand(files, fmt)
+    for name in names:
+        if source is not None:
+            with platform_errors():
+                result = judge.import_traces(source, tasks=tasks, trace_ids=trace_ids)
+            name = judge.connectors.mask_url(source)
+        else:
+            result = judge.import_traces(Path(name), fmt, tasks=tasks)
         duplicates = 0
         # A case without a task is not written: the judge would read an empty task.
         untasked = {c.id for c in result.cases if not c.task.strip()}
@@ -142,6 +182,25 @@ def import_cmd(
         _write(out, records)
     if failed:
         sys.exit(EXIT_INVALID_INPUT)
+
+
+def _expand(names: tuple[str, ...], fmt: str | None) -> list[str]:
+    """The files to read: each file as given, each folder's logs (a folder with none is an
+    error before anything is read)."""
+    out: list[str] = []
+    for name in names:
+        path = Path(name)
+        if not path.is_dir():
+            out.append(name)
+            continue
+        found = judge.traces.files_in(path, fmt)
+        if not found:
+            raise click.UsageError(
+                f"{name}: no {fmt or judge.traces.FOLDER_FORMAT} log in this folder"
+                + ("" if fmt else " (give --format for another trace format)")
+            )
+        out.extend(str(p) for p in found)
+    return out
 
 
 def _dumps(record: dict[str, object]) -> str:

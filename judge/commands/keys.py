@@ -13,7 +13,8 @@ from judge.types import ROLES
 
 @click.group()
 def keys() -> None:
-    """Create, list and revoke API keys for the HTTP API and the review page."""
+    """Create, list and revoke API keys for the HTTP API and the review page; rotate the secret
+    that signs the page's forms."""
 
 
 #: What each role may do (the route table itself is judge/api/roles.py).
@@ -77,3 +78,25 @@ def revoke(name_or_id: str, db: str) -> None:
     if not done:
         raise click.ClickException(f"no active key named or with id {name_or_id!r}")
     click.echo(f"revoked {name_or_id}")
+
+
+@keys.command("rotate-secret")
+@click.option(
+    "--drop-old",
+    is_flag=True,
+    help="Forget every earlier secret at once (after a leak): login forms served before are "
+    "refused and must be reloaded. Page sessions are not affected.",
+)
+@db_option()
+def rotate_secret(drop_old: bool, db: str) -> None:
+    """Replace the secret that signs the review page's forms (shared by every replica).
+
+    Replicas sign with the new secret within 5 s; without --drop-old the earlier secret
+    still verifies for JUDGE_SECRET_GRACE_S (a day), so nobody is logged out. Replicas also
+    rotate by themselves every JUDGE_SECRET_ROTATE_S (a week)."""
+    with judge.open_store(db) as store:
+        secret_id = judge.service.rotate_secret(store, drop_old=drop_old)
+    kept = (
+        "earlier secrets forgotten" if drop_old else "earlier secrets verify until their grace ends"
+    )
+    click.echo(f"signing secret {secret_id} added in {judge.store.mask_url(db)}; {kept}")

@@ -73,7 +73,9 @@ def info(as_json: bool) -> None:
         return
     click.echo(f"JUDGE_HOME: {status['judge_home']}")
     llama = (
-        "installed" if status["llama_cpp_installed"] else "missing (pip install 'judge[embedded]')"
+        "installed"
+        if status["llama_cpp_installed"]
+        else "missing (pip install 'calibrated-judge[embedded]')"
     )
     click.echo(f"llama-cpp-python: {llama}")
     for entry in status["models"]:

@@ -73,3 +73,45 @@ def judging_progress(*, quiet: bool) -> Iterator[JudgingProgress]:
     plain = not quiet and not progress.console.is_terminal
     with progress:
         yield JudgingProgress(progress, plain)
+
+
+@dataclass
+class CountProgress:
+    """Callbacks for a count of items (verdicts exported): ``on_start`` sizes the bar,
+    ``on_progress`` sets how many are done."""
+
+    progress: Progress
+    plain: bool
+    label: str
+    total: int = 0
+    task: TaskID | None = field(default=None)
+
+    def on_start(self, total: int) -> None:
+        """Size the bar."""
+        self.total = total
+        self.task = self.progress.add_task(self.label, total=total, last="")
+
+    def on_progress(self, done: int) -> None:
+        """Show how many are done."""
+        if self.plain:
+            print(f"[{done}/{self.total}] {self.label}", file=sys.stderr, flush=True)
+        elif self.task is not None:
+            self.progress.update(self.task, completed=done)
+
+
+@contextmanager
+def count_progress(label: str, *, quiet: bool) -> Iterator[CountProgress]:
+    """A progress bar of ``label`` for the duration of the block (one line per step without a
+    terminal, nothing with ``quiet``)."""
+    progress = Progress(
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=quiet or not sys.stderr.isatty(),
+        transient=False,
+    )
+    plain = not quiet and not progress.console.is_terminal
+    with progress:
+        yield CountProgress(progress, plain, label)

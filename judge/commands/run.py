@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -14,10 +14,10 @@ import judge
 import judge.providers
 import judge.rubrics
 import judge.store
-from judge.commands.engine import engine_options
+from judge.commands.judging_options import judging_options
 from judge.commands.options import db_option
 from judge.commands.progress import judging_progress
-from judge.defaults import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from judge.defaults import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from judge.judging import RunSummary
@@ -44,33 +44,7 @@ EXIT_FAILED_JUDGMENTS = 3
 @db_option()
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the judgments as JSONL.")
 @click.option("--limit", type=int, help="Judge only the first N valid records.")
-@click.option(
-    "--orders",
-    type=click.Choice(["one", "both"]),
-    default="both",
-    show_default=True,
-    help="Pairwise rubrics: judge in both answer orders.",
-)
-@click.option(
-    "--samples", type=int, default=1, show_default=True, help="Repeated samples per case and order."
-)
-@click.option(
-    "--variants", type=int, help="Use the first N of the rubric's prompt variants (default: all)."
-)
-@click.option(
-    "--concurrency",
-    type=int,
-    help="Judgments in flight (default 4; 1 for the embedded model, which runs one "
-    "call at a time, so that each judgment's latency is its own); with "
-    "--engine ray, per worker.",
-)
-@click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
-@click.option(
-    "--temperature", type=float, help="Sampling temperature (default 0, or 0.7 when --samples > 1)."
-)
-@click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
-@click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
-@engine_options
+@judging_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(
     input_file: str,
@@ -79,16 +53,8 @@ def run(
     db: str,
     out: str | None,
     limit: int | None,
-    orders: str,
-    samples: int,
-    variants: int | None,
-    concurrency: int | None,
-    token_budget: int | None,
-    temperature: float | None,
-    max_tokens: int,
-    api_base: str | None,
     quiet: bool,
-    engine: dict[str, Any],
+    options: judge.JudgeOptions,
 ) -> None:
     """Judge the cases of INPUT.jsonl with a rubric and one or more models; store every judgment.
 
@@ -96,25 +62,12 @@ def run(
     Exit code 0: all judged; 1: some records were invalid; 3: some judgments failed (provider
     or parse failure, stored with that status, never as a verdict).
     """
-    if samples < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--samples")
     rubric = judge.load_rubric(rubric_ref)
     # Unknown model ids and missing keys stop here (exit 2), before the store is opened.
-    judge.providers.check_models(models, api_base=api_base, router=engine.get("router"))
+    judge.providers.check_models(models, api_base=options.api_base, router=options.router)
     loaded = judge.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
-    options = judge.JudgeOptions(
-        orders=orders,  # type: ignore[arg-type]
-        samples=samples,
-        variants=variants,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        api_base=api_base,
-        token_budget=token_budget,
-        concurrency=concurrency,
-        **engine,
-    )
     with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
         summary = judge.judge_cases(
             store,

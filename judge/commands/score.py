@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,14 +13,13 @@ import click
 import judge
 import judge.cases
 import judge.connectors
-import judge.providers
 import judge.runsets
 import judge.store
-from judge.commands.engine import engine_options
+from judge.commands.judging_options import judging_options
 from judge.commands.label_lines import label_lines
 from judge.commands.options import db_option
-from judge.commands.progress import judging_progress
-from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.commands.platform_errors import platform_errors
+from judge.commands.progress import count_progress, judging_progress
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -28,6 +28,8 @@ EXIT_UNSCORED = 3
 #: ``judge gate``: 0 ship; 3 block; 4 inconclusive (2 stays "error", as for every command).
 GATE_EXIT = {"ship": 0, "block": 3, "inconclusive": 4}
 DEFAULT_OUT_DIR = "report"
+#: The report's defaults (title, bootstrap resamples, seed) are judge.ReportOptions'.
+REPORT_DEFAULTS = judge.ReportOptions()
 
 
 def _gate_options(fn: Any) -> Any:
@@ -36,14 +38,14 @@ def _gate_options(fn: Any) -> Any:
             click.option(
                 "--tolerance",
                 type=float,
-                default=0.05,
+                default=judge.runsets.DEFAULT_TOLERANCE,
                 show_default=True,
                 help="Rubric dimensions that move more than this are listed.",
             ),
             click.option(
                 "--min-tasks",
                 type=int,
-                default=10,
+                default=judge.runsets.DEFAULT_MIN_TASKS,
                 show_default=True,
                 help="Fewer shared tasks than this: inconclusive.",
             ),
@@ -96,9 +98,15 @@ def _gate_options(fn: Any) -> Any:
     multiple=True,
     help="The k of pass@k / pass^k (repeat); default 1 .. most runs of a task.",
 )
-@click.option("--title", default="Run-set report", show_default=True)
-@click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--title", default=REPORT_DEFAULTS.title, show_default=True)
+@click.option(
+    "--n-boot",
+    type=int,
+    default=REPORT_DEFAULTS.n_boot,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option("--seed", type=int, default=REPORT_DEFAULTS.seed, show_default=True)
 @click.option(
     "--skip-invalid", is_flag=True, help="Score the valid runs even when some records are invalid."
 )
@@ -106,31 +114,9 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--candidate", help="Gate: candidate treatment.")
 @click.option("--margin", type=float, help="Gate: non-inferiority margin on pass@1.")
 @_gate_options
-@click.option("--api-base", help="Send judge calls to this OpenAI-compatible base URL.")
-@click.option(
-    "--orders",
-    type=click.Choice(["one", "both"]),
-    default="both",
-    show_default=True,
-    help="Pairwise rubrics: judge in both answer orders.",
-)
-@click.option(
-    "--samples", type=int, default=1, show_default=True, help="Repeated samples per run and order."
-)
-@click.option(
-    "--variants",
-    type=int,
-    help="Use the first N of the rubric's prompt variants (default: all, as judge run).",
-)
-@click.option(
-    "--temperature", type=float, help="Sampling temperature (default 0, or 0.7 when --samples > 1)."
-)
-@click.option("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, show_default=True)
-@click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@engine_options
+@judging_options
 def score(
     runs_file: str,
     rubric_ref: str | None,
@@ -151,17 +137,9 @@ def score(
     margin: float | None,
     tolerance: float,
     min_tasks: int,
-    api_base: str | None,
-    orders: str,
-    samples: int,
-    variants: int | None,
-    temperature: float | None,
-    max_tokens: int,
-    concurrency: int,
-    token_budget: int | None,
     no_charts: bool,
     quiet: bool,
-    engine: dict[str, Any],
+    options: judge.JudgeOptions,
 ) -> None:
     """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
 
@@ -173,8 +151,13 @@ def score(
     code 0: report written; 1: some records were invalid (--skip-invalid); 3: some runs got no
     verdict (listed in the report as unscored).
     """
-    if any(k < 1 for k in ks):
-        raise click.BadParameter("k must be >= 1", param_hint="--k")
+    report_options = judge.ReportOptions(
+        title=title,
+        ks=list(ks) or None,
+        n_boot=n_boot,
+        seed=seed,
+        correct_for_judge=correct_for_judge,
+    )
     gate_args = (baseline, candidate, margin)
     if any(a is not None for a in gate_args) and not all(a is not None for a in gate_args):
         raise click.UsageError("the gate needs --baseline, --candidate and --margin together")
@@ -186,68 +169,29 @@ def score(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
             "--skip-invalid to score the others (the report then leaves those runs out)"
         )
-    if gold_labels and (models or card_path or rubric_ref or correct_for_judge or labels_path):
-        raise click.UsageError(
-            "--gold-labels scores without a judge: drop --model, "
-            "--rubric, --card, --correct-for-judge and --labels"
-        )
-    if not gold_labels:
-        if not models or not rubric_ref:
-            raise click.UsageError("give --rubric and --model (or --gold-labels)")
-        if correct_for_judge and not card_path:
-            raise click.UsageError("--correct-for-judge needs the judge's --card")
-        rubric = judge.load_rubric(rubric_ref)
-        # exit 2 before the store is opened
-        judge.providers.check_models(models, api_base=api_base, router=engine.get("router"))
-        if rubric.kind == "pairwise":
-            raise click.UsageError(
-                f"rubric {rubric.ref} is pairwise; a run set is scored with "
-                "a binary or multi-criterion rubric"
-            )
-    notes = []
     if loaded.errors:
-        notes.append(
+        note = (
             f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
             "(--skip-invalid): those runs are not in this report."
         )
-    report_options = judge.ReportOptions(
-        title=title,
-        ks=list(ks) or None,
-        n_boot=n_boot,
-        seed=seed,
-        correct_for_judge=correct_for_judge,
-        notes=notes,
-    )
-    judge_options = judge.JudgeOptions(
-        orders=orders,  # type: ignore[arg-type]
-        samples=samples,
-        variants=variants,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        api_base=api_base,
-        token_budget=token_budget,
-        concurrency=concurrency,
-        **engine,
-    )
-    if gold_labels:
+        report_options = dataclasses.replace(report_options, notes=[note])
+    # The library checks the request (a judge or gold labels, the rubric, the models and their
+    # keys, the card, the labels) before it opens the store: a refused one creates none.
+    with judging_progress(quiet=quiet or gold_labels) as shown:
         report = judge.score_runs(
-            loaded.runs, source=runs_file, gold_labels=True, report=report_options
+            loaded.runs,
+            source=runs_file,
+            store=db,
+            rubric=rubric_ref,
+            models=list(models),
+            card=card_path,
+            gold_labels=gold_labels,
+            judge_options=options,
+            report=report_options,
+            labels=labels_path,
+            on_start=shown.on_start,
+            on_done=shown.on_done,
         )
-    else:
-        with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
-            report = judge.score_runs(
-                loaded.runs,
-                source=runs_file,
-                store=store,
-                rubric=rubric_ref,
-                models=list(models),
-                card=card_path,
-                judge_options=judge_options,
-                report=report_options,
-                labels=labels_path,
-                on_start=shown.on_start,
-                on_done=shown.on_done,
-            )
     if baseline is not None and candidate is not None and margin is not None:
         report.gate = judge.gate(
             report,
@@ -348,12 +292,18 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 
 @click.command()
 @click.option(
+    "--to",
+    "to",
+    metavar="URL",
+    help="Send the verdicts to a platform, next to the traces they judge: "
+    "phoenix+http://HOST:PORT/projects/NAME (instead of --out).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel", show_default=True
 )
 @db_option()
 @click.option(
     "--out",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Output JSON file ('-' for stdout).",
 )
@@ -367,19 +317,47 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
 )
 @click.option("--rubric", "rubric_id", help="Only judgments of this rubric id.")
 @click.option("--model", help="Only judgments of this judge model.")
-@click.option("--batch", "batch_id", help="Only judgments of this batch.")
+@click.option("--batch", "batch_id", help="Only judgments of this batch (with --out).")
+@click.option(
+    "--force", is_flag=True, help="With --to: send every verdict, even those sent before."
+)
+@click.option("--quiet", is_flag=True, help="With --to: no progress bar.")
 def export(
+    to: str | None,
     fmt: str,
     db: str,
-    out: str,
+    out: str | None,
     signal: str,
     rubric_id: str | None,
     model: str | None,
     batch_id: str | None,
+    force: bool,
+    quiet: bool,
 ) -> None:
-    """Export stored judgments (OpenTelemetry GenAI evaluation events, OTLP JSON)."""
+    """Export stored judgments: as OpenTelemetry GenAI evaluation events (OTLP JSON, --out),
+    or to the platform the judged traces came from (--to URL).
+
+    With --to, each (case, rubric, judge model) of the cases imported from URL becomes one
+    verdict next to its trace (in Phoenix: an annotation of the root span named after the
+    rubric; in Langfuse: a CATEGORICAL score of the trace named after the rubric): the label,
+    P(pass), the rationale with the cited evidence, and the routing
+    decision when a card routed it. Exporting again updates those, and sends only what changed
+    since (the store keeps a ledger); an export that stops halfway keeps what was sent.
+
+    Exit code (--to) 0: exported; 2: a bad URL, an unknown project, credentials refused, no
+    verdict from URL in the store; 3: the platform cannot be reached or failed midway (run the
+    same command again: it sends the rest).
+    """
+    if (to is None) == (out is None):
+        raise click.UsageError("give --out FILE (OTLP JSON) or --to URL (a platform)")
     if not judge.store.store_exists(db):
         raise click.ClickException(f"{db}: no such store (judge something first)")
+    if to is not None:
+        if batch_id is not None:
+            raise click.UsageError("--batch is for --out; --to sends every verdict from URL")
+        _export_to(db, to, rubric_id=rubric_id, model=model, force=force, quiet=quiet)
+        return
+    assert out is not None
     with judge.open_store(db) as store:
         doc, counts = judge.export_otel(
             store,
@@ -399,6 +377,39 @@ def export(
         f"to their run's trace, {counts['unlinked']} without a trace",
         err=True,
     )
+
+
+def _export_to(
+    db: str, to: str, *, rubric_id: str | None, model: str | None, force: bool, quiet: bool
+) -> None:
+    with (
+        platform_errors(),
+        judge.open_store(db) as store,
+        count_progress("exporting", quiet=quiet) as shown,
+    ):
+        report = judge.export_verdicts(
+            store,
+            to,
+            rubric_id=rubric_id,
+            model=model,
+            force=force,
+            on_start=shown.on_start,
+            on_progress=shown.on_progress,
+        )
+    click.echo(
+        f"{report.sent} verdicts sent to {report.destination} in {report.seconds:.1f}s "
+        f"({report.rate:.0f}/s); {report.unchanged} unchanged since the last export; "
+        f"{report.routed} routed with a card ({report.review} for review)",
+        err=True,
+    )
+    if report.unlinked:
+        click.echo(
+            f"note: {report.unlinked} verdicts have no span to attach to (cases without a root "
+            "span id); not sent",
+            err=True,
+        )
+    for source, n in sorted(report.elsewhere.items()):
+        click.echo(f"note: {n} judgments of cases from {source} are not for this URL", err=True)
 
 
 @click.command()

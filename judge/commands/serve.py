@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 import judge
 import judge.providers
 import judge.store
 from judge.api.app import ServiceConfig, create_app
+from judge.api.proxy import parse_networks
+from judge.commands.judging_options import judging_option
 from judge.commands.options import db_option
 from judge.defaults import DEFAULT_MODEL
 
@@ -42,9 +46,7 @@ from judge.defaults import DEFAULT_MODEL
 @click.option("--burst", type=int, default=60, show_default=True, help="Token bucket size.")
 @click.option("--blind", is_flag=True, help="Blind review for every item.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Job worker threads.")
-@click.option(
-    "--concurrency", type=int, default=4, show_default=True, help="Model calls in flight per job."
-)
+@judging_option("concurrency")
 @click.option(
     "--audit-fraction",
     type=float,
@@ -59,6 +61,19 @@ from judge.defaults import DEFAULT_MODEL
     help="Another origin the review page is served from (e.g. https://judge.example.org behind "
     "a TLS proxy): its form posts are accepted (repeat).",
 )
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    help="Address or CIDR of a proxy in front of the service (e.g. 127.0.0.1, 10.0.0.0/8; "
+    "repeat, or separate with commas): only its X-Forwarded-For/-Proto/-Host/-Port and "
+    "Forwarded headers are read; anyone else's are dropped.",
+)
+@click.option(
+    "--public-url",
+    help="The URL people open the review page at (e.g. https://judge.example.org): its "
+    "forms are accepted whatever Host header the proxy sends. See DEPLOY.md.",
+)
 @click.option("--log-level", default="info", show_default=True)
 def serve(
     db: str,
@@ -71,9 +86,11 @@ def serve(
     burst: int,
     blind: bool,
     workers: int,
-    concurrency: int,
+    concurrency: int | None,
     audit_fraction: float,
     trusted_origins: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
+    public_url: str | None,
     log_level: str,
 ) -> None:
     """Serve the JSON API (/v1, schema at /openapi.json) and the review page (/review).
@@ -86,6 +103,18 @@ def serve(
 
     if burst < 1:
         raise click.BadParameter("must be at least 1", param_hint="--burst")
+    try:
+        parse_networks(trusted_proxies)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--trusted-proxy") from err
+    for name, url in [
+        ("--public-url", public_url),
+        *(("--trusted-origin", o) for o in trusted_origins),
+    ]:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise click.BadParameter(
+                f"{url!r} is not an origin: give http(s)://HOST[:PORT]", param_hint=name
+            )
     judge.providers.check_models(
         models, api_base=api_base
     )  # refuse to serve a judge that cannot run
@@ -101,10 +130,19 @@ def serve(
         concurrency=concurrency,
         audit_fraction=audit_fraction,
         trusted_origins=tuple(o.rstrip("/") for o in trusted_origins),
+        trusted_proxies=tuple(trusted_proxies),
+        public_url=public_url.rstrip("/") if public_url else None,
+    )
+    # judge's own messages (job takeovers, lease losses) beside uvicorn's, with the time.
+    level = getattr(logging, log_level.upper(), logging.INFO)
+    logging.basicConfig(
+        level=level if isinstance(level, int) else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     app = create_app(config)
+    shown = public_url.rstrip("/") if public_url else f"http://{host}:{port}"
     click.echo(
-        f"judge serve: http://{host}:{port}/review (API under /v1), "
+        f"judge serve: {shown}/review (API under /v1, health checks /healthz and /readyz), "
         f"store {judge.store.mask_url(db)}",
         err=True,
     )

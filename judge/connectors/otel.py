@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from judge.digests import sha256_hex
+from judge.traces.otlp import otlp_value
 from judge.types import Case, Judgment
 from judge.version import __version__
 
@@ -53,19 +54,7 @@ _SPAN_ID = re.compile(r"^[0-9a-f]{16}$")
 
 def attribute(key: str, value: Any) -> dict[str, Any]:
     """One OTLP/JSON KeyValue (strings, bools, ints as decimal strings, doubles, arrays)."""
-    return {"key": key, "value": _any_value(value)}
-
-
-def _any_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
-    return {"stringValue": str(value)}
+    return {"key": key, "value": otlp_value(value)}
 
 
 def _valid(pattern: re.Pattern[str], value: Any) -> str | None:

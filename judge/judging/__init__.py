@@ -4,6 +4,7 @@ as it finishes (``runner``), and the batch workflow every interface calls (``bat
 from judge.judging.batch import (
     DEFAULT_CONCURRENCY,
     JudgeOptions,
+    OfferedOption,
     check_case_ids,
     judge_cases,
     judging_plan,
@@ -24,6 +25,7 @@ from judge.judging.runner import (
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "JudgeOptions",
+    "OfferedOption",
     "OrdersOption",
     "Outcome",
     "RayOptions",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, get_type_hints
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
 from judge.errors import ConflictError, InputError
@@ -25,24 +26,62 @@ from judge.types import Case, Judgment
 #: Judgments in flight by default for hosted models (the embedded model runs one at a time).
 DEFAULT_CONCURRENCY = 4
 _BUDGETS = ("timeout_s", "max_attempts", "max_reasks", "backoff_base_s", "backoff_max_s")
+#: The metadata key of a field's help text: the fields that have one are the options every
+#: interface offers (:meth:`JudgeOptions.offered`).
+HELP = "help"
+
+
+@dataclass(frozen=True)
+class OfferedOption:
+    """A judging option as every interface offers it (:meth:`JudgeOptions.offered`)."""
+
+    name: str
+    default: Any
+    help: str
+    #: The field's type: ``int``, ``int | None``, ``Literal["one", "both"]``...
+    type: Any
 
 
 @dataclass(frozen=True)
 class JudgeOptions:
-    """How to judge: the protocol (orders, samples, variants) and the call parameters."""
+    """How to judge: the protocol (orders, samples, variants) and the call parameters.
 
-    orders: OrdersOption = "both"
-    samples: int = 1
-    #: Use the first N of the rubric's prompt variants (None: all of them).
-    variants: int | None = None
-    #: Sampling temperature (None: 0, or 0.7 when samples > 1).
-    temperature: float | None = None
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    api_base: str | None = None
-    #: Evidence token budget (None: the rubric's).
-    token_budget: int | None = None
-    #: Judgments in flight (None: 1 for the embedded model, 4 otherwise).
-    concurrency: int | None = None
+    The fields with a help text (:meth:`offered`) are declared here once for every interface:
+    ``judge run``, ``judge score`` and ``judge demo`` build their options from them
+    (``judge.commands.judging_options``) and the API its request fields
+    (``judge.api.schemas``), with these defaults and these words.
+    """
+
+    orders: OrdersOption = field(
+        default="both",
+        metadata={HELP: "Pairwise rubrics: judge in both answer orders, or in one."},
+    )
+    samples: int = field(default=1, metadata={HELP: "Repeated samples per case and order."})
+    variants: int | None = field(
+        default=None,
+        metadata={HELP: "Use the first N of the rubric's prompt variants (default: all)."},
+    )
+    temperature: float | None = field(
+        default=None,
+        metadata={HELP: "Sampling temperature (default 0, or 0.7 with more than one sample)."},
+    )
+    max_tokens: int = field(
+        default=DEFAULT_MAX_TOKENS, metadata={HELP: "Most tokens the judge may answer with."}
+    )
+    api_base: str | None = field(
+        default=None, metadata={HELP: "Send calls to this OpenAI-compatible base URL."}
+    )
+    token_budget: int | None = field(
+        default=None, metadata={HELP: "Evidence token budget (default: the rubric's)."}
+    )
+    concurrency: int | None = field(
+        default=None,
+        metadata={
+            HELP: f"Judgments in flight (default {DEFAULT_CONCURRENCY}; 1 for the embedded "
+            "model, which runs one call at a time, so that each judgment's latency is its "
+            "own); on Ray, per worker."
+        },
+    )
     #: Call budgets (None: judge.providers.ModelParams' defaults): they shape cost and latency,
     #: not the answer, so they are not in the cache key.
     timeout_s: float | None = None
@@ -57,27 +96,41 @@ class JudgeOptions:
     #: event loop; None: a pool (one process per core but one) for batches of 48+ cases; N: a
     #: pool of N. The pool's processes import the ``__main__`` module (Python's "forkserver"
     #: start), so a script that asks for a pool guards its work with
-    #: ``if __name__ == "__main__":``; ``judge run`` and ``judge score`` ask for None.
+    #: ``if __name__ == "__main__":``; the commands (``judge run``, ``judge score``, ``judge
+    #: demo``) ask for None.
     prepare_workers: int | None = 0
     #: Judge on Ray instead of in this process (``judge run --engine ray``).
     ray: RayOptions | None = None
 
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise InputError("must be at least 1", field="samples")
+
+    @classmethod
+    def offered(cls) -> dict[str, OfferedOption]:
+        """The options every interface offers, by name in the order declared: the fields with
+        a help text, with their default and type."""
+        hints = get_type_hints(cls)
+        return {
+            f.name: OfferedOption(f.name, f.default, f.metadata[HELP], hints[f.name])
+            for f in fields(cls)
+            if HELP in f.metadata
+        }
+
     @classmethod
     def from_protocol(cls, protocol: Protocol, **overrides: object) -> JudgeOptions:
         """The options of a default protocol (``judge.defaults``), with overrides."""
-        fields = {
+        chosen = {
             "orders": protocol.orders,
             "samples": protocol.samples,
             "variants": protocol.variants,
             "temperature": protocol.temperature,
             "max_tokens": protocol.max_tokens,
         }
-        return cls(**(fields | overrides))  # type: ignore[arg-type]
+        return cls(**(chosen | overrides))  # type: ignore[arg-type]
 
     def params(self) -> ModelParams:
         """The model parameters these options give."""
-        if self.samples < 1:
-            raise InputError("must be at least 1", field="samples")
         temperature = self.temperature
         if temperature is None:
             temperature = 0.7 if self.samples > 1 else 0.0

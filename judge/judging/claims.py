@@ -18,8 +18,8 @@ import os
 import socket
 import uuid
 
-from judge.defaults import CALL_CLAIM_S, env_seconds
-from judge.errors import JudgeError
+from judge.defaults import CALL_CLAIM_S, REPLICA_DEAD_S, env_seconds
+from judge.errors import Failure
 from judge.store import Store
 from judge.types import Judgment
 
@@ -63,6 +63,8 @@ class CallClaims:
         self.store = store
         self.owner = owner or worker_name()
         self.ttl_s = ttl_s or env_seconds("JUDGE_CALL_CLAIM_S", CALL_CLAIM_S)
+        #: A claim of a replica whose heartbeat stopped this long ago is taken at once.
+        self.dead_after_s = env_seconds("JUDGE_REPLICA_DEAD_S", REPLICA_DEAD_S)
         self.poll_s = poll_s
         self._renewals: dict[str, asyncio.Task[None]] = {}
 
@@ -70,7 +72,7 @@ class CallClaims:
         """Claim ``key``: None once this runner holds the claim (it is to call the provider),
         or the final judgment another worker stored meanwhile (no call needed)."""
         while True:
-            if self.store.claim_call(key, self.owner, self.ttl_s):
+            if self.store.claim_call(key, self.owner, self.ttl_s, dead_after_s=self.dead_after_s):
                 # Another worker may have finished between our cache miss and our claim.
                 done = self.store.cached(key)
                 if done is not None:
@@ -92,7 +94,7 @@ class CallClaims:
             await asyncio.sleep(self.ttl_s / 3)
             try:
                 self.store.renew_call_claim(key, self.owner, self.ttl_s)
-            except JudgeError as err:  # the database is away: the claim may lapse, no harm
+            except Failure as err:  # the database is away: the claim may lapse, no harm
                 log.warning("claim on %s not renewed: %s", key, err)
 
     def release(self, key: str) -> None:
@@ -103,5 +105,5 @@ class CallClaims:
             task.cancel()
         try:
             self.store.release_call(key, self.owner)
-        except JudgeError as err:
+        except Failure as err:
             log.warning("claim on %s not released (it lapses in %.0fs): %s", key, self.ttl_s, err)

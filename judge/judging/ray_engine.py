@@ -17,7 +17,7 @@ a rerun finds them by step key and pays only for the rest. A model server that f
 gives the typed failures of :func:`judge.judging.runner.judge_prepared`, never a verdict.
 
 ``ray`` is imported only here, inside functions: ``judge --help`` and a plain ``judge run`` never
-load it. Install it with ``pip install 'judge[ray]'``.
+load it. Install it with ``pip install 'calibrated-judge[ray]'``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from judge.errors import InputError, JudgeError
+from judge.errors import InputError, JudgeError, UnavailableError
 from judge.judging.prepare import PreparedCase, StepSpec, prepare_case
 from judge.judging.runner import Outcome, Runner, RunSummary, Step, judge_prepared
 from judge.providers import ModelParams
@@ -68,6 +68,10 @@ class RayOptions:
     #: embedded model gets this many llama.cpp threads in each worker.
     cpus_per_worker: float | None = None
 
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise InputError("must be at least 1", field="workers")
+
 
 def _require_ray() -> Any:
     try:
@@ -76,17 +80,52 @@ def _require_ray() -> Any:
         raise InputError(
             "the Ray engine needs Ray",
             field="engine",
-            hint="pip install 'judge[ray]' (ray[data]), or judge without --engine ray",
+            hint="pip install 'calibrated-judge[ray]' (ray[data]), or judge without --engine ray",
         ) from exc
     return ray
 
 
+#: The variables of Ray's token authentication (Ray 2.60 clusters need them on every node and
+#: every driver).
+RAY_AUTH_ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def ray_unavailable(address: str | None, err: BaseException) -> UnavailableError:
+    """What to do when Ray cannot be started or joined: the cause, and the token settings a
+    cluster with token authentication needs (named whether or not the cause says so)."""
+    where = f"the Ray cluster at {address}" if address else "a local Ray"
+    first = (str(err).strip().splitlines() or [""])[0][:400]
+    auth = {name: ("set" if os.environ.get(name) else "unset") for name in RAY_AUTH_ENV}
+    shown = ", ".join(f"{name} {state}" for name, state in auth.items())
+    return UnavailableError(
+        f"could not start or join {where}: {type(err).__name__}: {first}. A Ray 2.60 cluster "
+        "started with token authentication admits only drivers and nodes that have "
+        "RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, or the file ~/.ray/auth_token or "
+        f"RAY_AUTH_TOKEN_PATH; here: {shown}): export them as on the head node (DEPLOY.md, "
+        "'Ray cluster'), check the address and that the head is up (`ray status`), or judge "
+        "without --engine ray. Nothing was judged."
+    )
+
+
 def start_ray(options: RayOptions) -> Any:
     """Connect to Ray (joining a cluster, or starting a local one sized to this machine);
-    a Ray already initialised in this process is used as it is."""
+    a Ray already initialised in this process is used as it is. A cluster that cannot be
+    reached or refuses this driver (token authentication) is an :class:`UnavailableError`
+    (exit code 2 from ``judge run``), never a traceback."""
     ray = _require_ray()
     if ray.is_initialized():
         return ray
+    try:
+        _init(ray, options)
+        ray.cluster_resources()  # a driver the cluster refuses fails here at the latest
+    except Exception as err:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, its own
+        if ray.is_initialized():
+            ray.shutdown()
+        raise ray_unavailable(options.address, err) from err
+    return ray
+
+
+def _init(ray: Any, options: RayOptions) -> None:
     env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
     if options.address is None:
         ray.init(
@@ -107,7 +146,6 @@ def start_ray(options: RayOptions) -> Any:
             configure_logging=False,
             runtime_env={"env_vars": env, "py_modules": modules},
         )
-    return ray
 
 
 def _package_dir(name: str) -> Path:

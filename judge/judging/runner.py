@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import atexit
-import hashlib
 import multiprocessing
 import os
 import threading
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge import kinds
-from judge.digests import digest, sha256_hex
+from judge.digests import Hasher, digest, judgment_id, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION
 from judge.judging.claims import CallClaims
@@ -51,7 +50,7 @@ from judge.judging.prepare import (
 from judge.providers import AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
 from judge.safety.redact import redact_error, redact_judgment, with_safe_id
-from judge.store import Store, StoreUnavailable
+from judge.store import Store
 from judge.store.judgments import call_row
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
 from judge.version import __version__
@@ -112,12 +111,12 @@ def code_digest() -> str:
     judge.judging.runner and of every judge module it imports, directly or not (imports inside
     functions included), with the judge and Jinja versions. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(f"{__version__}|jinja2 {metadata.version('jinja2')}".encode())
+    h = Hasher(f"{__version__}|jinja2 {metadata.version('jinja2')}")
     with _CODE_DIGEST_LOCK:
         imports = _judge_imports(root, __name__)
     for name, path in sorted(imports.items()):
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + h.hexdigest()
+    return h.digest()
 
 
 def _judge_imports(root: Path, start: str) -> dict[str, Path]:
@@ -258,7 +257,7 @@ def build_judgment(
 ) -> Judgment:
     """The judgment of a call: its verdict in the canonical frame, or its typed failure."""
     key = prepared.key
-    judgment_id = "j-" + key.removeprefix("sha256:")[:20]
+    jid = judgment_id(key)
     if result is None:
         assert error is not None
         failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
@@ -269,7 +268,7 @@ def build_judgment(
             attempts=error.attempts,
         )
         return Judgment(
-            id=judgment_id,
+            id=jid,
             case_id=case_id,
             cache_key=key,
             status=failure,
@@ -293,7 +292,7 @@ def build_judgment(
         attempts=result.attempts,
     )
     return Judgment(
-        id=judgment_id,
+        id=jid,
         case_id=case_id,
         cache_key=key,
         status=status,
@@ -378,10 +377,9 @@ class _Writer:
         if cases or judgments or calls or steps:
             try:
                 self.store.put_batch(cases=cases, judgments=judgments, calls=calls, steps=steps)
-            except StoreUnavailable:
-                raise  # the database went away: stop the batch (a rerun resumes it)
             except JudgeError as exc:
-                # Nothing of this write is stored: its new judgments did not happen.
+                # Nothing of this write is stored: its new judgments did not happen. (The
+                # database gone away is no JudgeError: it stops the batch; a rerun resumes it.)
                 for outcome in outcomes:
                     self.summary.errors.append((outcome.step, exc))
                 return
@@ -620,8 +618,6 @@ class Runner:
                 # Another worker (thread, process, replica) may be paying for this key right
                 # now: wait for its judgment rather than pay twice (judge/judging/claims.py).
                 hit = await self.claims.acquire(key)
-            except StoreUnavailable:
-                raise
             except JudgeError as exc:
                 summary.errors.append((step, exc))
                 continue
@@ -634,7 +630,7 @@ class Runner:
                 )
             except BaseException as exc:
                 self.claims.release(key)
-                if isinstance(exc, JudgeError) and not isinstance(exc, StoreUnavailable):
+                if isinstance(exc, JudgeError):
                     summary.errors.append((step, exc))
                     continue
                 raise

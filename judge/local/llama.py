@@ -41,13 +41,14 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.digests import full_digest
 from judge.errors import JudgeError
 from judge.local.weights import (
     PROVIDER,
@@ -470,7 +471,8 @@ class Engine:
             from llama_cpp import Llama
         except ImportError as exc:
             raise JudgeError(
-                "the embedded model needs llama-cpp-python: pip install 'judge[embedded]' "
+                "the embedded model needs llama-cpp-python: pip install "
+                "'calibrated-judge[embedded]' "
                 "(or `make setup`, which builds it portably)"
             ) from exc
         self.path = path
@@ -637,7 +639,7 @@ def _to_model_response(model: str, result: LocalResult, model_response: Any) -> 
     model_response.created = int(time.time())
     model_response.model = f"{PROVIDER}/{model}"
     # The weights' digest: what exactly answered, for the judgment's provenance.
-    model_response.system_fingerprint = f"sha256:{result.sha256}"
+    model_response.system_fingerprint = full_digest(result.sha256)
     model_response.usage = Usage(
         prompt_tokens=result.prompt_tokens,
         completion_tokens=result.completion_tokens,
@@ -706,12 +708,3 @@ def register_provider() -> None:
                 for alias in known_models()
             }
         )
-
-
-def label_first_pieces(vocab: Vocab, labels: Iterable[str]) -> dict[str, bytes]:
-    """Each label's first token's bytes (to check that a label set is distinguishable)."""
-    out: dict[str, bytes] = {}
-    for label in labels:
-        token = vocab.first_token(label.encode())
-        out[label] = vocab.piece(token) if token is not None else b""
-    return out

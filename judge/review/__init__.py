@@ -12,11 +12,8 @@ from judge.review.agreement import PairAgreement, agreement, pair_agreement
 from judge.review.apply import RoutingRun, route
 from judge.review.gold_export import GoldExport, export_gold, gold_records
 from judge.review.planned import (
-    PLAN_REASON,
     StoredPlan,
     enqueue_plan,
-    load_plan,
-    plan_item_id,
     plan_item_ids,
     plans_for,
     runs_digest,
@@ -29,7 +26,6 @@ from judge.review.queue import (
     display_swapped,
     enqueue,
     get_item,
-    item_id_for,
     items,
     labels,
     queue,
@@ -48,7 +44,6 @@ from judge.review.views import (
 )
 
 __all__ = [
-    "PLAN_REASON",
     "CandidateView",
     "DiffLine",
     "EvidenceView",
@@ -70,13 +65,10 @@ __all__ = [
     "export_gold",
     "get_item",
     "gold_records",
-    "item_id_for",
     "item_view",
     "items",
     "labels",
-    "load_plan",
     "pair_agreement",
-    "plan_item_id",
     "plan_item_ids",
     "plans_for",
     "queue",

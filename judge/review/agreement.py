@@ -6,16 +6,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
-from pydantic import BaseModel, ConfigDict
-
 from judge.store import Store
+from judge.types import Strict
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PairAgreement(_Model):
+class PairAgreement(Strict):
     """Agreement of two reviewers on the items both labelled."""
 
     reviewer_a: str

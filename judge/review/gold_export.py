@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from calibration.gold import GoldRecord, GoldTurn, Lineage, write_gold
+from calibration.gold import GoldRecord, Lineage, write_gold
 from judge import kinds
 from judge.errors import ConflictError
 from judge.review.planned import plan_item_ids
@@ -75,25 +75,12 @@ def _gold_record(store: Store, case: Case, group: Sequence[ReviewItem], license:
         refs += [f"card:{i.card_digest}"] if i.card_digest else []
         refs.append(f"review:{i.id}")
     final = str(group[0].final_label)
-    return GoldRecord(
-        id=case.id,
-        source=str(case.meta.get("source") or "judge review queue"),
-        license=license,
-        kind=case.kind,
-        task=case.task,
-        candidates=dict(case.candidates) if case.candidates else None,
-        diff=case.diff,
-        trace=[
-            GoldTurn(
-                id=t.id, role=t.role, content=t.content, step=t.step, kind=t.kind, source=t.source
-            )
-            for t in case.trace
-        ],
-        agent_model=case.agent_model,
+    return GoldRecord.from_case(
+        case,
         gold=final,
         gold_source=how,
-        slices=dict(case.slices),
-        meta=dict(case.meta),
+        source=str(case.meta.get("source") or "judge review queue"),
+        license=license,
         lineage=Lineage(
             source="judge review queue",
             labeller=", ".join([*reviewers, *adjudicators]),

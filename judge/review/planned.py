@@ -17,7 +17,7 @@ from typing import Any
 
 from calibration.ppi import LabelPlan
 from judge import kinds
-from judge.digests import canonical_json, now_iso, sha256_hex, utcnow
+from judge.digests import canonical_json, now_iso, sha256_hex, text_digest, utcnow
 from judge.errors import NotFoundError
 from judge.store import Store
 from judge.types import Case
@@ -53,7 +53,7 @@ class StoredPlan:
 
 def runs_digest(run_ids: Sequence[str]) -> str:
     """The identity of a plan's population: the digest of its sorted run ids."""
-    return "sha256:" + sha256_hex("\n".join(sorted(run_ids)))
+    return text_digest("\n".join(sorted(run_ids)))
 
 
 def plan_id_for(plan: LabelPlan, digest: str) -> str:

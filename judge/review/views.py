@@ -11,8 +11,6 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from judge import kinds
 from judge.errors import JudgeError, NotFoundError
 from judge.evidence import select_evidence
@@ -21,14 +19,10 @@ from judge.routing.reasons import REASONS
 from judge.rubrics import load_rubric
 from judge.safety.redact import redact
 from judge.store import Store
-from judge.types import Case, Judgment, ReviewItem, ReviewLabel, Role
+from judge.types import Case, Judgment, ReviewItem, ReviewLabel, Role, Strict
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DiffLine(_Model):
+class DiffLine(Strict):
     """One line of a unified diff with its kind, for colouring, and its line numbers in the
     old and the new file (None where the line is not in that file)."""
 
@@ -38,7 +32,7 @@ class DiffLine(_Model):
     new: int | None = None
 
 
-class DiffRow(_Model):
+class DiffRow(Strict):
     """One row of the side-by-side diff: the old line (left) and the new line (right); a
     deletion is paired with the addition that replaced it."""
 
@@ -47,7 +41,7 @@ class DiffRow(_Model):
     right: DiffLine | None
 
 
-class ToolArg(_Model):
+class ToolArg(Strict):
     """One argument of a tool call, as a reviewer reads it: strings as they are (real quotes
     and line breaks), other values as indented JSON."""
 
@@ -55,7 +49,7 @@ class ToolArg(_Model):
     value: str
 
 
-class EvidenceView(_Model):
+class EvidenceView(Strict):
     """One evidence item as shown to the judge (redacted, possibly clipped)."""
 
     id: str
@@ -74,7 +68,7 @@ class EvidenceView(_Model):
     same_as: str | None = None
 
 
-class VerdictView(_Model):
+class VerdictView(Strict):
     """One judgment of the item (never shown on blind items)."""
 
     judgment_id: str
@@ -96,7 +90,7 @@ class VerdictView(_Model):
     variant_text: str | None = None
 
 
-class CandidateView(_Model):
+class CandidateView(Strict):
     """A pairwise candidate under the letter the reviewer sees."""
 
     shown: str
@@ -104,7 +98,7 @@ class CandidateView(_Model):
     text: str
 
 
-class ItemView(_Model):
+class ItemView(Strict):
     """Everything the review page shows for one item."""
 
     item: ReviewItem

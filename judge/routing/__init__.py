@@ -13,7 +13,6 @@ from judge.routing.audit import (
     AuditStatus,
     BandAudit,
     audit_cards,
-    audit_labels,
     audit_sample,
     live_bounds,
     stale_reason,
@@ -27,7 +26,7 @@ from judge.routing.cards import (
     select_for_card,
     stage_label,
 )
-from judge.routing.decide import calibrate_score, route_cascade, route_group, route_judgments
+from judge.routing.decide import calibrate_score, route_judgments
 from judge.routing.gates import GATES, Group, groups, majority
 from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE, REASONS
 
@@ -40,7 +39,6 @@ __all__ = [
     "GATES",
     "Group",
     "REASONS",
-    "audit_labels",
     "audit_sample",
     "calibrate_score",
     "card_digest",
@@ -51,8 +49,6 @@ __all__ = [
     "live_bounds",
     "majority",
     "audit_cards",
-    "route_cascade",
-    "route_group",
     "route_judgments",
     "save_card",
     "select_for_card",

@@ -13,8 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from calibration.card import Card
 from calibration.intervals import clopper_pearson_upper as cp_upper
 from judge.digests import seeded_unit
@@ -22,14 +20,10 @@ from judge.errors import InputError
 from judge.routing.cards import card_digest, get_card, stage_label
 from judge.routing.reasons import AUTO_DECISIONS
 from judge.store import Store
-from judge.types import ABSTAIN_LABEL, RoutingDecision
+from judge.types import ABSTAIN_LABEL, RoutingDecision, Strict
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BandAudit(_Model):
+class BandAudit(Strict):
     """One band's live error bound: the card's gold counts plus the audit labels so far."""
 
     band: str
@@ -47,7 +41,7 @@ class BandAudit(_Model):
     exceeds_alpha: bool
 
 
-class AuditStatus(_Model):
+class AuditStatus(Strict):
     """The audit state of one card."""
 
     card_digest: str

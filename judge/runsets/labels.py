@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from calibration.ppi import LabelPlan, PlanCheck, plan_covers, plan_labels
 from judge import kinds
@@ -33,7 +33,7 @@ from judge.runsets.records import Run
 from judge.runsets.scoring import pooled_score
 from judge.safety.redact import redact_case
 from judge.store import Store
-from judge.types import Case, Judgment
+from judge.types import Case, Judgment, Strict
 
 LABELS_HINT = (
     "a labels file holds gold-format records (as `judge gold export` writes them); "
@@ -46,11 +46,9 @@ DEFAULT_MIX = 0.2
 UNSCORED_PLAN_SCORE = 0.5
 
 
-class LabelRecord(BaseModel):
+class LabelRecord(Strict):
     """One line of a labels file: a gold-format record of which only ``id`` and ``gold`` are
     required."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
     gold: str

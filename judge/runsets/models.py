@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -27,6 +26,7 @@ from judge.errors import InputError
 from judge.rubrics import Rubric
 from judge.runsets.passk import MacroEstimate
 from judge.runsets.scoring import JudgesInfo, ScoredRun
+from judge.types import Strict
 
 REPORT_VERSION = 1
 
@@ -47,11 +47,11 @@ Figure = Annotated[float | None, BeforeValidator(_finite)]
 Interval = list[float] | None
 
 
-class _Model(BaseModel):
+class _Model(Strict):
     # Strict at the edge (report.json is read back by `judge gate`). JSON keys that are no
     # Python names ("pass@k", "pass") are aliases of fields; the JSON always uses the keys.
     model_config = ConfigDict(
-        extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True
+        serialize_by_alias=True, validate_by_name=True, validate_by_alias=True
     )
 
 

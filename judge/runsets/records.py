@@ -33,24 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
 from judge.digests import sha256_hex
 from judge.errors import InputError
 from judge.traces import import_traces
-from judge.types import Case
+from judge.types import Case, Strict
 
 RunStatus = Literal["completed", "infra_error", "timeout"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "infra_error", "timeout")
 DEFAULT_BENCHMARK = "default"
 FORMAT_HINT = "see gold/README.md, section Run sets, for the run-set format"
 
 
-class RunRecord(BaseModel):
+class RunRecord(Strict):
     """One line of a run-set file."""
-
-    model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
@@ -296,7 +293,8 @@ def runset_from_gold(
 ) -> list[dict[str, Any]]:
     """Run-set records from gold-format records or cases (line number, record): each becomes one
     run with its case inline, its task and repetition read from the given keys, its gold (when
-    labelled) as ``official``.
+    labelled) as ``official``. A record whose ``slices.infra_error`` is true (an importer's mark
+    of a run the harness failed) becomes a run of status ``infra_error``.
 
     ``treatment`` names the single treatment; otherwise it is read from ``treatment_key``, else
     the case's ``agent_model``. Cases as ``judge import`` writes them carry no task id and no
@@ -358,6 +356,10 @@ def runset_from_gold(
             run["agent_model"] = str(agent_model)
         if record.get("gold") in ("pass", "fail"):
             run["official"] = record["gold"]
+        if _lookup(record, "slices.infra_error") is True:
+            # The importer says the harness failed (tau-bench's crashed runs, Inspect samples
+            # that errored): the run is left out of the analysis set, not scored as a failure.
+            run["status"] = "infra_error"
         if derived:
             run["meta"] = {"derived": derived}
         out.append(run)

@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from calibration.card import Card
 from calibration.confidence import score_items
 from calibration.inputs import judgment_to_row
+from judge.base import Frozen
 from judge.errors import InputError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judging_plan, run_steps
 from judge.review import route as route_card
@@ -36,7 +37,7 @@ from judge.rubrics import Rubric
 from judge.runsets.families import model_family
 from judge.runsets.records import Run
 from judge.store import Store
-from judge.types import Judgment
+from judge.types import Judgment, Strict
 
 RULES: Mapping[str, str] = {
     "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
@@ -49,16 +50,10 @@ RULES: Mapping[str, str] = {
     "only members of other families.",
 }
 
-#: How a run's outcome was decided: by the card (judge.routing's decisions auto_accept,
-#: auto_reject, review), by an uncalibrated judge, by a gold label, or by a declared rule.
-ROUTES = ("auto_accept", "auto_reject", "review", "uncalibrated", "gold", "rule")
 
-
-class ScoredRun(BaseModel):
+class ScoredRun(Frozen):
     """One run with its outcome and everything the report needs about it (the report keeps
     every run in this form, so the gate can recompute from it)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     task_id: str
@@ -76,6 +71,9 @@ class ScoredRun(BaseModel):
     reason: str | None = None
     criteria: dict[str, str] = Field(default_factory=dict)
     failed_hard_gates: list[str] = Field(default_factory=list)
+    #: How the outcome was decided: by the card (judge.routing's decisions auto_accept,
+    #: auto_reject, review), by an uncalibrated judge, by a gold label ("gold"), or by a declared
+    #: rule ("rule").
     route: str = "none"
     route_reason: str | None = None
     #: P(pass) of the card's judge for this run, when it returned probabilities.
@@ -174,20 +172,16 @@ def score_from_gold(runs: Sequence[Run], file: str = "<run set>") -> list[Scored
 # --- self-family exclusion -----------------------------------------------------------------------
 
 
-class JudgeFamily(BaseModel):
+class JudgeFamily(Strict):
     """One judge of the report: its model family and how many runs it was kept off."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model: str
     family: str | None
     runs_excluded: int
 
 
-class JudgesInfo(BaseModel):
+class JudgesInfo(Strict):
     """The judges and the self-family exclusion, as the report states them."""
-
-    model_config = ConfigDict(extra="forbid")
 
     judges: list[JudgeFamily]
     runs_with_unknown_agent_family: int

@@ -7,6 +7,7 @@ gate on a report.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,11 @@ class ReportOptions:
     #: Notes the report carries (e.g. records skipped).
     notes: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        bad = [k for k in self.ks or () if k < 1]
+        if bad:
+            raise InputError(f"each k of pass@k must be at least 1, got {bad[0]}", field="ks")
+
 
 def load_verified_card(card: Card | str, models: Sequence[str], rubric: Rubric) -> Card:
     """The card (or the card at a path), refused unless one of its judges is among ``models``
@@ -72,7 +78,7 @@ def score_runs(
     runs: Sequence[Run],
     *,
     source: str,
-    store: Store | None = None,
+    store: Store | str | Path | None = None,
     rubric: str | Rubric | None = None,
     models: Sequence[str] = (),
     card: Card | str | None = None,
@@ -90,6 +96,9 @@ def score_runs(
     by the same protocol as ``judge run`` (``judge_options``: prompt variants, orders,
     samples; nothing is paid twice), and with ``card`` the verdicts are routed (decisions
     stored, review and audits queued) and the report carries the card's error rates.
+    ``store``: a Store, or its location (a SQLite path or a database URL), opened only once
+    the request is checked (the rubric, the models and their credentials, the card, the
+    labels), so that a refused request creates no store; scoring from gold labels opens none.
 
     ``labels``: a labels file (gold-format records, as ``judge gold export`` writes them) with
     human labels of some runs. The report then gives pass@1 per treatment and benchmark, and the
@@ -136,50 +145,20 @@ def score_runs(
         verified = load_verified_card(card, models, chosen) if card is not None else None
         # Bad labels are refused before anything is paid for, too.
         human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None
-        judged = judge_runs(
-            store,
-            runs,
-            rubric=chosen,
-            models=models,
-            options=judge_options or JudgeOptions(),
-            card=verified,
-            on_start=on_start,
-            on_done=on_done,
-            source=source,
-        )
-        s = judged.summary
-        notes = []
-        if verified is not None:
-            notes.append(
-                f"Routing: the card's decisions are stored in {store.location}; "
-                "verdicts in the review band (and a seeded 5% audit of automatic ones) "
-                "are queued for people (`judge review`)."
+        opened = nullcontext(store) if isinstance(store, Store) else Store(store)
+        with opened as where:
+            ctx, scored = _judged(
+                where,
+                runs,
+                source=source,
+                rubric=chosen,
+                models=models,
+                options=opts,
+                card=verified,
+                human=human,
+                on_start=on_start,
+                on_done=on_done,
             )
-        ctx = ReportContext(
-            runset=source,
-            mode="judge",
-            rubric=RubricInfo.of(chosen),
-            judges=judged.eligibility.summary(models),
-            card=verified,
-            judging=JudgingInfo(
-                models=list(models),
-                batch_id=s.batch_id,
-                judgments=len(s.outcomes),
-                called=s.called,
-                cached=s.cached,
-                statuses=dict(s.statuses),
-                prompt_tokens=s.prompt_tokens,
-                completion_tokens=s.completion_tokens,
-                seconds=round(s.seconds, 2),
-                db=store.location,
-            ),
-            notes=notes,
-        )
-        scored = judged.runs
-        if human is not None:
-            check = check_labels(store, runs, human)
-            scored = with_labels(scored, human, check)
-            ctx.labels = labels_info(human, check)
     ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (
         options.title,
         list(options.ks or []) or None,
@@ -189,6 +168,68 @@ def score_runs(
     ctx.correct_for_judge = options.correct_for_judge
     ctx.notes.extend(options.notes)
     return build_report(scored, ctx)
+
+
+def _judged(
+    store: Store,
+    runs: Sequence[Run],
+    *,
+    source: str,
+    rubric: Rubric,
+    models: Sequence[str],
+    options: JudgeOptions,
+    card: Card | None,
+    human: HumanLabels | None,
+    on_start: Callable[[list[Step]], None] | None,
+    on_done: Callable[[Outcome], None] | None,
+) -> tuple[ReportContext, list[ScoredRun]]:
+    """Judge the runs (checked by :func:`score_runs`) in ``store``: the report's context and
+    the scored runs."""
+    judged = judge_runs(
+        store,
+        runs,
+        rubric=rubric,
+        models=models,
+        options=options,
+        card=card,
+        on_start=on_start,
+        on_done=on_done,
+        source=source,
+    )
+    s = judged.summary
+    notes = []
+    if card is not None:
+        notes.append(
+            f"Routing: the card's decisions are stored in {store.location}; "
+            "verdicts in the review band (and a seeded 5% audit of automatic ones) "
+            "are queued for people (`judge review`)."
+        )
+    ctx = ReportContext(
+        runset=source,
+        mode="judge",
+        rubric=RubricInfo.of(rubric),
+        judges=judged.eligibility.summary(models),
+        card=card,
+        judging=JudgingInfo(
+            models=list(models),
+            batch_id=s.batch_id,
+            judgments=len(s.outcomes),
+            called=s.called,
+            cached=s.cached,
+            statuses=dict(s.statuses),
+            prompt_tokens=s.prompt_tokens,
+            completion_tokens=s.completion_tokens,
+            seconds=round(s.seconds, 2),
+            db=store.location,
+        ),
+        notes=notes,
+    )
+    scored = judged.runs
+    if human is not None:
+        check = check_labels(store, runs, human)
+        scored = with_labels(scored, human, check)
+        ctx.labels = labels_info(human, check)
+    return ctx, scored
 
 
 def with_labels(

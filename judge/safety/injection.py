@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
-from types import MappingProxyType
 from typing import NamedTuple
 
 from judge.safety import detector, folding
@@ -398,13 +397,17 @@ def _gates() -> _Gates:
     }
     classifier = (*idea_literals(detector.GATE_IDEAS), *detector.GATE_WORD_LITERALS)
     ids = literal_ids([*(w for group in words.values() for w in group), *classifier])
+    idea = {name: frozenset(ids[w] for w in group) for name, group in words.items()}
     return _Gates(
         Spec(
             literals=tuple(ids),
             rules=(*(rule.pattern for rule in RULES), folding.ROT13_LINE),
         ),
-        *(frozenset(ids[w] for w in words[idea]) for idea in ("IGNORE", "INSTR", "JUDGE", "GOOD")),
-        frozenset(ids[w] for w in classifier),
+        ignore=idea["IGNORE"],
+        instructions=idea["INSTR"],
+        judge=idea["JUDGE"],
+        good=idea["GOOD"],
+        classifier=frozenset(ids[w] for w in classifier),
     )
 
 
@@ -660,9 +663,3 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
             if PREFIX + "split" not in out[n]:
                 out[n].append(PREFIX + "split")
     return out
-
-
-#: Detectors by name, for callers that want one (the evidence registry uses flag_injection).
-DETECTORS: Mapping[str, Callable[[str], list[str]]] = MappingProxyType(
-    {"patterns": lambda text: detect(text, classifier=False), "patterns+classifier": detect}
-)

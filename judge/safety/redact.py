@@ -29,12 +29,12 @@ Design notes:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from judge.digests import sha256_hex
 from judge.safety import unescape
 from judge.safety.gitleaks import find, load_rules, shannon_entropy, split_generic
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
@@ -1063,17 +1063,6 @@ def pattern_names(patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:
     return list(dict.fromkeys(p.name for p in patterns))
 
 
-def redact_all(texts: Sequence[str]) -> tuple[list[str], int]:
-    """:func:`redact` each text; the texts and the total count."""
-    out: list[str] = []
-    total = 0
-    for text in texts:
-        redacted, n = redact(text)
-        out.append(redacted)
-        total += n
-    return out, total
-
-
 def redact_turn_fields(turn: TraceTurn) -> tuple[TraceTurn, int]:
     """The turn with its id, role and source redacted (the content is not touched): the id and
     the role are shown to the judge in each evidence tag, and all three are stored."""
@@ -1130,8 +1119,8 @@ def safe_case_id(case_id: str) -> str:
     redacted, count = redact(case_id)
     if not count:
         return case_id
-    digest = hashlib.sha256(("judge-case-id\0" + case_id).encode("utf-8", "surrogatepass"))
-    return f"{redacted}{CASE_ID_DIGEST_SEPARATOR}{digest.hexdigest()[:8]}"
+    digest = sha256_hex(("judge-case-id\0" + case_id).encode("utf-8", "surrogatepass"))
+    return f"{redacted}{CASE_ID_DIGEST_SEPARATOR}{digest[:8]}"
 
 
 def with_safe_id(case: Case) -> Case:

@@ -31,7 +31,6 @@ worker, the next ``judge run``) loads it in milliseconds instead of compiling it
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
@@ -41,6 +40,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from judge.digests import sha256_hex
 
 #: Environment variable choosing the backend: "hyperscan" (the default where it imports) or
 #: "python".
@@ -63,16 +64,6 @@ class Spec:
 
     literals: tuple[str, ...]
     rules: tuple[re.Pattern[str] | None, ...]
-
-    def digest(self) -> str:
-        """Identifies the spec (for the cache of compiled databases)."""
-        h = hashlib.sha256()
-        for literal in self.literals:
-            h.update(b"L" + literal.encode("utf-8", "surrogatepass") + b"\0")
-        for rule in self.rules:
-            source = "" if rule is None else f"{rule.flags}:{rule.pattern}"
-            h.update(b"R" + source.encode("utf-8", "surrogatepass") + b"\0")
-        return h.hexdigest()
 
 
 # --- translating a Python regex into a superset for Hyperscan's prefilter mode -------------------
@@ -316,13 +307,14 @@ def _database(
     A rule whose prefilter Hyperscan refuses is left out (it then always runs)."""
     import hyperscan
 
-    key = hashlib.sha256()
-    key.update(f"{hyperscan.__version__}|{platform.machine()}|".encode())
+    version = hyperscan.__version__  # type: ignore[attr-defined]  # not in its stubs
+    parts = [f"{version}|{platform.machine()}|".encode()]
     for expression, flag, ident in zip(expressions, flags, ids, strict=True):
-        key.update(b"%d:%d:" % (ident, flag) + expression + b"\0")
+        parts.append(b"%d:%d:" % (ident, flag) + expression + b"\0")
     for rule, expression, flag in rules:
-        key.update(b"R%d:%d:" % (rule, flag) + expression + b"\0")
-    path = None if cache_dir is None else cache_dir / f"scan-{key.hexdigest()[:24]}.hsdb"
+        parts.append(b"R%d:%d:" % (rule, flag) + expression + b"\0")
+    key = sha256_hex(b"".join(parts))
+    path = None if cache_dir is None else cache_dir / f"scan-{key[:24]}.hsdb"
     if path is not None and path.is_file():
         try:
             data = path.read_bytes()

@@ -128,6 +128,26 @@ def verify_session(store: Store, token: str | None) -> Principal | None:
     return Principal(row["id"], row["name"], row["role"])
 
 
+#: Why a session opens nothing: a code (sent to the login page as ``why``) and the words.
+SESSION_PROBLEMS = {
+    "signed_out": "You are signed out (you signed out, on this tab or another, or your session "
+    "was ended): nothing was saved. Sign in again.",
+    "revoked": "The API key you signed in with was revoked: nothing was saved. Ask an admin "
+    "for a new key, then sign in again.",
+    "expired": "Your session expired: nothing was saved. Sign in again.",
+}
+
+
+def session_problem(store: Store, token: str | None) -> str:
+    """Why a session token opens nothing: a key of :data:`SESSION_PROBLEMS`."""
+    row = store.session_state(_token_hash(token)) if token and len(token) <= 200 else None
+    if row is None:
+        return "signed_out"
+    if row["revoked_at"]:
+        return "revoked"
+    return "expired"
+
+
 def end_session(store: Store, token: str | None) -> None:
     """Forget a session token."""
     if token:

@@ -11,6 +11,13 @@ claims a job (``Store.claim_job``: ``FOR UPDATE SKIP LOCKED`` on PostgreSQL) and
 a lease that a heartbeat renews; a worker that dies stops renewing, and once its lease has
 expired (within ``lease_s``, a minute by default) another worker, of any replica, claims the
 job and resumes it from the store. Only the lease holder records a job's end.
+
+Each replica also writes a heartbeat row (``Store.beat_replica``, every ``JUDGE_REPLICA_BEAT_S``,
+2 s): a replica whose heartbeat is older than ``JUDGE_REPLICA_DEAD_S`` (10 s) is dead, and its
+jobs are taken over at once, without waiting for their leases to end. A takeover is logged
+(which replica takes which job from which, and how many of its judgments were already stored);
+the job keeps its ``started_at``, records ``taken_over_at`` and counts its ``attempts``, and its
+progress (``n_done``) counts the judgments stored by every worker, so it never goes back.
 """
 
 from __future__ import annotations
@@ -19,13 +26,15 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from judge.defaults import DEFAULT_MAX_TOKENS, JOB_LEASE_S, env_seconds
-from judge.errors import ConflictError, InputError, JudgeError, NotFoundError
+from judge.defaults import JOB_LEASE_S, REPLICA_BEAT_S, REPLICA_DEAD_S, env_seconds
+from judge.digests import utcnow
+from judge.errors import ConflictError, Failure, InputError, JudgeError, NotFoundError
 from judge.judging import JudgeOptions, Outcome, Step, code_digest, judge_cases
 from judge.judging.claims import dead_here, worker_name
 from judge.providers import check_models
@@ -39,6 +48,9 @@ log = logging.getLogger("judge.service.jobs")
 FINAL = frozenset({"done", "failed"})
 #: Seconds between two looks at the queue for jobs submitted to other replicas.
 POLL_S = 1.0
+#: The judging options a caller of the API chooses (the request fields of ``POST /v1/judge``
+#: and ``POST /v1/jobs``, the parameters a job stores); the server sets the others.
+CALLER_OPTIONS = ("orders", "samples", "temperature", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,7 @@ class JudgeSettings:
 
     models: tuple[str, ...]
     api_base: str | None = None
-    concurrency: int = 4
+    concurrency: int | None = None
     token_budget: int | None = None
 
     def pick_models(self, asked: Sequence[str] | None) -> list[str]:
@@ -68,13 +80,14 @@ class JudgeSettings:
         check_models(chosen, api_base=self.api_base)
         return chosen
 
-    def options(self, params: dict[str, Any]) -> JudgeOptions:
-        """Judging options from a request's parameters and the server's settings."""
+    def options(self, params: Mapping[str, Any]) -> JudgeOptions:
+        """The judging options of a request (``POST /v1/judge``, or a job's stored parameters):
+        the caller's choice of :data:`CALLER_OPTIONS` (JudgeOptions' defaults for those not
+        given) and the server's API base, token budget and concurrency. The one mapping of a
+        request to JudgeOptions."""
+        chosen = {name: params[name] for name in CALLER_OPTIONS if name in params}
         return JudgeOptions(
-            orders=params.get("orders", "both"),
-            samples=int(params.get("samples", 1)),
-            temperature=params.get("temperature"),
-            max_tokens=int(params.get("max_tokens", DEFAULT_MAX_TOKENS)),
+            **chosen,
             api_base=self.api_base,
             token_budget=self.token_budget,
             concurrency=self.concurrency,
@@ -192,7 +205,7 @@ class _Heartbeat:
                         self.lost = True
                         log.warning("job %s: lease lost by %s", self.job_id, self.owner)
                         return
-            except JudgeError as err:  # the database is away: try again at the next beat
+            except Failure as err:  # the database is away: try again at the next beat
                 log.warning("job %s: lease not renewed: %s", self.job_id, err)
 
     def __enter__(self) -> _Heartbeat:
@@ -224,18 +237,17 @@ def run_job(
             owner = worker_name()
             if not _claim_this(store, job_id, owner, lease):
                 raise ConflictError(f"job {job_id} is being run by another worker")
-        done = planned = 0
+        planned = 0
 
         def started(steps: list[Step]) -> None:
             # Called again with the masked checks of cases with suspect evidence.
             nonlocal planned
             planned += len(steps)
-            store.update_job(job_id, n_steps=planned, n_done=done)
+            store.update_job(job_id, n_steps=planned)
 
         def progress(outcome: Outcome) -> None:
-            nonlocal done
-            done += 1
-            store.add_job_result(job_id, outcome.judgment.id, done)
+            # Progress is what is stored, by this worker or one before it: never goes back.
+            store.add_job_result(job_id, outcome.judgment.id)
 
         with _Heartbeat(db, job_id, owner, lease):
             try:
@@ -305,8 +317,11 @@ class JobManager:
         self.settings = settings
         self.lease_s = lease_s or env_seconds("JUDGE_JOB_LEASE_S", JOB_LEASE_S)
         self.poll_s = poll_s or env_seconds("JUDGE_JOB_POLL_S", POLL_S)
-        #: This replica's name in the jobs' lease columns.
+        self.beat_s = env_seconds("JUDGE_REPLICA_BEAT_S", REPLICA_BEAT_S)
+        self.dead_s = env_seconds("JUDGE_REPLICA_DEAD_S", REPLICA_DEAD_S)
+        #: This replica's name in the jobs' lease columns and in the replicas table.
         self.owner = worker_name()
+        self._beat = threading.Thread(target=self._beat_loop, name="judge-replica", daemon=True)
         self._wake = threading.Condition()
         self._pending = 0
         self._stopping = threading.Event()
@@ -327,16 +342,32 @@ class JobManager:
         self._started = True
         try:
             with Store(self.db) as store:
+                store.register_replica(self.owner, self.owner.rsplit(":", 1)[0])
                 for row in store.job_leases():
                     # A job whose worker was a process of this machine that is gone (this
                     # service, restarted) is resumed now, not when its lease expires.
                     owner = row["lease_owner"]
                     if row["status"] == "running" and owner and dead_here(owner.split("/")[0]):
                         store.expire_job_lease(row["id"], owner)
-        except JudgeError as err:
+        except Failure as err:
             log.warning("leases of dead workers not checked: %s", err)
+        self._beat.start()
         for thread in self._threads:
             thread.start()
+
+    def _beat_loop(self) -> None:
+        """This replica's heartbeat: its row in the replicas table, every ``beat_s``."""
+        beats = 0
+        while not self._stopping.wait(self.beat_s):
+            try:
+                with Store(self.db) as store:
+                    if not store.beat_replica(self.owner):
+                        store.register_replica(self.owner, self.owner.rsplit(":", 1)[0])
+                    beats += 1
+                    if beats % 1000 == 1:  # now and then: rows of replicas long gone
+                        store.forget_replicas(_ago(max(3600.0, 10 * self.dead_s)))
+            except Exception as err:  # noqa: BLE001 - the database may be away: beat again
+                log.warning("replica heartbeat not written: %s", err)
 
     def submit(self, job_id: str) -> None:
         """A job was queued: wake a worker to claim it."""
@@ -345,10 +376,17 @@ class JobManager:
             self._wake.notify()
 
     def stop(self) -> None:
-        """Ask the workers to stop after their current job."""
+        """Ask the workers to stop after their current job; this replica's heartbeat stops
+        and its row says so, so that other replicas take over what it leaves at once."""
         self._stopping.set()
         with self._wake:
             self._wake.notify_all()
+        if self._started:
+            try:
+                with Store(self.db) as store:
+                    store.stop_replica(self.owner)
+            except Exception as err:  # noqa: BLE001 - its heartbeat lapses on its own
+                log.warning("replica not marked stopped: %s", err)
 
     def _work(self, index: int) -> None:
         owner = f"{self.owner}/{index}"
@@ -356,7 +394,9 @@ class JobManager:
             job_id = None
             try:
                 with Store(self.db) as store:
-                    job_id = store.claim_job(owner, self.lease_s)
+                    job_id = store.claim_job(owner, self.lease_s, dead_after_s=self.dead_s)
+                    if job_id is not None:
+                        _log_takeover(store, job_id, owner)
             except Exception:  # noqa: BLE001 - the database may be away: look again later
                 log.exception("no job could be claimed")
             if job_id is None:
@@ -369,3 +409,27 @@ class JobManager:
                 run_job(self.db, job_id, self.settings, owner=owner, lease_s=self.lease_s)
             except Exception:  # noqa: BLE001 - keep the worker alive for the next job
                 log.exception("job %s could not be run", job_id)
+
+
+def _ago(seconds: float) -> str:
+    return (utcnow() - timedelta(seconds=seconds)).isoformat(timespec="microseconds")
+
+
+def _log_takeover(store: Store, job_id: str, owner: str) -> None:
+    """Say so when a claim took a job over from another worker (which, and how far it got)."""
+    row = next((r for r in store.job_leases() if r["id"] == job_id), None)
+    if row is None or not row["taken_over_from"] or (row["attempts"] or 0) < 2:
+        return
+    taken = datetime.fromisoformat(row["taken_over_at"]) if row["taken_over_at"] else None
+    if taken is None or (utcnow() - taken).total_seconds() > 60:
+        return  # an earlier takeover: this claim followed a requeue
+    log.warning(
+        "job %s taken over by %s from %s (its replica's heartbeat stopped or its lease "
+        "expired); %d judgment(s) of %s already stored are served from the store; attempt %d",
+        job_id,
+        owner,
+        row["taken_over_from"],
+        store.job_result_count(job_id),
+        row["n_steps"] if row.get("n_steps") is not None else "?",
+        row["attempts"],
+    )

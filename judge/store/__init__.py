@@ -18,12 +18,14 @@ from judge.defaults import DB_ENV, DB_MIGRATE_ENV, DEFAULT_DB
 from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavailable
 from judge.store.coordination import CoordinationTables
+from judge.store.exports import ExportTables
 from judge.store.jobs import JobTables
-from judge.store.judgments import CACHED_STATUSES, JudgmentTables
+from judge.store.judgments import JudgmentTables
 from judge.store.migrations import MIGRATIONS
 from judge.store.plans import PlanTables
 from judge.store.postgres import PostgresBackend, is_url, mask_url
-from judge.store.review import LabelRule, LabelWrite, ReviewTables
+from judge.store.replicas import ReplicaTables
+from judge.store.review import LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
 from judge.store.tables import TransferTables
@@ -32,16 +34,13 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 __all__ = [
-    "CACHED_STATUSES",
     "DEFAULT_DB",
     "DB_ENV",
     "DuplicateError",
-    "LabelRule",
     "LabelWrite",
     "Store",
     "StoreError",
     "StoreUnavailable",
-    "default_location",
     "forget_schema_checks",
     "mask_url",
     "open_store",
@@ -134,6 +133,8 @@ class Store(
     CoordinationTables,
     TransferTables,
     PlanTables,
+    ExportTables,
+    ReplicaTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless

@@ -48,7 +48,9 @@ class AccessTables:
         return [ApiKeyRecord.model_validate(r) for r in rows]
 
     def revoke_key(self, name_or_id: str) -> bool:
-        """Revoke a live key by name or id and end its sessions; False when there is none."""
+        """Revoke a live key by name or id, which ends its sessions (a session of a revoked
+        key opens nothing; its row stays so that its browser is told why); False when there is
+        none."""
         with self.backend.transaction(lock=True):
             row = self.backend.query_one(
                 "SELECT id FROM api_keys WHERE (name = ? OR id = ?) AND revoked_at IS NULL",
@@ -59,7 +61,6 @@ class AccessTables:
             self.backend.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE id = ?", [now_iso(), row["id"]]
             )
-            self.backend.execute("DELETE FROM sessions WHERE key_id = ?", [row["id"]])
         return True
 
     def add_session(self, *, token_hash: str, key_id: str, expires_at: str) -> None:
@@ -79,6 +80,15 @@ class AccessTables:
         return self.backend.query_one(
             "SELECT k.id, k.name, k.role, s.expires_at FROM sessions s JOIN api_keys k "
             "ON k.id = s.key_id WHERE s.token_hash = ? AND k.revoked_at IS NULL",
+            [token_hash],
+        )
+
+    def session_state(self, token_hash: str) -> dict[str, Any] | None:
+        """A session's expiry and its key's revocation time (None: no such session, e.g.
+        signed out), whether or not it is still valid."""
+        return self.backend.query_one(
+            "SELECT s.expires_at, k.revoked_at FROM sessions s JOIN api_keys k "
+            "ON k.id = s.key_id WHERE s.token_hash = ?",
             [token_hash],
         )
 

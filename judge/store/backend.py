@@ -35,9 +35,10 @@ class DuplicateError(StoreError, ConflictError):
     """A row with this key exists already (a unique constraint refused the write)."""
 
 
-class StoreUnavailable(StoreError, UnavailableError):
+class StoreUnavailable(UnavailableError):
     """The database cannot be reached now (refused, dropped mid-batch, timed out). What was
-    written before is kept: run the same command again once the database is back."""
+    written before is kept: run the same command again once the database is back. (Not a
+    StoreError: it stops a whole batch, see judge.errors.)"""
 
 
 def check_name(name: str) -> str:
@@ -159,11 +160,6 @@ class Backend(ABC):
         """Names of the registered migrations that have not run here."""
         done = self.applied_migrations()
         return [name for name, _ in MIGRATIONS if name not in done]
-
-    def unknown_migrations(self) -> list[str]:
-        """Migrations that ran here but this code does not know (a newer judge's)."""
-        known = {name for name, _ in MIGRATIONS}
-        return sorted(self.applied_migrations() - known)
 
     @abstractmethod
     def migrate(self) -> list[str]:

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from judge.digests import utcnow
 from judge.store.backend import Backend
+from judge.store.replicas import DEAD_OWNER
 
 
 def _iso_in(seconds: float) -> str:
@@ -25,15 +26,23 @@ class CoordinationTables:
     backend: Backend
 
     # --- claims on cache keys ----------------------------------------------------------------
-    def claim_call(self, cache_key: str, owner: str, ttl_s: float) -> bool:
+    def claim_call(
+        self, cache_key: str, owner: str, ttl_s: float, *, dead_after_s: float | None = None
+    ) -> bool:
         """Take the claim on ``cache_key`` for ``ttl_s`` seconds: True when ``owner`` holds it
-        now (it was free, expired, or ``owner``'s already), False while another holds it."""
+        now (it was free, expired, or ``owner``'s already), False while another holds it.
+        ``dead_after_s``: a claim held by a worker of a replica whose heartbeat is older than
+        this (``judge.store.replicas``) is taken too, before it expires."""
+        dead, args = "", [cache_key, owner, _iso_in(ttl_s), _iso_in(0)]
+        if dead_after_s is not None:
+            dead = " OR " + DEAD_OWNER.format(owner="call_claims.owner")
+            args.append(_iso_in(-dead_after_s))
         changed = self.backend.execute(
             "INSERT INTO call_claims (cache_key, owner, expires_at) VALUES (?, ?, ?) "
             "ON CONFLICT (cache_key) DO UPDATE SET owner = excluded.owner, "
             "expires_at = excluded.expires_at "
-            "WHERE call_claims.expires_at < ? OR call_claims.owner = excluded.owner",
-            [cache_key, owner, _iso_in(ttl_s), _iso_in(0)],
+            "WHERE call_claims.expires_at < ? OR call_claims.owner = excluded.owner" + dead,
+            args,
         )
         return changed == 1
 

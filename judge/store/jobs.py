@@ -9,6 +9,7 @@ from typing import Any
 
 from judge.digests import now_iso, utcnow
 from judge.store.backend import Backend, StoreError, quote
+from judge.store.replicas import DEAD_OWNER
 from judge.types import Case, JobRecord
 
 
@@ -19,7 +20,7 @@ def _job(row: Mapping[str, Any]) -> JobRecord:
     data["counts"] = json.loads(data["counts"] or "{}")
     data["n_done"] = data["n_done"] or 0
     # Who holds a job's lease is the workers' business, not the job's record.
-    for column in ("lease_owner", "lease_until", "attempts", "finished_by"):
+    for column in ("lease_owner", "lease_until", "finished_by", "taken_over_from"):
         data.pop(column, None)
     return JobRecord.model_validate(data)
 
@@ -81,13 +82,6 @@ class JobTables:
         )
         return [_job(r) for r in rows]
 
-    def unfinished_jobs(self) -> list[str]:
-        """Ids of queued or running jobs, oldest first."""
-        rows = self.backend.query(
-            "SELECT id FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at"
-        )
-        return [r["id"] for r in rows]
-
     def job_cases(self, job_id: str) -> list[Case]:
         """A job's cases, as submitted, in order."""
         rows = self.backend.query(
@@ -114,37 +108,78 @@ class JobTables:
         if done == 0:
             raise StoreError(f"no job {job_id!r} in this store")
 
-    def add_job_result(self, job_id: str, judgment_id: str, n_done: int) -> None:
-        """Record a judgment of a job and how many of its steps are done."""
+    def add_job_result(self, job_id: str, judgment_id: str) -> int:
+        """Record a judgment of a job; the job's progress (``n_done``) becomes the number of
+        its judgments stored, whoever stored them: it never goes back when another worker
+        resumes the job. Returns that number."""
         with self.backend.transaction():
             self.backend.insert(
                 "job_results", {"job_id": job_id, "judgment_id": judgment_id}, conflict="ignore"
             )
-            self.backend.execute("UPDATE jobs SET n_done = ? WHERE id = ?", [n_done, job_id])
+            self.backend.execute(
+                "UPDATE jobs SET n_done = (SELECT count(*) FROM job_results WHERE job_id = ?) "
+                "WHERE id = ?",
+                [job_id, job_id],
+            )
+            return int(self.backend.scalar("SELECT n_done FROM jobs WHERE id = ?", [job_id]) or 0)
+
+    def job_result_count(self, job_id: str) -> int:
+        """How many judgments of a job are stored."""
+        return int(
+            self.backend.scalar("SELECT count(*) FROM job_results WHERE job_id = ?", [job_id])
+        )
 
     # --- leases: one worker runs a job, among every process sharing the store ---------------
-    def claim_job(self, owner: str, lease_s: float, *, job_id: str | None = None) -> str | None:
+    def claim_job(
+        self,
+        owner: str,
+        lease_s: float,
+        *,
+        job_id: str | None = None,
+        dead_after_s: float | None = None,
+    ) -> str | None:
         """Claim the oldest job (or job ``job_id``) that is queued, or running under a lease
         that expired (its worker died): ``owner`` holds it for ``lease_s`` seconds. None when
         there is none. Several workers claiming at once each get a different job (PostgreSQL
-        skips rows another transaction holds; SQLite's write lock serialises the claims)."""
-        where, args = "", [_moment()]
+        skips rows another transaction holds; SQLite's write lock serialises the claims).
+
+        ``dead_after_s``: a running job whose lease holder is a replica whose heartbeat
+        (``judge.store.replicas``) is older than this is claimable too, before its lease ends.
+        A claim of a running job is a takeover: the job keeps its ``started_at`` and records
+        ``taken_over_at`` and ``taken_over_from`` (the previous holder)."""
+        now = _moment()
+        expired, args = "lease_until IS NULL OR lease_until < ?", [now]
+        if dead_after_s is not None:
+            expired += " OR (lease_owner IS NOT NULL AND " + DEAD_OWNER.format(owner="lease_owner")
+            expired += ")"
+            args.append(_moment(-dead_after_s))
+        where = ""
         if job_id is not None:
             where, args = " AND id = ?", [*args, job_id]
         with self.backend.transaction(lock=True):
             row = self.backend.query_one(
-                "SELECT id FROM jobs WHERE status IN ('queued', 'running') "
-                f"AND (lease_until IS NULL OR lease_until < ?){where} "
+                "SELECT id, status, lease_owner FROM jobs WHERE status IN ('queued', 'running') "
+                f"AND ({expired}){where} "
                 "ORDER BY created_at, id LIMIT 1" + self.backend.skip_locked,
                 args,
             )
             if row is None:
                 return None
+            takeover = row["status"] == "running" and row["lease_owner"] is not None
+            moved, moved_args = "", []
+            if takeover:
+                moved, moved_args = (
+                    ", taken_over_at = ?, taken_over_from = ?",
+                    [
+                        now_iso(),
+                        row["lease_owner"],
+                    ],
+                )
             self.backend.execute(
                 "UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, "
-                "attempts = coalesce(attempts, 0) + 1, started_at = ?, error = NULL "
-                "WHERE id = ?",
-                [owner, _moment(lease_s), now_iso(), row["id"]],
+                "attempts = coalesce(attempts, 0) + 1, started_at = coalesce(started_at, ?), "
+                f"error = NULL{moved} WHERE id = ?",
+                [owner, _moment(lease_s), now_iso(), *moved_args, row["id"]],
             )
         return str(row["id"])
 
@@ -186,8 +221,9 @@ class JobTables:
     def requeue_job(self, job_id: str) -> bool:
         """Queue a finished or failed job again (False while it is queued or running)."""
         changed = self.backend.execute(
-            "UPDATE jobs SET status = 'queued', finished_at = NULL, lease_owner = NULL, "
-            "lease_until = NULL WHERE id = ? AND status NOT IN ('queued', 'running')",
+            "UPDATE jobs SET status = 'queued', started_at = NULL, finished_at = NULL, "
+            "lease_owner = NULL, lease_until = NULL, taken_over_at = NULL, "
+            "taken_over_from = NULL WHERE id = ? AND status NOT IN ('queued', 'running')",
             [job_id],
         )
         return changed == 1
@@ -196,6 +232,6 @@ class JobTables:
         """Every job's id, status, lease holder and expiry, claims and finisher (oldest
         first): what operators and tests look at to see which worker ran what."""
         return self.backend.query(
-            "SELECT id, status, lease_owner, lease_until, attempts, finished_by FROM jobs "
-            "ORDER BY created_at, id"
+            "SELECT id, status, lease_owner, lease_until, attempts, finished_by, started_at, "
+            "taken_over_at, taken_over_from, n_steps, n_done FROM jobs ORDER BY created_at, id"
         )

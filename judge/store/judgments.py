@@ -38,6 +38,7 @@ TABLES = frozenset(
         "label_plans",
         "call_claims",
         "rate_buckets",
+        "exports",
     }
 )
 #: Ids per ``IN (...)`` list (SQLite's default limit on variables is far above this).
@@ -196,15 +197,7 @@ class JudgmentTables:
     # --- cases -----------------------------------------------------------------------------
     def put_case(self, case: Case) -> None:
         """Keep the validated case (idempotent)."""
-        data = case.model_dump(mode="json")
-        row = {
-            "id": case.id,
-            "kind": case.kind,
-            "digest": digest(data),
-            "json": json.dumps(data, ensure_ascii=False),
-            "created_at": now_iso(),
-        }
-        self.backend.insert("cases", row, conflict="update", key=("id",))
+        self.backend.insert("cases", case_row(case), conflict="update", key=("id",))
 
     def get_case(self, case_id: str) -> Case | None:
         """The stored case with this id, if any."""

@@ -364,3 +364,54 @@ def m011_shared_deployment(s: Schema) -> None:
         pk="key_id",
         not_null={"tokens", "stamp"},
     )
+
+
+@migration
+def m012_exports(s: Schema) -> None:
+    """The export ledger: what was sent to each destination (a platform target), one row per
+    verdict key (case, rubric, judge model) with the digest of what was sent, so that an export
+    run again sends only what is new or changed, and an interrupted one only the rest."""
+    s.create_table(
+        "exports",
+        {
+            "destination": str,
+            "verdict_key": str,
+            "digest": str,
+            "case_id": str,
+            "rubric_id": str,
+            "model": str,
+            "exported_at": str,
+        },
+        pk=("destination", "verdict_key"),
+        not_null={"digest"},
+    )
+
+
+@migration
+def m013_replicas(s: Schema) -> None:
+    """What replicas of the service share besides jobs: the secrets that sign their forms
+    (any replica checks a form another served; the newest signs, older ones are accepted for
+    a grace period after a rotation), a heartbeat row per replica (a replica whose heartbeat
+    stopped is dead: its jobs are taken over before their leases run out), and when and from
+    whom a job was taken over."""
+    s.create_table(
+        "signing_secrets",
+        {"id": str, "secret": str, "created_at": str},
+        pk="id",
+        not_null={"secret", "created_at"},
+    )
+    s.create_table(
+        "replicas",
+        {
+            "name": str,  # host:pid:random, the prefix of its workers' lease owners
+            "process": str,  # host:pid
+            "started_at": str,
+            "seen_at": str,
+            "stopped_at": str,
+        },
+        pk="name",
+        not_null={"process", "started_at", "seen_at"},
+    )
+    s.create_index("replicas", ["process"])
+    s.add_column("jobs", "taken_over_at", str)
+    s.add_column("jobs", "taken_over_from", str)

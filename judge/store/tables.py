@@ -8,12 +8,11 @@ PostgreSQL whatever order each database returns them in.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from judge.digests import Hasher, canonical_json, sha256_raw
 from judge.store.backend import Backend, check_name, quote
 
 #: Rows per INSERT batch of a copy.
@@ -22,8 +21,7 @@ COPY_BATCH = 1000
 
 def row_digest(row: dict[str, Any]) -> bytes:
     """The SHA-256 of one row (canonical JSON: sorted keys; numbers and text as stored)."""
-    text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    return sha256_raw(canonical_json(row))
 
 
 class TransferTables:
@@ -48,10 +46,10 @@ class TransferTables:
     def table_digest(self, table: str) -> tuple[int, str]:
         """(rows, digest) of ``table``: SHA-256 over its rows' sorted SHA-256 digests."""
         digests = sorted(row_digest(row) for row in self.table_rows(table))
-        whole = hashlib.sha256()
+        whole = Hasher()
         for d in digests:
             whole.update(d)
-        return len(digests), "sha256:" + whole.hexdigest()
+        return len(digests), whole.digest()
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         """Insert rows as they are (ids included) in batches; how many. Call inside one

@@ -230,11 +230,6 @@ class FaultInjector:
             return Counter(event.fault or "none" for event in self.log)
 
 
-def fault_server(config: FaultConfig, answer: AnswerFn = default_answer) -> LoopbackServer:
-    """A LoopbackServer whose responder is a FaultInjector (``server.responder``)."""
-    return LoopbackServer(FaultInjector(config, answer))
-
-
 def label_of(content: str | None) -> str | None:
     """The verdict label of a valid answer text, or None."""
     if content is None:

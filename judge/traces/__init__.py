@@ -28,8 +28,26 @@ from typing import Protocol, runtime_checkable
 
 from judge import plugins
 from judge.errors import InputError
+from judge.traces.inspect_cases import inspect_case as inspect_case
 from judge.traces.tasks import TaskSource, settle
+from judge.traces.tasks import read_tasks as read_tasks
+from judge.traces.tasks import task_text as task_text
 from judge.types import Case
+
+__all__ = [
+    "BaseImporter",
+    "ImportResult",
+    "Importer",
+    "TaskSource",
+    "detect_format",
+    "formats",
+    "get_importer",
+    "import_traces",
+    "importers",
+    "read_tasks",
+    "settle",
+    "task_text",
+]
 
 
 @dataclass
@@ -126,6 +144,20 @@ def detect_format(path: str | Path) -> str:
         file=str(path),
         hint="pass --format",
     )
+
+
+#: The format a folder is searched for when no format (or one that cannot detect) is given.
+FOLDER_FORMAT = "inspect"
+
+
+def files_in(folder: str | Path, fmt: str | None = None) -> list[Path]:
+    """The files under ``folder`` (recursively, sorted) that importer ``fmt`` recognises; with
+    no ``fmt``, or one that cannot detect its files (``inspect-ai``), the Inspect logs in it
+    (an Inspect log folder is the usual folder of traces)."""
+    chosen = get_importer(fmt) if fmt is not None else None
+    if chosen is None or type(chosen).sniff is BaseImporter.sniff:
+        chosen = get_importer(FOLDER_FORMAT)
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and chosen.sniff(p))
 
 
 def import_traces(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -425,9 +425,3 @@ def _prints_diff(command: str | None, content: str) -> bool:
     if command and re.search(r"\bgit\s+(?:-\S+\s+)*(?:diff|show|format-patch)\b", command):
         return True
     return content.lstrip().startswith("diff --git ")
-
-
-def iter_indexed(items: Any) -> Iterator[tuple[int, Any]]:
-    """``enumerate`` over a list; nothing for any other value."""
-    if isinstance(items, list):
-        yield from enumerate(items)

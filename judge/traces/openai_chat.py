@@ -28,6 +28,7 @@ from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter
 from judge.traces._common import Loose, TraceBuilder, looks_like_jsonl, read_head, read_json
 from judge.traces._common import validate as check
+from judge.traces.inspect_json import is_json_log_head
 from judge.types import Case
 
 
@@ -51,6 +52,8 @@ class OpenAIChatImporter(BaseImporter):
             for key in ('"traj"', '"trajectory', '"submission"', '"exit_status"', '"resourceSpans"')
         ):
             return False
+        if is_json_log_head(head):
+            return False  # an Inspect AI .json log: its samples hold chat messages too
         start = head.lstrip()[:1]
         return start in ("[", "{") and '"role"' in head and (start == "[" or '"messages"' in head)
 

@@ -75,13 +75,13 @@ from judge.traces._common import (
 )
 from judge.traces.otel_compat import normalise, parts_message
 from judge.traces.otel_console import looks_like_console, read_console
+from judge.traces.otlp import otlp_value as otlp_value
 from judge.types import Case
 
 #: The GenAI semconv version read (and written by judge.connectors.otel: keep the two equal).
 SEMCONV_VERSION = "1.38.0"
 
 _MODEL_CALLS = ("chat", "text_completion", "generate_content")
-_MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
@@ -150,6 +150,16 @@ def any_value(value: Any) -> Any:
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
+
+
+def read_otlp(documents: list[dict[str, Any]], source: str) -> ImportResult:
+    """OTLP/JSON trace documents already in memory (``{"resourceSpans": [...]}``), read as a
+    file of them is: one case per trace, errors named by ``source`` and the span."""
+    reader = _Reader(source)
+    for document in documents:
+        reader.document(document, None)
+    reader.build()
+    return reader.out
 
 
 def _attributes(pairs: list[_KeyValue]) -> dict[str, Any]:

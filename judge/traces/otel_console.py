@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from judge.errors import InputError
+from judge.traces.otlp import otlp_value
 
 _STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
 
@@ -88,29 +89,10 @@ def _nanos(value: Any) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
 
 
-def any_value(value: Any) -> dict[str, Any]:
-    """A plain attribute value as an OTLP/JSON AnyValue."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [any_value(v) for v in value]}}
-    if isinstance(value, dict):
-        return {
-            "kvlistValue": {
-                "values": [{"key": str(k), "value": any_value(v)} for k, v in value.items()]
-            }
-        }
-    return {"stringValue": "" if value is None else str(value)}
-
-
 def _attributes(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, dict):
         return []
-    return [{"key": str(k), "value": any_value(v)} for k, v in value.items()]
+    return [{"key": str(k), "value": otlp_value(v)} for k, v in value.items()]
 
 
 def _span(obj: Any, file: str, line: int, errors: list[InputError]) -> dict[str, Any] | None:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from judge.errors import InputError
-from judge.types import Case
+from judge.types import Case, Strict
 
 if TYPE_CHECKING:
     from judge.traces import ImportResult
@@ -43,10 +43,8 @@ MAPPING_HINT = (
 )
 
 
-class TaskRecord(BaseModel):
+class TaskRecord(Strict):
     """One entry of a per-session task mapping."""
-
-    model_config = ConfigDict(extra="forbid")
 
     session_id: str = Field(min_length=1)
     task: str = Field(min_length=1)

@@ -367,8 +367,13 @@ def test_per_slice_and_summary_slices() -> None:
     acc = per_slice(rows, "repo", lambda rs: binary_metrics(rs, n_boot=0)["accuracy"].value)
     assert acc == {"(none)": 0.0, "a": 0.5, "b": 1.0}
     s = summarize(rows, "binary", n_boot=50, slices=["repo"])
-    assert s["slices"]["repo"]["a"]["metrics"]["accuracy"]["k"] == 1
-    assert s["slices"]["repo"]["b"]["n_rows"] == 1
+    assert s.slices is not None
+    assert s.slices["repo"]["a"].metrics is not None
+    assert s.slices["repo"]["a"].metrics.accuracy.k == 1
+    assert s.slices["repo"]["b"].n_rows == 1
+    assert (
+        s.slices["repo"]["b"].params is None and "params" not in s.slices["repo"]["b"].model_dump()
+    )
     with pytest.raises(ValueError):
         summarize(to_arrays(rows), "binary", slices=["repo"])
     with pytest.raises(ValueError):
@@ -376,7 +381,7 @@ def test_per_slice_and_summary_slices() -> None:
 
 
 def test_summarize_is_json_and_complete() -> None:
-    s = summarize(binary_rows(), "binary", n_boot=100, seed=1)
+    s = summarize(binary_rows(), "binary", n_boot=100, seed=1).model_dump(mode="json")
     text = json.dumps(s, allow_nan=False)  # no NaN anywhere
     assert json.loads(text) == s
     assert s["confusion_matrix"] == {"tp": 3, "fn": 1, "fp": 1, "tn": 3}
@@ -385,7 +390,7 @@ def test_summarize_is_json_and_complete() -> None:
     assert s["gold"] == {"rows_with_gold": 11, "rows_without_gold": 1}
     assert s["probabilistic"] is None and "agreement" not in s
     assert s["params"]["n_boot"] == 100
-    p = summarize(pair_rows(lengths=True), "pairwise", n_boot=100)
+    p = summarize(pair_rows(lengths=True), "pairwise", n_boot=100).model_dump(mode="json")
     json.dumps(p, allow_nan=False)
     assert p["pair_score"]["correct"] == 2
     assert p["position"]["p_prefer_longer"]["k"] == 5
@@ -412,7 +417,7 @@ def test_summarize_speed_on_1e5_rows() -> None:
             v = "A" if p > 0.5 else "B"
             rows.append(VerdictRow(f"i{i}", "j", v, "ok", order, 0, None, p, str(gold[i])))
     s = summarize(rows, "pairwise", n_boot=1000, seed=0)
-    assert s["n_rows"] == 100_000
+    assert s.n_rows == 100_000
 
 
 # --------------------------------------------------------------------------- published figures
@@ -496,7 +501,7 @@ def test_judgebench_claude3_haiku_pairs() -> None:
 
     joined = join_gold(rows, load_gold(shared_path("gold/judgebench_claude.jsonl")))
     assert joined.n_missing == 0 and joined.n_unjudged == 0
-    s = summarize(joined, "pairwise", n_boot=200)
+    s = summarize(joined, "pairwise", n_boot=200).model_dump(mode="json")
     # Recomputed with JudgeBench's own rule (utils/metrics.py, compute_final_metrics):
     # 87 of 270 pairs correct (32.2%); decisions differ across orders on 135 of 270 pairs
     assert (s["pair_score"]["correct"], s["pair_score"]["n_pairs"]) == (87, 270)
@@ -510,7 +515,7 @@ def test_judgebench_claude3_haiku_pairs() -> None:
 
 
 def test_linearised_auroc_interval_matches_the_exact_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import calibration.metrics as metrics_module
+    import calibration.probabilities as probabilities_module
 
     rng = np.random.default_rng(5)
     rows = []
@@ -529,7 +534,7 @@ def test_linearised_auroc_interval_matches_the_exact_one(monkeypatch: pytest.Mon
                 )
             )
     exact = probabilistic_metrics(rows, "binary", n_boot=2000, seed=1)
-    monkeypatch.setattr(metrics_module, "_EXACT_AUROC_CELLS", 0)  # force the linearised path
+    monkeypatch.setattr(probabilities_module, "_EXACT_AUROC_CELLS", 0)  # force the linearised path
     linear = probabilistic_metrics(rows, "binary", n_boot=2000, seed=1)
     assert exact is not None and linear is not None
     e, lin = exact["auroc"], linear["auroc"]

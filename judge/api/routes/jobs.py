@@ -39,7 +39,7 @@ def submit_job(
         cases=body.cases,
         rubric=body.rubric,
         models=models,
-        params=body.model_dump(mode="json", exclude={"cases", "models", "rubric"}),
+        params=body.judging_params(),
         request_digest=digest(body.model_dump(mode="json")),
         key_id=caller.key_id,
         idempotency_key=idempotency_key,

@@ -24,14 +24,7 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
             raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
         judge.routing.check_card_before_judging(card, models, rubric.digest)
     judge.judging.check_case_ids(store, [body.case])
-    options = judge.JudgeOptions(
-        orders=body.orders,
-        samples=body.samples,
-        temperature=body.temperature,
-        max_tokens=body.max_tokens,
-        api_base=config.api_base,
-        concurrency=config.concurrency,
-    )
+    options = settings.options(body.judging_params())
     summary = judge.judge_cases(
         store, [body.case], rubric=rubric, models=models, options=options, source="api judge"
     )

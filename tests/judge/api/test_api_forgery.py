@@ -55,7 +55,7 @@ def test_login_refuses_a_foreign_origin_and_a_missing_or_forged_token(
     service: RunningService,
 ) -> None:
     key = service.keys["ann"]
-    with httpx.Client(base_url=service.url, follow_redirects=False) as http:
+    with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as http:
         token = _login_form(http)
         attempts = {
             # A valid key and a valid token, posted from another site.
@@ -71,7 +71,7 @@ def test_login_refuses_a_foreign_origin_and_a_missing_or_forged_token(
             assert r.status_code == 403, (name, r.status_code)
             assert "judge_session" not in r.cookies, name
         # A token without its nonce cookie (another browser's form) is refused too.
-        with httpx.Client(base_url=service.url, follow_redirects=False) as other:
+        with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as other:
             r = other.post(
                 "/login", data={"key": key, "csrf_token": token}, headers={"origin": service.url}
             )
@@ -83,7 +83,7 @@ def test_login_refuses_a_foreign_origin_and_a_missing_or_forged_token(
             headers={"referer": service.url + "/login?next=/review"},
         )
         assert r.status_code == 303 and "judge_session" in r.cookies
-    with httpx.Client(base_url=service.url, follow_redirects=False) as http:
+    with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as http:
         assert page_login(http, key).status_code == 303
 
 
@@ -93,8 +93,8 @@ def test_label_and_logout_forms_refuse_a_foreign_origin_and_a_missing_or_forged_
     with Store(service.db) as store:
         item_id = items(store, status="open")[0].id
     with (
-        httpx.Client(base_url=service.url, follow_redirects=False) as ann,
-        httpx.Client(base_url=service.url, follow_redirects=False) as bob,
+        httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as ann,
+        httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as bob,
     ):
         assert page_login(ann, service.keys["ann"]).status_code == 303
         assert page_login(bob, service.keys["bob"]).status_code == 303
@@ -139,7 +139,7 @@ def test_label_and_logout_forms_refuse_a_foreign_origin_and_a_missing_or_forged_
 def test_an_api_key_cannot_log_in_to_the_page_unless_its_role_reviews(
     service: RunningService,
 ) -> None:
-    with httpx.Client(base_url=service.url, follow_redirects=False) as http:
+    with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as http:
         for who in ("ops", "dan"):
             r = page_login(http, service.keys[who])
             assert r.status_code == 403 and "judge_session" not in r.cookies
@@ -162,7 +162,7 @@ def _csp(value: str) -> dict[str, list[str]]:
 def test_pages_send_a_strict_csp_and_the_security_headers(service: RunningService) -> None:
     with Store(service.db) as store:
         item_id = items(store, status="open")[0].id
-    with httpx.Client(base_url=service.url, follow_redirects=False) as http:
+    with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as http:
         pages = {"login": http.get("/login")}
         assert page_login(http, service.keys["ann"]).status_code == 303
         pages["queue"] = http.get("/review")
@@ -186,6 +186,26 @@ def test_pages_send_a_strict_csp_and_the_security_headers(service: RunningServic
             js = http.get(src)
             assert js.status_code == 200 and "javascript" in js.headers["content-type"]
             assert js.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_page_that_cannot_be_served_answers_html_at_the_apis_status(
+    service: RunningService,
+) -> None:
+    with httpx.Client(base_url=service.url, follow_redirects=False, timeout=60) as http:
+        assert page_login(http, service.keys["ann"]).status_code == 303
+        token = form_token(http.get("/review").text)
+        for r in [
+            http.get("/review/items/q-nope"),
+            http.post(
+                "/review/items/q-nope/label",
+                data={"label": "pass", "csrf_token": token},
+                headers={"origin": service.url},
+            ),
+        ]:
+            assert r.status_code == 404  # as GET /v1/review/items/q-nope
+            assert r.headers["content-type"].startswith("text/html")
+            assert "<h1>Not Found</h1>" in r.text and "no review item &#39;q-nope&#39;" in r.text
+            assert _csp(r.headers["content-security-policy"])["script-src"] == ["'self'"]
 
 
 def test_the_api_sends_nosniff_and_no_store_even_on_refusals(service: RunningService) -> None:

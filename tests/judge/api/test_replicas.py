@@ -60,12 +60,20 @@ def _port() -> int:
 
 @contextmanager
 def replicas(
-    url: str, n: int, tmp: Path, api_base: str | None = None
+    url: str,
+    n: int,
+    tmp: Path,
+    api_base: str | None = None,
+    *,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
-    """``n`` `judge serve` processes on the store ``url`` (JUDGE_DB), each on its own port."""
+    """``n`` `judge serve` processes on the store ``url`` (JUDGE_DB), each on its own port;
+    ``extra``: more options of judge serve; ``env``: variables over FAST's."""
     env = {
         **os.environ,
         **FAST,
+        **(env or {}),
         "JUDGE_DB": url,
         "OPENAI_API_KEY": "sk-test-not-a-real-key",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -93,6 +101,7 @@ def replicas(
         ]
         if api_base:
             args += ["--api-base", api_base]
+        args += extra
         log = (tmp / f"replica-{i}.log").open("wb")
         started.append(
             (subprocess.Popen(args, env=env, stdout=log, stderr=log), f"http://127.0.0.1:{port}")

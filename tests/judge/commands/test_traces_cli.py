@@ -29,6 +29,8 @@ def test_list_shows_every_format() -> None:
         "claude-code",
         "codex",
         "gold",
+        "inspect",
+        "inspect-ai",
         "openai-chat",
         "otel-genai",
         "swe-agent",

@@ -3,7 +3,7 @@
 Every judgment is stored once and a rerun calls nothing; a Router file spreads calls over two
 deployments; a worker killed mid-batch is retried by Ray without a second stored judgment; a
 driver killed mid-batch leaves what it received stored and a rerun pays only for the rest.
-Skipped without Ray (``pip install 'judge[ray]'``).
+Skipped without Ray (``pip install 'calibrated-judge[ray]'``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import pytest
 import judge
 import judge.judging
 import judge.providers
+from judge.cli import main
 from judge.digests import digest
 from judge.errors import InputError
 from judge.testing.loopback import LoopbackServer, Reply
@@ -399,3 +400,33 @@ def test_on_a_postgresql_store_the_workers_write_their_judgments(
     assert (first.called, again.called, again.cached, calls, calls_logged) == (n, 0, n, n, n)
     assert len(stored) == len({j.cache_key for j in stored}) == n
     assert sum(written_here) == 0  # the driver wrote no judgment: the workers did
+
+
+def test_a_cluster_that_refuses_the_driver_ends_with_exit_2_naming_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ray 2.60 cluster with token authentication refuses a driver without RAY_AUTH_MODE
+    and the token: ray.init raises ConnectionError after ~20 s of 'Unauthenticated' retries
+    (seen against a real `RAY_AUTH_MODE=token ray start --head`). judge run used to end in a
+    raw traceback with exit code 1, which its help reserves for invalid records."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(_case(0)) + "\n")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    argv = [
+        "judge", "run", str(cases), "--rubric", "agent-run-success@1", "--model",
+        "openai/local", "--api-base", "http://127.0.0.1:9/v1", "--db", str(tmp_path / "j.db"),
+        "--engine", "ray", "--ray-address", "127.0.0.1:6379", "--quiet",
+    ]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "could not start or join the Ray cluster at 127.0.0.1:6379" in err
+    assert "RAY_AUTH_MODE=token" in err and "RAY_AUTH_TOKEN" in err
+    assert "RAY_AUTH_MODE unset" in err and "Traceback" not in err

@@ -26,11 +26,11 @@ from judge.store import Store
 from tests.review_fixtures import make_card, make_case, make_judgment, seed_store
 
 
-def _store(location: str, probs: list[float], **route: object) -> Store:
+def _store(location: str, probs: list[float], **options: object) -> Store:
     store = Store(location)
     cases = [make_case(i) for i in range(len(probs))]
     seed_store(store, cases, [make_judgment(c.id, p) for c, p in zip(cases, probs, strict=True)])
-    route(store, make_card(), **route)  # type: ignore[arg-type]
+    route(store, make_card(), **options)  # type: ignore[arg-type]
     return store
 
 

@@ -67,6 +67,9 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
             "label_plans",
             "call_claims",
             "rate_buckets",
+            "exports",
+            "signing_secrets",
+            "replicas",
         }
     with Store(store_location) as again:
         assert again.migrated == []
@@ -285,6 +288,9 @@ def test_each_job_is_claimed_by_one_worker_and_a_dead_workers_job_is_resumed(
         assert not store.finish_job(first, holder, status="done", counts={}, error=None)
         assert store.finish_job(first, "survivor", status="done", counts={"ok": 1}, error=None)
         lease = next(r for r in store.job_leases() if r["id"] == first)
+        started = lease.pop("started_at")
+        taken = lease.pop("taken_over_at")
+        assert started is not None and taken is not None and taken >= started
         assert lease == {
             "id": first,
             "status": "done",
@@ -292,6 +298,9 @@ def test_each_job_is_claimed_by_one_worker_and_a_dead_workers_job_is_resumed(
             "lease_until": None,
             "attempts": 2,
             "finished_by": "survivor",
+            "taken_over_from": holder,
+            "n_steps": None,
+            "n_done": 0,
         }
         assert store.job(first).counts == {"ok": 1}  # type: ignore[union-attr]
 

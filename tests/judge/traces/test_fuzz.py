@@ -4,6 +4,7 @@ InputErrors, nothing else. Each property runs at most 50 examples to keep the su
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from judge.errors import InputError
 from judge.traces import ImportResult, importers
+from judge.traces.inspect_zip import ZipReader
 from judge.types import Case
 from tests.conftest import DATA as TEST_DATA
 
@@ -169,10 +171,11 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _samples(fmt: str) -> list[Path]:
+    """The text samples of a format (the inspect-ai reader reads the inspect folder; binary
+    .eval logs are mutated in tests/judge/traces/test_inspect.py)."""
+    folder = DATA / ("inspect" if fmt == "inspect-ai" else fmt)
     return sorted(
-        p
-        for p in (DATA / fmt).iterdir()
-        if p.is_file() and p.name != "README.md" and p.suffix != ".py"
+        p for p in folder.iterdir() if p.is_file() and p.suffix not in (".md", ".py", ".eval")
     )
 
 
@@ -200,3 +203,31 @@ def test_mutated_samples(fmt: str, data: st.DataObject, scratch: Path) -> None:
         "\n".join(json.dumps(r) for r in records) + "\n" if jsonl else json.dumps(records[0])
     )
     _load(fmt, target)
+
+
+INSPECT_LOGS = sorted((DATA / "inspect").glob("*.eval"))
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_mutated_inspect_eval_logs(data: st.DataObject, scratch: Path) -> None:
+    """One value of one member of a real .eval log replaced by arbitrary JSON (the log written
+    again with deflate members), or some of its bytes changed."""
+    source = data.draw(st.sampled_from(INSPECT_LOGS))
+    target = scratch / "inspect-mutated.eval"
+    if data.draw(st.booleans()):
+        raw = bytearray(source.read_bytes())
+        for _ in range(data.draw(st.integers(1, 8))):
+            raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+        target.write_bytes(bytes(raw))
+    else:
+        with ZipReader(source) as log:
+            members = {name: log.read(name) for name in log.names()}
+        name = data.draw(st.sampled_from(sorted(n for n in members if n.endswith(".json"))))
+        value = json.loads(members[name])
+        path = data.draw(st.sampled_from(_paths(value)))
+        members[name] = json.dumps(_replace(value, path, data.draw(JSON))).encode()
+        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as out:
+            for member, content in members.items():
+                out.writestr(member, content)
+    _load("inspect", target)

@@ -24,7 +24,17 @@ from judge.traces._common import TraceBuilder, classify_result, diff_in, render_
 from tests.conftest import DATA as TEST_DATA
 
 DATA = TEST_DATA / "traces"
-FORMATS = ["claude-code", "codex", "gold", "openai-chat", "otel-genai", "swe-agent", "tau-bench"]
+FORMATS = [
+    "claude-code",
+    "codex",
+    "gold",
+    "inspect",
+    "inspect-ai",
+    "openai-chat",
+    "otel-genai",
+    "swe-agent",
+    "tau-bench",
+]
 
 
 def test_every_format_is_registered_with_a_description() -> None:
@@ -52,9 +62,7 @@ def test_import_traces_names_a_missing_file_and_an_unknown_format(tmp_path: Path
         import_traces(present, "nope")
 
 
-SAMPLES = sorted(
-    p for p in DATA.glob("*/*") if p.is_file() and p.name != "README.md" and p.suffix != ".py"
-)
+SAMPLES = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.suffix not in (".md", ".py"))
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -1,0 +1,303 @@
+"""The HTTP client every platform connector uses: httpx with timeouts, retries on 5xx, timeouts
+and connection resets (tenacity, exponential back-off) and on 429 (after the ``Retry-After`` /
+``retry-after-ms`` the server asks for, when it says one; a wait longer than
+:data:`RETRY_AFTER_MAX_S` fails at once saying when to run again), never on 401/403 (the message
+names the environment variable to set) nor on a refused connection (a server that is down is
+said so at once), and every URL in a message with its secrets masked (:func:`mask_url`: the
+password or token of the userinfo, and query values whose name says token, key, secret,
+password...).
+
+httpx and tenacity are imported inside the functions that use them (``judge --help`` loads
+neither)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from judge.connectors.errors import (
+    ConnectorError,
+    PlatformAuthError,
+    PlatformNotFound,
+    PlatformUnavailable,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+#: Query parameters whose values are secrets (masked in every message).
+SECRET_PARAM = re.compile(
+    r"token|key|secret|password|passwd|pwd|auth|sig|signature|credential|session", re.IGNORECASE
+)
+#: Seconds to connect, and to wait for an answer (an annotation batch can take seconds).
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
+#: Attempts of one request (the first and the retries) and the first back-off in seconds.
+ATTEMPTS = 4
+BACKOFF_S = 0.5
+#: How much of an error body a message quotes.
+BODY_CHARS = 300
+#: The longest wait a 429's ``Retry-After`` may ask for before the request is tried again (a
+#: longer one ends the command at once, saying how long to wait).
+RETRY_AFTER_MAX_S = 60.0
+
+
+def mask_url(url: str) -> str:
+    """``url`` safe to print: the userinfo's password (or a lone user, which is then a token)
+    as ``***``, and the values of query parameters named like secrets as ``***``."""
+    try:
+        parts = urlsplit(str(url))
+        host = parts.netloc.rsplit("@", 1)[-1]
+    except ValueError:
+        return "<unparsable URL>"
+    netloc = parts.netloc
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        user, sep, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if sep else f"***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _body(response: httpx.Response) -> str:
+    """The start of a response body, one line, for a message."""
+    try:
+        text = response.text
+    except Exception:  # noqa: BLE001 - an undecodable body is shown as its size
+        return f"<{len(response.content)} bytes>"
+    text = " ".join(text.split())
+    return text[:BODY_CHARS] + ("..." if len(text) > BODY_CHARS else "")
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a response asks to wait before the next request: ``retry-after-ms``, else
+    ``Retry-After`` in seconds or as an HTTP date; None when it says none (or nonsense)."""
+    ms = response.headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class _Retry(Exception):
+    """A failure worth another attempt (5xx, 429, timeout, reset); carries the final message
+    and, for a 429 that says it, the seconds to wait first."""
+
+    def __init__(self, message: str, wait_s: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.wait_s = wait_s
+
+
+class HttpClient:
+    """One platform's HTTP root (``base``), with the headers every request carries.
+
+    ``platform`` and ``auth_env`` name the platform and the environment variable of its
+    credentials in messages (a 401/403 says to set it; ``auth_fix``, when given, is what a
+    401/403 says to do instead). Use as a context manager, or close()."""
+
+    def __init__(
+        self,
+        base: str,
+        *,
+        platform: str,
+        headers: Mapping[str, str] | None = None,
+        auth_env: str | None = None,
+        auth_fix: str | None = None,
+        attempts: int = ATTEMPTS,
+        backoff_s: float = BACKOFF_S,
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        import httpx
+
+        self.base = base.rstrip("/")
+        self.platform = platform
+        self.auth_env = auth_env
+        self.auth_fix = auth_fix
+        self.attempts = max(1, attempts)
+        self.backoff_s = backoff_s
+        #: Requests sent (every attempt), for reports and tests.
+        self.sent = 0
+        self._client = httpx.Client(
+            base_url=self.base,
+            headers=dict(headers or {}),
+            timeout=httpx.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S),
+        )
+
+    def url(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None) -> str:
+        """The masked URL of a request, for messages."""
+        query = urlencode(list(params.items()) if isinstance(params, Mapping) else params or [])
+        return mask_url(self.base + path + (f"?{query}" if query else ""))
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
+        json_body: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        not_found: str | None = None,
+        ok: Sequence[int] = (),
+    ) -> httpx.Response:
+        """Send one request (retried on 5xx, 429, timeouts and resets) and return a 2xx answer,
+        or one of the statuses in ``ok`` (never retried: a platform whose duplicate-key answer
+        is a 500 lets its connector read it). A 429 is tried again after the wait its
+        ``Retry-After`` asks for (the back-off when it asks none; PlatformUnavailable at once
+        when it asks more than :data:`RETRY_AFTER_MAX_S`). A 404 is PlatformNotFound
+        (``not_found`` is its message), 401/403 PlatformAuthError, another 4xx ConnectorError,
+        a refused connection or a failure left after the retries PlatformUnavailable; every
+        message names the URL."""
+        import httpx
+        from tenacity import (
+            RetryCallState,
+            retry,
+            retry_if_exception_type,
+            stop_after_attempt,
+            wait_exponential,
+        )
+
+        shown = self.url(path, params)
+        backoff = wait_exponential(multiplier=self.backoff_s, max=8.0)
+
+        def wait(state: RetryCallState) -> float:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(failure, _Retry) and failure.wait_s is not None:
+                return failure.wait_s
+            return float(backoff(state))
+
+        @retry(
+            retry=retry_if_exception_type(_Retry),
+            stop=stop_after_attempt(self.attempts),
+            wait=wait,
+            reraise=True,
+        )
+        def attempt() -> httpx.Response:
+            self.sent += 1
+            try:
+                response = self._client.request(
+                    method,
+                    path,
+                    params=params,  # type: ignore[arg-type]
+                    json=json_body,
+                    content=content,
+                    headers=headers,
+                )
+            except httpx.ConnectError as err:
+                raise PlatformUnavailable(
+                    f"cannot reach {self.platform} at {mask_url(self.base)} ({err}); is the "
+                    "server running and the URL right? What was sent before stays sent: run "
+                    "the same command again once it answers"
+                ) from err
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as err:
+                raise _Retry(
+                    f"{method} {shown}: {type(err).__name__} ({err or 'no answer'}) after "
+                    f"{self.attempts} attempts"
+                ) from err
+            if response.status_code >= 500 and response.status_code not in ok:
+                raise _Retry(
+                    f"{method} {shown}: {self.platform} answered {response.status_code} "
+                    f"({_body(response)}) after {self.attempts} attempts"
+                )
+            if response.status_code == 429 and 429 not in ok:
+                asked = retry_after(response)
+                if asked is not None and asked > RETRY_AFTER_MAX_S:
+                    raise PlatformUnavailable(
+                        f"{method} {shown}: {self.platform} is rate limiting (429 "
+                        f"{_body(response)}) and asks to wait {asked:.0f}s; what was sent "
+                        "before stays sent: run the same command again after that"
+                    )
+                raise _Retry(
+                    f"{method} {shown}: {self.platform} is rate limiting (429 "
+                    f"{_body(response)}) after {self.attempts} attempts",
+                    wait_s=asked,
+                )
+            return response
+
+        started = time.monotonic()
+        try:
+            response = attempt()
+        except _Retry as err:
+            raise PlatformUnavailable(
+                f"{err.message} in {time.monotonic() - started:.0f}s; what was sent before "
+                "stays sent: run the same command again once the server is back"
+            ) from err
+        status = response.status_code
+        if 200 <= status < 300 or status in ok:
+            return response
+        if status in (401, 403):
+            what = "refused the credentials" if status == 401 else "does not allow this"
+            fix = self.auth_fix or (
+                f"set {self.auth_env} to an API key of that {self.platform}"
+                if self.auth_env
+                else "check the credentials"
+            )
+            raise PlatformAuthError(
+                f"{method} {shown}: {self.platform} {what} ({status} {_body(response)}); {fix}"
+                + (" with the rights to write" if status == 403 else "")
+            )
+        if status == 404:
+            raise PlatformNotFound(
+                not_found or f"{method} {shown}: not found (404 {_body(response)})"
+            )
+        raise ConnectorError(f"{method} {shown}: {status} {_body(response)}")
+
+    def get_json(self, path: str, **kwargs: Any) -> Any:
+        """GET ``path`` and parse the JSON answer."""
+        return self._json(self.request("GET", path, **kwargs), path)
+
+    def post_json(self, path: str, body: Any, **kwargs: Any) -> Any:
+        """POST ``body`` as JSON to ``path`` and parse the JSON answer (None when empty)."""
+        return self._json(self.request("POST", path, json_body=body, **kwargs), path)
+
+    def _json(self, response: httpx.Response, path: str) -> Any:
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ConnectorError(
+                f"{self.url(path, None)}: {self.platform} answered {response.status_code} with "
+                f"something that is not JSON ({_body(response)})"
+            ) from err
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._client.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

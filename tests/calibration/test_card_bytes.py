@@ -1,0 +1,77 @@
+"""Cards written by the calibration workflow stay byte for byte what they were.
+
+The cards under ``tests/data/calibration/cards/`` were written by ``calibrate_rows`` before the
+workflow was split into measure, certify and seal and its summaries were built as typed models
+(issue "House, second pass"), from the recorded verdicts beside them, with the creation time
+fixed. A refactor that changes a number, a key, a key's order or a number's type (1 vs 1.0)
+changes the YAML and the card's digest, and fails here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from calibration.card import parse_card, write_card
+from calibration.inputs import load_recorded
+from calibration.options import CalibrationOptions
+from calibration.workflow import attach_gold, calibrate_rows, unbound
+from tests.conftest import DATA
+
+T0 = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+HERE = DATA / "calibration"
+BINARY = HERE / "binary_verdicts.jsonl"
+PAIRWISE = HERE / "pairwise_verdicts.jsonl"
+
+CASES: dict[str, tuple[Path, CalibrationOptions]] = {
+    "b_slice": (
+        BINARY,
+        CalibrationOptions(judges=("strong",), slice_key="repo", grid="items", n_boot=200),
+    ),
+    "b_platt": (
+        BINARY,
+        CalibrationOptions(judges=("strong",), calibrator="platt", n_boot=200, split_study=4),
+    ),
+    "b_cascade": (
+        BINARY,
+        CalibrationOptions(
+            judges=("cheap", "strong"),
+            cascade=True,
+            costs={"cheap": 0.1, "strong": 1.0},
+            n_boot=200,
+            split_study=3,
+        ),
+    ),
+    "b_panel": (
+        BINARY,
+        CalibrationOptions(judges=("cheap", "strong"), panel=True, n_boot=200, slice_key="repo"),
+    ),
+    "p_single": (
+        PAIRWISE,
+        CalibrationOptions(judges=("strong",), n_boot=200, slice_key="category"),
+    ),
+    "p_cascade": (
+        PAIRWISE,
+        CalibrationOptions(
+            judges=("cheap", "strong"), cascade=True, cascade_mode="shared", n_boot=200
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_card_bytes_are_unchanged(name: str, tmp_path: Path) -> None:
+    path, options = CASES[name]
+    rows, gold = attach_gold(load_recorded(path), None, source=str(path))
+    result = calibrate_rows(
+        rows, gold=gold, judge=unbound("recorded verdicts"), options=options, created_at=T0
+    )
+    expected = (HERE / "cards" / f"{name}.card.yaml").read_text(encoding="utf-8")
+    assert result.card.to_yaml() == expected
+    written = tmp_path / "card.yaml"
+    assert write_card(result.card, written) == result.card.card_digest
+    assert written.read_text(encoding="utf-8") == expected
+    # Loaded back (digest checked), the card serialises to the same bytes.
+    assert parse_card(expected).to_yaml() == expected
