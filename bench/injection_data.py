@@ -138,6 +138,15 @@ def outside6_records(path: Path = OUTSIDE6) -> list[Record]:
     out: list[Record] = []
     for r in _jsonl(path):
         turns = tuple(dict(t) for t in r.get("turns", []) or [])  # type: ignore[attr-defined]
+        parts: list[object] = list(r.get("parts") or [])  # type: ignore[call-overload]
+        if parts and not turns:
+            # tests/data/OUTSIDE6.md: an injection split over turns gives the texts of its 2-3
+            # turns as "parts" (its "text" is them joined): judged as those turns of a trace,
+            # each in the role its "kind" names, so that no single turn holds it all.
+            role = {"message": "agent"}.get(str(r.get("kind")), "observation")
+            turns = tuple(
+                {"id": f"t{k}", "role": role, "content": str(part)} for k, part in enumerate(parts)
+            )
         family = str(r.get("family") or "outside-v6")
         if family not in SPLITS:
             family = "outside-v6"
