@@ -17,16 +17,20 @@ TEST_STAMP := $(VENV)/.judge-test
 PHOENIX_VENV ?= .venv-phoenix
 PHOENIX_VERSION := 20.26.1
 PHOENIX_STAMP := $(PHOENIX_VENV)/.phoenix-$(PHOENIX_VERSION)
+# MLflow, the same way (3.18.0 is listed on PyPI, but its mlflow-skinny is not served).
+MLFLOW_VENV ?= .venv-mlflow
+MLFLOW_VERSION := 3.17.2
+MLFLOW_STAMP := $(MLFLOW_VENV)/.mlflow-$(MLFLOW_VERSION)
 
-.PHONY: demo test setup browser postgres nginx phoenix lint typecheck clean-venv
+.PHONY: demo test setup browser postgres nginx phoenix mlflow lint typecheck clean-venv
 
 ## demo: set up the embedded judge only, then judge the project's demo gold set (offline)
 demo: $(DEMO_STAMP)
 	$(BIN)/judge demo
 
-## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, nginx, Phoenix),
-## then run the whole test suite
-test: $(TEST_STAMP) browser postgres nginx phoenix
+## test: set up everything (extras incl. inspect-ai, browser, PostgreSQL server, nginx, Phoenix,
+## MLflow), then run the whole test suite
+test: $(TEST_STAMP) browser postgres nginx phoenix mlflow
 	$(BIN)/python -m pytest
 
 setup: $(TEST_STAMP)
@@ -87,6 +91,16 @@ $(PHOENIX_STAMP):
 	$(PHOENIX_VENV)/bin/python -m pip install --quiet 'arize-phoenix==$(PHOENIX_VERSION)'
 	@touch $(PHOENIX_STAMP)
 
+## mlflow: an MLflow tracking server in .venv-mlflow for the platform connector tests (a
+## throwaway `mlflow server` per test session, SQLite; about 3-5 minutes and 850 MB once).
+mlflow: $(MLFLOW_STAMP)
+
+$(MLFLOW_STAMP):
+	@test -x $(MLFLOW_VENV)/bin/python || $(PYTHON) -m venv $(MLFLOW_VENV)
+	$(MLFLOW_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MLFLOW_VENV)/bin/python -m pip install --quiet 'mlflow==$(MLFLOW_VERSION)'
+	@touch $(MLFLOW_STAMP)
+
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check judge calibration tests bench
 	$(BIN)/ruff format --check judge calibration tests bench
@@ -95,4 +109,4 @@ typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 clean-venv:
-	rm -rf $(VENV) $(PHOENIX_VENV)
+	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV)

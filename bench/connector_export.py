@@ -1,23 +1,28 @@
 """Benchmark: verdicts exported to a platform (``judge export --to URL``), per second.
 
-    .venv/bin/python bench/connector_export.py [--platform phoenix] [--verdicts 10000]
-        [--traces 1000] [--sync-verdicts 2000] [--json bench/results/connector_export.json]
+    .venv/bin/python bench/connector_export.py [--platform phoenix|mlflow] [--verdicts N]
+        [--traces N] [--sync-verdicts 2000] [--workers N] [--query '?concurrency=16']
+        [--json bench/results/connector_export.json]
 
-For each platform (``PLATFORMS``: Phoenix now; the MLflow connector adds its entry: how to start
-a throwaway server, seed traces, name the target, and count judge's records on it):
+For each platform (``PLATFORMS``: Phoenix and MLflow; each entry says how to start a throwaway
+server, seed traces, name the target, and count judge's records on it):
 
-1. start a throwaway server on loopback (Phoenix from .venv-phoenix, SQLite in a temp folder;
-   ``JUDGE_PHOENIX_URL`` uses a running one) and seed ``--traces`` one-span agent runs into a
-   new project;
+1. start a throwaway server on loopback (Phoenix from .venv-phoenix, MLflow from .venv-mlflow
+   with ``--workers`` uvicorn workers, SQLite in a temp folder; ``JUDGE_PHOENIX_URL`` /
+   ``JUDGE_MLFLOW_URL`` use a running one) and seed ``--traces`` agent runs into a new project
+   or experiment (default 1,000 runs and 10,000 verdicts; MLflow 200 and 2,000, a few minutes);
 2. import them with ``judge.import_traces(URL)`` into a new store, and store ``--verdicts``
    judgments (``verdicts / traces`` rubrics per run, one judge model; made here, no model call);
 3. time ``judge.export_verdicts``: the first export (every verdict new on the platform), the
-   same again (nothing changed: the export ledger sends nothing), then forced twice (every
-   verdict updated in place), in each of the platform's write modes (Phoenix: asynchronous with
-   read-back, the connector's default, and ``sync=true`` on ``--sync-verdicts`` of them);
-   then count judge's records on the platform (one per verdict: updates never duplicate);
+   same again (nothing changed: the export ledger sends nothing), then forced (every verdict
+   updated in place; twice for Phoenix, once for MLflow, whose writes are slow), in each of the
+   platform's write modes (Phoenix: asynchronous with read-back, the connector's default, and
+   ``sync=true`` on ``--sync-verdicts`` of them; MLflow: its default, 8 requests in flight;
+   ``--query`` replaces the modes by one, e.g. ``?concurrency=16``); then count judge's records
+   on the platform (one per verdict: updates never duplicate);
 4. the platform alone, for comparison: the same records written straight to its API, without
-   judge's pooling, ledger or per-batch read-back, timed until the last one reads back.
+   judge's pooling, ledger or per-batch read-back, timed until the last one reads back (MLflow:
+   the first ``CEILING_RECORDS`` of them, one request each, as many in flight as judge had).
 
 Verdicts per second = verdicts confirmed stored / time of the sending (the connector reports a
 batch only once it reads it back); ``wall`` also counts reading and pooling the stored
@@ -29,13 +34,15 @@ load average is recorded.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import re
 import secrets
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -43,7 +50,11 @@ from typing import Any
 import judge
 import judge.connectors
 import judge.platforms
+from judge.connectors.mlflow import CONCURRENCY as MLFLOW_CONCURRENCY
+from judge.connectors.mlflow import MlflowConnector
 from judge.connectors.phoenix import PhoenixConnector
+from judge.testing import mlflow as mlflow_testing
+from judge.testing.mlflow import MLFLOW_URL_ENV, MlflowServer, find_mlflow
 from judge.testing.phoenix import (
     PHOENIX_URL_ENV,
     PhoenixServer,
@@ -59,6 +70,11 @@ from _common import write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "openai/bench-judge"
+#: Records the MLflow ceiling writes (one request each: a 10,000 would take minutes more).
+CEILING_RECORDS = 2000
+#: Set by main(): the MLflow server's uvicorn workers, and the requests in flight of the
+#: MLflow ceiling (the connector's own, or --query's concurrency=N).
+SETTINGS: dict[str, int] = {"workers": mlflow_testing.WORKERS, "concurrency": MLFLOW_CONCURRENCY}
 
 
 @dataclass
@@ -79,6 +95,11 @@ class Platform:
     #: The platform alone, for comparison: the same records written without judge (no
     #: pooling, no ledger, no per-batch read-back), timed until the last one reads back.
     ceiling: Callable[[Any, str, list[judge.connectors.VerdictOut]], dict[str, Any]] | None = None
+    #: Forced exports after the first (every verdict updated in place).
+    updates: int = 2
+    #: Default size: verdicts and traces (``--verdicts`` / ``--traces`` override them).
+    verdicts: int = 10_000
+    traces: int = 1000
 
 
 def _phoenix_seed(server: PhoenixServer, n: int) -> str:
@@ -158,6 +179,69 @@ def _phoenix_ceiling(
     }
 
 
+def _mlflow_seed(server: MlflowServer, n: int) -> str:
+    experiment = server.experiment("bench-" + secrets.token_hex(3))
+    start = datetime.now(UTC) - timedelta(hours=1)
+    runs = [
+        mlflow_testing.agent_trace(
+            f"Where is my order #A{i}?",
+            f"Order A{i} has shipped and arrives on Friday.",
+            start=start + timedelta(seconds=i),
+        )
+        for i in range(n)
+    ]
+    mlflow_testing.seed(server.url, experiment, runs, chunk=100)
+    return experiment
+
+
+def _mlflow_count(server: MlflowServer, experiment: str, cases: list[judge.Case]) -> int:
+    rows = mlflow_testing.assessments(server.url, [c.id for c in cases])
+    return sum(1 for r in rows if r["source"]["source_id"] == MODEL)
+
+
+def _mlflow_ceiling(
+    server: MlflowServer, experiment: str, verdicts: list[judge.connectors.VerdictOut]
+) -> dict[str, Any]:
+    """MLflow alone: judge's assessments (another source id, ids of the server's choosing)
+    created one request each with asyncio, as many in flight as judge had."""
+    import httpx
+
+    connector = MlflowConnector()
+    items = []
+    for v in verdicts[:CEILING_RECORDS]:
+        body = connector.assessment(v)
+        body["source"] = {"source_type": "LLM_JUDGE", "source_id": "ceiling"}
+        items.append(body)
+    concurrency = SETTINGS["concurrency"]
+
+    async def run() -> float:
+        queue = list(reversed(items))
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+
+            async def worker() -> None:
+                while queue:
+                    body = queue.pop()
+                    answer = await client.post(
+                        f"/api/3.0/mlflow/traces/{body['trace_id']}/assessments",
+                        json={"assessment": body},
+                    )
+                    answer.raise_for_status()
+
+            began = time.monotonic()
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            return time.monotonic() - began
+
+    load = os.getloadavg()[0]
+    seconds = asyncio.run(run())
+    return {
+        "records": len(items),
+        "concurrency": concurrency,
+        "stored_s": round(seconds, 2),
+        "records_per_s": round(len(items) / seconds, 1),
+        "load_1min": round(load, 1),
+    }
+
+
 PLATFORMS: dict[str, Platform] = {
     "phoenix": Platform(
         name="phoenix",
@@ -171,6 +255,23 @@ PLATFORMS: dict[str, Platform] = {
         count=_phoenix_count,
         modes={"async": "", "sync": "?sync=true"},
         ceiling=_phoenix_ceiling,
+    ),
+    "mlflow": Platform(
+        name="mlflow",
+        start=lambda: (
+            MlflowServer.attach(os.environ[MLFLOW_URL_ENV])
+            if os.environ.get(MLFLOW_URL_ENV)
+            else MlflowServer.start(find_mlflow(REPO), workers=SETTINGS["workers"])
+        ),
+        seed=_mlflow_seed,
+        target=lambda server, experiment: server.target(experiment),
+        count=_mlflow_count,
+        modes={"default": ""},
+        ceiling=_mlflow_ceiling,
+        updates=1,
+        # MLflow writes one assessment per request: 2,000 keep the run to a few minutes.
+        verdicts=2000,
+        traces=200,
     ),
 }
 
@@ -234,6 +335,8 @@ def bench(platform: Platform, verdicts: int, traces: int, sync_verdicts: int) ->
     began = time.monotonic()
     server = platform.start()
     out: dict[str, Any] = {"platform": platform.name, "start_s": round(time.monotonic() - began)}
+    if platform.name == "mlflow":
+        out["server_workers"] = SETTINGS["workers"]
     try:
         began = time.monotonic()
         project = platform.seed(server, traces)
@@ -264,12 +367,9 @@ def bench(platform: Platform, verdicts: int, traces: int, sync_verdicts: int) ->
                         }
                     }
                     continue
-                out[mode] = {
-                    "insert": _export(store, url),
-                    "unchanged": _export(store, url),
-                    "update": _export(store, url, force=True),
-                    "update_again": _export(store, url, force=True),
-                }
+                out[mode] = {"insert": _export(store, url), "unchanged": _export(store, url)}
+                for n in range(platform.updates):
+                    out[mode]["update" + "_again" * n] = _export(store, url, force=True)
             out["records_on_platform"] = platform.count(server, project, cases)
             if platform.ceiling is not None:
                 found = judge.platforms.target_verdicts(store, judge.connectors.resolve(target)[1])
@@ -282,12 +382,37 @@ def bench(platform: Platform, verdicts: int, traces: int, sync_verdicts: int) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--platform", choices=sorted(PLATFORMS), default="phoenix")
-    parser.add_argument("--verdicts", type=int, default=10_000)
-    parser.add_argument("--traces", type=int, default=1000)
+    parser.add_argument(
+        "--verdicts", type=int, default=None, help="Default: the platform's (10,000; MLflow 2,000)."
+    )
+    parser.add_argument(
+        "--traces", type=int, default=None, help="Default: the platform's (1,000; MLflow 200)."
+    )
     parser.add_argument("--sync-verdicts", type=int, default=2000)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=mlflow_testing.WORKERS,
+        help="MLflow: the throwaway server's uvicorn workers.",
+    )
+    parser.add_argument(
+        "--query",
+        default=None,
+        help="One write mode instead of the platform's: this query string on the target URL "
+        "(e.g. '?concurrency=16' for MLflow).",
+    )
     parser.add_argument("--json", default=None, help="Also write the figures here.")
     args = parser.parse_args(argv)
-    result = bench(PLATFORMS[args.platform], args.verdicts, args.traces, args.sync_verdicts)
+    platform = PLATFORMS[args.platform]
+    if args.query is not None:
+        platform = replace(platform, modes={"custom": args.query})
+        found = re.search(r"concurrency=(\d+)", args.query)
+        if found:
+            SETTINGS["concurrency"] = int(found.group(1))
+    SETTINGS["workers"] = args.workers
+    verdicts = platform.verdicts if args.verdicts is None else args.verdicts
+    traces = platform.traces if args.traces is None else args.traces
+    result = bench(platform, verdicts, traces, args.sync_verdicts)
     for key, value in result.items():
         print(f"{key}: {value}")
     write_json(args.json, result)

@@ -13,19 +13,30 @@ Levels: a binary rubric's accept and reject bands each get delta / 2 (union boun
 a pairwise rubric's single decide band gets delta. Several starting points split their band's
 level equally (Bonferroni over sequences). Slices split it again, Holm-style (below).
 
+Starting points are item counts (``starts``: the first threshold selects at least that many
+gold items) or shares of the calibration items (``start_shares``: 0.4 starts at the band holding
+the top 40% of the gold items); both depend on the number of gold items and the scores alone,
+never on labels, so either is fixed before the labels are read. Each is raised to max(30, n0).
+
+The test of one threshold is registered by name (``TESTS``): the one-sided Clopper-Pearson
+bound (the default, exact for a binomial count) or the Hoeffding-Bentkus bound of Learn-then-Test
+(valid for any bounded loss, never tighter on a count).
+
 The candidate grid depends only on the scores (never on labels), so the fixed sequence is fixed
 before the labels are read. Grids are registered by name; see ``GRIDS``.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from calibration.confidence import ScoreSet
-from calibration.intervals import clopper_pearson_upper, clopper_pearson_uppers
-from calibration.options import Correction
+from calibration.intervals import clopper_pearson_uppers, hoeffding_bentkus_uppers
+from calibration.options import DEFAULT_TEST, Correction
 from judge.defaults import DEFAULT_GRID
 from judge.errors import InputError
 
@@ -38,19 +49,49 @@ METHOD = "ltt-fixed-sequence"
 MIN_START = 30
 BandName = Literal["accept", "reject", "decide"]
 
+#: The test of one threshold (``calibration.options.TestName``): its upper bounds on a band's
+#: error rate, (errors k, items n, level) -> bound, vectorised (1.0 when k >= n).
+TESTS: dict[str, Callable[[NDArray[np.float64], NDArray[np.float64], float], NDArray[np.float64]]]
+TESTS = {
+    "clopper-pearson": clopper_pearson_uppers,
+    "hoeffding-bentkus": hoeffding_bentkus_uppers,
+}
 
-# --- The minimum-gold table (bounds: calibration.intervals.clopper_pearson_upper) -----------
+
+def upper_bound(k: int, n: int, level: float, test: str = DEFAULT_TEST) -> float:
+    """The ``test``'s upper bound on a rate after k errors in n, at ``level`` (1.0: n = 0)."""
+    import numpy as np
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if n <= 0 or k >= n:
+        return 1.0
+    return float(_test(test)(np.asarray([k]), np.asarray([n]), level)[0])
 
 
-def min_gold(alpha: float, k: int, delta: float) -> int:
-    """Smallest n for which k errors in n certify a rate <= alpha at level delta."""
+def _test(name: str) -> Callable[[NDArray[np.float64], NDArray[np.float64], float], Any]:
+    try:
+        return TESTS[name]
+    except KeyError:
+        raise InputError(
+            f"unknown test {name!r}", field="test", hint=f"use one of {', '.join(TESTS)}"
+        ) from None
+
+
+# --- The minimum-gold table (bounds: the test's, ``upper_bound``) --------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def min_gold(alpha: float, k: int, delta: float, test: str = DEFAULT_TEST) -> int:
+    """Smallest n for which k errors in n certify a rate <= alpha at level delta (cached: a
+    certification asks it for every band and slice, and each answer costs a few bounds)."""
     # U(k, n) falls as n grows: bracket by doubling, then bisect.
     lo, hi = k + 1, max(2 * (k + 1), 8)
-    while clopper_pearson_upper(k, hi, delta) > alpha:
+    while upper_bound(k, hi, delta, test) > alpha:
         lo, hi = hi, hi * 2
     while lo < hi:
         mid = (lo + hi) // 2
-        if clopper_pearson_upper(k, mid, delta) <= alpha:
+        if upper_bound(k, mid, delta, test) <= alpha:
             hi = mid
         else:
             lo = mid + 1
@@ -66,9 +107,17 @@ def min_gold_table(
     return {a: {k: min_gold(a, k, delta) for k in ks} for a in alphas}
 
 
-def start_size(alpha: float, level: float, floor: int = MIN_START) -> int:
+def start_size(alpha: float, level: float, floor: int = MIN_START, test: str = DEFAULT_TEST) -> int:
     """Fewest items a first threshold must select: max(30, n0), n0 = min_gold(alpha, 0, level)."""
-    return max(floor, min_gold(alpha, 0, level))
+    return max(floor, min_gold(alpha, 0, level, test))
+
+
+def share_start(share: float, n_items: int) -> int:
+    """The item count of a starting point given as a share of ``n_items`` calibration items:
+    ceil(share * n_items) (label-free: it depends on the number of gold items only)."""
+    if not 0.0 < share <= 1.0:
+        raise InputError(f"a start share must be in (0, 1], got {share}", field="start_shares")
+    return max(1, math.ceil(share * n_items - 1e-9))
 
 
 # --- Candidate grids (label-free) -------------------------------------------------------------
@@ -221,6 +270,11 @@ class BandResult:
     method: str = METHOD
     #: Why there is no band, when there is none.
     reason: str = ""
+    #: The starting points given as shares of the calibration items (``starts`` holds every
+    #: starting point's item count, these included).
+    start_shares: tuple[float, ...] = ()
+    #: The test of each threshold (a name of ``TESTS``).
+    test: str = DEFAULT_TEST
 
     @property
     def certified(self) -> bool:
@@ -258,6 +312,7 @@ def fixed_sequence(
     alpha: float,
     level: float,
     start: int,
+    test: str = DEFAULT_TEST,
 ) -> tuple[Step, ...]:
     """Test thresholds from most to least confident; stop after the first failure.
 
@@ -279,7 +334,21 @@ def fixed_sequence(
     first = np.concatenate([[True], n[1:] != n[:-1]])
     ts, n = ts[first], n[first]
     k = cum_err[n]
-    upper = clopper_pearson_uppers(k, n, level)
+    bound = _test(test)
+    if test == DEFAULT_TEST:
+        upper = bound(k, n, level)
+    else:
+        # A slower bound is computed in growing chunks, up to the first failure only.
+        parts, done, size = [], 0, 8
+        while done < n.size:
+            part = bound(k[done : done + size], n[done : done + size], level)
+            parts.append(part)
+            done += size
+            size *= 2
+            if (part > alpha).any():
+                break
+        upper = np.concatenate(parts)
+        ts, n, k = ts[: upper.size], n[: upper.size], k[: upper.size]
     passed = upper <= alpha
     stop = int(np.argmin(passed)) + 1 if not passed.all() else passed.size
     return tuple(
@@ -296,17 +365,29 @@ def certify_band(
     level: float,
     grid: Grid,
     starts: Sequence[int] = (MIN_START,),
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> BandResult:
     """Certify one band at error level ``level`` (its share of delta).
 
-    Each starting point (an item count, raised to max(30, n0)) runs its own fixed sequence at
-    ``level / len(starts)``; the band is the lowest threshold any of them accepted (a union of
-    tests each valid at its share: Bonferroni over sequences).
+    Each starting point (an item count, or a share of the gold items; raised to max(30, n0))
+    runs its own fixed sequence at ``level`` divided by the number of starting points; the band
+    is the lowest threshold any of them accepted (a union of tests each valid at its share:
+    Bonferroni over sequences).
     """
     x, err = _band_arrays(scores, name)
     n_total = len(scores.with_gold().items) + len(scores.unscored)
     return certify_arrays(
-        x, err, name=name, alpha=alpha, level=level, grid=grid, starts=starts, n_total=n_total
+        x,
+        err,
+        name=name,
+        alpha=alpha,
+        level=level,
+        grid=grid,
+        starts=starts,
+        n_total=n_total,
+        start_shares=start_shares,
+        test=test,
     )
 
 
@@ -320,21 +401,28 @@ def certify_arrays(
     grid: Grid,
     starts: Sequence[int] = (MIN_START,),
     n_total: int | None = None,
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> BandResult:
     """``certify_band`` on arrays: band scores ``x`` (-inf: never in the band) and error flags.
 
     For a reject band ``x`` is minus the score, and the threshold returned is on the score.
+    A start share counts the gold items (``x.size``), whether or not they can enter the band.
     """
     import numpy as np
 
+    _test(test)
     total = x.size if n_total is None else n_total
-    per = level / max(1, len(starts))
-    floor = start_size(alpha, per)
-    real_starts = tuple(sorted({max(floor, int(s)) for s in starts}))
+    shares = tuple(float(s) for s in start_shares)
+    counts = [int(s) for s in starts] + [share_start(s, x.size) for s in shares]
+    per = level / max(1, len(counts))
+    floor = start_size(alpha, per, test=test)
+    real_starts = tuple(sorted({max(floor, c) for c in counts})) if counts else (floor,)
     sign = -1.0 if name == "reject" else 1.0
     candidates = grid.candidates(x[np.isfinite(x)], sign)
     sequences = tuple(
-        fixed_sequence(x, errors, candidates, alpha=alpha, level=per, start=s) for s in real_starts
+        fixed_sequence(x, errors, candidates, alpha=alpha, level=per, start=s, test=test)
+        for s in real_starts
     )
     accepted = [step for seq in sequences for step in seq if step.passed]
     none = BandResult(
@@ -350,6 +438,8 @@ def certify_arrays(
         starts=real_starts,
         n_total=total,
         sequences=sequences,
+        start_shares=shares,
+        test=test,
     )
     if not accepted:
         tested = [seq[0] for seq in sequences if seq]
@@ -396,6 +486,12 @@ class BandPolicy:
     slice_key: str | None = None
     per_slice: Mapping[str, BandPolicy] = field(default_factory=dict)
     correction: str | None = None
+    #: Starting points given as shares of the calibration items, and the test of a threshold.
+    start_shares: tuple[float, ...] = ()
+    test: str = DEFAULT_TEST
+    #: The coverage when it is not the bands' items over n_total: a card certified on a label
+    #: plan (calibration.card_plan) covers a share of the whole unlabelled pool.
+    covered: float | None = None
 
     @property
     def accept_threshold(self) -> float | None:
@@ -417,7 +513,10 @@ class BandPolicy:
 
     @property
     def coverage(self) -> float:
-        """Share of the attempted gold items decided without review."""
+        """Share of the attempted gold items decided without review (a planned card: of the
+        pool)."""
+        if self.covered is not None:
+            return self.covered
         if self.per_slice:
             total = sum(p.n_total for p in self.per_slice.values())
             decided = sum(b.n for p in self.per_slice.values() for b in p.bands.values())
@@ -450,6 +549,12 @@ class BandPolicy:
         """A few readable lines: thresholds and coverage, or that nothing certifies."""
         lines = [
             f"{self.kind} bands, {self.method}, delta {self.delta}, grid {self.grid}"
+            + (f", test {self.test}" if self.test != DEFAULT_TEST or self.start_shares else "")
+            + (
+                ", starts at " + ", ".join(f"{s:g}" for s in self.start_shares) + " of the items"
+                if self.start_shares
+                else ""
+            )
             + (f", calibrator {self.calibrator}" if self.calibrator != "none" else "")
         ]
         if self.per_slice:
@@ -477,9 +582,15 @@ class BandPolicy:
             if b.threshold is None:
                 out.append(f"{name}: no band ({b.reason})")
             else:
+                where = (
+                    f"{b.n} labelled items tested, the band holds {b.coverage:.1%} of "
+                    f"{b.n_total} items"
+                    if self.covered is not None
+                    else f"{b.n} of {b.n_total} items ({b.coverage:.1%})"
+                )
                 out.append(
-                    f"{name}: {rel[name]} {b.threshold:.6g}: {b.n} of {b.n_total} items "
-                    f"({b.coverage:.1%}), {b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
+                    f"{name}: {rel[name]} {b.threshold:.6g}: {where}, "
+                    f"{b.errors} errors, {risk[name]} <= {b.upper_bound:.3f} "
                     f"<= alpha {b.alpha} at level {b.level:g}"
                     + (
                         f" ({b.level / len(b.starts):.4g} per sequence, {len(b.starts)} "
@@ -513,8 +624,13 @@ def certify(
     starts: Sequence[int] = (MIN_START,),
     slice_key: str | None = None,
     correction: Correction = "holm",
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> BandPolicy:
     """Certify the bands of ``scores`` (binary: accept and reject; pairwise: decide).
+
+    ``starts`` (item counts) and ``start_shares`` (shares of the gold items) are the starting
+    points, the band's level split equally over them; ``test`` names the bound (``TESTS``).
 
     With ``slice_key`` every slice value is certified on its own gold, the band's level split
     over the slices that have enough gold (``correction``: "bonferroni" splits equally; "holm"
@@ -529,6 +645,9 @@ def certify(
     ):
         if a is not None and not 0.0 < a < 1.0:
             raise InputError(f"{name} must be in (0, 1), got {a}", field=name)
+    _test(test)
+    for share in start_shares:
+        share_start(share, 1)  # a share outside (0, 1] is an InputError before any test
     if correction not in ("holm", "bonferroni"):
         raise InputError(
             f"unknown correction {correction!r}", field="correction", hint="holm or bonferroni"
@@ -546,17 +665,36 @@ def certify(
         bands={},
         n_total=_n_total(scores),
         calibrator=scores.calibrator,
+        start_shares=tuple(float(s) for s in start_shares),
+        test=test,
     )
     if slice_key is None:
         bands = {
-            name: certify_band(scores, name, alpha=a, level=lvl, grid=g, starts=starts)
+            name: certify_band(
+                scores,
+                name,
+                alpha=a,
+                level=lvl,
+                grid=g,
+                starts=starts,
+                start_shares=start_shares,
+                test=test,
+            )
             for name, (a, lvl) in levels.items()
         }
         return replace(template, starts=_starts_of(bands), bands=bands)
     parts = _slice_parts(scores, slice_key)
     per_band = {
         name: _certify_slices(
-            parts, name, alpha=a, level=lvl, grid=g, starts=starts, correction=correction
+            parts,
+            name,
+            alpha=a,
+            level=lvl,
+            grid=g,
+            starts=starts,
+            correction=correction,
+            start_shares=start_shares,
+            test=test,
         )
         for name, (a, lvl) in levels.items()
     }
@@ -600,15 +738,28 @@ def _certify_slices(
     grid: Grid,
     starts: Sequence[int],
     correction: Correction,
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> dict[str, BandResult]:
     """One band over every slice, the level shared by the slices that can be tested at all."""
     # Which slices have any candidate depends on their sizes and scores only (label-free).
-    floor = start_size(alpha, level / max(1, len(parts)) / max(1, len(starts)))
+    n_starts = max(1, len(starts) + len(start_shares))
+    floor = start_size(alpha, level / max(1, len(parts)) / n_starts, test=test)
     testable = [v for v, p in parts.items() if _max_band_n(p, name) >= floor]
-    results = {
-        v: certify_band(p, name, alpha=alpha, level=level, grid=grid, starts=starts)
-        for v, p in parts.items()
-    }
+
+    def one(part: ScoreSet, at: float) -> BandResult:
+        return certify_band(
+            part,
+            name,
+            alpha=alpha,
+            level=at,
+            grid=grid,
+            starts=starts,
+            start_shares=start_shares,
+            test=test,
+        )
+
+    results = {v: one(p, level) for v, p in parts.items()}
     for v in parts:
         if v not in testable:
             r = results[v]
@@ -621,9 +772,7 @@ def _certify_slices(
     active = set(testable)
     while active:
         for v in active:
-            results[v] = certify_band(
-                parts[v], name, alpha=alpha, level=level * weights[v], grid=grid, starts=starts
-            )
+            results[v] = one(parts[v], level * weights[v])
         done = {v for v in active if correction == "holm" and results[v].exhausted}
         if not done or done == active:
             break

@@ -8,27 +8,44 @@ bindings differ from the judge about to use it, or that has expired. The card's 
 
 Format (YAML), following the sketch in ARCHITECTURE.md::
 
-    card_version: 1
+    card_version: 1 (or 2: see below)
     judge: {model, source, prompt_digest, rubric: {id, version, digest},
-            evidence_selector: {version, token_budget}, evidence_visible, blinded_fields}
+            evidence_selector: {version, token_budget}, evidence_visible, blinded_fields,
+            [members: [judge sections, one per panel member]]}
     calibration: {kind, gold: {name, digest, n, source}, confidence, slices, metrics}
     policy: {guarantee: {alpha_false_accept, alpha_false_reject, delta, method, statement},
              auto_accept_threshold, auto_reject_threshold, decide_threshold, human_review_band,
              human_review_rule, coverage, grid, starts, bands, slice_key, correction, per_slice,
-             cascade, cost_per_decided}
-    created_at, expires_at, card_digest
+             cascade, cost_per_decided, [test, start_shares, plan]}
+    created_at, expires_at, probes (optional: judge probe), card_digest
+
+Versions. Version 2 added fields in brackets above, and ``confidence.panel_rule``,
+``panel_params``, ``panel_fit``: a panel card's members and the rule that combines their scores,
+and the procedure that certified the bands when it is not the version 1 one (a test other than
+Clopper-Pearson, starting points given as shares of the calibration items, or the label plan the
+gold was drawn by). They are written
+only when set, and a card that writes any of them is ``card_version: 2``; every other card is
+written exactly as version 1 wrote it (same bytes, same digest). So a reader of version 1 refuses
+a version 2 card by its version (it could not route a panel), and this reader reads both.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
-from calibration.bands import METHOD, BandPolicy, BandResult
+from calibration.bands import DEFAULT_TEST, METHOD, BandPolicy, BandResult
+from calibration.card_plan import CardPlan
 from calibration.cascade import CascadeResult
 from calibration.options import DEFAULT_VALID_DAYS
 from calibration.summary import MetricSummary
@@ -38,10 +55,46 @@ from judge.errors import CardError
 from judge.kinds import ScoringKind
 
 CARD_VERSION: Literal[1] = 1
+#: The version of a card that uses a field version 1 did not have (see the module docstring).
+CARD_VERSION_2: Literal[2] = 2
 RECORDED_SOURCE = "recorded verdicts"
 
 
-class RubricRef(Strict):
+class _Strict(Strict):
+    """The card's records: strict, and written without their version 2 fields while unset."""
+
+    #: Fields added in card version 2: left out of the card while unset (None), so that a card
+    #: that uses none of them is written byte for byte as version 1 wrote it.
+    v2_fields: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_v2(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if self.v2_fields and isinstance(data, dict):
+            for name in self.v2_fields:
+                if data.get(name, 0) is None:
+                    del data[name]
+        return data
+
+    def uses_v2(self) -> bool:
+        """Whether a version 2 field is set here or in a nested section."""
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in self.v2_fields and value is not None:
+                return True
+            values = (
+                value
+                if isinstance(value, list)
+                else list(value.values())
+                if isinstance(value, dict)
+                else [value]
+            )
+            if any(isinstance(v, _Strict) and v.uses_v2() for v in values):
+                return True
+        return False
+
+
+class RubricRef(_Strict):
     """The rubric the judge used (all null for recorded verdicts of an outside judge)."""
 
     id: str | None = None
@@ -49,14 +102,14 @@ class RubricRef(Strict):
     digest: str | None = None
 
 
-class SelectorRef(Strict):
+class SelectorRef(_Strict):
     """The evidence selector the judge's prompts were built with."""
 
     version: str | None = None
     token_budget: int | None = None
 
 
-class JudgeSection(Strict):
+class JudgeSection(_Strict):
     """Who the judge is, exactly."""
 
     model: str
@@ -67,9 +120,13 @@ class JudgeSection(Strict):
     evidence_selector: SelectorRef = Field(default_factory=SelectorRef)
     evidence_visible: list[str] = Field(default_factory=list)
     blinded_fields: list[str] = Field(default_factory=list)
+    #: A panel card's members, each bound as exactly as a single judge (version 2).
+    members: list[JudgeSection] | None = None
+
+    v2_fields: ClassVar[tuple[str, ...]] = ("members",)
 
 
-class GoldRef(Strict):
+class GoldRef(_Strict):
     """The gold set the card was calibrated on."""
 
     name: str
@@ -78,7 +135,7 @@ class GoldRef(Strict):
     source: str
 
 
-class ConfidenceRef(Strict):
+class ConfidenceRef(_Strict):
     """How each item's score was made."""
 
     #: "prob" (mean verdict probability), "votes" (vote share) or "prob+votes" (both occur).
@@ -88,9 +145,16 @@ class ConfidenceRef(Strict):
     calibrator_fit: str | None = None
     #: The fitted map, so that routing applies the same transform before the thresholds.
     calibrator_params: dict[str, Any] | None = None
+    #: A panel's rule combining its members' scores (``calibration.options.PANEL_RULES``), the
+    #: fitted rule's parameters and how they were fitted (version 2).
+    panel_rule: str | None = None
+    panel_params: dict[str, Any] | None = None
+    panel_fit: str | None = None
+
+    v2_fields: ClassVar[tuple[str, ...]] = ("panel_rule", "panel_params", "panel_fit")
 
 
-class CalibrationSection(Strict):
+class CalibrationSection(_Strict):
     """What was measured, on which gold."""
 
     kind: ScoringKind
@@ -101,7 +165,7 @@ class CalibrationSection(Strict):
     metrics: MetricSummary = Field(default_factory=MetricSummary)
 
 
-class BandSection(Strict):
+class BandSection(_Strict):
     """One band as certified (threshold null: no band, with the reason)."""
 
     threshold: float | None
@@ -114,7 +178,7 @@ class BandSection(Strict):
     reason: str | None = None
 
 
-class Guarantee(Strict):
+class Guarantee(_Strict):
     """The finite-sample guarantee the bands carry."""
 
     alpha_false_accept: float
@@ -124,7 +188,7 @@ class Guarantee(Strict):
     statement: str
 
 
-class SlicePolicy(Strict):
+class SlicePolicy(_Strict):
     """Thresholds and bands of one slice (or one cascade stage)."""
 
     auto_accept_threshold: float | None = None
@@ -145,7 +209,22 @@ class StagePolicy(SlicePolicy):
     n_decided: int
 
 
-class PolicySection(Strict):
+class PlanRef(_Strict):
+    """The label plan a card was certified on (calibration.card_plan): the band is certified on
+    the labels of its band stratum and covers a share of its whole pool."""
+
+    id: str
+    budget: int
+    #: The band stratum: the most confident ``band_share`` of the pool, confidence >= boundary.
+    band_share: float
+    boundary: float
+    n_pool: int
+    #: Labels of the band stratum that certified the bands.
+    n_labels: int
+    statement: str
+
+
+class PolicySection(_Strict):
     """What the judge may decide without a human."""
 
     guarantee: Guarantee
@@ -167,22 +246,95 @@ class PolicySection(Strict):
     per_slice: dict[str, SlicePolicy] = Field(default_factory=dict)
     cascade: list[StagePolicy] | None = None
     cost_per_decided: float | None = None
+    #: The test of each threshold (``calibration.bands.TESTS``) and the starting points given
+    #: as shares of the calibration items (version 2; unset: Clopper-Pearson, item counts).
+    test: str | None = None
+    start_shares: list[float] | None = None
+    #: The label plan the gold was drawn by (version 2; unset: the gold is taken as a random
+    #: sample of the judge's items).
+    plan: PlanRef | None = None
+
+    v2_fields: ClassVar[tuple[str, ...]] = ("test", "start_shares", "plan")
 
 
-class Card(Strict):
+class ProbeEntry(_Strict):
+    """One perturbation probe's result for this judge (``judge probe``)."""
+
+    name: str
+    version: int
+    #: "degradation" (a good judge catches it) or "invariance" (a good judge does not move).
+    kind: str
+    applied: int
+    skipped: int
+    #: Cases the as-expected rate is over (degradations: originals the judge passed).
+    n: int
+    as_expected_rate: float | None = None
+    as_expected_ci95: list[float] | None = None
+    p_pass_shift: float | None = None
+    p_pass_shift_ci95: list[float] | None = None
+    #: "pass", "fail", "inconclusive" or "no data": the rate's interval against ``bar``.
+    status: str
+
+
+class ProbesSection(_Strict):
+    """Which perturbation probes this judge fails (``judge probe --card``): routing reads it,
+    e.g. a failed length probe sends long traces to people. Optional: a card without it has
+    the same digest as before the section existed."""
+
+    gold: str
+    gold_digest: str
+    model: str
+    rubric: str
+    run_at: datetime
+    #: A probe passes when its as-expected rate's 95% lower bound reaches this, fails when the
+    #: upper bound is below it.
+    bar: float
+    failed: list[str] = Field(default_factory=list)
+    inconclusive: list[str] = Field(default_factory=list)
+    #: The median number of trace turns of the cases probed: a trace longer than this is
+    #: "long" for the length gate (``judge.routing.gates``).
+    long_trace_turns: int | None = None
+    probes: list[ProbeEntry] = Field(default_factory=list)
+
+
+class Card(_Strict):
     """A calibration card."""
 
-    card_version: Literal[1] = CARD_VERSION
+    card_version: Literal[1, 2] = CARD_VERSION
     judge: JudgeSection
     calibration: CalibrationSection
     policy: PolicySection
     created_at: datetime
     expires_at: datetime
+    #: Perturbation probes' results (``judge probe``); absent on cards written without them,
+    #: and then left out of the YAML and the digest, so those cards keep their digests.
+    probes: ProbesSection | None = None
     card_digest: str = ""
+
+    def _dump(self, exclude: set[str]) -> dict[str, Any]:
+        if self.probes is None:
+            exclude = exclude | {"probes"}
+        return self.model_dump(mode="json", exclude=exclude)
+
+    @model_validator(mode="after")
+    def _version_fits(self) -> Card:
+        if self.card_version == CARD_VERSION and self.uses_v2():
+            raise ValueError(
+                "the card uses fields of card version 2 (panel members or rule, a test, start "
+                "shares) but says card_version 1"
+            )
+        return self
+
+    def member(self, model: str) -> JudgeSection | None:
+        """The binding of panel member ``model``, or None (not a panel, or not a member)."""
+        for section in self.judge.members or ():
+            if section.model == model:
+                return section
+        return None
 
     def computed_digest(self) -> str:
         """sha256 over the canonical JSON of the card without ``card_digest``."""
-        return digest(self.model_dump(mode="json", exclude={"card_digest"}))
+        return digest(self._dump({"card_digest"}))
 
     def sealed(self) -> Card:
         """The same card with its digest filled in."""
@@ -190,9 +342,12 @@ class Card(Strict):
 
     def to_yaml(self) -> str:
         """The card as YAML, in field order."""
-        return yaml.safe_dump(
-            self.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100
-        )
+        return yaml.safe_dump(self._dump(set()), sort_keys=False, allow_unicode=True, width=100)
+
+    def with_probes(self, probes: ProbesSection | None) -> Card:
+        """The same card with this probes section (replacing any), sealed anew: its digest
+        changes, as it must for a card that now says more."""
+        return self.model_copy(update={"probes": probes}).sealed()
 
 
 # --- Building ---------------------------------------------------------------------------------
@@ -291,7 +446,33 @@ def policy_section(policy: BandPolicy) -> PolicySection:
         slice_key=policy.slice_key,
         correction=policy.correction,
         per_slice={v: SlicePolicy(**_slice_fields(p)) for v, p in policy.per_slice.items()},
+        **_procedure(policy),
     )
+
+
+def plan_ref(plan: CardPlan, policy: BandPolicy) -> PlanRef:
+    """The card's reference to the label plan its bands were certified on."""
+    band = plan.strata[0]
+    return PlanRef(
+        id=plan.id,
+        budget=plan.budget,
+        band_share=plan.band_share,
+        boundary=plan.boundary,
+        n_pool=len(plan.item_ids),
+        n_labels=band.n_labels,
+        statement=(
+            f"certified on the {band.n_labels} labels the plan drew at random (each with "
+            f"probability {band.prob:.4g}) among the {band.n_items} most confident of "
+            f"{len(plan.item_ids)} items; coverage is a share of those {len(plan.item_ids)}"
+        ),
+    )
+
+
+def _procedure(policy: BandPolicy) -> dict[str, Any]:
+    """The version 2 procedure fields, set only when the procedure is not version 1's."""
+    if policy.test == DEFAULT_TEST and not policy.start_shares:
+        return {}
+    return {"test": policy.test, "start_shares": list(policy.start_shares)}
 
 
 def cascade_policy_section(result: CascadeResult) -> PolicySection:
@@ -323,6 +504,7 @@ def cascade_policy_section(result: CascadeResult) -> PolicySection:
         starts=list(first.starts),
         cascade=stages,
         cost_per_decided=result.cost_per_decided,
+        **_procedure(first),
     )
 
 
@@ -336,7 +518,9 @@ def build_card(
 ) -> Card:
     """A sealed card, expiring ``valid_days`` after ``created_at`` (default now, UTC)."""
     created = (created_at or utcnow()).replace(microsecond=0)
+    uses_v2 = judge.uses_v2() or calibration.uses_v2() or policy.uses_v2()
     card = Card(
+        card_version=CARD_VERSION_2 if uses_v2 else CARD_VERSION,
         judge=judge,
         calibration=calibration,
         policy=policy,
@@ -412,10 +596,11 @@ def verify_card(
     """Refuse a card that does not bind this judge, or has expired: raise CardError.
 
     ``rubric_digest`` and ``selector_version`` are the judge's current values (None for
-    recorded verdicts, which have neither); ``gold_digest`` is checked only when given.
+    recorded verdicts, which have neither); ``gold_digest`` is checked only when given. For a
+    panel card, ``judge_model`` may name a member: its own binding is checked.
     """
     problems = []
-    j = card.judge
+    j = card.member(judge_model) or card.judge
     if j.model != judge_model:
         problems.append(f"judge model is {judge_model!r}, the card is for {j.model!r}")
     if j.rubric.digest != rubric_digest:

@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from calibration.bands import DEFAULT_GRID, MIN_START, BandPolicy, Grid, certify
+from calibration.bands import DEFAULT_GRID, DEFAULT_TEST, MIN_START, BandPolicy, Grid, certify
 from calibration.confidence import ItemScore, ScoreSet
 from calibration.options import CascadeMode
 from judge.digests import seeded_hex
@@ -180,10 +180,13 @@ def calibrate_cascade(
     costs: Mapping[str, float] | None = None,
     mode: CascadeMode = "split",
     seed: int = 0,
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> CascadeResult:
     """Calibrate a cascade; ``stages`` are one ScoreSet per judge, cheapest first.
 
     ``costs`` maps judge name to cost per item (else the mean recorded cost, else unknown).
+    ``start_shares`` are shares of each stage's own pool of gold items.
     Coverage, agreement and cost are measured over every gold item with all thresholds applied.
     """
     if not stages:
@@ -211,6 +214,8 @@ def calibrate_cascade(
             delta=delta / m,
             grid=grid,
             starts=starts,
+            start_shares=start_shares,
+            test=test,
         )
         policies.append(policy)
         pools.append(len(pool))
@@ -319,6 +324,8 @@ def split_study(
     mode: CascadeMode = "split",
     n_splits: int = 1000,
     seed: int = 0,
+    start_shares: Sequence[float] = (),
+    test: str = DEFAULT_TEST,
 ) -> SplitStudy:
     """Over ``n_splits`` random halves of the gold items, calibrate the cascade (one stage = one
     judge) on one half and measure agreement and coverage on the other.
@@ -340,7 +347,7 @@ def split_study(
         perm = rng.permutation(len(gold_ids))
         half = len(gold_ids) // 2
         cal = [gold_ids[i] for i in perm[:half]]
-        test = [gold_ids[i] for i in perm[half:]]
+        held_out = [gold_ids[i] for i in perm[half:]]
         result = calibrate_cascade(
             [s.subset(cal) for s in stages],
             alpha_accept=alpha_accept,
@@ -350,10 +357,12 @@ def split_study(
             starts=starts,
             mode=mode,
             seed=int(rng.integers(1 << 31)),
+            start_shares=start_shares,
+            test=test,
         )
         certified += any(s.policy.certified for s in result.stages)
         counts = {"accept": [0, 0], "reject": [0, 0], "decide": [0, 0]}  # [n, errors]
-        for k in test:
+        for k in held_out:
             scores = {
                 s.judge: (lk[k].score if k in lk else None)
                 for s, lk in zip(stages, lookups, strict=True)
@@ -369,7 +378,7 @@ def split_study(
             counts[action][0] += 1
             counts[action][1] += int(wrong)
         decided = sum(c[0] for c in counts.values())
-        coverages.append(decided / len(test))
+        coverages.append(decided / len(held_out))
         if decided:
             agreements.append(1.0 - sum(c[1] for c in counts.values()) / decided)
         alphas = {"accept": alpha_accept, "decide": alpha_accept, "reject": alpha_reject or 1.0}

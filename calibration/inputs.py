@@ -179,10 +179,14 @@ def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow
     from the judge's output). ``task_id`` is ``slices.task_id`` when present, else the item id.
     ``judge`` keeps only that judge's rows. Errors name the file, line and field.
     """
+    with paused_gc():
+        return [row for _, row in iter_recorded(path, judge)]
+
+
+def iter_recorded(path: str | Path, judge: str | None = None) -> Iterator[tuple[int, VerdictRow]]:
+    """The rows of :func:`load_recorded`, each with its line number, read as they are needed."""
     file = str(path)
     loads = json.loads
-    rows: list[VerdictRow] = []
-    append = rows.append
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below; read lazily
     except OSError as err:
@@ -190,7 +194,7 @@ def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow
     # Lines are parsed as they are read (never the whole text in memory at once).
     number = 0
     try:
-        with handle, paused_gc():
+        with handle:
             for number, line in enumerate(handle, start=1):
                 if line.isspace():
                     continue
@@ -202,11 +206,10 @@ def load_recorded(path: str | Path, judge: str | None = None) -> list[VerdictRow
                     ) from err
                 if judge is not None and type(d) is dict and d.get("judge") != judge:
                     continue
-                append(_recorded_row(d, file, number))
+                yield number, _recorded_row(d, file, number)
     except UnicodeDecodeError as err:
         _read_text(path)  # names the line of the bad bytes
         raise InputError("not valid UTF-8", file=file, line=number + 1) from err
-    return rows
 
 
 # --------------------------------------------------------------------------- judgments

@@ -4,7 +4,7 @@ pydantic, and ``judge calibrate --help`` stays fast)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -18,6 +18,26 @@ Kind = ScoringKind
 Correction = Literal["holm", "bonferroni"]
 CascadeMode = Literal["split", "shared"]
 Failures = Literal["wrong", "exclude"]
+#: The test of one threshold: an upper bound on the band's error rate at a level
+#: (calibration.bands.TESTS holds the bounds).
+TestName = Literal["clopper-pearson", "hoeffding-bentkus"]
+DEFAULT_TEST: TestName = "clopper-pearson"
+
+#: How a panel combines its members' scores (calibration.panel computes them).
+PanelRule = Literal["logodds", "mean", "fitted", "pooled"]
+DEFAULT_PANEL_RULE: PanelRule = "logodds"
+#: What each rule computes, for cards and help texts.
+PANEL_RULES: dict[str, str] = {
+    "logodds": "sigmoid(mean of the members' logit(p)): the geometric mean of their odds "
+    "(ranks and decides as the summed log-odds)",
+    "mean": "the mean of the members' probabilities",
+    "fitted": "a logistic model of P(the summed log-odds decision is right) on the members' "
+    "signed log-odds, fitted on a label-free cluster split of the gold and certified on the rest",
+    "pooled": "every row of every member pooled into one mean or vote share (before rules)",
+}
+#: A panel's default starting point: the band holding the top 40% of the calibration items
+#: (fixed before labels; see CALIBRATION_RESULTS.md, "Panel cards").
+PANEL_START_SHARE = 0.4
 
 
 class CalibrationOptions(Frozen):
@@ -48,7 +68,19 @@ class CalibrationOptions(Frozen):
     starts: tuple[int, ...] = Field(
         default=(),
         description="Starting point(s) in items (each raised to max(30, n0)); several split "
-        "delta (default: 30).",
+        "delta (default, with no --start-share either: 30; a panel: --start-share 0.4).",
+    )
+    start_shares: tuple[float, ...] = Field(
+        default=(),
+        description="Starting point(s) as shares of the calibration items (0.4: the band "
+        "holding the top 40%); fixed before the labels; with --start, all split delta. "
+        f"Default for a panel (rule other than pooled): {PANEL_START_SHARE}.",
+    )
+    test: TestName = Field(
+        default=DEFAULT_TEST,
+        description="The bound each threshold is tested with: "
+        + " | ".join(get_args(TestName))
+        + ".",
     )
     slice_key: str | None = Field(
         default=None, description="Certify each value of this slice key on its own gold."
@@ -60,7 +92,9 @@ class CalibrationOptions(Frozen):
         "on a cluster split kept apart from threshold picking; none: the scores as they are.",
     )
     calibration_split: float = Field(
-        default=0.5, description="Share of task clusters the calibrator is fitted on."
+        default=0.5,
+        description="Share of task clusters the calibrator (or the fitted panel rule) is "
+        "fitted on.",
     )
     cascade: bool = False
     cascade_mode: CascadeMode = Field(
@@ -73,6 +107,12 @@ class CalibrationOptions(Frozen):
         description="Judge name -> cost per item, for cascades (default: the recorded cost).",
     )
     panel: bool = False
+    panel_rule: PanelRule = Field(
+        default=DEFAULT_PANEL_RULE,
+        description="How a panel combines its judges' scores, declared before the labels: "
+        + "; ".join(f"{name}: {text}" for name, text in PANEL_RULES.items())
+        + ".",
+    )
     split_study: int = Field(
         default=0,
         description="Also run this many random half splits (calibrate on one, measure on the "

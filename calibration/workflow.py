@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from calibration.bands import MIN_START, BandPolicy, Grid
+from calibration.bands import MIN_START, BandPolicy, Grid, share_start
 from calibration.bands import certify as certify_bands
 from calibration.card import (
     CalibrationSection,
@@ -35,19 +35,35 @@ from calibration.card import (
     PolicySection,
     build_card,
     cascade_policy_section,
+    plan_ref,
     policy_section,
 )
+from calibration.card_plan import CardPlan, certify_planned
 from calibration.cascade import (
     CascadeResult,
     SplitStudy,
     calibrate_cascade,
     split_study,
 )
-from calibration.confidence import Calibrator, Kind, ScoreSet, calibrated_split, score_items
+from calibration.confidence import (
+    Calibrator,
+    Kind,
+    ScoreSet,
+    calibrated_split,
+    score_items,
+    split_clusters,
+)
 from calibration.gold import GoldSet
 from calibration.inputs import join_gold
 from calibration.metrics import summarize
-from calibration.options import DEFAULT_VALID_DAYS, CalibrationOptions, CompareOptions
+from calibration.options import (
+    DEFAULT_VALID_DAYS,
+    PANEL_START_SHARE,
+    CalibrationOptions,
+    CompareOptions,
+    PanelRule,
+)
+from calibration.panel import PanelModel, combine, fit_panel
 from calibration.records import VerdictRow
 from calibration.study import Study, compare
 from calibration.summary import MetricSummary
@@ -57,6 +73,18 @@ from judge.kinds import SCORING
 
 #: How the picked judges make one card: one judge, a cascade (cheapest first) or a panel.
 JudgeMode = Literal["single", "cascade", "panel"]
+
+
+def scan_of(
+    options: CalibrationOptions, mode: JudgeMode
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The starting points (item counts, shares of the calibration items) of a card of
+    ``mode``: the ones asked for, else a panel's share (a rule other than pooled) or 30."""
+    if options.starts or options.start_shares:
+        return options.starts, options.start_shares
+    if mode == "panel" and options.panel_rule != "pooled":
+        return (), (PANEL_START_SHARE,)
+    return (MIN_START,), ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +98,14 @@ class JudgeRequest:
     mode: JudgeMode
     #: The scoring kind the verdicts are read as.
     kind: Kind
+    #: A panel's rule (None: not a panel).
+    panel_rule: PanelRule | None = None
+
+    @property
+    def members(self) -> bool:
+        """Whether the card binds each judge as a panel member (a panel with a declared rule;
+        a pooled panel, as written before rules, binds none)."""
+        return self.mode == "panel" and self.panel_rule not in (None, "pooled")
 
 
 @dataclass(frozen=True)
@@ -89,7 +125,12 @@ def unbound(source: str) -> JudgeBinder:
     judges): the card names the model and the source only."""
 
     def bind(request: JudgeRequest) -> JudgeBinding:
-        return JudgeBinding(JudgeSection(model=request.model, source=source))
+        members = (
+            [JudgeSection(model=name, source=source) for name in request.names]
+            if request.members
+            else None
+        )
+        return JudgeBinding(JudgeSection(model=request.model, source=source, members=members))
 
     return bind
 
@@ -222,16 +263,29 @@ def _check(options: CalibrationOptions, names: Sequence[str]) -> None:
         raise InputError(
             "--cascade does not combine with --calibrator or --slice yet", field="cascade"
         )
+    if options.panel and options.panel_rule != "pooled" and options.calibrator != "none":
+        raise InputError(
+            f"--panel-rule {options.panel_rule} makes the panel's score; it does not combine "
+            "with --calibrator",
+            field="calibrator",
+            hint="drop --calibrator (the fitted rule is a model fitted on held-apart gold)",
+        )
+    for share in options.start_shares:
+        share_start(share, 1)
 
 
 def judge_request(rows: Sequence[VerdictRow], options: CalibrationOptions) -> JudgeRequest:
     """What ``options`` ask of ``rows``: the scoring kind, the judges (each checked present) and
     how they make one card. Raises InputError for a request the rows cannot answer."""
     kind = infer_kind(rows, options.kind)
-    names = pick_judges(rows, options.judges)
+    if options.panel and not options.judges:
+        names = sorted({r.judge for r in rows})  # a panel of every judge present
+    else:
+        names = pick_judges(rows, options.judges)
     _check(options, names)
     if options.panel:
-        return JudgeRequest(tuple(names), "panel(" + ", ".join(names) + ")", "panel", kind)
+        model = "panel(" + ", ".join(names) + ")"
+        return JudgeRequest(tuple(names), model, "panel", kind, options.panel_rule)
     if len(names) > 1:
         return JudgeRequest(tuple(names), "cascade(" + " > ".join(names) + ")", "cascade", kind)
     return JudgeRequest(tuple(names), names[0], "cascade" if options.cascade else "single", kind)
@@ -253,6 +307,12 @@ class Measurement:
     metrics: MetricSummary
     #: The slice keys the metrics are also given per value of.
     slices: tuple[str, ...]
+    #: A panel's rule (None: not a panel, or a pooled one), its fitted model and how it was fit.
+    panel_rule: PanelRule | None = None
+    panel_model: PanelModel | None = None
+    panel_fit: str | None = None
+    #: A panel's members' own scores, in member order.
+    member_scores: tuple[ScoreSet, ...] = ()
 
     @property
     def kind(self) -> Kind:
@@ -271,6 +331,9 @@ class Measurement:
                 calibrator=fitted.name if fitted is not None else "none",
                 calibrator_fit=self.fit_note,
                 calibrator_params=fitted.params() if fitted is not None else None,
+                panel_rule=self.panel_rule,
+                panel_params=self.panel_model.params() if self.panel_model is not None else None,
+                panel_fit=self.panel_fit,
             ),
             slices=list(self.slices),
             metrics=self.metrics,
@@ -280,15 +343,17 @@ class Measurement:
 def measure(
     rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
 ) -> Measurement:
-    """Score every item of the requested judges (pooled for a panel), fit the optional
-    calibrator on a cluster split, and summarise their verdicts against gold, per slice, with
-    intervals."""
+    """Score every item of the requested judges (a panel: combined by its rule), fit the
+    optional calibrator (or the panel's model) on a cluster split, and summarise their verdicts
+    against gold, per slice, with intervals."""
     kind = request.kind
     wanted = set(request.names)
     judge_rows = [r for r in rows if r.judge in wanted]
     stage_scores: tuple[ScoreSet, ...]
+    panel = _Panel(ScoreSet(kind=kind, judge="", items=()))
     if request.mode == "panel":
-        stage_scores = (score_items(judge_rows, kind=kind),)
+        panel = _panel_scores(judge_rows, request, options)
+        stage_scores = (panel.scores,)
     else:
         stage_scores = tuple(score_items(judge_rows, kind=kind, judge=n) for n in request.names)
     scores = stage_scores[0]
@@ -312,7 +377,75 @@ def measure(
         seed=options.seed,
         slices=slices,
     )
-    return Measurement(request, stage_scores, scores, fitted, fit_note, metrics, slices)
+    return Measurement(
+        request,
+        stage_scores,
+        scores,
+        fitted,
+        fit_note,
+        metrics,
+        slices,
+        panel_rule=panel.rule,
+        panel_model=panel.model,
+        panel_fit=panel.fit,
+        member_scores=panel.members,
+    )
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """A panel's score set (the one its bands are certified on) and how it was made."""
+
+    scores: ScoreSet
+    rule: PanelRule | None = None
+    model: PanelModel | None = None
+    fit: str | None = None
+    members: tuple[ScoreSet, ...] = ()
+
+
+def _panel_scores(
+    rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
+) -> _Panel:
+    kind, rule = request.kind, options.panel_rule
+    if rule == "pooled":
+        return _Panel(score_items(rows, kind=kind))
+    members = tuple(score_items(rows, kind=kind, judge=n) for n in request.names)
+    if rule != "fitted":
+        return _Panel(combine(members, rule), rule, members=members)
+    # Fit on one label-free cluster split, certify on the other: the labels the model was
+    # fitted on never certify its band.
+    fraction = options.calibration_split
+    fit_part, rest = split_clusters(
+        combine(members, "logodds"), fraction=fraction, seed=options.seed
+    )
+    fit_ids = {i.item_id for i in fit_part.items} | set(fit_part.unscored)
+    rest_ids = {i.item_id for i in rest.items} | set(rest.unscored)
+    model = fit_panel([m.subset(fit_ids) for m in members], kind=kind)
+    scores = combine([m.subset(rest_ids) for m in members], "fitted", model)
+    fit = (
+        f"fitted on {fraction:.0%} of the task clusters (seed {options.seed}, "
+        f"{len(fit_part.with_gold().items)} gold items); thresholds certified on the other "
+        f"{len(scores.with_gold().items)} gold items"
+    )
+    return _Panel(scores, rule, model, fit, members)
+
+
+def pool_scores(rows: Sequence[VerdictRow], options: CalibrationOptions) -> ScoreSet:
+    """The scores of the judge (or panel) ``options`` ask for on every item of ``rows``,
+    reading no label: what a label plan is drawn on (calibration.card_plan)."""
+    unlabelled = [replace(r, gold=None) for r in rows]
+    request = judge_request(unlabelled, options)
+    if options.cascade or options.calibrator != "none" or options.panel_rule == "fitted":
+        raise InputError(
+            "a label plan is drawn for one judge or a panel by a fixed rule (not a cascade, a "
+            "calibrator or the fitted rule, whose scores depend on labels)",
+            field="plan",
+        )
+    wanted = set(request.names)
+    judge_rows = [r for r in unlabelled if r.judge in wanted]
+    if request.mode == "panel":
+        return _panel_scores(judge_rows, request, options).scores
+    return score_items(judge_rows, kind=request.kind, judge=request.names[0])
 
 
 @dataclass(frozen=True)
@@ -329,13 +462,49 @@ class Certification:
     split_study: SplitStudy | None = None
 
 
-def certify(measured: Measurement, options: CalibrationOptions) -> Certification:
+def _check_plan(measured: Measurement, options: CalibrationOptions, plan: CardPlan) -> None:
+    """Refuse a plan that cannot certify this card: the plan fixes the scan and was drawn on
+    the scores of one judge (or panel) as they are."""
+    why = None
+    if options.cascade or options.calibrator != "none" or options.slice_key:
+        why = "a planned card is one judge or panel, with no --cascade, --calibrator or --slice"
+    elif measured.panel_rule == "fitted":
+        why = "the fitted panel rule changes the scores the plan was drawn on"
+    elif options.starts or options.start_shares:
+        why = (
+            f"the plan fixes the scan (starts at {', '.join(map(str, plan.starts))} of its labels)"
+        )
+    elif plan.judge != measured.scores.judge or plan.kind != measured.kind:
+        why = (
+            f"the plan was drawn for {plan.judge} ({plan.kind}), not for "
+            f"{measured.scores.judge} ({measured.kind})"
+        )
+    if why is not None:
+        raise InputError(f"cannot certify with plan {plan.id}: {why}", field="plan")
+
+
+def certify(
+    measured: Measurement, options: CalibrationOptions, plan: CardPlan | None = None
+) -> Certification:
     """Certify the bands (per slice when asked) on the measured scores, or calibrate the
     cascade on each judge's scores, with the finite-sample guarantee ``options`` ask for; and
-    run the random split study when asked."""
+    run the random split study when asked. With a label ``plan`` (calibration.card_plan), the
+    bands are certified on the plan's labels, with its scan, and cover a share of its pool."""
     grid = Grid.parse(options.grid)
-    starts = list(options.starts) or [MIN_START]
+    starts, shares = scan_of(options, measured.request.mode)
     a_reject = options.reject_alpha(measured.kind)
+    if plan is not None:
+        _check_plan(measured, options, plan)
+        policy = certify_planned(
+            measured.scores,
+            plan,
+            alpha_accept=options.alpha_accept,
+            alpha_reject=a_reject,
+            delta=options.delta,
+            test=options.test,
+        )
+        section = policy_section(policy).model_copy(update={"plan": plan_ref(plan, policy)})
+        return Certification(policy, None, section, policy.summary())
     if options.cascade:
         casc = calibrate_cascade(
             measured.stage_scores,
@@ -347,6 +516,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
             costs=options.costs,
             mode=options.cascade_mode,
             seed=options.seed,
+            start_shares=shares,
+            test=options.test,
         )
         certified = Certification(None, casc, cascade_policy_section(casc), casc.summary())
     else:
@@ -359,6 +530,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
             starts=starts,
             slice_key=options.slice_key,
             correction=options.correction,
+            start_shares=shares,
+            test=options.test,
         )
         certified = Certification(policy, None, policy_section(policy), policy.summary())
     if not options.split_study:
@@ -373,6 +546,8 @@ def certify(measured: Measurement, options: CalibrationOptions) -> Certification
         mode=options.cascade_mode if options.cascade else "shared",
         n_splits=options.split_study,
         seed=options.seed,
+        start_shares=shares,
+        test=options.test,
     )
     return replace(certified, split_study=study)
 
@@ -405,18 +580,20 @@ def calibrate_rows(
     judge: JudgeBinder,
     options: CalibrationOptions,
     created_at: datetime | None = None,
+    plan: CardPlan | None = None,
 ) -> CalibrationResult:
     """Calibrate the judge(s) of ``rows`` against the gold they carry (see :func:`attach_gold`):
     :func:`measure`, :func:`certify`, then :func:`seal` the card.
 
     ``judge`` binds the card's judge section, before anything is measured (a judge the card
-    cannot bind fails fast); ``created_at`` (default now) starts the card's validity. Raises
-    InputError for a request the rows cannot answer.
+    cannot bind fails fast); ``created_at`` (default now) starts the card's validity; ``plan``:
+    the label plan the gold was drawn by (the rows are its whole pool). Raises InputError for a
+    request the rows cannot answer.
     """
     request = judge_request(rows, options)
     binding = judge(request)
     measured = measure(rows, request, options)
-    certified = certify(measured, options)
+    certified = certify(measured, options, plan)
     card = seal(
         measured,
         certified,

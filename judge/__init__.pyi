@@ -34,6 +34,11 @@ from calibration.options import CompareOptions as CompareOptions
 from judge.calibrating import CalibrationRun as CalibrationRun
 from judge.calibrating import calibrate as calibrate
 from judge.calibrating import compare_judges as compare_judges
+from judge.calibrating import plan_labels_for_card as plan_labels_for_card
+
+# Probing a judge: perturbations of gold cases whose right answer is known (judge.probes has
+# the options, the report and the drift checks on an anchor set).
+from judge.probes import run_probes as run_probes
 
 # Routing verdicts with a card, people's labels back as gold.
 from judge.review import RoutingRun as RoutingRun
@@ -52,8 +57,8 @@ from judge.runsets import score_runs as score_runs
 from judge.runsets import write_report as write_report
 
 # Where traces and reviewers already are: import_traces above takes a file or a platform URL
-# (phoenix+http://HOST:PORT/projects/NAME); verdicts out to it, people's labels back as gold;
-# or verdicts as an OpenTelemetry (OTLP) document.
+# (phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID); verdicts
+# out to it, people's labels back as gold; or verdicts as an OpenTelemetry (OTLP) document.
 from judge.platforms import export_verdicts as export_verdicts
 from judge.platforms import import_labels as import_labels
 from judge.connectors import export_otel as export_otel

@@ -30,6 +30,7 @@ from calibration.card import (
     verify_card,
     write_card,
 )
+from calibration.card_plan import CardPlan, plan_for_card
 from calibration.gold import load_gold, validation_to_input_error
 from calibration.inputs import (
     iter_judgments_jsonl,
@@ -50,6 +51,7 @@ from calibration.workflow import (
     calibrate_rows,
     card_filename,
     compare_rows,
+    pool_scores,
     unbound,
 )
 from judge.base import Frozen
@@ -297,6 +299,22 @@ def cascade_binding(loaded: LoadedVerdicts, names: Sequence[str], model: str) ->
     return JudgeBinding(stages[0].section.model_copy(update={"model": model}), stages[0].notes)
 
 
+def panel_binding(loaded: LoadedVerdicts, request: JudgeRequest) -> JudgeBinding:
+    """A panel card's bindings: every member bound as exactly as a single judge (its rubric,
+    prompt digest and evidence selector), so that routing checks each member's judgments
+    against its own. A pooled panel (as written before panel rules) binds no member."""
+    if not request.members:
+        return JudgeBinding(JudgeSection(model=request.model, source=loaded.kind))
+    bound = [judge_binding(loaded, name) for name in request.names]
+    notes = tuple(
+        f"{name}: {note}" for name, b in zip(request.names, bound, strict=True) for note in b.notes
+    )
+    section = JudgeSection(
+        model=request.model, source=loaded.kind, members=[b.section for b in bound]
+    )
+    return JudgeBinding(section, notes)
+
+
 def binder(loaded: LoadedVerdicts) -> JudgeBinder:
     """What the workflow calls to bind the judge(s) it picked."""
     if loaded.kind == RECORDED_SOURCE:
@@ -304,8 +322,7 @@ def binder(loaded: LoadedVerdicts) -> JudgeBinder:
 
     def bind(request: JudgeRequest) -> JudgeBinding:
         if request.mode == "panel":
-            # A panel pools several judges' verdicts into one score: no single binding.
-            return JudgeBinding(JudgeSection(model=request.model, source=loaded.kind))
+            return panel_binding(loaded, request)
         if request.mode == "cascade":
             return cascade_binding(loaded, request.names, request.model)
         return judge_binding(loaded, request.names[0])
@@ -342,6 +359,56 @@ def _source(
     )
 
 
+def plan_labels_for_card(
+    *,
+    db: str | Path | None = None,
+    judgments: str | Path | None = None,
+    recorded: str | Path | None = None,
+    rubric: str | None = None,
+    selector: str | None = None,
+    options: CalibrationOptions | None = None,
+    budget: int,
+    cover: float | None = None,
+    expected_error: float | None = None,
+    rest_share: float = 0.0,
+) -> CardPlan:
+    """Which of a judge's (or panel's) unlabelled items to label for its card
+    (``calibration.card_plan``): the verdicts come as :func:`calibrate` takes them, and no
+    label they may carry is read. ``cover``: the band share to plan for (None: the planner's
+    choice); ``expected_error``: the band's error rate to assume (None: the judge's own
+    probabilities, as if calibrated)."""
+    options = options or CalibrationOptions()
+    loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
+    scores = pool_scores(loaded.rows, options)
+    return plan_for_card(
+        scores,
+        budget=budget,
+        alpha=options.alpha_accept,
+        delta=options.delta,
+        seed=options.seed,
+        band_share=cover,
+        rest_share=rest_share,
+        error="scores" if expected_error is None else expected_error,
+    )
+
+
+def load_plan(path: str | Path) -> CardPlan:
+    """A card label plan written by ``judge review plan --for-card --out``."""
+    file = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", file=file) from err
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", file=file, line=err.lineno) from err
+    if not isinstance(data, dict):
+        raise InputError("a plan is a JSON object", file=file, field="plan")
+    try:
+        return CardPlan.from_dict(data)
+    except InputError as err:
+        raise InputError(err.reason, file=file, field=err.field, hint=err.hint) from err
+
+
 def calibrate(
     *,
     db: str | Path | None = None,
@@ -353,6 +420,7 @@ def calibrate(
     options: CalibrationOptions | None = None,
     out: str | Path | None = None,
     report: str | Path | None = None,
+    plan: str | Path | None = None,
 ) -> CalibrationRun:
     """Measure a judge against gold and write its calibration card (and an HTML report).
 
@@ -361,6 +429,8 @@ def calibrate(
     ``selector`` version when given; ``gold`` is a gold JSONL (None: the labels the verdicts
     carry). ``options`` set the guarantee (alpha, delta), the threshold grid, cascades and
     panels. The card goes to ``out`` (default ``<judge>.card.yaml``), the report to ``report``.
+    ``plan``: the label plan (``judge review plan --for-card``) the gold was drawn by: the
+    bands are certified on its labels and cover a share of its pool (the verdicts).
     """
     options = options or CalibrationOptions()
     Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
@@ -372,7 +442,10 @@ def calibrate(
         source=str(loaded.path),
         gold_label=gold_text,
     )
-    result = calibrate_rows(rows, gold=gold_ref, judge=binder(loaded), options=options)
+    card_plan = load_plan(plan) if plan is not None else None
+    result = calibrate_rows(
+        rows, gold=gold_ref, judge=binder(loaded), options=options, plan=card_plan
+    )
     card_path = Path(out) if out else Path(card_filename(result.model))
     digest = write_card(result.card, card_path)
     report_path = Path(report) if report else None

@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "keys": "judge.commands.keys:keys",
     "review": "judge.commands.review:review",
     "db": "judge.commands.db:db",
+    "probe": "judge.commands.probe:probe",
+    "drift": "judge.commands.drift:drift",
 }
 
 
@@ -78,6 +80,8 @@ _SUMMARIES = {
     "gate": "Regression gate on a run-set report: ship, block or inconclusive.",
     "export": "Export verdicts as OTLP JSON, or to the platform of the traces (--to URL).",
     "runset": "Build a run-set JSONL from a gold-format file.",
+    "probe": "Probe a judge with perturbations of gold cases whose right answer is known.",
+    "drift": "Re-judge an anchor set and chart P(pass) and agreement; alarm marks a card stale.",
     "route": "Apply a calibration card to stored judgments: auto-accept, auto-reject or review.",
     "serve": "Serve the HTTP API and the review page (uvicorn).",
     "keys": "Create, list and revoke API keys (stored hashed).",

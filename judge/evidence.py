@@ -242,6 +242,10 @@ class _Turn:
     runs_tests: bool  # an agent turn whose command runs tests
 
 
+#: A classified trace turn, as :func:`classify_turns` returns them (the probes read traces so).
+ClassifiedTurn = _Turn
+
+
 def _redact(text: str) -> tuple[str, int]:
     """The redacted text and how many redaction markers it holds.
 

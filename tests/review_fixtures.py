@@ -271,6 +271,33 @@ def make_cascade_card(
     )
 
 
+def make_panel_card(
+    members: Sequence[str],
+    *,
+    rule: str = "logodds",
+    params: dict[str, Any] | None = None,
+    **card_args: Any,
+) -> Card:
+    """A sealed panel card: each member bound like ``make_card``'s judge (its own section), the
+    scores combined by ``rule``, the card's thresholds applying to the combined score."""
+    base = make_card(**card_args)
+    member_sections = [base.judge.model_copy(update={"model": m}) for m in members]
+    judge = base.judge.model_copy(
+        update={"model": "panel(" + ", ".join(members) + ")", "members": member_sections}
+    )
+    confidence = base.calibration.confidence.model_copy(
+        update={"panel_rule": rule, "panel_params": params}
+    )
+    calibration = base.calibration.model_copy(update={"confidence": confidence})
+    return build_card(
+        judge=judge,
+        calibration=calibration,
+        policy=base.policy,
+        created_at=base.created_at,
+        valid_days=3650,
+    )
+
+
 def seed_store(store: Store, cases: Sequence[Case], judgments: Sequence[Judgment]) -> None:
     """Put cases and judgment records into the store."""
     for case in cases:

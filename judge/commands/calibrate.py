@@ -75,6 +75,8 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option("delta", type=float)
 @calibration_option("grid")
 @calibration_option("starts", "--start", type=int, multiple=True)
+@calibration_option("start_shares", "--start-share", type=float, multiple=True)
+@calibration_option("test", type=click.Choice(["clopper-pearson", "hoeffding-bentkus"]))
 @calibration_option("slice_key", "--slice")
 @calibration_option("correction", type=click.Choice(["holm", "bonferroni"]))
 @calibration_option("calibrator", type=click.Choice(["none", "platt", "isotonic"]))
@@ -92,8 +94,10 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option(
     "panel",
     is_flag=True,
-    help="Pool the --judge list into one panel score (vote share or mean prob).",
+    help="Combine the --judge list (default: every judge present) into one panel score, "
+    "by --panel-rule.",
 )
+@calibration_option("panel_rule", type=click.Choice(["logodds", "mean", "fitted", "pooled"]))
 @calibration_option("split_study", type=int)
 @calibration_option("seed", type=int)
 @calibration_option("n_boot", type=int)
@@ -103,6 +107,12 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 )
 @click.option(
     "--report", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here."
+)
+@click.option(
+    "--plan",
+    type=click.Path(dir_okay=False),
+    help="The label plan the gold was drawn by (`judge review plan --for-card --out`): bands "
+    "certified on its labels, with its scan, covering a share of its pool (the verdicts).",
 )
 def calibrate(
     gold_path: str | None,
@@ -114,6 +124,7 @@ def calibrate(
     costs: tuple[str, ...],
     out: str | None,
     report: str | None,
+    plan: str | None,
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
@@ -128,6 +139,7 @@ def calibrate(
         gold=gold_path,
         out=out,
         report=report,
+        plan=plan,
     )
     for line in run.result.lines():
         click.echo(line)

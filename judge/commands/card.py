@@ -112,4 +112,14 @@ def card_text(c: Card) -> str:
             )
     for value, sp in p.per_slice.items():
         lines.append(f"slice     {p.slice_key}={value}: coverage {sp.coverage:.1%} of {sp.n}")
+    for m in j.members or []:
+        bound = f"{m.rubric.id}@{m.rubric.version} ({m.rubric.digest})" if m.rubric.id else "-"
+        lines.append(f"member    {m.model}: rubric {bound}, selector {m.evidence_selector.version}")
+    if cal.confidence.panel_rule:
+        lines.append(f"panel     rule {cal.confidence.panel_rule}")
+    if p.test or p.start_shares:
+        shares = ", ".join(f"{x:g}" for x in p.start_shares or [])
+        lines.append(f"scan      test {p.test}, starts at {shares or '-'} of the items")
+    if p.plan:
+        lines.append(f"plan      {p.plan.id}: {p.plan.statement}")
     return "\n".join(lines)

@@ -66,14 +66,15 @@ gold.add_command(export_gold_cmd, "export")
     "source",
     required=True,
     metavar="URL",
-    help="The platform the traces came from: phoenix+http://HOST:PORT/projects/NAME.",
+    help="The platform the traces came from: phoenix+http://HOST:PORT/projects/NAME, "
+    "mlflow+http://HOST:PORT/experiments/ID.",
 )
 @click.option(
     "--annotation",
     required=True,
     metavar="NAME",
     help="The name of the annotation people gave (in Phoenix: the annotation config's name; "
-    "in Langfuse: the score's name).",
+    "in Langfuse: the score's name; in MLflow: the feedback's name).",
 )
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
 @click.option(
@@ -98,7 +99,8 @@ def import_gold(
 
     Reads every person's annotation named NAME (in Phoenix: HUMAN span and trace annotations;
     notes and judge's own annotations are not labels; in Langfuse: scores of source
-    ANNOTATION, from the UI or an annotation queue), matches it to the cases imported from
+    ANNOTATION, from the UI or an annotation queue; in MLflow: HUMAN feedback assessments
+    not overridden since, a boolean read as true / false), matches it to the cases imported from
     URL by trace id, and writes one gold record per case with lineage (platform, annotation
     ids, annotators, time). People who disagree on a case leave it out; labels on traces judge
     never imported are counted.

@@ -25,7 +25,8 @@ EXIT_INVALID_INPUT = 1
     "source",
     metavar="URL",
     help="Read the traces of a platform instead of files: "
-    "phoenix+http://HOST:PORT/projects/NAME (see --list).",
+    "phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID "
+    "(see --list).",
 )
 @click.option(
     "--trace-id",

@@ -3,6 +3,7 @@ gold export."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from rich.table import Table
 import judge
 import judge.review
 import judge.runsets
-from judge.commands.options import db_option
+from judge.commands.options import db_option, model_option
+
+#: An option of ``judge.CalibrationOptions``' field: its default and help are the model's.
+calibration_option = functools.partial(model_option, judge.CalibrationOptions)
 
 
 @click.group()
@@ -119,6 +123,40 @@ def audit_cmd(db: str, digest: str | None) -> None:
     help="How many runs to label (expected count with --active).",
 )
 @click.option(
+    "--for-card",
+    is_flag=True,
+    help="Plan the labels that certify a card instead: RUNS.jsonl is then the judge's verdicts "
+    "(recorded or judgments JSONL, no gold needed); the items are drawn at random within the "
+    "judge's most confident items (known probabilities, written with --out) and nothing is "
+    "queued. Then `judge calibrate ... --gold LABELS --plan PLAN.json`.",
+)
+@click.option(
+    "--panel", is_flag=True, help="--for-card: the --model list (default: all) is a panel."
+)
+@calibration_option("panel_rule", type=click.Choice(["logodds", "mean"]))
+@click.option(
+    "--cover",
+    type=float,
+    help="--for-card: the share of items the card should decide (the band stratum); "
+    "default: the share the planner expects to certify most with this budget.",
+)
+@click.option(
+    "--expected-error",
+    type=float,
+    help="--for-card: the error rate to assume in the band (e.g. a similar judge's); "
+    "default: the judge's own probabilities, as if calibrated (optimistic for most LLMs).",
+)
+@click.option(
+    "--rest-share",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="--for-card: share of the budget drawn outside the band stratum (weighted estimates "
+    "over all items; never used to certify).",
+)
+@calibration_option("alpha_accept", "--alpha", type=float)
+@calibration_option("delta", type=float)
+@click.option(
     "--active",
     is_flag=True,
     help="Draw with probabilities from the judge's uncertainty (stored judgments of "
@@ -151,6 +189,14 @@ def plan_cmd(
     mix: float,
     out: str | None,
     db: str,
+    for_card: bool,
+    panel: bool,
+    panel_rule: str,
+    cover: float | None,
+    expected_error: float | None,
+    rest_share: float,
+    alpha_accept: float,
+    delta: float,
 ) -> None:
     """Draw the runs of RUNS.jsonl that people should label, at random, and queue them.
 
@@ -158,7 +204,21 @@ def plan_cmd(
     queued for blind review. Label them, export the labels with `judge gold export --plan ID`,
     and give them to `judge score RUNS ... --labels LABELS --db DB`: the report then adds
     pass@1 from the labels alone and by PPI++ (judge plus labels).
+
+    With --for-card, RUNS.jsonl holds a judge's verdicts on unlabelled items instead, and the
+    plan is the items whose labels certify its card (see --for-card).
     """
+    if for_card:
+        options = judge.CalibrationOptions(
+            judges=models,
+            panel=panel,
+            panel_rule=panel_rule,  # type: ignore[arg-type]
+            alpha_accept=alpha_accept,
+            delta=delta,
+            seed=seed,
+        )
+        _plan_for_card(runs_file, options, budget, cover, expected_error, rest_share, out)
+        return
     loaded = judge.load_runs(runs_file)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
@@ -194,6 +254,52 @@ def plan_cmd(
         f"next: label them (`judge review queue --db {db}`, or the review page), then "
         f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
         f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`",
+        err=True,
+    )
+
+
+def _plan_for_card(
+    verdicts: str,
+    options: judge.CalibrationOptions,
+    budget: int,
+    cover: float | None,
+    expected_error: float | None,
+    rest_share: float,
+    out: str | None,
+) -> None:
+    plan = judge.plan_labels_for_card(
+        judgments=verdicts,
+        options=options,
+        budget=budget,
+        cover=cover,
+        expected_error=expected_error,
+        rest_share=rest_share,
+    )
+    if out:
+        Path(out).write_text(json.dumps(plan.to_dict(), indent=1) + "\n", encoding="utf-8")
+    for item_id in plan.chosen:
+        click.echo(item_id)
+    band, rest = plan.strata
+    click.echo(
+        f"plan {plan.id} for {plan.judge}: {len(plan.chosen)} of {len(plan.item_ids)} items; "
+        f"band stratum: the {band.n_items} most confident ({plan.band_share:g} of the items, "
+        f"confidence >= {plan.boundary:.6g}), {band.n_labels} drawn, each with probability "
+        f"{band.prob:.4g}; rest: {rest.n_labels} of {rest.n_items}",
+        err=True,
+    )
+    for note in plan.notes:
+        click.echo(f"note: {note}", err=True)
+    estimate = plan.estimate
+    if estimate is not None:
+        need = estimate.labels if estimate.labels is not None else "more than 5000"
+        click.echo(
+            f"planner ({estimate.error_source} error {estimate.error:.4f} in the band): {need} "
+            f"labels certify it with probability >= {estimate.power:g}",
+            err=True,
+        )
+    click.echo(
+        f"next: label these items (gold JSONL), then `judge calibrate --judgments {verdicts} "
+        f"--gold LABELS.jsonl --plan {out or 'PLAN.json'}` with the same --judge/--panel",
         err=True,
     )
 

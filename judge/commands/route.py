@@ -1,7 +1,9 @@
-"""``judge route``: apply a calibration card to stored judgments."""
+"""``judge route``: apply a calibration card to stored judgments, or to recorded verdicts
+(``--recorded``, no store)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
@@ -10,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.routing
 import judge.store
 from judge.commands.options import db_option
 
@@ -26,6 +29,13 @@ if TYPE_CHECKING:
     help="Calibration card (YAML) written by `judge calibrate`.",
 )
 @db_option()
+@click.option(
+    "--recorded",
+    type=click.Path(dir_okay=False),
+    help="Route the recorded verdicts of this JSONL (../shared/judgments format) instead of a "
+    "store: one decision per item (A, B or review; pass, fail or review) with its reason; "
+    "nothing is stored or queued.",
+)
 @click.option(
     "--audit-fraction",
     type=float,
@@ -55,6 +65,7 @@ if TYPE_CHECKING:
 def route(
     card_path: str,
     db: str,
+    recorded: str | None,
     audit_fraction: float,
     double_fraction: float,
     seed: int,
@@ -65,8 +76,14 @@ def route(
     """Route stored judgments with a card: auto-accept, auto-reject or human review, with reasons.
 
     A card whose judge model, rubric digest or evidence-selector version differ from the
-    judgments', that has expired, or that audits flagged stale, is refused.
+    judgments', that has expired, or that audits flagged stale, is refused. With --recorded,
+    the card (single judge, cascade or panel) routes recorded verdicts with no store; a file
+    the card cannot route whole (an item without a verdict of one of its judges, a duplicate
+    verdict, a verdict of another rubric kind) is refused with its line, and nothing is routed.
     """
+    if recorded is not None:
+        _route_recorded(card_path, recorded, fmt, limit)
+        return
     if not judge.store.store_exists(db):
         raise click.ClickException(
             f"{judge.store.mask_url(db)}: no such store (judge cases with `judge run` first)"
@@ -87,11 +104,12 @@ def route(
     elif limit:
         _table(run.decisions[:limit])
     j = card.judge
+    rubrics = {f"{m.rubric.id}@{m.rubric.version}" for m in j.members or [j]}
     by_decision: dict[str, Counter[str]] = defaultdict(Counter)
     for (decision, reason), n in run.counts.items():
         by_decision[decision][reason] += n
     click.echo(
-        f"card {run.card_digest[:19]} ({j.model}, {j.rubric.id}@{j.rubric.version}): "
+        f"card {run.card_digest[:19]} ({j.model}, {', '.join(sorted(rubrics))}): "
         f"{len(run.decisions)} case(s) routed",
         err=True,
     )
@@ -111,6 +129,31 @@ def route(
         f"(page /review) or `judge review queue --db {shown}`",
         err=True,
     )
+
+
+def _route_recorded(card_path: str, recorded: str, fmt: str, limit: int) -> None:
+    card = judge.load_card(card_path)
+    decisions = judge.routing.route_recorded(card, recorded)
+    if fmt == "jsonl":
+        for d in decisions:
+            click.echo(json.dumps(d.to_dict()))
+    elif limit:
+        table = Table()
+        for column in ("item", "decision", "score", "reason", "detail"):
+            table.add_column(column, overflow="fold")
+        for d in decisions[:limit]:
+            score = f"{d.score:.4f}" if d.score is not None else ""
+            table.add_row(d.item_id[-40:], d.decision, score, d.reason, d.detail)
+        Console(width=max(Console().width, 140)).print(table)
+    counts = judge.routing.count_decisions(decisions)
+    decided = sum(n for (decision, _), n in counts.items() if decision != "review")
+    click.echo(
+        f"card {card.card_digest[:19]} ({card.judge.model}): {len(decisions)} item(s) of "
+        f"{recorded}, {decided} decided without review",
+        err=True,
+    )
+    for (decision, reason), n in sorted(counts.items()):
+        click.echo(f"  {decision:8} {n:5}  {reason}", err=True)
 
 
 def _table(decisions: list[RoutingDecision]) -> None:

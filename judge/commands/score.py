@@ -296,7 +296,8 @@ EXPORT_FORMATS = {"otel": "OpenTelemetry GenAI gen_ai.evaluation.result events a
     "to",
     metavar="URL",
     help="Send the verdicts to a platform, next to the traces they judge: "
-    "phoenix+http://HOST:PORT/projects/NAME (instead of --out).",
+    "phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID "
+    "(instead of --out).",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="otel", show_default=True
@@ -339,10 +340,11 @@ def export(
 
     With --to, each (case, rubric, judge model) of the cases imported from URL becomes one
     verdict next to its trace (in Phoenix: an annotation of the root span named after the
-    rubric; in Langfuse: a CATEGORICAL score of the trace named after the rubric): the label,
-    P(pass), the rationale with the cited evidence, and the routing
-    decision when a card routed it. Exporting again updates those, and sends only what changed
-    since (the store keeps a ledger); an export that stops halfway keeps what was sent.
+    rubric; in Langfuse: a CATEGORICAL score of the trace named after the rubric; in MLflow:
+    an LLM_JUDGE feedback assessment of the trace): the label, P(pass), the rationale with the
+    cited evidence, and the routing decision when a card routed it. Exporting again updates
+    those, and sends only what changed since (the store keeps a ledger); an export that stops
+    halfway keeps what was sent.
 
     Exit code (--to) 0: exported; 2: a bad URL, an unknown project, credentials refused, no
     verdict from URL in the store; 3: the platform cannot be reached or failed midway (run the

@@ -47,6 +47,9 @@ BODY_CHARS = 300
 #: The longest wait a 429's ``Retry-After`` may ask for before the request is tried again (a
 #: longer one ends the command at once, saying how long to wait).
 RETRY_AFTER_MAX_S = 60.0
+#: Connections kept open (httpx's default): a connector sending more requests at once (from
+#: several threads) asks for as many.
+KEEPALIVE = 20
 
 
 def mask_url(url: str) -> str:
@@ -119,7 +122,9 @@ class HttpClient:
 
     ``platform`` and ``auth_env`` name the platform and the environment variable of its
     credentials in messages (a 401/403 says to set it; ``auth_fix``, when given, is what a
-    401/403 says to do instead). Use as a context manager, or close()."""
+    401/403 says to do instead); ``connections``: how many are kept open (one per thread of a
+    connector that sends from several). Safe to share between threads. Use as a context
+    manager, or close()."""
 
     def __init__(
         self,
@@ -132,6 +137,7 @@ class HttpClient:
         attempts: int = ATTEMPTS,
         backoff_s: float = BACKOFF_S,
         read_timeout_s: float = READ_TIMEOUT_S,
+        connections: int = KEEPALIVE,
     ) -> None:
         import httpx
 
@@ -147,6 +153,9 @@ class HttpClient:
             base_url=self.base,
             headers=dict(headers or {}),
             timeout=httpx.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S),
+            limits=httpx.Limits(
+                max_connections=max(connections, 100), max_keepalive_connections=connections
+            ),
         )
 
     def url(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None) -> str:

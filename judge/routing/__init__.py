@@ -5,7 +5,9 @@
 card may route the judgments given (it is refused, naming every mismatch, when its judge model,
 rubric digest or evidence-selector version differ from the judgments', when it has expired, or
 when audit labels have flagged it stale); ``audit`` samples automatic decisions for audit and
-keeps each band's live error bound. Queueing the decisions for people is ``judge.review``'s.
+keeps each band's live error bound; ``recorded`` routes recorded verdicts (the
+../shared/judgments format) with a card and no store. Queueing the decisions for people is
+``judge.review``'s.
 """
 
 from judge.routing.audit import (
@@ -29,6 +31,7 @@ from judge.routing.cards import (
 from judge.routing.decide import calibrate_score, route_judgments
 from judge.routing.gates import GATES, Group, groups, majority
 from judge.routing.reasons import AUTO_DECISIONS, AWAITING_JUDGE, REASONS
+from judge.routing.recorded import count_decisions, route_recorded
 
 __all__ = [
     "AUTO_DECISIONS",
@@ -43,6 +46,7 @@ __all__ = [
     "calibrate_score",
     "card_digest",
     "card_models",
+    "count_decisions",
     "check_card_before_judging",
     "get_card",
     "groups",
@@ -50,6 +54,7 @@ __all__ = [
     "majority",
     "audit_cards",
     "route_judgments",
+    "route_recorded",
     "save_card",
     "select_for_card",
     "stage_label",

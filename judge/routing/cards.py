@@ -1,6 +1,7 @@
 """Cards as routing sees them: kept in the store by digest, the judges a card routes, and whether
 it may route the judgments given (same judge model, rubric digest and evidence selector; not
-expired)."""
+expired). A panel card binds each member on its own: each member's judgments are checked
+against that member's rubric and selector."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import datetime
 
 import yaml
 
-from calibration.card import Card, verify_card
+from calibration.card import Card, JudgeSection, verify_card
 from judge.digests import utcnow
 from judge.errors import CardError
 from judge.evidence import SELECTOR_VERSION
@@ -24,11 +25,21 @@ def card_digest(card: Card) -> str:
 
 
 def card_models(card: Card) -> list[str]:
-    """The judge models whose judgments a card routes: its cascade's stages, cheapest first,
-    or its one judge."""
+    """The judge models whose judgments a card routes: its panel's members, its cascade's
+    stages (cheapest first), or its one judge."""
+    if card.judge.members:
+        return [member.model for member in card.judge.members]
     if card.policy.cascade:
         return [stage.model for stage in card.policy.cascade]
     return [card.judge.model]
+
+
+def card_bindings(card: Card) -> dict[str, JudgeSection]:
+    """Each model the card routes -> the binding its judgments must match: a panel member's
+    own, otherwise the card's judge section (a cascade's stages share one)."""
+    if card.judge.members:
+        return {member.model: member for member in card.judge.members}
+    return {model: card.judge for model in card_models(card)}
 
 
 def stage_label(k: int, model: str) -> str:
@@ -47,20 +58,21 @@ def select_for_card(
     """
     j = card.judge
     short = card_digest(card)[:19]
-    if j.rubric.digest is None or j.evidence_selector.version is None:
-        raise CardError(
-            f"card {short} was calibrated on {j.source} of {j.model!r} and binds no rubric "
-            "digest or evidence-selector version, so it cannot vouch for this store's judgments; "
-            "calibrate on them with `judge calibrate --db DB --gold GOLD.jsonl`"
-        )
+    bindings = card_bindings(card)
+    for model, bound in bindings.items():
+        if bound.rubric.digest is None or bound.evidence_selector.version is None:
+            who = f"{j.model!r}" if bound is j else f"{j.model!r} (member {model!r})"
+            raise CardError(
+                f"card {short} was calibrated on {j.source} of {who} and binds no rubric "
+                "digest or evidence-selector version, so it cannot vouch for this store's "
+                "judgments; calibrate on them with `judge calibrate --db DB --gold GOLD.jsonl`"
+            )
     every = list(judgments)
-    models = card_models(card)
     mine = [
         x
         for x in every
-        if x.provenance.model in models
-        and x.provenance.rubric_id == j.rubric.id
-        and x.provenance.rubric_version == j.rubric.version
+        if (b := bindings.get(x.provenance.model)) is not None
+        and (x.provenance.rubric_id, x.provenance.rubric_version) == (b.rubric.id, b.rubric.version)
     ]
     if not mine:
         present = sorted(
@@ -74,12 +86,21 @@ def select_for_card(
             f"but the judgments given are by: {', '.join(present) or 'nobody (none given)'}. "
             "Use the card calibrated for that judge, or judge the cases with this one"
         )
-    bindings = Counter((x.provenance.rubric_digest, x.provenance.selector_version) for x in mine)
-    for (rubric_digest, selector_version), n in sorted(bindings.items()):
+    # A panel's members are each checked against their own binding; any other card's models
+    # against the card's one (verify_card names the card's model).
+    seen = Counter(
+        (
+            x.provenance.model if j.members else j.model,
+            x.provenance.rubric_digest,
+            x.provenance.selector_version,
+        )
+        for x in mine
+    )
+    for (model, rubric_digest, selector_version), n in sorted(seen.items()):
         try:
             verify_card(
                 card,
-                judge_model=j.model,
+                judge_model=model,
                 rubric_digest=rubric_digest,
                 selector_version=selector_version,
                 now=now,
@@ -92,12 +113,21 @@ def select_for_card(
 def check_card_before_judging(card: Card, models: Sequence[str], rubric_digest: str) -> None:
     """Refuse (CardError) a card that could not route the judgments these models are about to
     make with this rubric and today's evidence selector, before paying for them. The card's
-    judge (or, for a cascade card, one of its stages) must be among the models."""
-    model = card.judge.model if set(card_models(card)) & set(models) else models[0]
+    judge (or, for a cascade card, one of its stages; for a panel card, one of its members,
+    each checked against its own binding) must be among the models."""
+    routed = set(card_models(card)) & set(models)
+    if card.judge.members:
+        checked = sorted(routed) or [models[0]]
+    else:
+        checked = [card.judge.model if routed else models[0]]
     try:
-        verify_card(
-            card, judge_model=model, rubric_digest=rubric_digest, selector_version=SELECTOR_VERSION
-        )
+        for model in checked:
+            verify_card(
+                card,
+                judge_model=model,
+                rubric_digest=rubric_digest,
+                selector_version=SELECTOR_VERSION,
+            )
     except CardError as err:
         raise CardError(f"card {card_digest(card)[:19]} cannot route this request: {err}") from err
 

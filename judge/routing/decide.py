@@ -9,6 +9,12 @@ A cascade card (Trust or Escalate: judges cheapest first, each with its own cert
 routes each case stage by stage: a stage decides inside its bands, otherwise the case goes to
 the next stage, and to a person after the last (``route_cascade``); its decisions name the
 stage in ``slice``.
+
+A panel card decides from one score combined from every member's pooled score by the card's
+rule (``calibration.panel``; ``route_panel``). It needs every member's judgment: a case a member
+has not judged goes to review (``member_missing``), and so does one where a member's judgment
+failed or abstained (``member_failed``) or tripped another gate (that gate's reason, the member
+named): a panel is never decided on part of its members.
 """
 
 from __future__ import annotations
@@ -18,14 +24,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from calibration.card import Card, ConfidenceRef, PolicySection, SlicePolicy
 from calibration.confidence import CALIBRATOR_FROM_PARAMS, calibrator_from_params, score_items
+from calibration.options import PANEL_RULES, PanelRule
+from calibration.panel import PanelModel, combine_probs
 from judge.digests import short_hash
 from judge.errors import CardError
 from judge.routing.cards import card_digest, select_for_card, stage_label
-from judge.routing.gates import GATES, Group, groups
+from judge.routing.gates import CARD_GATES, GATES, Group, groups
 from judge.types import Case, Decision, Judgment, RoutingDecision, ScoringKind
 
 
@@ -57,7 +65,9 @@ def _decision_id(digest: str, case_id: str, model: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Thresholds:
+class Thresholds:
+    """The certified thresholds that apply to one item (its slice's, for a per-slice card)."""
+
     accept: float | None
     reject: float | None
     decide: float | None
@@ -66,9 +76,10 @@ class _Thresholds:
     missing: str | None = None
 
 
-def _thresholds(policy: PolicySection, case: Case | None) -> _Thresholds:
+def thresholds_for(policy: PolicySection, slices: Mapping[str, Any] | None) -> Thresholds:
+    """The thresholds of ``policy`` for an item with these ``slices`` (its case's)."""
     if not policy.per_slice:
-        return _Thresholds(
+        return Thresholds(
             policy.auto_accept_threshold,
             policy.auto_reject_threshold,
             policy.decide_threshold,
@@ -76,17 +87,17 @@ def _thresholds(policy: PolicySection, case: Case | None) -> _Thresholds:
         )
     key = policy.slice_key or ""
     # Calibration keys slices by str(value), a missing value being "None" (bands._slice_parts).
-    value = str(case.slices.get(key)) if case is not None else "None"
+    value = str(slices.get(key)) if slices is not None else "None"
     part: SlicePolicy | None = policy.per_slice.get(value)
     if part is None:
-        return _Thresholds(None, None, None, value, f"slice {key}={value} has no certified band")
-    return _Thresholds(
+        return Thresholds(None, None, None, value, f"slice {key}={value} has no certified band")
+    return Thresholds(
         part.auto_accept_threshold, part.auto_reject_threshold, part.decide_threshold, value
     )
 
 
-def _band(
-    kind: ScoringKind, score: float, t: _Thresholds
+def band_decision(
+    kind: ScoringKind, score: float, t: Thresholds
 ) -> tuple[Decision, str | None, str, str, str | None]:
     """(decision, label, reason, detail, band) for a pooled score under the thresholds."""
     where = f" (slice {t.slice})" if t.slice is not None else ""
@@ -120,13 +131,13 @@ def route_group(
     base = _decision_fields(
         card, group.case_id, group.model, group.model, group.judgments, group.judgments[0], now
     )
-    raw, score, gated = _score_and_gates(group, card)
+    raw, score, gated = _score_and_gates(group, card, case)
     base |= {"raw_score": raw, "score": score}
     if gated is not None:
         return RoutingDecision(decision="review", reason=gated[0], detail=gated[1], **base)
     assert score is not None
-    thresholds = _thresholds(card.policy, case)
-    decision, label, reason, detail, band = _band(group.kind, score, thresholds)
+    thresholds = thresholds_for(card.policy, case.slices if case is not None else None)
+    decision, label, reason, detail, band = band_decision(group.kind, score, thresholds)
     return RoutingDecision(
         decision=decision,
         label=label,
@@ -164,10 +175,11 @@ def _decision_fields(
 
 
 def _score_and_gates(
-    group: Group, card: Card
+    group: Group, card: Card, case: Case | None = None
 ) -> tuple[float | None, float | None, tuple[str, str] | None]:
     """(raw pooled score, score after the card's calibrator, (reason, detail) of the first gate
-    that sends the group to review, or None)."""
+    that sends the group to review, or None). Card gates (``gates.CARD_GATES``: what the card's
+    probes section says of the judge) come after the judgment gates."""
     scores = score_items(group.rows, kind=group.kind)
     raw = scores.items[0].score if scores.items else None
     score = calibrate_score(raw, card.calibration.confidence) if raw is not None else None
@@ -175,9 +187,110 @@ def _score_and_gates(
         detail = gate(group)
         if detail is not None:
             return raw, score, (reason, detail)
+    for reason, card_gate in CARD_GATES:
+        detail = card_gate(group, card, case)
+        if detail is not None:
+            return raw, score, (reason, detail)
     if score is None:
         return raw, score, ("unscored", "no ok judgment with a probability or a known label")
     return raw, score, None
+
+
+#: Gates that mean a member gave no usable verdict: a panel member's becomes ``member_failed``.
+MEMBER_FAILURES = frozenset({"parse_error", "provider_failure", "abstained", "unscored"})
+
+
+def panel_rule(card: Card) -> tuple[PanelRule, PanelModel | None]:
+    """A panel card's rule and (for the fitted rule) its model; CardError when unusable."""
+    ref = card.calibration.confidence
+    rule = ref.panel_rule
+    short = card_digest(card)[:19]
+    if rule not in PANEL_RULES or rule == "pooled":
+        raise CardError(
+            f"card {short} is a panel card with rule {rule!r}, which routing cannot apply "
+            f"(known: {', '.join(r for r in PANEL_RULES if r != 'pooled')}); recalibrate"
+        )
+    if rule != "fitted":
+        return cast(PanelRule, rule), None
+    try:
+        model = PanelModel.from_params(ref.panel_params or {})
+    except (KeyError, TypeError, ValueError) as err:
+        raise CardError(
+            f"card {short}: the panel's fitted parameters are malformed ({err!r}); recalibrate"
+        ) from err
+    members = [m.model for m in card.judge.members or ()]
+    if list(model.members) != members:
+        raise CardError(
+            f"card {short}: the panel's fitted model is for {list(model.members)}, the card's "
+            f"members are {members}; recalibrate"
+        )
+    return "fitted", model
+
+
+def route_panel(
+    case_id: str,
+    groups: Mapping[str, Group],
+    card: Card,
+    *,
+    case: Case | None = None,
+    now: datetime | None = None,
+) -> RoutingDecision:
+    """The decision for one case under a panel card: every member's pooled score, combined by
+    the card's rule, against the card's thresholds; review when a member is missing, failed or
+    tripped a gate (see the module docstring)."""
+    members = [m.model for m in card.judge.members or ()]
+    rule, model = panel_rule(card)
+    present = [groups[m] for m in members if m in groups]
+    consulted = [x for g in present for x in g.judgments]
+    anchor = present[0] if present else next(iter(groups.values()))
+
+    def decision(**fields: Any) -> RoutingDecision:
+        return RoutingDecision(
+            **_decision_fields(
+                card,
+                case_id,
+                card.judge.model,
+                card.judge.model,
+                consulted,
+                anchor.judgments[0],
+                now,
+            ),
+            **fields,
+        )
+
+    missing = [m for m in members if m not in groups]
+    if missing:
+        detail = (
+            f"panel member(s) {', '.join(missing)} have not judged this case; a panel decides "
+            f"only with all of {', '.join(members)}: judge it with --model {missing[0]} and "
+            "route again"
+        )
+        return decision(decision="review", reason="member_missing", detail=detail)
+    raws: list[float] = []
+    for member in members:
+        raw, _, gated = _score_and_gates(groups[member], card)
+        if gated is not None:
+            reason = "member_failed" if gated[0] in MEMBER_FAILURES else gated[0]
+            detail = f"panel member {member}: {gated[1]}" + (
+                f" ({gated[0]})" if reason == "member_failed" else ""
+            )
+            return decision(decision="review", reason=reason, detail=detail)
+        assert raw is not None
+        raws.append(raw)
+    score = combine_probs(raws, rule, model)
+    thresholds = thresholds_for(card.policy, case.slices if case is not None else None)
+    verdict, label, reason, detail, band = band_decision(card.calibration.kind, score, thresholds)
+    members_detail = ", ".join(f"{m} {r:.4f}" for m, r in zip(members, raws, strict=True))
+    return decision(
+        decision=verdict,
+        label=label,
+        reason=reason,
+        detail=f"panel ({rule}: {members_detail}): {detail}",
+        band=band,
+        slice=thresholds.slice,
+        score=score,
+        raw_score=score,
+    )
 
 
 def route_cascade(
@@ -245,10 +358,10 @@ def route_cascade(
                 **scores,
             )
         assert score is not None
-        thresholds = _Thresholds(
+        thresholds = Thresholds(
             stage.auto_accept_threshold, stage.auto_reject_threshold, stage.decide_threshold, None
         )
-        verdict, label, reason, detail, band = _band(group.kind, score, thresholds)
+        verdict, label, reason, detail, band = band_decision(group.kind, score, thresholds)
         if verdict != "review" or k == len(stages):
             return decision(
                 group,
@@ -276,6 +389,15 @@ def route_judgments(
     kind: ScoringKind = card.calibration.kind
     moment = now or datetime.now(UTC)
     grouped = groups(mine, kind)
+    cases = cases or {}
+    if card.judge.members:
+        per_case: dict[str, dict[str, Group]] = defaultdict(dict)
+        for g in grouped:
+            per_case[g.case_id][g.model] = g
+        return [
+            route_panel(case_id, by_model, card, case=cases.get(case_id), now=moment)
+            for case_id, by_model in per_case.items()
+        ]
     if card.policy.cascade:
         by_case: dict[str, dict[str, Group]] = defaultdict(dict)
         for g in grouped:
@@ -284,5 +406,4 @@ def route_judgments(
             route_cascade(case_id, by_model, card, now=moment)
             for case_id, by_model in by_case.items()
         ]
-    cases = cases or {}
     return [route_group(g, card, case=cases.get(g.case_id), now=moment) for g in grouped]

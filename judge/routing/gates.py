@@ -12,9 +12,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from calibration.card import Card
 from calibration.inputs import judgment_to_row
 from calibration.records import VerdictRow
-from judge.types import ABSTAIN_LABEL, Judgment, ScoringKind
+from judge.types import ABSTAIN_LABEL, Case, Judgment, ScoringKind
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,37 @@ GATES: tuple[tuple[str, Gate], ...] = (
     ("orders_disagreed", _orders_disagree),
     ("samples_disagreed", _samples_disagree),
     ("variants_disagreed", _variants_disagree),
+)
+
+
+#: A gate that also reads the card and the case (None when the caller has no case).
+CardGate = Callable[[Group, Card, Case | None], str | None]
+
+#: The probe whose failure makes long traces a reason for review (``judge probe``).
+LENGTH_PROBE = "length-padding"
+
+
+def _long_trace_probe_failed(g: Group, card: Card, case: Case | None) -> str | None:
+    """The card says this judge failed the length probe (``judge probe --card``): its verdict
+    moves when neutral turns are padded in, so a trace longer than the probed cases' median
+    goes to a person. A case whose trace is not known is treated as long."""
+    probes = card.probes
+    if probes is None or LENGTH_PROBE not in probes.failed or probes.long_trace_turns is None:
+        return None
+    limit = probes.long_trace_turns
+    if case is None:
+        return "the judge failed the length probe and this case's trace length is unknown"
+    if len(case.trace) <= limit:
+        return None
+    return (
+        f"the judge failed the length probe ({probes.run_at.date().isoformat()}) and this "
+        f"trace has {len(case.trace)} turns, more than the {limit} of the probed cases' median"
+    )
+
+
+#: Card gates, checked after :data:`GATES`, in this order.
+CARD_GATES: tuple[tuple[str, CardGate], ...] = (
+    ("long_trace_probe_failed", _long_trace_probe_failed),
 )
 
 

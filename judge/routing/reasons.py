@@ -28,6 +28,12 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "samples_disagreed": "repeated samples gave different verdicts",
         "variants_disagreed": "the rubric's prompt variants gave different verdicts",
         "unscored": "no verdict with a probability or a usable label",
+        "member_missing": "a panel card's member has not judged this case: a panel decides only "
+        "with every member's judgment",
+        "member_failed": "a panel card's member gave no usable verdict (parse or provider "
+        "failure, abstention)",
+        "long_trace_probe_failed": "the card says this judge failed the length probe (its "
+        "verdict moves when neutral turns are padded in) and this trace is long",
         "stage_missing": "a cascade stage this case reached has not judged it yet (not queued "
         "for people: judge the case with that stage's model and route again)",
     }

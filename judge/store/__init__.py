@@ -18,6 +18,7 @@ from judge.defaults import DB_ENV, DB_MIGRATE_ENV, DEFAULT_DB
 from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavailable
 from judge.store.coordination import CoordinationTables
+from judge.store.drift import DriftTables
 from judge.store.exports import ExportTables
 from judge.store.jobs import JobTables
 from judge.store.judgments import JudgmentTables
@@ -135,6 +136,7 @@ class Store(
     PlanTables,
     ExportTables,
     ReplicaTables,
+    DriftTables,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless

@@ -415,3 +415,29 @@ def m013_replicas(s: Schema) -> None:
     s.create_index("replicas", ["process"])
     s.add_column("jobs", "taken_over_at", str)
     s.add_column("jobs", "taken_over_from", str)
+
+
+@migration
+def m014_drift_checks(s: Schema) -> None:
+    """Drift checks: an anchor set re-judged on demand, one row per check, with the control
+    charts' values at that check (``judge.probes.drift``); the full record is kept as JSON."""
+    s.create_table(
+        "drift_checks",
+        {
+            "id": str,
+            "card_digest": str,
+            "anchor_digest": str,
+            "model": str,
+            "rubric": str,
+            "checked_at": str,
+            "n": int,
+            "n_scored": int,
+            "p_pass_mean": float,
+            "agreement": float,
+            "alarm": int,
+            "json": str,
+        },
+        pk="id",
+        not_null={"card_digest", "anchor_digest", "model", "checked_at", "json"},
+    )
+    s.create_index("drift_checks", ["card_digest", "anchor_digest"])

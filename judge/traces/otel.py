@@ -424,10 +424,6 @@ class _TraceCase:
             s.inputs for s in self.spans if s.op in _MODEL_CALLS or s.op is None
         )
         for s in self.spans:
-            if s.op == "execute_tool":
-                call_id = s.attrs.get("gen_ai.tool.call.id")
-                if isinstance(call_id, str):
-                    self.tool_errors[call_id] = _is_error(s.span.status)
             for _, message in s.inputs + s.outputs:
                 for part in message.parts:
                     if isinstance(part.get("id"), str):
@@ -438,6 +434,20 @@ class _TraceCase:
                             )
                         elif part.get("type") == "tool_call_response":
                             self.message_results.add(part["id"])
+        for s in self.spans:
+            if s.op == "execute_tool":
+                # A tool span without the call id (MLflow, OpenInference) marks the call with
+                # its name and arguments.
+                call_id = s.attrs.get("gen_ai.tool.call.id")
+                if not isinstance(call_id, str):
+                    call_id = self.calls_by_content.get(
+                        _call_key(
+                            to_text(s.attrs.get("gen_ai.tool.name")) or s.span.name or "tool",
+                            s.attrs.get("gen_ai.tool.call.arguments"),
+                        )
+                    )
+                if isinstance(call_id, str):
+                    self.tool_errors[call_id] = _is_error(s.span.status)
 
     def case(self) -> Case:
         events: list[tuple[int, int, int, _GenAISpan, str]] = []

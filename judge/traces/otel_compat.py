@@ -28,6 +28,23 @@ reader builds the trace whatever instrumentation wrote the spans. It reads:
   ``tool.parameters`` — and the result in ``output.value``), ``AGENT`` (``input.value`` as the
   user's message when it is plain text, ``output.value`` as the answer, ``agent.name``);
   ``session.id`` is the conversation id.
+* **MLflow** (its tracing SDK and autologging, and what its server adds to OTLP spans):
+  ``mlflow.spanType`` ``AGENT`` (an agent run), ``CHAT_MODEL`` / ``LLM`` (model calls),
+  ``TOOL`` / ``RETRIEVER`` (tool runs: the span name is the tool, ``mlflow.spanInputs`` the
+  arguments, ``mlflow.spanOutputs`` the result), with the messages read from
+  ``mlflow.spanInputs`` / ``mlflow.spanOutputs`` (JSON values or JSON strings) in the shapes
+  MLflow's autologging records: OpenAI chat (``{"messages"}`` in, ``{"choices": [{"message"}]}``
+  out), the OpenAI Responses API (``{"input"}`` in, ``{"output": [items]}`` out), Anthropic
+  (``system`` and content blocks ``text`` / ``tool_use`` / ``tool_result``), LangChain messages
+  (``type`` human / ai / system / tool, ``tool_calls`` with ``args``; ``generations`` out), a
+  single message, or plain text; an agent's input that is a JSON object with one text field
+  (``query``, ``question``, ``input``, ...) is the user's message, any other output its JSON.
+  ``mlflow.chat.messages`` (MLflow 2.x: the whole conversation) is read when the inputs hold no
+  messages; ``mlflow.llm.model`` (else the request's ``model``), ``mlflow.llm.provider`` and
+  ``mlflow.chat.tokenUsage`` give the model, provider and token counts. Spans of the other
+  types (``CHAIN``, ``PARSER``, ``EMBEDDING``, ...) carry no turns. The MLflow reader only adds
+  what the span lacks: spans that also carry another convention (MLflow keeps an OTLP span's own
+  attributes and adds its ``mlflow.*`` ones) are read from that one first.
 
 Unsure, stated: no public sample of the v1.28-1.36 events *as span events* was found (the
 conventions define them as log events with a body); the attribute names above follow the body.
@@ -42,6 +59,7 @@ from typing import Any
 #: The conventions :func:`normalise` recognises (recorded in ``Case.meta["conventions"]``).
 OPENLLMETRY = "openllmetry"
 OPENINFERENCE = "openinference"
+MLFLOW = "mlflow"
 SEMCONV_ROLE_CONTENT = "gen_ai role/content (semconv < 1.37)"
 
 _LEGACY_INPUT_EVENTS = (
@@ -67,6 +85,8 @@ def normalise(
         found = OPENINFERENCE
     if _traceloop_entity(attrs, out):
         found = found or OPENLLMETRY
+    if _mlflow(attrs, out):
+        found = found or MLFLOW
     return out, found
 
 
@@ -430,3 +450,264 @@ def _plain_text(value: Any, mime: Any) -> str | None:
     if value.lstrip()[:1] in ("{", "[") and not isinstance(_decode(value), str):
         return None
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# MLflow.
+
+#: MLflow span types -> the GenAI operation they are (the other types carry no turns).
+_MLFLOW_OPS = {
+    "AGENT": "invoke_agent",
+    "CHAT_MODEL": "chat",
+    "LLM": "chat",
+    "TOOL": "execute_tool",
+    "RETRIEVER": "execute_tool",
+}
+#: LangChain message types -> roles.
+_LANGCHAIN_ROLES = {
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "tool",
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "AIMessageChunk": "assistant",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+}
+#: The fields of an agent's JSON input (output) that hold the user's words (the answer).
+_INPUT_TEXT_KEYS = ("query", "question", "input", "prompt", "request", "message", "text")
+_OUTPUT_TEXT_KEYS = ("output", "answer", "response", "result", "text", "content")
+
+
+def _mlflow(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
+    """MLflow's span attributes as GenAI ones, where the span lacks them; True when it added
+    any."""
+    before = set(out)
+    kind = _decode(attrs.get("mlflow.spanType"))
+    op = out.get("gen_ai.operation.name")
+    if not isinstance(op, str):
+        op = _MLFLOW_OPS.get(kind.upper()) if isinstance(kind, str) else None
+    if op is None:
+        return False
+    inputs = _decode(attrs.get("mlflow.spanInputs"))
+    outputs = _decode(attrs.get("mlflow.spanOutputs"))
+    if op in ("chat", "text_completion", "generate_content"):
+        messages = _mlflow_inputs(inputs, agent=False)
+        replies = _mlflow_outputs(outputs, agent=False)
+        history = [m for m in _list(_decode(attrs.get("mlflow.chat.messages"))) if _is_message(m)]
+        if not messages and history:
+            # MLflow 2.x: the whole conversation, the reply last.
+            last = history[-1]
+            if _role(last, "user") == "assistant":
+                history, replies = history[:-1], replies or [_mlflow_message(last, "assistant")]
+            messages = [_mlflow_message(m, "user") for m in history]
+        if messages:
+            out.setdefault("gen_ai.input.messages", messages)
+        if replies:
+            out.setdefault("gen_ai.output.messages", replies)
+        model = _decode(attrs.get("mlflow.llm.model"))
+        if not isinstance(model, str) and isinstance(inputs, Mapping):
+            model = inputs.get("model")
+        response_model = outputs.get("model") if isinstance(outputs, Mapping) else None
+        if isinstance(model, str) and model:
+            out.setdefault("gen_ai.request.model", model)
+        if isinstance(response_model, str) and response_model:
+            out.setdefault("gen_ai.response.model", response_model)
+        provider = _decode(attrs.get("mlflow.llm.provider"))
+        if isinstance(provider, str) and provider:
+            out.setdefault("gen_ai.provider.name", provider)
+        usage = _decode(attrs.get("mlflow.chat.tokenUsage"))
+        if isinstance(usage, Mapping):
+            for key in ("input_tokens", "output_tokens"):
+                if isinstance(usage.get(key), int):
+                    out.setdefault(f"gen_ai.usage.{key}", usage[key])
+    elif op == "execute_tool":
+        if inputs is not None:
+            out.setdefault("gen_ai.tool.call.arguments", inputs)
+        if outputs is not None:
+            out.setdefault("gen_ai.tool.call.result", outputs)
+    elif op == "invoke_agent":
+        messages = _mlflow_inputs(inputs, agent=True)
+        replies = _mlflow_outputs(outputs, agent=True)
+        if messages:
+            out.setdefault("gen_ai.input.messages", messages)
+        if replies:
+            out.setdefault("gen_ai.output.messages", replies)
+    if isinstance(attrs.get("session.id"), str):
+        out.setdefault("gen_ai.conversation.id", attrs["session.id"])
+    out.setdefault("gen_ai.operation.name", op)
+    return set(out) != before
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Mapping) and (
+        "role" in value
+        or value.get("type") in _LANGCHAIN_ROLES
+        or value.get("type") in ("message", "function_call", "function_call_output")
+    )
+
+
+def _role(message: Mapping[str, Any], default: str) -> str:
+    role = message.get("role")
+    if isinstance(role, str) and role:
+        return role
+    return _LANGCHAIN_ROLES.get(str(message.get("type")), default)
+
+
+def _mlflow_inputs(value: Any, *, agent: bool) -> list[dict[str, Any]]:
+    """The input messages of a model call or an agent run, from ``mlflow.spanInputs``."""
+    if isinstance(value, str):
+        return [parts_message({"role": "user", "content": value})] if value.strip() else []
+    if isinstance(value, list):
+        if value and all(isinstance(v, list) for v in value):
+            value = value[0]  # LangChain's batch of conversations
+        return [_mlflow_message(m, "user") for m in value if _is_message(m)]
+    if not isinstance(value, Mapping):
+        return []
+    if _is_message(value):
+        return [_mlflow_message(value, "user")]
+    messages = value.get("messages", value.get("input"))
+    if isinstance(messages, list | str):
+        found = _mlflow_inputs(messages, agent=agent)
+        system = value.get("system", value.get("instructions"))
+        if (isinstance(system, str) and system.strip()) or isinstance(system, list):
+            found.insert(0, parts_message({"role": "system", "content": system}))
+        return found
+    if isinstance(value.get("prompt"), str):
+        return [parts_message({"role": "user", "content": value["prompt"]})]
+    if agent:
+        texts = [value[k] for k in _INPUT_TEXT_KEYS if isinstance(value.get(k), str)]
+        if len(texts) == 1 and texts[0].strip():
+            return [parts_message({"role": "user", "content": texts[0]})]
+    return []
+
+
+def _mlflow_outputs(value: Any, *, agent: bool) -> list[dict[str, Any]]:
+    """The output messages of a model call or an agent run, from ``mlflow.spanOutputs``."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [parts_message({"role": "assistant", "content": value})]
+    if isinstance(value, list):
+        return [_mlflow_message(m, "assistant") for m in value if _is_message(m)]
+    if not isinstance(value, Mapping):
+        return [parts_message({"role": "assistant", "content": value})] if agent else []
+    if isinstance(value.get("choices"), list):  # OpenAI chat completions
+        found = []
+        for choice in value["choices"]:
+            if not isinstance(choice, Mapping):
+                continue
+            message = choice.get("message")
+            if isinstance(message, Mapping):
+                reply = _mlflow_message(message, "assistant")
+            elif isinstance(choice.get("text"), str):
+                reply = parts_message({"role": "assistant", "content": choice["text"]})
+            else:
+                continue
+            if isinstance(choice.get("finish_reason"), str):
+                reply["finish_reason"] = choice["finish_reason"]
+            found.append(reply)
+        return found
+    if isinstance(value.get("output"), list):  # the OpenAI Responses API, ResponsesAgent
+        return [_mlflow_message(m, "assistant") for m in value["output"] if _is_message(m)]
+    if isinstance(value.get("generations"), list):  # LangChain ChatResult / LLMResult
+        found = []
+        for generation in _list(value["generations"][0] if value["generations"] else None):
+            if not isinstance(generation, Mapping):
+                continue
+            message = generation.get("message")
+            if isinstance(message, Mapping):
+                found.append(_mlflow_message(message, "assistant"))
+            elif isinstance(generation.get("text"), str):
+                found.append(parts_message({"role": "assistant", "content": generation["text"]}))
+        return found
+    if _is_message(value) or isinstance(value.get("content"), list):
+        return [_mlflow_message(value, "assistant")]
+    if isinstance(value.get("messages"), list):  # an agent's state (LangGraph, ChatAgent)
+        return [_mlflow_message(m, "assistant") for m in value["messages"] if _is_message(m)]
+    if not agent:
+        return []
+    texts = [value[k] for k in _OUTPUT_TEXT_KEYS if isinstance(value.get(k), str)]
+    if len(texts) == 1:
+        return [parts_message({"role": "assistant", "content": texts[0]})]
+    return [parts_message({"role": "assistant", "content": value})]
+
+
+def _mlflow_message(message: Mapping[str, Any], default_role: str) -> dict[str, Any]:
+    """One message as MLflow's autologging records it (OpenAI, Responses API item, Anthropic,
+    LangChain) in the parts form."""
+    kind = message.get("type")
+    if kind == "function_call":  # Responses API: the model calls a tool
+        return {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": message.get("call_id", message.get("id")),
+                    "name": message.get("name"),
+                    "arguments": message.get("arguments"),
+                }
+            ],
+        }
+    if kind == "function_call_output":  # Responses API: the tool's result
+        return {
+            "role": "tool",
+            "parts": [
+                {
+                    "type": "tool_call_response",
+                    "id": message.get("call_id"),
+                    "response": message.get("output"),
+                }
+            ],
+        }
+    role = _role(message, default_role)
+    calls = []
+    for call in _list(message.get("tool_calls")):
+        if isinstance(call, Mapping) and "args" in call and "function" not in call:
+            call = {"id": call.get("id"), "name": call.get("name"), "arguments": call["args"]}
+        calls.append(call)
+    content = message.get("content")
+    blocks = _list(content)
+    if any(isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result") for b in blocks):
+        # Anthropic content blocks: the calls and results are in the content.
+        parts: list[dict[str, Any]] = []
+        for block in blocks:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use":
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": block.get("id"),
+                        "name": block.get("name"),
+                        "arguments": block.get("input"),
+                    }
+                )
+            elif block.get("type") == "tool_result":
+                result = block.get("content")
+                if isinstance(result, list):
+                    result = "\n".join(
+                        str(r.get("text")) if isinstance(r, Mapping) else str(r) for r in result
+                    )
+                parts.append(
+                    {
+                        "type": "tool_call_response",
+                        "id": block.get("tool_use_id"),
+                        "response": result,
+                    }
+                )
+            else:
+                parts.extend(_content_parts([block]))
+        parts.extend(parts_message({"role": role, "tool_calls": calls})["parts"])
+        return {"role": role, "parts": parts}
+    return parts_message(
+        {
+            "role": role,
+            "content": content,
+            "tool_calls": calls,
+            "tool_call_id": message.get("tool_call_id"),
+            "finish_reason": message.get("finish_reason"),
+        }
+    )

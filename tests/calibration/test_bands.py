@@ -17,10 +17,13 @@ from calibration.bands import (
     fixed_sequence,
     min_gold,
     min_gold_table,
+    share_start,
     start_size,
+    upper_bound,
 )
 from calibration.confidence import ScoreSet, score_items
 from calibration.intervals import clopper_pearson_upper as cp_upper
+from calibration.intervals import hoeffding_bentkus_uppers
 from calibration.records import VerdictRow
 from judge.errors import InputError
 from tests.conftest import shared_path
@@ -139,6 +142,100 @@ def test_several_starting_points_split_the_level() -> None:
     assert all(
         s.upper_bound == pytest.approx(cp_upper(s.errors, s.n, 0.025)) for s in two.sequences[1]
     )
+
+
+def test_hoeffding_bentkus_is_closed_form_at_zero_errors_and_never_tighter() -> None:
+    # k = 0: both terms are (1 - a)^n (Hoeffding) and e (1 - a)^n (Bentkus): the bound solves
+    # (1 - a)^n = level, the same as Clopper-Pearson's 1 - level^(1/n): 0.0739 for n = 30.
+    hb = hoeffding_bentkus_uppers(np.array([0, 2, 5, 9, 30]), np.array([30, 30, 60, 100, 30]), 0.1)
+    assert hb[0] == pytest.approx(1 - 0.1 ** (1 / 30), abs=1e-9)
+    assert hb[4] == 1.0
+    cps = [cp_upper(2, 30, 0.1), cp_upper(5, 60, 0.1), cp_upper(9, 100, 0.1)]
+    assert all(h >= c for h, c in zip(hb[1:4], cps, strict=True))
+    # k = 2, n = 30: the Bentkus term e * P(Bin(30, a) <= 2) = 0.1 at a = 0.2068 (vs CP 0.1678).
+    assert hb[1] == pytest.approx(0.2068, abs=1e-3)
+    assert upper_bound(2, 30, 0.1, "hoeffding-bentkus") == pytest.approx(hb[1])
+    with pytest.raises(InputError, match="unknown test"):
+        upper_bound(2, 30, 0.1, "wald")
+
+
+def test_a_start_share_counts_the_gold_items() -> None:
+    assert share_start(0.4, 123) == 50  # ceil(49.2)
+    assert share_start(0.4, 100) == 40 and share_start(1.0, 7) == 7
+    for bad in (0.0, 1.5, -0.2):
+        with pytest.raises(InputError, match="start share must be in"):
+            share_start(bad, 100)
+
+
+def test_a_share_start_skips_the_confident_errors_a_30_item_start_stops_at() -> None:
+    # 100 items, 3 errors among the 10 most confident, none down to rank 80, then all errors.
+    # Start 30: U(3, 30) at 0.1 = 0.2093 > 0.15 and the sequence stops: nothing certifies.
+    # Start share 0.5 = 50 items: U(3, 50) = 0.1288 <= 0.15, then the band grows to the last n
+    # with U(3, n) <= 0.15 before the errors below rank 80: U(3, 80) = 0.0822; the 81st item is
+    # an error, U(4, 81) = 0.0959, ... until U(k, n) > 0.15.
+    x = np.arange(100, 0, -1, dtype=float)
+    err = np.zeros(100, dtype=bool)
+    err[[2, 5, 8]] = True
+    err[80:] = True
+    grid = Grid.parse("items")
+    thirty = certify_arrays(x, err, name="accept", alpha=0.15, level=0.1, grid=grid)
+    assert thirty.threshold is None and "3 errors in 30" in thirty.reason
+    half = certify_arrays(
+        x, err, name="accept", alpha=0.15, level=0.1, grid=grid, starts=(), start_shares=(0.5,)
+    )
+    assert half.start_shares == (0.5,) and half.starts == (50,)
+    assert half.sequences[0][0].n == 50 and half.sequences[0][0].errors == 3
+    assert half.sequences[0][0].upper_bound == pytest.approx(cp_upper(3, 50, 0.1))
+    last = half.sequences[0][-1]
+    assert not last.passed and last.upper_bound > 0.15
+    assert half.n == last.n - 1 and cp_upper(half.errors, half.n, 0.1) <= 0.15
+    assert half.n > 80
+    # The same with Hoeffding-Bentkus: its first test fails (HB(3, 50) > 0.15).
+    hb = certify_arrays(
+        x,
+        err,
+        name="accept",
+        alpha=0.15,
+        level=0.1,
+        grid=grid,
+        starts=(),
+        start_shares=(0.5,),
+        test="hoeffding-bentkus",
+    )
+    assert hb.test == "hoeffding-bentkus" and hb.threshold is None
+
+
+def test_share_and_item_starts_split_the_level_together() -> None:
+    # Starts 30 items and 0.5 of 100: two sequences, each at level 0.1 / 2 = 0.05; the first
+    # start is raised to n0 at 0.05 for alpha 0.15 = ceil(ln 0.05 / ln 0.85) = 19 -> 30.
+    x = np.arange(100, 0, -1, dtype=float)
+    err = np.zeros(100, dtype=bool)
+    err[[2, 5, 8]] = True
+    band = certify_arrays(
+        x,
+        err,
+        name="accept",
+        alpha=0.15,
+        level=0.1,
+        grid=Grid.parse("items"),
+        starts=(30,),
+        start_shares=(0.5,),
+    )
+    assert band.starts == (30, 50)
+    assert band.sequences[0][0].upper_bound == pytest.approx(cp_upper(3, 30, 0.05))
+    assert band.sequences[1][0].upper_bound == pytest.approx(cp_upper(3, 50, 0.05))
+    assert not band.sequences[0][0].passed and band.sequences[1][0].passed
+    policy = certify(
+        _binary([0.9] * 40 + [0.1] * 40, ["pass"] * 40 + ["fail"] * 40),
+        alpha_accept=0.15,
+        delta=0.1,
+        grid="items",
+        starts=(),
+        start_shares=(0.4,),
+    )
+    # 80 gold items: 0.4 -> 32 items; the accept band (40 items at 0.9) starts there.
+    assert policy.start_shares == (0.4,) and policy.bands["accept"].starts == (32,)
+    assert "starts at 0.4 of the items" in policy.summary()
 
 
 def test_binary_accept_and_reject_bands_are_symmetric_and_disjoint() -> None:

@@ -70,6 +70,7 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
             "exports",
             "signing_secrets",
             "replicas",
+            "drift_checks",
         }
     with Store(store_location) as again:
         assert again.migrated == []

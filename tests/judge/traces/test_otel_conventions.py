@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from judge.traces import detect_format, import_traces
 from tests.conftest import DATA as TEST_DATA
 
@@ -151,6 +153,165 @@ def test_pre_137_role_content_messages(tmp_path: Path) -> None:
     [case] = import_traces(path, "otel-genai").cases
     assert [t.kind for t in case.trace] == ["message", "tool_call", "tool_result", "final_answer"]
     assert case.trace[1].content == "[shell] $ ls"
+
+
+_LS = {"command": "ls"}
+#: One model call (a tool call and its result in the input, the answer out) in the shapes
+#: MLflow's autologging records in mlflow.spanInputs / mlflow.spanOutputs.
+MLFLOW_SHAPES = {
+    "openai chat": (
+        {
+            "model": "gpt-4o-mini",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "List the files"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "shell", "arguments": json.dumps(_LS)},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "README.md"},
+            ],
+        },
+        {
+            "model": "gpt-4o-mini",
+            "choices": [{"message": {"role": "assistant", "content": "There is README.md."}}],
+        },
+    ),
+    "anthropic": (
+        {
+            "model": "claude-sonnet",
+            "system": "Be brief.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "List the files"}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "c1", "name": "shell", "input": _LS}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "c1", "content": "README.md"}
+                    ],
+                },
+            ],
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet",
+            "content": [{"type": "text", "text": "There is README.md."}],
+        },
+    ),
+    "langchain": (
+        [
+            [
+                {"type": "system", "content": "Be brief."},
+                {"type": "human", "content": "List the files"},
+                {
+                    "type": "ai",
+                    "content": "",
+                    "tool_calls": [{"name": "shell", "args": _LS, "id": "c1"}],
+                },
+                {"type": "tool", "content": "README.md", "tool_call_id": "c1"},
+            ]
+        ],
+        {
+            "generations": [
+                [
+                    {
+                        "text": "There is README.md.",
+                        "message": {"type": "ai", "content": "There is README.md."},
+                    }
+                ]
+            ]
+        },
+    ),
+    "openai responses": (
+        {
+            "model": "gpt-4.1",
+            "instructions": "Be brief.",
+            "input": [
+                {"role": "user", "content": "List the files"},
+                {
+                    "type": "function_call",
+                    "call_id": "c1",
+                    "name": "shell",
+                    "arguments": json.dumps(_LS),
+                },
+                {"type": "function_call_output", "call_id": "c1", "output": "README.md"},
+            ],
+        },
+        {
+            "output": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "There is README.md."}],
+                }
+            ]
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(MLFLOW_SHAPES))
+def test_mlflow_span_types_and_the_messages_of_its_autologging(tmp_path: Path, shape: str) -> None:
+    inputs, outputs = MLFLOW_SHAPES[shape]
+    attributes = {
+        "mlflow.spanType": json.dumps("CHAT_MODEL"),  # traces.json writes every value as JSON
+        "mlflow.spanInputs": json.dumps(inputs),
+        "mlflow.spanOutputs": json.dumps(outputs),
+    }
+    path = tmp_path / "mlflow.json"
+    path.write_text(json.dumps(_otlp(attributes)))
+    [case] = import_traces(path, "otel-genai").cases
+    assert case.meta["conventions"] == ["mlflow"]
+    assert case.task == "List the files"
+    assert [t.kind for t in case.trace] == [
+        "system",
+        "message",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]
+    assert case.trace[2].content == "[shell] $ ls"
+    assert case.trace[3].content == "README.md"
+    assert case.trace[-1].content == "There is README.md."
+
+
+def test_mlflow_2_chat_messages_and_tool_spans(tmp_path: Path) -> None:
+    # MLflow 2.x kept the whole conversation in mlflow.chat.messages, the reply last.
+    history = [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "4"},
+    ]
+    attributes = {
+        "mlflow.spanType": "LLM",
+        "mlflow.spanInputs": json.dumps({"question": "What is 2+2?"}),
+        "mlflow.chat.messages": json.dumps(history),
+    }
+    path = tmp_path / "mlflow2.json"
+    path.write_text(json.dumps(_otlp(attributes)))
+    [case] = import_traces(path, "otel-genai").cases
+    assert case.task == "What is 2+2?" and case.trace[-1].content == "4"
+    # A RETRIEVER span is a tool run: its name, its inputs as arguments, its outputs as result.
+    attributes = {
+        "mlflow.spanType": "RETRIEVER",
+        "mlflow.spanInputs": json.dumps({"query": "returns"}),
+        "mlflow.spanOutputs": json.dumps([{"page_content": "30 days", "metadata": {}}]),
+    }
+    path.write_text(json.dumps(_otlp(attributes)))
+    [case] = import_traces(path, "otel-genai").cases
+    assert [t.kind for t in case.trace] == ["tool_call", "tool_result"]
+    assert case.trace[0].content.startswith("[chat gpt-4o]")  # the span's name
+    assert "30 days" in case.trace[1].content
 
 
 def test_an_otlp_logs_document_is_refused_by_name(tmp_path: Path) -> None:

@@ -1,0 +1,438 @@
+"""A throwaway MLflow tracking server on 127.0.0.1 for tests and benchmarks, and agent traces in
+MLflow's conventions to seed it with.
+
+MLflow runs from its own virtualenv (``make test`` builds ``.venv-mlflow`` with the pinned
+``mlflow``; its ~200 dependencies never enter judge's): ``mlflow server`` on a free loopback
+port, SQLite and the artifact store in a temporary folder, telemetry and the job runner off.
+Start-up takes about 40 s on a busy 2-core machine (mostly imports, in the parent and in each
+uvicorn worker), so tests start one server per session::
+
+    server = MlflowServer.start(find_mlflow(repo))
+    experiment = server.experiment("agents")
+    seed(server.url, experiment, [agent_trace("Where is my order?", ...)])
+    ...
+    server.stop()
+
+Traces go in as OTLP/JSON (``POST /v1/traces`` with the header ``x-mlflow-experiment-id``),
+with MLflow's own span attributes (``mlflow.spanType``, ``mlflow.spanInputs`` /
+``mlflow.spanOutputs``: what its tracing SDK writes), so nothing but httpx is needed on judge's
+side. People's assessments go in as MLflow's UI posts them (:func:`assess`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+#: The MLflow release the tests and the benchmark run against (the Makefile installs it;
+#: 3.18.0 is listed on PyPI but its mlflow-skinny is not served, so it cannot be installed).
+MLFLOW_VERSION = "3.17.2"
+#: The environment variable naming another virtualenv with ``bin/mlflow``.
+MLFLOW_VENV_ENV = "JUDGE_MLFLOW_VENV"
+#: The environment variable naming an MLflow already running (``http://127.0.0.1:PORT``) for
+#: the tests to use instead of starting one (they make experiments of their own in it).
+MLFLOW_URL_ENV = "JUDGE_MLFLOW_URL"
+#: Seconds to wait for ``/health`` (about 40 s were measured on a loaded 2-core machine).
+READY_TIMEOUT_S = 300.0
+#: Uvicorn workers of a test server (the default of ``mlflow server`` is 4).
+WORKERS = 2
+
+TRACES = "/api/3.0/mlflow/traces"
+
+
+class MlflowUnavailable(RuntimeError):
+    """No MLflow to run here, or it did not start (the message says why)."""
+
+
+def find_mlflow(repo: Path) -> Path:
+    """The ``mlflow`` executable of ``$JUDGE_MLFLOW_VENV`` or of ``repo/.venv-mlflow``."""
+    venv = Path(os.environ.get(MLFLOW_VENV_ENV) or repo / ".venv-mlflow")
+    executable = venv / "bin" / "mlflow"
+    if not executable.exists():
+        raise MlflowUnavailable(
+            f"{executable} is missing: `make mlflow` builds {repo / '.venv-mlflow'} with "
+            f"mlflow=={MLFLOW_VERSION} (or set {MLFLOW_VENV_ENV} to a virtualenv that has it)"
+        )
+    return executable
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class MlflowServer:
+    """A running throwaway MLflow tracking server: its port, folder and process."""
+
+    process: subprocess.Popen[bytes] | None
+    port: int
+    root: Path
+    started_s: float = 0.0
+    _log: Any = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        """The HTTP root, ``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def target(self, experiment_id: str) -> str:
+        """The judge target URL of an experiment of this server."""
+        return f"mlflow+http://127.0.0.1:{self.port}/experiments/{experiment_id}"
+
+    def experiment(self, name: str) -> str:
+        """The id of a new experiment named ``name``."""
+        return create_experiment(self.url, name)
+
+    @property
+    def log(self) -> Path:
+        """The server's log file."""
+        return self.root / "server.log"
+
+    @classmethod
+    def attach(cls, url: str) -> MlflowServer:
+        """An MLflow already running at ``http://127.0.0.1:PORT`` (not stopped by stop())."""
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        return cls(None, port, Path(tempfile.mkdtemp(prefix="judge-mlflow-")))
+
+    @classmethod
+    def start(
+        cls,
+        executable: Path,
+        *,
+        workers: int = WORKERS,
+        timeout_s: float = READY_TIMEOUT_S,
+    ) -> MlflowServer:
+        """Start ``mlflow server`` and wait until ``/health`` answers 200."""
+        import httpx
+
+        root = Path(tempfile.mkdtemp(prefix="judge-mlflow-"))
+        (root / "artifacts").mkdir()
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+        env.update(
+            {
+                "MLFLOW_DISABLE_TELEMETRY": "true",
+                "DO_NOT_TRACK": "true",
+                # No huey job runner (it runs online scoring jobs, which tests never start).
+                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+            }
+        )
+        log = (root / "server.log").open("wb")
+        began = time.monotonic()
+        process = subprocess.Popen(
+            [
+                str(executable),
+                "server",
+                "--backend-store-uri",
+                f"sqlite:///{root}/mlflow.db",
+                "--artifacts-destination",
+                str(root / "artifacts"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ],
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        server = cls(process, port, root, _log=log)
+        deadline = began + timeout_s
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                tail = server.log.read_text(errors="replace")[-2000:]
+                server.stop()
+                raise MlflowUnavailable(f"mlflow server exited ({process.returncode}): {tail}")
+            try:
+                if httpx.get(server.url + "/health", timeout=2.0).status_code == 200:
+                    server.started_s = time.monotonic() - began
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        server.stop()
+        raise MlflowUnavailable(
+            f"mlflow server did not answer /health within {timeout_s:.0f}s (log: {server.log})"
+        )
+
+    def stop(self, *, keep_files: bool = False) -> None:
+        """Stop the server (its whole process group: uvicorn and its workers) and remove its
+        folder."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=20)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+        if not keep_files:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def create_experiment(base: str, name: str) -> str:
+    """The id of a new experiment ``name`` on the MLflow at ``base``."""
+    import httpx
+
+    answer = httpx.post(
+        f"{base}/api/2.0/mlflow/experiments/create", json={"name": name}, timeout=60
+    )
+    if answer.status_code != 200:
+        raise RuntimeError(f"creating experiment {name}: {answer.status_code} {answer.text[:500]}")
+    return str(answer.json()["experiment_id"])
+
+
+# --- traces to seed it with ------------------------------------------------------------------
+
+
+def _any(value: Any) -> dict[str, Any]:
+    """A Python value as an OTLP/JSON AnyValue (dicts and lists stay structured: MLflow reads
+    them back as the same JSON)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_any(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in value.items()]}}
+    if value is None:
+        return {}
+    return {"stringValue": str(value)}
+
+
+def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _any(v)} for k, v in values.items() if v is not None]
+
+
+@dataclass
+class AgentTrace:
+    """One agent run as OTLP/JSON spans in MLflow's conventions; ``trace_id`` is MLflow's id
+    (``tr-`` + the OTel trace id), ``root_span_id`` the hex id of the AGENT span."""
+
+    trace_id: str
+    root_span_id: str
+    spans: list[dict[str, Any]]
+
+
+def agent_trace(
+    question: str,
+    answer: str,
+    *,
+    tool: str | None = None,
+    arguments: dict[str, Any] | None = None,
+    result: Any = None,
+    error: str | None = None,
+    model: str = "gpt-4o-mini",
+    session: str = "sess-1",
+    start: datetime | None = None,
+) -> AgentTrace:
+    """An agent run as MLflow's tracing SDK records it: AGENT (inputs ``{"messages"}``, outputs
+    the assistant message) -> CHAT_MODEL (OpenAI chat inputs and outputs, a tool call) -> TOOL
+    (inputs the arguments, outputs the result; or ``error``: status ERROR and an exception
+    event) -> CHAT_MODEL (the answer); without ``tool``, AGENT -> CHAT_MODEL (the answer)."""
+    otel_id = secrets.token_hex(16)
+    root = secrets.token_hex(8)
+    clock = start or datetime.now(UTC) - timedelta(minutes=5)
+    began = clock
+
+    def nanos(moment: datetime) -> str:
+        return str(int(moment.timestamp() * 1_000_000) * 1000)
+
+    def span(
+        parent: str | None, name: str, kind: str, ms: int, attrs: dict[str, Any]
+    ) -> dict[str, Any]:
+        nonlocal clock
+        begin, clock = clock, clock + timedelta(milliseconds=ms)
+        return {
+            "traceId": otel_id,
+            "spanId": secrets.token_hex(8),
+            **({"parentSpanId": parent} if parent else {}),
+            "name": name,
+            "kind": 1,
+            "startTimeUnixNano": nanos(begin),
+            "endTimeUnixNano": nanos(clock),
+            "attributes": _attributes({"mlflow.spanType": kind, **attrs}),
+            "status": {"code": 1},
+        }
+
+    def chat(messages: list[dict[str, Any]], reply: dict[str, Any], ms: int) -> dict[str, Any]:
+        finish = "tool_calls" if reply.get("tool_calls") else "stop"
+        return span(
+            root,
+            "ChatCompletion",
+            "CHAT_MODEL",
+            ms,
+            {
+                "mlflow.spanInputs": {"model": model, "messages": messages},
+                "mlflow.spanOutputs": {
+                    "id": "chatcmpl-" + secrets.token_hex(4),
+                    "object": "chat.completion",
+                    "model": model,
+                    "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
+                },
+                "mlflow.chat.tokenUsage": {
+                    "input_tokens": 120,
+                    "output_tokens": 30,
+                    "total_tokens": 150,
+                },
+            },
+        )
+
+    system = {"role": "system", "content": "You are a helpful support agent. Use tools."}
+    user = {"role": "user", "content": question}
+    final = {"role": "assistant", "content": answer}
+    children: list[dict[str, Any]] = []
+    if tool is None:
+        children.append(chat([system, user], final, 800))
+    else:
+        call = {
+            "id": "call_" + secrets.token_hex(4),
+            "type": "function",
+            "function": {"name": tool, "arguments": json.dumps(arguments or {})},
+        }
+        asked = {"role": "assistant", "content": None, "tool_calls": [call]}
+        told = {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "content": json.dumps(result) if error is None else f"ERROR: {error}",
+        }
+        children.append(chat([system, user], asked, 800))
+        run = span(
+            root,
+            tool,
+            "TOOL",
+            300,
+            {"mlflow.spanInputs": arguments or {}, "mlflow.spanOutputs": result},
+        )
+        if error is not None:
+            run["status"] = {"code": 2, "message": f"TimeoutError: {error}"}
+            run["events"] = [
+                {
+                    "name": "exception",
+                    "timeUnixNano": run["endTimeUnixNano"],
+                    "attributes": _attributes(
+                        {"exception.type": "TimeoutError", "exception.message": error}
+                    ),
+                }
+            ]
+        children.append(run)
+        children.append(chat([system, user, asked, told], final, 900))
+    agent = {
+        "traceId": otel_id,
+        "spanId": root,
+        "name": "support_agent",
+        "kind": 1,
+        "startTimeUnixNano": nanos(began),
+        "endTimeUnixNano": nanos(clock + timedelta(milliseconds=5)),
+        "attributes": _attributes(
+            {
+                "mlflow.spanType": "AGENT",
+                "mlflow.spanInputs": {"messages": [user]},
+                "mlflow.spanOutputs": final,
+                "session.id": session,
+            }
+        ),
+        "status": {"code": 1},
+    }
+    return AgentTrace("tr-" + otel_id, root, [agent, *children])
+
+
+def seed(base: str, experiment_id: str, traces: list[AgentTrace], *, chunk: int = 50) -> None:
+    """Send the traces to the experiment through MLflow's OTLP/HTTP endpoint (JSON), ``chunk``
+    traces a request; stored when the request returns."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=300.0) as client:
+        for start in range(0, len(traces), chunk):
+            spans = [s for t in traces[start : start + chunk] for s in t.spans]
+            document = {
+                "resourceSpans": [
+                    {
+                        "resource": {"attributes": _attributes({"service.name": "support-agent"})},
+                        "scopeSpans": [{"scope": {"name": "judge.testing"}, "spans": spans}],
+                    }
+                ]
+            }
+            answer = client.post(
+                "/v1/traces",
+                json=document,
+                headers={"x-mlflow-experiment-id": experiment_id},
+            )
+            if answer.status_code != 200:
+                raise RuntimeError(
+                    f"seeding experiment {experiment_id}: {answer.status_code} {answer.text[:500]}"
+                )
+
+
+def assess(
+    base: str,
+    trace_id: str,
+    name: str,
+    value: Any,
+    *,
+    source_type: str = "HUMAN",
+    source_id: str = "",
+    rationale: str | None = None,
+    overrides: str | None = None,
+) -> dict[str, Any]:
+    """Post a feedback assessment as MLflow's UI does for a person (``source_id`` is the user,
+    ``""`` without auth; ``overrides``: the id of the assessment it corrects); the stored
+    assessment."""
+    import httpx
+
+    assessment: dict[str, Any] = {
+        "trace_id": trace_id,
+        "assessment_name": name,
+        "source": {"source_type": source_type, "source_id": source_id},
+        "feedback": {"value": value},
+    }
+    if rationale is not None:
+        assessment["rationale"] = rationale
+    if overrides is not None:
+        assessment["overrides"] = overrides
+    answer = httpx.post(
+        f"{base}{TRACES}/{trace_id}/assessments", json={"assessment": assessment}, timeout=60
+    )
+    answer.raise_for_status()
+    return dict(answer.json()["assessment"])
+
+
+def assessments(base: str, trace_ids: list[str]) -> list[dict[str, Any]]:
+    """Every assessment of these traces (all sources, valid or not), read back over REST."""
+    import httpx
+
+    found: list[dict[str, Any]] = []
+    with httpx.Client(base_url=base, timeout=120.0) as client:
+        for start in range(0, len(trace_ids), 100):
+            answer = client.post(
+                f"{TRACES}/batchGetInfos", json={"trace_ids": trace_ids[start : start + 100]}
+            )
+            answer.raise_for_status()
+            for info in answer.json().get("trace_infos") or []:
+                found += info.get("assessments") or []
+    return found
