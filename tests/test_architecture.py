@@ -43,6 +43,7 @@ HEAVY = frozenset(
         "jinja2",
         "tenacity",
         "threadpoolctl",
+        "hyperscan",
         "inspect_ai",
     }
 )
