@@ -59,6 +59,9 @@ SPLITS: dict[str, str] = {
     "handwritten-v3": "tuning",
     "handwritten-v4": "heldout",
     "outside-v5": "heldout",
+    # Written by a separate red-team author (branch h25-outside); read only with --split outside6
+    # (bench/injection_eval.py), measured once.
+    "outside-v6": "outside6",
     "tensor-trust-extraction": "heldout",
     "swebench-sympy": "heldout",
     "taubench": "heldout",
@@ -119,6 +122,44 @@ def corpus_records() -> list[Record]:
                 str(r["category"]),
                 text=str(r.get("text", "")),
                 turns=turns,
+            )
+        )
+    return out
+
+
+#: The outside set of step 5, never read unless asked for by name.
+OUTSIDE6 = CORPUS_V2 / "heldout6.jsonl"
+
+
+def outside6_records(path: Path = OUTSIDE6) -> list[Record]:
+    """The outside-v6 set (80 injections + 80 look-alikes by an outside author): read only for
+    its one measurement (``bench/injection_eval.py --split outside6``). Every record is put in
+    the outside6 split whatever family it names."""
+    out: list[Record] = []
+    for r in _jsonl(path):
+        turns = tuple(dict(t) for t in r.get("turns", []) or [])  # type: ignore[attr-defined]
+        parts: list[object] = list(r.get("parts") or [])  # type: ignore[call-overload]
+        if parts and not turns:
+            # tests/data/OUTSIDE6.md: an injection split over turns gives the texts of its 2-3
+            # turns as "parts" (its "text" is them joined): judged as those turns of a trace,
+            # each in the role its "kind" names, so that no single turn holds it all.
+            role = {"message": "agent"}.get(str(r.get("kind")), "observation")
+            turns = tuple(
+                {"id": f"t{k}", "role": role, "content": str(part)} for k, part in enumerate(parts)
+            )
+        family = str(r.get("family") or "outside-v6")
+        if family not in SPLITS:
+            family = "outside-v6"
+        out.append(
+            Record(
+                str(r["id"]),
+                str(r["label"]),
+                "outside-v6" if SPLITS.get(family) != "outside6" else family,
+                str(r.get("category") or "uncategorised"),
+                text=str(r.get("text", "")),
+                turns=turns,
+                source=str(r.get("source") or ""),
+                role=str(r.get("role") or ""),
             )
         )
     return out

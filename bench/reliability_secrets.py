@@ -2,6 +2,9 @@
 cost of redaction per case.
 
     python bench/reliability_secrets.py corpus     # judge the corpus through a loopback server
+    python bench/reliability_secrets.py corpus --split outside6
+        # the outside set (tests/data/secrets/outside6_*.jsonl), measured once: which planted
+        # values reach the provider, the store or an output, and which look-alikes survive
     python bench/reliability_secrets.py gold       # redactions on ../shared/gold, with samples
     python bench/reliability_secrets.py timing     # ms per case on the SWE-bench dev traces
     python bench/reliability_secrets.py reuse --baseline DIR --cases FILE
@@ -36,6 +39,10 @@ from judge.safety.redact import redact
 from judge.testing.loopback import LoopbackServer, Reply
 from judge.types import Case
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reliability_injection import wilson  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 DATA = REPO / "tests" / "data" / "secrets"
@@ -64,8 +71,8 @@ def corpus() -> None:
     """Judge both corpus parts with `judge run` through a loopback server; print per kind how
     many values were planted, are redacted in the evidence, and reached the provider."""
 
-    cases = _load("cases.jsonl") + _load("more_cases.jsonl")
-    planted = _load("planted.jsonl") + _load("more_planted.jsonl")
+    cases = _load("cases.jsonl") + _load("more_cases.jsonl") + _load("shapes_cases.jsonl")
+    planted = _load("planted.jsonl") + _load("more_planted.jsonl") + _load("shapes_planted.jsonl")
     answer = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows it."}'
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cases.jsonl"
@@ -131,6 +138,103 @@ def corpus() -> None:
     wrong = [k for k, r in benign.items() if not r["left alone"]]
     print(f"\nbenign look-alikes: {len(benign)}, left alone {left}, redacted: {wrong}")
     print(f"{len(server.requests)} provider requests, {len(cases)} cases")
+
+
+def _is_benign(p: dict[str, Any]) -> bool:
+    """A look-alike: marked benign (the outside set), or with no marker, or a known false
+    redaction (development corpora)."""
+    return bool(p.get("benign")) or p.get("marker", "") is None or bool(p.get("false_positive"))
+
+
+def outside6(
+    cases_file: str = "outside6_cases.jsonl", planted_file: str = "outside6_planted.jsonl"
+) -> None:
+    """Judge the outside set end to end (``judge run`` through a loopback server, then ``judge
+    show`` and ``judge export``) and print, per kind, the planted values of which any
+    12-character piece reached the provider, the store (its tables and the raw bytes of its
+    files) or an output, and the look-alikes that reached the judge unchanged."""
+    cases = _load(cases_file)
+    planted = _load(planted_file)
+    answer = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows it."}'
+    with tempfile.TemporaryDirectory() as tmp:
+        path, db = Path(tmp) / "cases.jsonl", Path(tmp) / "j.db"
+        out, otel = Path(tmp) / "out.jsonl", Path(tmp) / "otel.json"
+        path.write_text("".join(json.dumps(c) + "\n" for c in cases), "utf-8")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        runner = CliRunner()
+        with LoopbackServer(lambda r: Reply(content=answer)) as server:
+            result = runner.invoke(
+                cli,
+                ["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback"]
+                + ["--api-base", server.api_base, "--db", str(db), "--out", str(out)]
+                + ["--quiet", str(path)],
+            )
+        shown = runner.invoke(cli, ["show", "--db", str(db), "--limit", "100000"]).output
+        shown += runner.invoke(
+            cli, ["show", "--db", str(db), "--limit", "100000", "--format", "jsonl"]
+        ).output
+        runner.invoke(cli, ["export", "--db", str(db), "--out", str(otel)])
+        stored = b"".join(p.read_bytes() for p in Path(tmp).glob("j.db*")).decode(
+            "utf-8", "replace"
+        )
+        outputs = {
+            "provider": json.dumps(server.requests, ensure_ascii=False)
+            + "\n".join(m["content"] for r in server.requests for m in r["messages"]),
+            "store": stored,
+            "outputs": result.output
+            + shown
+            + (out.read_text("utf-8") if out.exists() else "")
+            + (otel.read_text("utf-8") if otel.exists() else ""),
+        }
+    print(
+        f"judge run exit {result.exit_code}; {len(server.requests)} provider requests, "
+        f"{len(cases)} cases, {len(planted)} planted rows"
+    )
+    rows: dict[str, Counter[str]] = defaultdict(Counter)
+    leaks: list[str] = []
+    lost: list[str] = []
+    for p in planted:
+        kind = str(p.get("kind") or p.get("category") or p.get("marker") or "unnamed")
+        secret = str(p.get("secret") or p.get("value") or "")
+        row = rows[("look-alike: " if _is_benign(p) else "") + kind]
+        row["planted"] += 1
+        if _is_benign(p):
+            kept = secret in outputs["provider"]
+            row["kept"] += kept
+            if not kept:
+                lost.append(f"{p.get('case')}: {kind}")
+            continue
+        forms = [secret] + ([str(p["plain"])] if p.get("plain") else [])
+        for where, text in outputs.items():
+            if any(_leaked(form, text) for form in forms if form):
+                row[where] += 1
+                leaks.append(f"{p.get('case')}: {kind} -> {where}")
+    secrets = [k for k in rows if not k.startswith("look-alike: ")]
+    print("\n| kind | planted | reached provider | reached store | reached an output |")
+    print("|---|---|---|---|---|")
+    for kind in sorted(secrets):
+        r = rows[kind]
+        print(f"| {kind} | {r['planted']} | {r['provider']} | {r['store']} | {r['outputs']} |")
+    total = sum(rows[k]["planted"] for k in secrets)
+    reached = len({leak.rsplit(" -> ", 1)[0] for leak in leaks})
+    print(
+        f"\nplanted secrets {total}: {reached} reached the provider, the store or an output "
+        "(target: 0)"
+    )
+    benign = [k for k in rows if k.startswith("look-alike: ")]
+    n_benign = sum(rows[k]["planted"] for k in benign)
+    n_kept = sum(rows[k]["kept"] for k in benign)
+    if n_benign:
+        lo, hi = wilson(n_kept, n_benign)
+        print(
+            f"look-alikes kept {n_kept}/{n_benign} = {n_kept / n_benign:.1%} "
+            f"[{lo:.1%}, {hi:.1%}] "
+            "(target >= 95%)"
+        )
+    for line in leaks:
+        print("  leaked:", line)
+    for line in lost:
+        print("  look-alike redacted:", line)
 
 
 def _texts(record: dict[str, Any]) -> Iterator[str]:
@@ -243,8 +347,16 @@ def main() -> None:
     parser.add_argument("--cases", help="reuse: the cases to judge (JSONL)")
     parser.add_argument("--samples", type=int, default=40, help="gold: samples to print")
     parser.add_argument("--repeats", type=int, default=3, help="timing: best of N")
+    parser.add_argument(
+        "--split",
+        choices=["development", "outside6"],
+        default="development",
+        help="corpus: the project's corpora, or the outside set (measured once)",
+    )
     args = parser.parse_args()
-    if args.part == "corpus":
+    if args.part == "corpus" and args.split == "outside6":
+        outside6()
+    elif args.part == "corpus":
         corpus()
     elif args.part == "reuse":
         reuse(args.baseline, args.cases)

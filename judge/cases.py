@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from judge.errors import InputError
+from judge.safety.redact import with_safe_id
 from judge.types import Case
 
 #: Fields of the gold-set format that are labels or provenance, not part of what is judged.
@@ -64,7 +65,8 @@ def record_to_case(record: dict[str, Any]) -> tuple[Case, str | None]:
     """Validate one record (gold format or Case format) into a Case and its gold label."""
     data = case_data(record)
     gold = record.get("gold")
-    return Case.model_validate(data), (str(gold) if gold is not None else None)
+    # A secret in the id is redacted here, where every case read from a file starts.
+    return with_safe_id(Case.model_validate(data)), (str(gold) if gold is not None else None)
 
 
 def validation_error(exc: ValidationError, file: str, line: int) -> InputError:

@@ -51,6 +51,7 @@ from judge.digests import digest
 from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
+from judge.safety.scan import Spec, scanner
 from judge.types import Case, EvidenceItem, EvidenceKind, Strict, TraceTurn
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
@@ -299,6 +300,23 @@ def _matches(regex: re.Pattern[str], needles: Sequence[str], text: str) -> bool:
     return any(needle in text for needle in needles) and regex.search(text) is not None
 
 
+#: A superset of _TEST_COMMAND on a turn's whole text (it is run on the text without its
+#: here-documents, where two kept lines may meet across a removed body).
+_TEST_COMMAND_GATE = re.compile(_TEST_COMMAND.pattern.replace(r"\s+", r"[\s\S]*"))
+#: The classification regexes, gated by one scan of each turn (judge.safety.scan): a regex
+#: whose prefilter does not match cannot match, and is not run.
+_TOOL, _TESTS_RAN, _ERRORS, _RUNS_TESTS = range(4)
+
+
+def _classify_spec() -> Spec:
+    return Spec(literals=(), rules=(_TOOL_CALL, _TEST_OUTPUT, _ERROR_OUTPUT, _TEST_COMMAND_GATE))
+
+
+def _possible(text: str) -> frozenset[int] | None:
+    """Which classification regexes may match ``text`` (None: every one)."""
+    return scanner("evidence", _classify_spec).scan(text, lowered=text).maybe
+
+
 def classify_turns(
     trace: Sequence[TraceTurn], redacted_trace: Sequence[TraceTurn] | None = None
 ) -> list[_Turn]:
@@ -318,16 +336,26 @@ def classify_turns(
         kind = _role_kind(turn.role)
         runs_tests = False
         if kind == "message" and turn.role.lower() in AGENT_ROLES:
-            if _TOOL_CALL.search(text):
+            maybe = _possible(text)
+            if (maybe is None or _TOOL in maybe) and _TOOL_CALL.search(text):
                 kind = "tool_call"
-                runs_tests = _TEST_COMMAND.search(_commands_only(text)) is not None
+                runs_tests = (maybe is None or _RUNS_TESTS in maybe) and _TEST_COMMAND.search(
+                    _commands_only(text)
+                ) is not None
             elif index == last_agent:
                 kind = "final_answer"
-        elif kind == "tool_result":
-            if previous_ran_tests or _matches(_TEST_OUTPUT, _TEST_OUTPUT_NEEDLES, text):
+        elif kind == "tool_result" and not previous_ran_tests:
+            maybe = _possible(text)
+            if (maybe is None or _TESTS_RAN in maybe) and _matches(
+                _TEST_OUTPUT, _TEST_OUTPUT_NEEDLES, text
+            ):
                 kind = "test_run"
-            elif _matches(_ERROR_OUTPUT, _ERROR_OUTPUT_NEEDLES, text):
+            elif (maybe is None or _ERRORS in maybe) and _matches(
+                _ERROR_OUTPUT, _ERROR_OUTPUT_NEEDLES, text
+            ):
                 kind = "error"
+        elif kind == "tool_result":
+            kind = "test_run"
         if turn.kind is not None:
             kind = turn.kind
         # The turn's id and role are shown in its evidence tag: redacted like its text.
@@ -393,7 +421,7 @@ def _elide_repeated_diff(text: str, diff: str | None) -> tuple[str, bool]:
     """Replace a diff already shown as its own item by a pointer to it."""
     if not diff or len(diff) < 200:
         return text, False
-    match = _DIFF_START.search(text)
+    match = _DIFF_START.search(text) if "diff --git " in text else None
     if match is None:
         return text, False
     # The turn repeats the diff when a solid piece of the diff's body appears in it.

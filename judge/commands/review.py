@@ -149,7 +149,8 @@ def audit_cmd(db: str, digest: str | None) -> None:
     "--expected-error",
     type=float,
     help="--for-card: the error rate to assume in the band (e.g. a similar judge's); "
-    "default: the judge's own probabilities, as if calibrated (optimistic for most LLMs).",
+    "default: the judge's own probabilities, as if calibrated (far too optimistic for the "
+    "LLM judges measured in BENCHMARKS.md 11b).",
 )
 @click.option(
     "--rest-share",
@@ -302,6 +303,14 @@ def _plan_for_card(
             f"labels certify it with probability >= {estimate.power:g}",
             err=True,
         )
+        if estimate.error_source == "scores":
+            click.echo(
+                "warning: this estimate trusts the judge's own probabilities; on recorded "
+                "verdicts (BENCHMARKS.md 11b) they said 0.01-2% errors where the band had "
+                "7-14%, and the estimate asked for 8-60x too few labels: give "
+                "--expected-error (a similar judge's error rate) for a usable one",
+                err=True,
+            )
     click.echo(
         f"next: label these items (gold JSONL), then `judge calibrate --judgments {verdicts} "
         f"--gold LABELS.jsonl --plan {out or 'PLAN.json'}` with the same --judge/--panel",

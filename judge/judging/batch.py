@@ -19,7 +19,7 @@ from judge.judging.ray_engine import RayOptions, run_on_ray
 from judge.judging.runner import OrdersOption, Outcome, Runner, RunSummary, Step, plan
 from judge.providers import ModelParams, check_models
 from judge.rubrics import Rubric, load_rubric
-from judge.safety.redact import redact_case
+from judge.safety.redact import redact_case, with_safe_id
 from judge.store import Store
 from judge.types import Case, Judgment
 
@@ -238,6 +238,7 @@ def check_case_ids(store: Store, cases: Sequence[Case]) -> None:
     store. Judging stores each case under its id, and the stored copy is what reviewers see and
     gold exports: over the API, a client must not replace another's case (or one already
     labelled) by reusing its id. The same case again, as stored (redacted), is fine."""
+    cases = [with_safe_id(c) for c in cases]
     stored = store.get_cases(dict.fromkeys(c.id for c in cases))
     clashes = [
         c.id

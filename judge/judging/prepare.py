@@ -25,7 +25,7 @@ from judge.evidence import select_evidence
 from judge.judging.masking import masked_origin
 from judge.providers import ModelParams
 from judge.rubrics import Rubric, load_rubric_dir
-from judge.safety.injection import suspect_items
+from judge.safety.injection import certain_flags, suspect_items
 from judge.safety.redact import redact_case
 from judge.store.judgments import case_row
 from judge.types import Case, Order, Provenance
@@ -91,7 +91,8 @@ def prepare_case(
         out.errors = [(index, exc) for index in range(len(specs))]
         return out
     shown = [item.id for item in evidence.items]
-    flagged = [item.id for item in evidence.items if item.flags]
+    # Certain flags send the case to a person; uncertain ones to the second net (suspects).
+    flagged = [item.id for item in evidence.items if certain_flags(item.flags)]
     masked_from, masked = masked_origin(case)
     # A masked copy is the check: its own remaining text is not checked again.
     suspects = {} if masked_from is not None else suspect_items(evidence.items)

@@ -51,7 +51,7 @@ from judge.judging.prepare import (
 )
 from judge.providers import AnswerCheck, AttemptLog, CallResult, ModelParams, call_model
 from judge.rubrics import Rubric
-from judge.safety.redact import redact_error, redact_judgment
+from judge.safety.redact import redact_error, redact_judgment, with_safe_id
 from judge.store import Store
 from judge.store.judgments import call_row
 from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
@@ -86,7 +86,8 @@ def plan(
     prefix between them."""
     n_variants = rubric.n_variants if variants is None else max(1, min(variants, rubric.n_variants))
     steps: list[Step] = []
-    for case in cases:
+    # Every judged case passes here: a secret in its id is redacted (safe_case_id).
+    for case in map(with_safe_id, cases):
         kind_orders = kinds.kind(rubric.kind).orders
         case_orders: list[Order | None] = list(kind_orders if orders == "both" else kind_orders[:1])
         for model in models:

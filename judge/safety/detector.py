@@ -16,6 +16,7 @@ picks the threshold on the tuning split only. scikit-learn and numpy are importe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,20 @@ _GATE_WORDS = re.compile(
 )
 
 
+#: Literals one of which every match of the English gate words contains (a prefilter).
+GATE_WORD_LITERALS: tuple[str, ...] = (
+    "verdict",
+    "evaluat",
+    "grader",
+    "grading",
+    "judg",
+    "scorer",
+    "scoring",
+    "rubric",
+    "review",
+)
+
+
 #: A window needs this many words for the model to count: it generalises over sentences, and
 #: on a few words ("3 passed") it has too little to go on (the rules cover short commands).
 MIN_WORDS: int = 4
@@ -157,12 +172,16 @@ class Model:
         margin = self.features(texts) @ self.coef + self.intercept
         return [float(p) for p in 1.0 / (1.0 + np.exp(-margin))]
 
-    def score(self, folded: str) -> float:
+    def score(self, folded: str, may_pass: Callable[[str], bool] | None = None) -> float:
         """P(injection) of the best window of ``folded`` text that passes :func:`gate`; 0.0
         when none does. At most :data:`MAX_WINDOWS` gated windows are scored (the first and
         the last halves): a text that long is a log far beyond what a judge is shown, and the
-        rules still read all of it."""
-        gated = [w for w in windows(folded) if gate(w)]
+        rules still read all of it. ``may_pass``: a quick test that is true of every window
+        :func:`gate` passes (a prefilter), tried first."""
+        if may_pass is None:
+            gated = [w for w in windows(folded) if gate(w)]
+        else:
+            gated = [w for w in windows(folded) if may_pass(w) and gate(w)]
         if len(gated) > MAX_WINDOWS:
             gated = gated[: MAX_WINDOWS // 2] + gated[-MAX_WINDOWS // 2 :]
         return max(self.window_scores(gated), default=0.0)

@@ -24,6 +24,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from urllib.parse import unquote_plus
 
+from judge.safety.scan import Spec, scanner
+
 #: Cyrillic and Greek letters that render like Latin ones (lower-case forms, after NFKC and
 #: case-folding), from Unicode's confusables.txt. Mapped only inside words that also hold Latin
 #: letters, so that Russian or Greek text stays itself.
@@ -149,6 +151,24 @@ def _unslug(match: re.Match[str]) -> str:
     return re.sub(r"[-_]", " ", match.group(0))
 
 
+_BLANKS = re.compile(r"[ \t\u00a0]+")
+#: ASCII forms of _SPACED and _SLUG for the one-pass scan of casefolded ASCII text (a regex
+#: that cannot match there is not run).
+FOLD_RULES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?:[a-z][ .*]){2,}[a-z]"),
+    re.compile(r"[a-z]+(?:[-_][a-z]+){2,}"),
+)
+
+
+def _fold_scan(text: str) -> frozenset[int] | None:
+    """Which of :data:`FOLD_RULES` may match casefolded ASCII ``text`` (None: not known)."""
+    return scanner("fold", _fold_spec).scan(text, lowered=text).maybe
+
+
+def _fold_spec() -> Spec:
+    return Spec(literals=(), rules=FOLD_RULES)
+
+
 def fold(text: str) -> str:
     """The text as a reader (or a model) sees it, for matching: NFKC (fullwidth, maths and
     circled letters), tag characters decoded, format characters, combining marks and variation
@@ -163,11 +183,14 @@ def fold(text: str) -> str:
         text = _WORD.sub(_unmix, text)
     else:
         text = text.casefold()
-    if " " in text:
+    maybe = _fold_scan(text) if text.isascii() else None
+    if " " in text and (maybe is None or 0 in maybe):
         text = _SPACED.sub(_unspace, text)
-    if "-" in text or "_" in text:
+    if ("-" in text or "_" in text) and (maybe is None or 1 in maybe):
         text = _SLUG.sub(_unslug, text)
-    return re.sub(r"[ \t\u00a0]+", " ", text)
+    if "  " not in text and "\t" not in text and "\u00a0" not in text:
+        return text  # nothing to collapse
+    return _BLANKS.sub(" ", text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,6 +207,17 @@ _COMMON_WORDS = (
 )
 _COMMON = frozenset(_COMMON_WORDS.split())
 _ROT13_TOKEN = re.compile(r"[A-Za-z]+")
+_ROT13_WORDS = "|".join(sorted(codecs.encode(word, "rot13") for word in _COMMON))
+#: The rot13 forms of those words as whole tokens: a line reads as rot13 only with 3 of them, so
+#: a text with fewer than 3 is not looked at line by line.
+_ROT13_COMMON = re.compile(
+    rf"(?<![A-Za-z])(?:{_ROT13_WORDS})(?![A-Za-z])", re.IGNORECASE | re.ASCII
+)
+#: A superset of "3 of them on one line", for the one-pass scan of the folded text
+#: (judge.safety.injection): on ASCII text, folding never takes a token away.
+ROT13_LINE = re.compile(
+    rf"(?:{_ROT13_WORDS})[^\n]*(?:{_ROT13_WORDS})[^\n]*(?:{_ROT13_WORDS})", re.IGNORECASE
+)
 #: At most this many encoded runs are decoded per text (a log of hashes has thousands).
 MAX_RUNS = 24
 
@@ -229,11 +263,17 @@ def _looks_rot13(line: str) -> bool:
     return rot_hits >= 3 and rot_hits > 2 * _rot13_hits(tokens)
 
 
-def decoded_views(text: str) -> list[str]:
+def _at_least(regex: re.Pattern[str], text: str, count: int) -> bool:
+    """``regex`` matches ``text`` at least ``count`` times."""
+    return any(n >= count for n, _ in enumerate(regex.finditer(text), start=1))
+
+
+def decoded_views(text: str, rot13: bool | None = None) -> list[str]:
     """Text hidden in ``text`` by encoding: each base64 or hex run that decodes to readable
     UTF-8, the text with percent-escapes decoded (when it has at least three), and the text
     rot13-decoded when that turns it into more common English words. [] when nothing is
-    hidden. Decoding is one level deep, which is what a reading model does unprompted."""
+    hidden. Decoding is one level deep, which is what a reading model does unprompted.
+    ``rot13=False``: the caller's scan found no line that could read as rot13."""
     views: list[str] = []
     if len(text) >= 16:
         for n, match in enumerate(_BASE64.finditer(text)):
@@ -259,7 +299,7 @@ def decoded_views(text: str) -> list[str]:
         unquoted = unquote_plus(text)
         if unquoted != text:
             views.append(unquoted)
-    if len(text) >= 16:
+    if len(text) >= 16 and rot13 is not False and _at_least(_ROT13_COMMON, text, 3):
         rot = [line for line in text.splitlines() if len(line) >= 16 and _looks_rot13(line)]
         if rot:
             views.append(codecs.decode("\n".join(rot), "rot13"))

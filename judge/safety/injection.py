@@ -38,10 +38,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from judge.safety import detector, folding
-from judge.safety.languages import lexicon_signals
+from judge.safety.languages import idea_hits, idea_literals, lexicon_addressed, lexicon_signals
+from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import EvidenceItem
 
 #: Prefix of every reason this module gives (``EvidenceItem.flags``).
@@ -295,10 +297,13 @@ def _is_fixture(text: str, start: int) -> bool:
     )
 
 
-def rule_matches(normalized: str) -> list[str]:
-    """Names of the rules that match ``normalized`` text in use (not merely mentioned)."""
+def rule_matches(normalized: str, maybe: frozenset[int] | None = None) -> list[str]:
+    """Names of the rules that match ``normalized`` text in use (not merely mentioned).
+    ``maybe``: indexes of the rules the scan allows (None: all)."""
     found: list[str] = []
-    for rule in RULES:
+    for index, rule in enumerate(RULES):
+        if maybe is not None and index not in maybe:
+            continue
         for match in rule.pattern.finditer(normalized):
             if _is_mention(normalized, match.start(), match.end()):
                 continue
@@ -358,6 +363,89 @@ def obfuscation(text: str) -> list[str]:
 # The detector and the evidence flagger.
 
 
+# ---------------------------------------------------------------------------------------------
+# The scan (judge.safety.scan): one pass over a folded text says which rules might match and
+# whether the lexicon and the learned detector have anything to read. Every skip is exact: a
+# rule is skipped only when its prefilter (a superset) does not match; the lexicon signals only
+# when no word for the judge or for ignoring occurs (each signal needs one); the detector only
+# when no word that opens its gate occurs (a window without one scores nothing).
+
+
+class _Gates(NamedTuple):
+    spec: Spec
+    #: Literal ids of the words of each lexicon idea the signals need (ignore + instructions,
+    #: or judge + a favourable verdict).
+    ignore: frozenset[int]
+    instructions: frozenset[int]
+    judge: frozenset[int]
+    good: frozenset[int]
+    #: Literal ids of the words that can open the detector's gate.
+    classifier: frozenset[int]
+
+    def lexicon(self, literals: frozenset[int]) -> bool:
+        """The lexicon signals may fire: each needs two ideas (see lexicon_signals)."""
+        return bool(
+            (literals & self.ignore and literals & self.instructions)
+            or (literals & self.judge and literals & self.good)
+        )
+
+
+@lru_cache(maxsize=1)
+def _gates() -> _Gates:
+    words = {
+        idea: idea_literals(frozenset({idea})) for idea in ("IGNORE", "INSTR", "JUDGE", "GOOD")
+    }
+    classifier = (*idea_literals(detector.GATE_IDEAS), *detector.GATE_WORD_LITERALS)
+    ids = literal_ids([*(w for group in words.values() for w in group), *classifier])
+    idea = {name: frozenset(ids[w] for w in group) for name, group in words.items()}
+    return _Gates(
+        Spec(
+            literals=tuple(ids),
+            rules=(*(rule.pattern for rule in RULES), folding.ROT13_LINE),
+        ),
+        ignore=idea["IGNORE"],
+        instructions=idea["INSTR"],
+        judge=idea["JUDGE"],
+        good=idea["GOOD"],
+        classifier=frozenset(ids[w] for w in classifier),
+    )
+
+
+def _spec() -> Spec:
+    return _gates().spec
+
+
+#: Rule id of folding.ROT13_LINE in the scan (after RULES).
+_ROT13 = len(RULES)
+
+
+def scan_folded(folded: str) -> Hits:
+    """The scan of a folded text (its literals are compared with the folded text itself)."""
+    return scanner("injection", _spec).scan(folded, lowered=folded)
+
+
+def _may_open_gate(window: str) -> bool:
+    """A word that can open the detector's gate occurs in ``window`` (folded)."""
+    return not scan_folded(window).literals.isdisjoint(_gates().classifier)
+
+
+@lru_cache(maxsize=1024)
+def _model_score(folded: str) -> float:
+    """The shipped detector's score of a folded text (0.0 when nothing in it can open the
+    gate, or without weights), remembered: the flagger and the second net score the same
+    texts."""
+    if not folded or scan_folded(folded).literals.isdisjoint(_gates().classifier):
+        return 0.0  # (and the weights are not even loaded)
+    model = detector.shipped_model()
+    if model is None:
+        return 0.0
+    return float(model.score(folded, _may_open_gate))
+
+
+#: Folding, remembered: the flagger, the second net and the split check fold the same texts.
+_fold = lru_cache(maxsize=1024)(folding.fold)
+
+
 #: How much of each of two neighbouring items is joined to look for a split injection.
 ADJACENT_CHARS: int = 240
 
@@ -365,26 +453,35 @@ ADJACENT_CHARS: int = 240
 def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     """Reasons from the rules, the lexicons and (optionally) the learned detector on every
     view of ``text``: the folded text and the folded text of each decoded run."""
-    views = [folding.fold(text)]
-    decoded = folding.decoded_views(text)
+    views = [_fold(text)]
+    first = scan_folded(views[0])
+    # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
+    rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
+    decoded = folding.decoded_views(text, rot13=rot13)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
+    gates = _gates()
     for n, view in enumerate(views):
-        found = rule_matches(view)
+        hits = first if n == 0 else scan_folded(view)
+        found = rule_matches(view, hits.maybe)
         # The lexicon signals share two names with rules: one reason each.
-        found.extend(
-            name
-            for name, at in lexicon_signals(view)
-            if name not in found and not _is_mention(view, at, at + 1, reach=60)
-        )
-        if classifier and detector.is_injection(view):
-            found.append("classifier")
+        if gates.lexicon(hits.literals):
+            found.extend(
+                name
+                for name, at in lexicon_signals(view)
+                if name not in found and not _is_mention(view, at, at + 1, reach=60)
+            )
+        # The weights (and scikit-learn) load only when a view opens the detector's gate.
+        if classifier and _model_score(view) > 0.0:
+            model = detector.shipped_model()
+            if model is not None and _model_score(view) >= model.threshold:
+                found.append("classifier")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
                 if reason not in reasons:
                     reasons.append(reason)
-    hidden = obfuscation(text)
-    if hidden and _ACTIONABLE.search(views[0]):
+    hidden = obfuscation(text) if not text.isascii() and _ACTIONABLE.search(views[0]) else []
+    if hidden:
         reasons.append(PREFIX + "obfuscated:" + ",".join(hidden))
     return reasons
 
@@ -407,23 +504,102 @@ SUSPECT_SCORE: float = 0.5
 def suspicion(text: str) -> float:
     """The learned detector's highest score over the gated windows of ``text`` (folded): 0.0
     when no window names the judge, a verdict or the instructions, or without the weights."""
-    model = detector.shipped_model()
-    if model is None or not text:
+    if not text:
         return 0.0
-    return model.score(folding.fold(text))
+    return _model_score(_fold(text))
 
 
 def suspect_items(items: Sequence[EvidenceItem]) -> dict[str, str]:
-    """id -> source of the unflagged items whose :func:`suspicion` is at least
-    :data:`SUSPECT_SCORE` (never the task or a pairwise candidate: they are what is judged);
-    none when any item is flagged (a flagged case goes to a person anyway)."""
-    if any(item.flags for item in items):
+    """id -> source of the items the second net withholds: those with only uncertain flags
+    (:func:`certain_flags`), and the unflagged ones whose :func:`suspicion` is at least
+    :data:`SUSPECT_SCORE`; never the task or a pairwise candidate (they are what is judged,
+    and their flags are always certain). None when any item has a certain flag (a case with
+    one goes to a person anyway)."""
+    if any(certain_flags(item.flags) for item in items):
         return {}
     return {
         item.id: item.source
         for item in items
-        if item.kind not in ("task", "candidate") and suspicion(item.text) >= SUSPECT_SCORE
+        if item.kind not in ("task", "candidate")
+        and (item.flags or suspicion(item.text) >= SUSPECT_SCORE)
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The second stage: who is addressed and what is asked.
+#
+# A text about reviewers, graders or verdicts is not an injection unless it speaks *to* the
+# judge and asks it for something. Strong signals (a forged evidence block or chat turn, a
+# verdict written out for the judge, "ignore the instructions", a role to play, instructions
+# declared void, an encoded or disguised instruction, an instruction split over turns or put in
+# a role or id) are certain. The others (the learned detector, the lexicon's evaluator + verdict,
+# an address, a directive) are certain only together, or when the text both addresses the
+# judge and asks it for a verdict or to set its instructions aside. An uncertain flag is shown
+# to the judge as ``injection?:<reason>`` and sends the case to the second net (judged again
+# without the item: judge.judging.masking) instead of a person; a flag on the task or a
+# candidate (what is judged: it cannot be withheld) is always certain.
+
+#: Prefix of a flag the second stage left uncertain.
+UNCERTAIN = "injection?:"
+#: Reasons that are certain on their own.
+STRONG = frozenset(
+    {
+        "fake-evidence",
+        "chat-template",
+        "answer-format",
+        "ignore-instructions",
+        "role-play",
+        "instructions-superseded",
+        "new-instructions",
+        "encoded",
+        "split",
+    }
+)
+_YOU = re.compile(r"\byou(?:r|rs|rself)?\b")
+_JUDGE_WORD = re.compile(rf"\b{_JUDGE}s?\b")
+_ASK = re.compile(
+    r"\b(?:output|return|respond|reply|answer|mark|grade|rate|score|approve|accept|treat|"
+    r"consider|set|give|award|label|classify|record|report|declare|ignore|disregard|forget|"
+    r"overlook|skip|override|bypass)\b[^.\n]{0,60}?\b(?:pass(?:ed|ing)?|success(?:ful)?|"
+    r"approved?|correct|complete[d]?|full marks|10/10|a pass|verdict|score|grade|"
+    r"instructions?|rubric|rules|criteria)\b"
+)
+
+
+def certain_flags(flags: Sequence[str]) -> list[str]:
+    """The flags of an item that the second stage left certain."""
+    return [f for f in flags if not f.startswith(UNCERTAIN)]
+
+
+def _addressed_and_asked(folded: str) -> bool:
+    """The text speaks to the judge (an address, or "you" near a word for the judge) and asks
+    it for a verdict or to set its instructions aside (in English, or in the lexicon's words)."""
+    addressed = any(
+        rule.name == "addresses-judge" and rule.pattern.search(folded) for rule in RULES
+    ) or any(
+        _JUDGE_WORD.search(folded, max(0, m.start() - 80), m.end() + 80)
+        for m in _YOU.finditer(folded)
+    )
+    hits = idea_hits(folded)
+    addressed = addressed or lexicon_addressed(hits)
+    if not addressed:
+        return False
+    asked = _ASK.search(folded) is not None or any(
+        idea in ("MARK", "IGNORE", "PLEASE") for _, idea in hits
+    )
+    return asked
+
+
+def _tiered(reasons: list[str], text: str, item: EvidenceItem) -> list[str]:
+    """``reasons`` as certain (``injection:``) or uncertain (``injection?:``)."""
+    if not reasons or item.kind in ("task", "candidate"):
+        return reasons
+    names = {r.removeprefix(PREFIX).split("@", 1)[0].split(":", 1)[0] for r in reasons}
+    strong = bool(names & STRONG) or any("@field" in r or ":obfuscated" in r for r in reasons)
+    strong = strong or any(r.startswith(PREFIX + "obfuscated") for r in reasons)
+    if strong or len(names) >= 2 or _addressed_and_asked(_fold(text)):
+        return reasons
+    return [UNCERTAIN + r.removeprefix(PREFIX) for r in reasons]
 
 
 #: Separators turned into spaces in a field before it is read (ids and roles are slugs).
@@ -454,7 +630,7 @@ def flag_injection(item: EvidenceItem) -> list[str]:
             tagged = reason + "@field"
             if tagged not in reasons:
                 reasons.append(tagged)
-    return reasons
+    return _tiered(reasons, item.text, item)
 
 
 def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:

@@ -339,6 +339,23 @@ def _index() -> _Index:
     )
 
 
+def idea_literals(ideas: frozenset[str]) -> tuple[str, ...]:
+    """Texts one of which occurs in every folded text where :func:`idea_hits` finds one of
+    ``ideas``: each word and stem for them, each unspaced phrase, and the longest word of each
+    spaced phrase (the prefilter of :mod:`judge.safety.scan`: absent all of these, no hit)."""
+    found: dict[str, None] = {}
+    for terms in LEXICON.values():
+        for idea, words in terms.items():
+            if idea not in ideas:
+                continue
+            for term in words.split():
+                folded = fold(term.rstrip("*").replace("_", " ")).strip()
+                if " " in folded:
+                    folded = max(folded.split(" "), key=len)
+                found[folded] = None
+    return tuple(found)
+
+
 def _phrase_at(folded: str, start: int, key: str) -> bool:
     """The phrase ``key`` (a trailing "*" allows any ending) stands at ``start``, ending on a
     word boundary."""
@@ -444,6 +461,12 @@ def _addressed(hits: list[tuple[int, str]]) -> bool:
     return any(0 < j - a <= 16 for j in judges for a in before) or any(
         0 < a - j <= 8 for j in judges for a in after
     )
+
+
+def lexicon_addressed(hits: list[tuple[int, str]]) -> bool:
+    """A word for the judge addressed in ``hits`` (of :func:`idea_hits`): "dear / note /
+    Hinweis an / 致" just before it, or "へ / 에게" just after it."""
+    return _addressed(hits)
 
 
 def lexicon_signals(folded: str) -> list[tuple[str, int]]:

@@ -34,7 +34,10 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from judge.safety.gitleaks import candidates, find, load_rules, split_generic
+from judge.digests import sha256_hex
+from judge.safety import unescape
+from judge.safety.gitleaks import find, load_rules, shannon_entropy, split_generic
+from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import Case, Judgment, TraceTurn
 
 Replacer = Callable[[re.Match[str]], str]
@@ -603,9 +606,167 @@ STRUCTURAL: tuple[SecretPattern, ...] = (
     ),
 )
 
+# --- Secrets by shape (stage 5, after every older rule, so that what those found is unchanged) ---
+
+#: Values that stand where a key could but are documented placeholders or examples.
+_EXAMPLE = re.compile(
+    r"example|sample|placeholder|dummy|fake|redacted|changeme|change_me|your[-_]|xxxx|"
+    r"0123456789|1234567890|abcdef12|test[-_]?(?:key|token|secret)|not[-_]?a[-_]?real|"
+    r"<[^>]*>|\$\{|\{\{|\*\*\*",
+    re.IGNORECASE,
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _classes(value: str) -> int:
+    """How often the character class changes along ``value`` (upper, lower, digit, other)."""
+    kinds = [
+        "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "o" for c in value
+    ]
+    return sum(1 for a, b in zip(kinds, kinds[1:], strict=False) if a != b)
+
+
+def _is_random(value: str, name: str) -> bool:
+    """A value that reads as generated, not written: long, varied and of high entropy; not a
+    placeholder, a dotted name, a path, a UUID or a bare hex digest (unless the name says it
+    is a key: a hex key is a key)."""
+    if len(value) < 16 or _is_placeholder(value) or _is_trivial(value) or _EXAMPLE.search(value):
+        return False
+    if "://" in value or value.count("/") > 2 or value.count(".") > 2:
+        return False  # a URL, a path or a dotted name
+    secretish = re.search(r"(?i)secret|token|passw|pwd|api.?key|private|credential|auth", name)
+    if _UUID.fullmatch(value) and not secretish:
+        return False
+    if _HEX.fullmatch(value) and not (secretish or re.search(r"(?i)key", name)):
+        return False
+    if not any(c.isdigit() for c in value) and len(value) < 32:
+        return False  # identifiers and words; generated tokens hold digits
+    if _classes(value) < len(value) / 4:
+        return False  # long runs of one class: words, numbers, hex of a digest
+    return shannon_entropy(value) >= 3.2
+
+
+def _keyed_random(m: re.Match[str]) -> str:
+    if not _is_random(m.group("secret"), m.group("name")):
+        return m.group(0)
+    return f"{m.group('keep')}{marker('high-entropy-secret')}{m.group('after') or ''}"
+
+
+def _password_hash(m: re.Match[str]) -> str:
+    if _EXAMPLE.search(m.group("secret")):
+        return m.group(0)
+    return f"{m.group('keep')}{marker('password-hash')}"
+
+
+SHAPES: tuple[SecretPattern, ...] = (
+    SecretPattern(
+        "teams-webhook",
+        re.compile(
+            r"https://(?:[A-Za-z0-9-]{1,63}\.webhook\.office\.com/webhookb2|"
+            r"outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@/_\-]{20,600}"
+        ),
+        _whole("teams-webhook"),
+        ("webhook.office.com", "outlook.office"),
+    ),
+    SecretPattern(
+        "zapier-webhook",
+        re.compile(r"https://hooks\.zapier\.com/hooks/catch/\d{3,12}/[A-Za-z0-9]{4,40}/?"),
+        _whole("zapier-webhook"),
+        ("hooks.zapier.com",),
+    ),
+    # crypt(3) hashes as in /etc/shadow and .htpasswd (MD5 $1$ / $apr1$, bcrypt $2b$, SHA-crypt
+    # $5$ / $6$, yescrypt $y$), and htpasswd's {SHA} / {SSHA}: a hash is as good as a password
+    # to anyone who can crack it. The user name (``alice:``) is kept.
+    SecretPattern(
+        "password-hash",
+        re.compile(
+            r"(?P<keep>(?<![\w$\\]))(?P<secret>\$(?:1|2[abxy]?|5|6|apr1|y|gy|7|md5|sha1)\$"
+            r"(?:[^\s:$\"'`]{1,120}\$){0,3}[./A-Za-z0-9]{20,200}"
+            r"|\{(?:SHA|SSHA|SHA256|SSHA256|SHA512|SSHA512)\}[A-Za-z0-9+/]{20,200}={0,2})"
+            r"(?![./A-Za-z0-9])"
+        ),
+        _password_hash,
+        ("$1$", "$2", "$5$", "$6$", "$apr1$", "$y$", "$gy$", "$7$", "$md5", "$sha1$", "sha}"),
+    ),
+    # PuTTY private key files: the private lines and the MAC (the header and public part kept).
+    SecretPattern(
+        "putty-private-key",
+        re.compile(
+            r"(?P<keep>Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n)"
+            r"(?P<secret>(?:[ \t]*[A-Za-z0-9+/=]{4,200}[ \t]*(?:\r?\n|\Z)){1,400})"
+        ),
+        lambda m: f"{m.group('keep')}{marker('putty-private-key')}\n",
+        ("private-lines:",),
+    ),
+    SecretPattern(
+        "putty-private-key",
+        re.compile(r"(?P<keep>Private-MAC:[ \t]*)(?P<secret>[0-9A-Fa-f]{16,128})"),
+        _keep_prefix("putty-private-key"),
+        ("private-mac:",),
+    ),
+    # A private key's body as list items (YAML, Markdown, a JSON array) under its BEGIN line (or
+    # the marker an older rule left there) or under a key name: every item is redacted.
+    SecretPattern(
+        "private-key",
+        re.compile(
+            r"(?P<keep>(?:-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----|"
+            r"\[REDACTED:private-key\]|"
+            r"(?i:private[_-]?key|priv[_-]?key|ssh[_-]?key|tls[_-]?key|client[_-]?key|"
+            r"signing[_-]?key|key[_-]?data)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\[|>-]?)"
+            r"[ \t]*\r?\n)"
+            r"(?P<secret>(?:[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]{1,4}[\"']?[A-Za-z0-9+/=]{16,200}"
+            r"[\"']?,?[ \t]*(?:\r?\n|\Z)){1,400}"
+            r"|(?:[ \t]*[\"'][A-Za-z0-9+/=]{16,200}[\"'],?[ \t]*(?:\r?\n|\Z)){2,400})"
+        ),
+        lambda m: f"{m.group('keep')}{marker('private-key')}\n",
+        ("-----begin", "[redacted:private-key]", "key"),
+    ),
+    # A generated value under a name that says it is a secret (a broader list than the older
+    # rules, and for any value, quoted or not): kept unless it reads as random (see _is_random).
+    SecretPattern(
+        "high-entropy-secret",
+        re.compile(
+            r"(?P<keep>(?P<name>(?i:[\w.-]{0,40}?(?:key|token|secret|passw(?:or)?d|passphrase|pwd|"
+            r"credential|creds|auth|api|private|signature|sig|salt|cookie|session|sid|dsn|"
+            r"bearer|jwt|otp|seed|mnemonic|license|licence|webhook|hmac)[\w.-]{0,20}))"
+            r"[\"'`]?[ \t]{0,3}(?:[:=]|=>|:=|->|[ \t](?=[\"'`]))[ \t]{0,3}(?P<q>[\"'`]?))"
+            r"(?P<secret>[A-Za-z0-9+/=_\-.~!@#%^&*]{16,512})(?P<after>(?P=q))"
+            r"(?![A-Za-z0-9+/=_\-.~!@#%^&*])"
+        ),
+        _keyed_random,
+        (
+            "key",
+            "token",
+            "secret",
+            "passw",
+            "pwd",
+            "credential",
+            "creds",
+            "auth",
+            "api",
+            "private",
+            "sig",
+            "salt",
+            "cookie",
+            "session",
+            "sid",
+            "dsn",
+            "bearer",
+            "jwt",
+            "otp",
+            "seed",
+            "mnemonic",
+            "licen",
+            "webhook",
+            "hmac",
+        ),
+    ),
+)
+
 #: Every pattern of this module, in the order :func:`redact` applies them (the gitleaks stages
-#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it).
-PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL
+#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` last).
+PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES
 
 
 _KIND_SECRET = re.compile(r"\bkind[\"']?[ \t]{0,5}:[ \t]{0,5}[\"']?Secret\b")
@@ -642,29 +803,197 @@ def _kubernetes_secret(m: re.Match[str]) -> str:
     return m.group(0)[: m.start("body") - m.start()] + body
 
 
-def redact(text: str, *, patterns: Sequence[SecretPattern] | None = None) -> tuple[str, int]:
+def redact(
+    text: str, *, patterns: Sequence[SecretPattern] | None = None, decode: bool = True
+) -> tuple[str, int]:
     """Replace every secret in ``text`` with a ``[REDACTED:<name>]`` marker.
 
     Returns the redacted text and how many secrets were replaced. Deterministic: the same text
-    always gives the same output. By default four stages run: :data:`SPECIFIC`, gitleaks'
-    provider rules, :data:`STRUCTURAL`, gitleaks' generic rules. With ``patterns``, only those
-    patterns run (no gitleaks stage).
+    always gives the same output. By default six stages run: :data:`SPECIFIC`, gitleaks'
+    provider rules, :data:`STRUCTURAL`, gitleaks' generic rules, :data:`SHAPES`, and (with
+    ``decode``) the same on the text's decoded views (:mod:`judge.safety.unescape`); the text is
+    scanned once (:mod:`judge.safety.scan`) and only the rules the scan allows are run. With
+    ``patterns``, only those patterns run (no gitleaks stage, no scan, no views).
     """
     if not text:
         return text, 0
     if patterns is not None:
         return _run_patterns(text, patterns)[:2]
+    joined = 0
+    if decode:
+        # A key split over two lines is joined before any rule redacts half of it.
+        text, joined = unescape.joined_secrets(text, _core)
+    plan = _plan()
+    scan = _Scan(plan, text)
+    # Which gitleaks rules can match is decided once, on the text as given (a keyword of the
+    # rule occurs in it, as gitleaks decides): redaction only removes text.
+    provider, generic = plan.gitleaks_candidates(scan.hits.literals)
+    text, total = scan.run_own(text, plan.specific)
+    text, n = _run_gitleaks(text, scan.allowed(text, provider))
+    total += n
+    text, n = scan.run_own(text, plan.structural)
+    total += n
+    text, n = _run_gitleaks(text, scan.allowed(text, generic))
+    total += n
+    text, n = scan.run_own(text, plan.shapes)
+    total += n
+    if decode:
+        text, n = _decoded(text)
+        total += n
+    return text, total + joined
+
+
+class _Plan(NamedTuple):
+    """Every rule of :func:`redact` and the scan that gates them. This module's patterns are
+    numbered in :data:`PATTERNS` order (bit ``j`` of a mask is pattern ``j``); gitleaks' rules
+    follow them in the scan's rule ids."""
+
+    #: Literal id -> mask of this module's patterns with that needle.
+    needle_masks: dict[int, int]
+    #: Mask of this module's patterns without needles (always possible).
+    unneedled: int
+    #: Masks of the :data:`SPECIFIC`, :data:`STRUCTURAL` and :data:`SHAPES` patterns.
+    specific: int
+    structural: int
+    shapes: int
+    #: Rule id of gitleaks rule 0.
+    gitleaks_offset: int
+    #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
+    by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
+    #: gitleaks rules with no keyword (always run), split the same way.
+    always: tuple[frozenset[int], frozenset[int]]
+    spec: Spec
+
+    def gitleaks_candidates(self, literals: frozenset[int]) -> tuple[list[int], list[int]]:
+        """The gitleaks rules a keyword of which occurs, as (provider, generic) in file order."""
+        provider, generic = set(self.always[0]), set(self.always[1])
+        for literal in literals:
+            found = self.by_keyword.get(literal)
+            if found is not None:
+                provider |= found[0]
+                generic |= found[1]
+        return sorted(provider), sorted(generic)
+
+    def possible(self, hits: Hits) -> int:
+        """Mask of this module's patterns the scan allows: a needle occurs, and the prefilter
+        matches (or was not checked)."""
+        mask = self.unneedled
+        needle_masks = self.needle_masks
+        for literal in hits.literals:
+            mask |= needle_masks.get(literal, 0)
+        if mask and hits.maybe is not None:
+            maybe = 0
+            for rule in hits.maybe:
+                if rule < self.gitleaks_offset:
+                    maybe |= 1 << rule
+            mask &= maybe
+        return mask
+
+
+@lru_cache(maxsize=1)
+def _plan() -> _Plan:
     rules = load_rules()
-    original_lowered = text.lower()
-    # Which gitleaks rules can match is decided once, on the text as given: redaction only
-    # removes text (a marker's own words are never rewritten).
-    provider, generic = split_generic(rules, candidates(original_lowered, rules))
-    text, total, lowered = _run_patterns(text, SPECIFIC, original_lowered)
-    text, n = _run_gitleaks(text, provider)
-    total += n
-    text, n, _ = _run_patterns(text, STRUCTURAL, lowered if not n else None)
-    total += n
-    text, n = _run_gitleaks(text, generic)
+    words = [n for p in PATTERNS for n in p.needles] + [k for r in rules.rules for k in r.keywords]
+    ids = literal_ids(words)
+    needle_masks: dict[int, int] = {}
+    unneedled = 0
+    for j, pattern in enumerate(PATTERNS):
+        if not pattern.needles:
+            unneedled |= 1 << j
+        for needle in pattern.needles:
+            needle_masks[ids[needle]] = needle_masks.get(ids[needle], 0) | 1 << j
+    _, generic_ids = split_generic(rules, range(len(rules.rules)))
+    generic_set = frozenset(generic_ids)
+    by_keyword: dict[int, tuple[set[int], set[int]]] = {}
+    for index, rule in enumerate(rules.rules):
+        for keyword in rule.keywords:
+            pair = by_keyword.setdefault(ids[keyword], (set(), set()))
+            pair[1 if index in generic_set else 0].add(index)
+    always = [i for i, rule in enumerate(rules.rules) if not rule.keywords]
+    return _Plan(
+        needle_masks=needle_masks,
+        unneedled=unneedled,
+        specific=(1 << len(SPECIFIC)) - 1,
+        structural=((1 << (len(SPECIFIC) + len(STRUCTURAL))) - 1) ^ ((1 << len(SPECIFIC)) - 1),
+        shapes=((1 << len(PATTERNS)) - 1) ^ ((1 << (len(SPECIFIC) + len(STRUCTURAL))) - 1),
+        gitleaks_offset=len(PATTERNS),
+        by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
+        always=(
+            frozenset(i for i in always if i not in generic_set),
+            frozenset(i for i in always if i in generic_set),
+        ),
+        spec=Spec(
+            literals=tuple(ids),
+            rules=tuple(p.regex for p in PATTERNS) + tuple(rule.regex for rule in rules.rules),
+        ),
+    )
+
+
+def _spec() -> Spec:
+    return _plan().spec
+
+
+class _Scan:
+    """The scan of the text being redacted, redone when a replacement changed the text (rare:
+    the needles are tested on the text as it is, as they always were)."""
+
+    def __init__(self, plan: _Plan, text: str) -> None:
+        self.plan = plan
+        self.scanner = scanner("secrets", _spec)
+        self.text = text
+        self.hits = self.scanner.scan(text)
+        self.mask = plan.possible(self.hits)
+
+    def current(self, text: str) -> Hits:
+        if text is not self.text:
+            self.text = text
+            self.hits = self.scanner.scan(text)
+            self.mask = self.plan.possible(self.hits)
+        return self.hits
+
+    def allowed(self, text: str, rule_indexes: Sequence[int]) -> list[int]:
+        """The gitleaks rules of ``rule_indexes`` whose prefilter matches ``text``."""
+        if not rule_indexes:
+            return []
+        maybe = self.current(text).maybe
+        if maybe is None:
+            return list(rule_indexes)
+        offset = self.plan.gitleaks_offset
+        return [i for i in rule_indexes if offset + i in maybe]
+
+    def run_own(self, text: str, stage: int) -> tuple[str, int]:
+        """Apply this module's patterns of ``stage`` (a mask) in order, each only where the scan
+        of the current text allows it."""
+        total = 0
+        j = 0
+        while True:
+            self.current(text)
+            todo = self.mask & stage & ~((1 << j) - 1)
+            if not todo:
+                return text, total
+            j = (todo & -todo).bit_length() - 1  # the next allowed pattern
+            redacted, n = _apply(PATTERNS[j], text)
+            if n:
+                text = redacted
+                total += n
+            j += 1
+
+
+def _core(text: str) -> tuple[str, int]:
+    """:func:`redact` without the decoded views (what a view is redacted with)."""
+    return redact(text, decode=False)
+
+
+def _decoded(text: str) -> tuple[str, int]:
+    """Stage 6: secrets that only show once the text is decoded (character escapes, hidden and
+    full-width characters, base64 runs), redacted where they stand
+    (:mod:`judge.safety.unescape`; split lines are joined before stage 1)."""
+    total = 0
+    view = unescape.escaped_view(text)
+    if view is not None:
+        text, n = unescape.redact_view(text, view, _core)
+        total += n
+    text, n = unescape.base64_secrets(text, _core)
     return text, total + n
 
 
@@ -770,6 +1099,34 @@ def _redact_values(value: Any) -> tuple[Any, int]:
         total = sum(n for _, n in items)
         return ([v for v, _ in items] if total else value), total
     return value, 0
+
+
+#: Joins a redacted case id and the short digest that keeps it unique.
+CASE_ID_DIGEST_SEPARATOR = "~"
+
+
+@lru_cache(maxsize=4096)
+def safe_case_id(case_id: str) -> str:
+    """``case_id`` as judge keeps it: unchanged when it holds no secret; otherwise redacted, with
+    a short digest of the whole id appended (``run-[REDACTED:github-token]-7~1a2b3c4d``) so that
+    it stays unique and the same id always maps to the same one.
+
+    A case id is stored, shown to reviewers, printed by ``judge run`` and exported, so a secret
+    in it must not stay. The mapping is the function itself (no table keeps the original):
+    whoever has the original id computes the kept one with this function, and nothing stored
+    holds the secret. The digest is 32 bits of SHA-256 of the id, too few to recover a random
+    token and enough to keep distinct ids apart."""
+    redacted, count = redact(case_id)
+    if not count:
+        return case_id
+    digest = sha256_hex(("judge-case-id\0" + case_id).encode("utf-8", "surrogatepass"))
+    return f"{redacted}{CASE_ID_DIGEST_SEPARATOR}{digest[:8]}"
+
+
+def with_safe_id(case: Case) -> Case:
+    """``case`` with :func:`safe_case_id` of its id (itself when the id holds no secret)."""
+    safe = safe_case_id(case.id)
+    return case if safe == case.id else case.model_copy(update={"id": safe})
 
 
 def redact_case(case: Case) -> tuple[Case, int]:

@@ -125,3 +125,14 @@ def test_the_planner_says_how_many_labels(verdicts: Path, tmp_path: Path) -> Non
     assert data["judge"] == "strong" and data["estimate"]["error_source"] == "given"
     assert data["estimate"]["error"] == 0.05 and data["estimate"]["labels"] > 0
     assert "planner (given error 0.0500 in the band)" in err
+    assert "warning: this estimate trusts the judge's own probabilities" not in err
+
+
+def test_an_estimate_from_the_judges_own_scores_is_flagged(verdicts: Path) -> None:
+    code, _, err, exc = _run(
+        ["review", "plan", str(verdicts), "--for-card", "--budget", "40", "--model", "strong"]
+    )
+    assert code == 0, (err, exc)
+    assert "planner (scores error" in err
+    assert "warning: this estimate trusts the judge's own probabilities" in err
+    assert "--expected-error" in err

@@ -386,7 +386,9 @@ def test_a_5xx_midway_is_exit_3_naming_the_masked_url_and_a_rerun_sends_the_rest
     sent = [b["id"] for b in _posted(v4)]
     assert len(set(sent)) == 3 and len(sent) == 2 + 4  # the third verdict, tried 4 times
     failed = [s.at for s in v4.requests("POST", "/api/public/scores") if s.status == 503]
-    assert len(failed) == 4 and failed[-1] - failed[0] < 1.0  # the shortened back-off
+    # The shortened back-off (0.07 s in all; the default would wait 3.5 s), with room for a
+    # loaded machine (a 4.6 s stall was seen at load 10).
+    assert len(failed) == 4 and failed[-1] - failed[0] < 3.0
     v4.clear_faults()
     done = _run("export", "--to", target, "--db", str(db), "--quiet")
     assert done.exit_code == 0, done.output

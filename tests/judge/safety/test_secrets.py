@@ -31,8 +31,8 @@ from tests.conftest import REPO, shared_path
 
 DATA = TEST_DATA / "secrets"
 JOIN = "\u00ab\u00bb"
-CASE_FILES = ("cases.jsonl", "more_cases.jsonl")
-PLANTED_FILES = ("planted.jsonl", "more_planted.jsonl")
+CASE_FILES = ("cases.jsonl", "more_cases.jsonl", "shapes_cases.jsonl")
+PLANTED_FILES = ("planted.jsonl", "more_planted.jsonl", "shapes_planted.jsonl")
 ANSWER = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows the problem."}'
 #: Not planted in any case: the model brings it up on its own (an unparseable answer).
 MODEL_SECRET = "ghp_" + "Mq4Zt8Kw2Xv6Nb0Rc3Lp7Ys1Hd5Jf9Ga2Te6Ui"
@@ -229,11 +229,24 @@ def test_the_corpus_file_is_what_its_generator_writes(tmp_path: Path) -> None:
     ]
 
 
+def test_the_shapes_corpus_file_is_what_its_generator_writes() -> None:
+    import runpy
+
+    module = runpy.run_path(str(DATA / "make_shapes.py"))
+    for rows, name in (
+        (module["CASES"], "shapes_cases.jsonl"),
+        (module["PLANTED"], "shapes_planted.jsonl"),
+    ):
+        assert [json.dumps(r, ensure_ascii=False) for r in rows] == (
+            (DATA / name).read_text("utf-8").splitlines()
+        )
+
+
 def test_no_planted_secret_reaches_the_provider(judged: dict[str, Any]) -> None:
     sent = json.dumps(judged["requests"], ensure_ascii=False)
     sent_text = "\n".join(m["content"] for r in judged["requests"] for m in r["messages"])
     assert len(judged["by_case"]) == len(_cases())  # every case was judged
-    secrets = [p["secret"] for p in _secrets()]
+    secrets = [p["secret"] for p in _secrets()] + [p["plain"] for p in _secrets() if "plain" in p]
     assert list(_leaks(sent_text, secrets)) == []
     assert list(_leaks(sent, secrets)) == []
 
@@ -241,6 +254,7 @@ def test_no_planted_secret_reaches_the_provider(judged: dict[str, Any]) -> None:
 def test_no_secret_is_in_the_store_or_any_output(judged: dict[str, Any]) -> None:
     # The model's own secret is in its answer: it must not be stored or shown either.
     secrets = [p["secret"] for p in _secrets()] + [MODEL_SECRET]
+    secrets += [p["plain"] for p in _secrets() if "plain" in p]
     for table, dump in judged["tables"].items():
         assert list(_leaks(dump, secrets)) == [], table
     raw = judged["raw"].decode("utf-8", errors="replace")
@@ -457,3 +471,42 @@ def test_secrets_in_turn_ids_roles_slices_and_meta_reach_neither_provider_nor_st
         assert secret not in sent and secret not in kept, secret
     assert stored is not None and stored.meta["n"] == 3
     assert "[REDACTED:" in stored.trace[0].id and "[REDACTED:" in stored.slices["deploy_token"]
+
+
+def test_a_secret_in_the_case_id_is_redacted_and_the_id_stays_unique(tmp_path: Path) -> None:
+    """The case id was kept as given (it identifies the case); it is stored, printed and
+    exported, so a secret in it is now redacted, with a digest that keeps ids apart."""
+    from judge.safety.redact import safe_case_id
+
+    token = "ghp_" + "IdLeak9Qz7aB3cD4eF5gH6iJ7kL8mN9oPq1r2"
+    ids = [f"run-{token}-1", f"run-{token}-2", "plain-id"]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        "".join(
+            json.dumps({"id": i, "kind": "agent_run", "task": f"Fix bug {n}."}) + "\n"
+            for n, i in enumerate(ids)
+        ),
+        "utf-8",
+    )
+    safe = [safe_case_id(i) for i in ids]
+    assert safe[2] == "plain-id" and len(set(safe)) == 3
+    assert all(token not in s and "[REDACTED:" in s for s in safe[:2])
+    out = tmp_path / "out.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        with LoopbackServer(lambda r: Reply(content=ANSWER)) as server:
+            result = CliRunner().invoke(
+                cli,
+                ["run", "--rubric", "agent-run-success@1", "--model", "openai/loopback"]
+                + ["--api-base", server.api_base, "--db", str(tmp_path / "j.db")]
+                + ["--out", str(out), str(cases)],
+                catch_exceptions=False,
+            )
+    assert result.exit_code == 0, result.output
+    kept = b"".join(p.read_bytes() for p in tmp_path.glob("j.db*")).decode("utf-8", "replace")
+    for text in (json.dumps(server.requests), kept, out.read_text("utf-8"), result.output):
+        assert token[4:20] not in text
+    with Store(tmp_path / "j.db") as store:
+        assert all(store.get_case(s) is not None for s in safe)
+    judged = {json.loads(line)["case_id"] for line in out.read_text("utf-8").splitlines()}
+    assert judged == set(safe)
