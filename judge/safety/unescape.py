@@ -102,8 +102,11 @@ def escaped_view(text: str) -> View | None:
 # A token cut at the end of a line and continued on the next: the head ends a line (a quoted
 # string concatenated with "+", a backslash continuation, or nothing), the tail starts the next.
 _TOKEN_CHARS = r"A-Za-z0-9_\-+/=.~"
+#: The head starts where its run starts: tried inside a run, each start re-read the run to its end
+#: (quadratic in the run's length, 3 s per MB of `SECRET_TOKEN=xxx...x(` lines); the run's end,
+#: and so the match, is the same from any start.
 _SPLIT = re.compile(
-    rf"(?P<head>[{_TOKEN_CHARS}]{{8,}})[\"']?[ \t]*[+\\]?[ \t]*\r?\n"
+    rf"(?<![{_TOKEN_CHARS}])(?P<head>[{_TOKEN_CHARS}]{{8,}})[\"']?[ \t]*[+\\]?[ \t]*\r?\n"
     rf"[ \t>#*+\-]*[\"']?(?P<tail>[{_TOKEN_CHARS}]{{4,}})"
 )
 

@@ -465,7 +465,7 @@ def test_cascade_card_from_judgments_binds_the_rubric_and_routes(tmp_path: Path)
             judgments.append(Judgment(
                 id=f"j{i}{model}", case_id=f"c{i}", cache_key=f"k{i}{model}", status="ok",
                 verdict=Verdict(label="pass" if p >= 0.5 else "fail",
-                                label_probs={"pass": p, "fail": 1 - p}),
+                                label_probs={"pass": p, "fail": 1 - p}, cited=["E1"]),
                 provenance=Provenance(
                     rubric_id=rubric.id, rubric_version=rubric.version,
                     rubric_digest=rubric.digest, model=model, prompt_digest="sha256:p",
