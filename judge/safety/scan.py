@@ -18,11 +18,12 @@ to ASCII text (``str.isascii`` costs nothing): a text with other characters runs
 literals allow, as before. A rule whose prefilter cannot be written (or compiled) always runs.
 
 **Two backends, one answer.** Hyperscan (the optional ``fast`` extra: ``pip install
-'judge[fast]'``; its wheels hold the library) where it imports; otherwise a pure-Python scan
-that finds the same literals (``in`` on the lower-cased text) and reports every rule as
-possible. The redactions and flags are the same on both (``tests/judge/safety/test_scan.py``
-checks it on every gold set and corpus); the fallback is only slower. ``JUDGE_SCAN=python``
-forces the fallback (tests, and a machine where the library misbehaves).
+'calibrated-judge[fast]'``; its wheels hold the library) where it imports; otherwise a
+pure-Python scan that finds the same literals (``in`` on the lower-cased text) and reports
+every rule as possible. The redactions and flags are the same on both
+(``tests/judge/safety/test_scan.py`` checks it on every gold set and corpus); the fallback is
+only slower. ``JUDGE_SCAN=python`` forces the fallback (tests, and a machine where the library
+misbehaves).
 
 The compiled database is cached under ``$JUDGE_CACHE_DIR`` (default ``~/.cache/judge``), keyed
 by a digest of the patterns and the Hyperscan version, so a new process (a pool worker, a Ray
