@@ -37,6 +37,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from judge.safety.scan import trie_regex
+
 RULES_FILE = "gitleaks.toml"
 #: gitleaks release the vendored rules come from (see judge/safety/rules/README.md).
 GITLEAKS_VERSION = "v8.30.1"
@@ -243,25 +245,6 @@ class RuleSet:
     always: frozenset[int]
 
 
-def _trie_regex(words: Sequence[str]) -> str:
-    """A regex matching any of ``words``, longest first, shaped as a trie."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict[str, Any]) -> str:
-        alternatives = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
-        if not alternatives:
-            return ""
-        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return build(trie)
-
-
 @cache
 def load_rules(exclude: frozenset[str] = frozenset(SKIPPED)) -> RuleSet:
     """Parse and compile the vendored rules once per process (about 0.1 s, on first use)."""
@@ -277,7 +260,7 @@ def load_rules(exclude: frozenset[str] = frozenset(SKIPPED)) -> RuleSet:
     return RuleSet(
         rules=rules,
         global_allowlists=(global_allow,) if global_allow else (),
-        keyword_finder=re.compile(_trie_regex(keywords)),
+        keyword_finder=re.compile(trie_regex(keywords)),
         rules_by_keyword=by_keyword,
         always=frozenset(i for i, r in enumerate(rules) if not r.keywords),
     )
