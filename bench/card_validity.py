@@ -66,10 +66,15 @@ KIND: Kind = "pairwise"
 
 #: The scans (calibration.bands.certify keyword arguments). "published": the single-judge and
 #: cascade default (Trust or Escalate's grid, the first threshold at 30 items); "share 0.4":
-#: the panel default (the first threshold holds 40% of the calibration items).
+#: the first threshold holds 40% of the calibration items, on the same grid; "distinct, share
+#: 0.4": the panel default (every distinct score a candidate, the first threshold the first
+#: distinct score whose band holds 40% of the calibration items); "distinct": every distinct
+#: score, the first threshold at 30 items.
 SCANS: dict[str, dict[str, Any]] = {
     "published": {"grid": "levels:5000", "starts": (30,), "start_shares": ()},
     "share 0.4": {"grid": "levels:5000", "starts": (), "start_shares": (0.4,)},
+    "distinct": {"grid": "items", "starts": (30,), "start_shares": ()},
+    "distinct, share 0.4": {"grid": "items", "starts": (), "start_shares": (0.4,)},
     "shares 0.3+0.6": {"grid": "levels:5000", "starts": (), "start_shares": (0.3, 0.6)},
     "share 0.4, HB": {
         "grid": "levels:5000",

@@ -24,6 +24,13 @@ bound (the default, exact for a binomial count) or the Hoeffding-Bentkus bound o
 
 The candidate grid depends only on the scores (never on labels), so the fixed sequence is fixed
 before the labels are read. Grids are registered by name; see ``GRIDS``.
+
+Ties: a band is every item whose band score is at least its threshold, so whatever the grid, a
+band holds all the items of a given score or none; a starting point (a count or a share) is the
+first candidate whose band holds at least that many items, so a start that falls inside a group
+of tied scores takes the whole group. A grid can still merge distinct scores (``levels:5000``
+puts every confidence above 0.9998 in one band); ``items`` tests every distinct score, the
+default of a panel with a declared rule (``calibration.options.PANEL_GRID``).
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ PANEL_RULES: dict[str, str] = {
 #: A panel's default starting point: the band holding the top 40% of the calibration items
 #: (fixed before labels; see CALIBRATION_RESULTS.md, "Panel cards").
 PANEL_START_SHARE = 0.4
+#: A panel's default grid: every distinct combined score (a summed log-odds has no natural
+#: levels, and vote-share members make large ties that an evenly spaced grid over [0, 1] merges
+#: near 1: LLMBar's top two tiers, 121 and 425 items, both lie above its level 0.9998).
+PANEL_GRID = "items"
 
 
 class CalibrationOptions(Frozen):
@@ -60,10 +64,11 @@ class CalibrationOptions(Frozen):
     delta: float = Field(
         default=0.1, description="The guarantee holds with probability >= 1 - delta."
     )
-    grid: str = Field(
-        default=DEFAULT_GRID,
+    grid: str | None = Field(
+        default=None,
         description="Thresholds fixed before the labels are read: levels:N | coverage:STEP | "
-        "items | fixed:T1,T2,...",
+        f"items | fixed:T1,T2,... (default: {DEFAULT_GRID}; a panel, rule other than pooled: "
+        f"{PANEL_GRID}, every distinct score).",
     )
     starts: tuple[int, ...] = Field(
         default=(),

@@ -36,8 +36,6 @@ from calibration.options import PanelRule
 from judge.errors import InputError
 from judge.kinds import SCORING
 
-#: A panel's default grid: every distinct score (a summed log-odds has no natural levels).
-PANEL_GRID = "items"
 #: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,
 #: vote shares reach 0 and 1), so every log-odds is finite and their order is kept.
 EPS = 1e-9

@@ -58,6 +58,7 @@ from calibration.inputs import join_gold
 from calibration.metrics import summarize
 from calibration.options import (
     DEFAULT_VALID_DAYS,
+    PANEL_GRID,
     PANEL_START_SHARE,
     CalibrationOptions,
     CompareOptions,
@@ -67,6 +68,7 @@ from calibration.panel import PanelModel, combine, fit_panel
 from calibration.records import VerdictRow
 from calibration.study import Study, compare
 from calibration.summary import MetricSummary
+from judge.defaults import DEFAULT_GRID
 from judge.digests import text_digest
 from judge.errors import InputError
 from judge.kinds import SCORING
@@ -85,6 +87,16 @@ def scan_of(
     if mode == "panel" and options.panel_rule != "pooled":
         return (), (PANEL_START_SHARE,)
     return (MIN_START,), ()
+
+
+def grid_of(options: CalibrationOptions, mode: JudgeMode) -> Grid:
+    """The candidate grid of a card of ``mode``: the one asked for, else a panel's (a rule
+    other than pooled: every distinct combined score) or the published levels."""
+    if options.grid is not None:
+        return Grid.parse(options.grid)
+    if mode == "panel" and options.panel_rule != "pooled":
+        return Grid.parse(PANEL_GRID)
+    return Grid.parse(DEFAULT_GRID)
 
 
 @dataclass(frozen=True)
@@ -490,7 +502,7 @@ def certify(
     cascade on each judge's scores, with the finite-sample guarantee ``options`` ask for; and
     run the random split study when asked. With a label ``plan`` (calibration.card_plan), the
     bands are certified on the plan's labels, with its scan, and cover a share of its pool."""
-    grid = Grid.parse(options.grid)
+    grid = grid_of(options, measured.request.mode)
     starts, shares = scan_of(options, measured.request.mode)
     a_reject = options.reject_alpha(measured.kind)
     if plan is not None:

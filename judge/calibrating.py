@@ -433,7 +433,8 @@ def calibrate(
     bands are certified on its labels and cover a share of its pool (the verdicts).
     """
     options = options or CalibrationOptions()
-    Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
+    if options.grid is not None:
+        Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
     gold_text = None if gold is None else str(gold)
     rows, gold_ref = attach_gold(

@@ -205,6 +205,44 @@ def test_a_share_start_skips_the_confident_errors_a_30_item_start_stops_at() -> 
     assert hb.test == "hoeffding-bentkus" and hb.threshold is None
 
 
+@pytest.mark.parametrize(
+    "grid", ["items", "levels:50", "coverage:0.05", "fixed:0.95,0.925,0.9,0.85,0.8"]
+)
+def test_no_band_cuts_a_group_of_tied_scores(grid: str) -> None:
+    # 100 items: 10 score 0.95, 40 score 0.9, 50 score 0.8; no error among the first 50, 20
+    # among the 0.8s. Start share 0.3 = 30 items falls inside the 0.9s: the first band holding
+    # at least 30 items is every item scoring >= 0.9 (50 items, 0 errors,
+    # U(0, 50) at 0.1 = 1 - 0.1^(1/50) = 0.0450 <= 0.15); the next holds all 100 (20 errors,
+    # U(20, 100) = 0.2583 > 0.15) and fails. Whatever the grid, every tested band and the band
+    # certified hold all items of a score or none: n is 50 or 100, never 30 or 45.
+    x = np.array([0.95] * 10 + [0.9] * 40 + [0.8] * 50)
+    err = np.zeros(100, dtype=bool)
+    err[60:80] = True
+    band = certify_arrays(
+        x,
+        err,
+        name="accept",
+        alpha=0.15,
+        level=0.1,
+        grid=Grid.parse(grid),
+        starts=(),
+        start_shares=(0.3,),
+    )
+    assert band.starts == (30,)
+    assert [(s.n, s.errors, s.passed) for s in band.sequences[0]] == [
+        (50, 0, True),
+        (100, 20, False),
+    ]
+    assert band.sequences[0][0].upper_bound == pytest.approx(1 - 0.1 ** (1 / 50))
+    assert band.n == 50 and band.threshold is not None and 0.8 < band.threshold <= 0.9
+    # A start of 10 items would be exactly the 0.95s' group, but starts are raised to 30.
+    ten = certify_arrays(
+        x, err, name="accept", alpha=0.15, level=0.1, grid=Grid.parse(grid), starts=(10,)
+    )
+    assert ten.starts == (30,)
+    assert ten.sequences[0][0].n == 50
+
+
 def test_share_and_item_starts_split_the_level_together() -> None:
     # Starts 30 items and 0.5 of 100: two sequences, each at level 0.1 / 2 = 0.05; the first
     # start is raised to n0 at 0.05 for alpha 0.15 = ceil(ln 0.05 / ln 0.85) = 19 -> 30.

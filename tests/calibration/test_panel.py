@@ -99,6 +99,7 @@ def test_a_panel_card_records_members_rule_and_procedure_as_version_2(tmp_path: 
     assert card.policy.test == "clopper-pearson" and card.policy.start_shares == [0.4]
     text = card.to_yaml()
     assert "members:" in text and "panel_rule: logodds" in text and "start_shares:" in text
+
     path = tmp_path / "panel.yaml"
     write_card(card, path)
     assert parse_card(path.read_text()).to_yaml() == text
@@ -106,6 +107,28 @@ def test_a_panel_card_records_members_rule_and_procedure_as_version_2(tmp_path: 
     bad = text.replace("card_version: 2", "card_version: 1")
     with pytest.raises(Exception, match="card_version 1"):
         Card.model_validate(__import__("yaml").safe_load(bad))
+
+
+def test_a_panel_scans_every_distinct_score_by_default_others_the_published_levels() -> None:
+    # A panel with a declared rule: candidates are its distinct combined scores (its band
+    # threshold is one of them); a single judge and a pooled panel keep levels:5000; a grid
+    # asked for wins.
+    panel = _calibrate(
+        PAIRWISE, CalibrationOptions(judges=("cheap", "strong"), panel=True, n_boot=50)
+    )
+    assert panel.policy.grid == "items"
+    single = _calibrate(PAIRWISE, CalibrationOptions(judges=("strong",), n_boot=50))
+    assert single.policy.grid == "levels:5000"
+    pooled = _calibrate(
+        PAIRWISE,
+        CalibrationOptions(judges=("cheap", "strong"), panel=True, panel_rule="pooled", n_boot=50),
+    )
+    assert pooled.policy.grid == "levels:5000"
+    asked = _calibrate(
+        PAIRWISE,
+        CalibrationOptions(judges=("cheap", "strong"), panel=True, grid="coverage:0.1", n_boot=50),
+    )
+    assert asked.policy.grid == "coverage:0.1"
 
 
 def test_other_cards_stay_version_1_and_omit_the_new_fields() -> None:
