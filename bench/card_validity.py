@@ -3,7 +3,7 @@
     python bench/card_validity.py [--halves 500] [--draws 1000] [--seed 0]
         [--only trust|llmbar|judgebench] [--scan NAME ...]
         [--procedure NAME ...] [--out bench/results/card_validity.json]
-        [--resume]
+        [--resume] [--oracle]
 
 A procedure is a way to score items (one judge; a panel combined by a rule of
 calibration/panel.py; a cascade) and a way to scan thresholds (calibration/bands.py: the grid,
@@ -24,6 +24,16 @@ procedure, two checks at alpha 0.15, delta 0.1 (pairwise "decide" bands):
   nothing). The guarantee says held >= 1 - delta = 0.90 (Monte Carlo s.e. about 0.01 at 1,000
   draws). Also reported: the mean coverage of the population and of the draw's out-of-bag
   items (items the draw never saw), and the agreement there.
+
+--oracle: no scan, an upper limit on every scan instead. For each fixed score (one judge, a
+panel by a fixed rule), the largest coverage of any band of its distinct scores whose
+Clopper-Pearson upper bound on the error (at delta, no fixed-sequence or start penalty) is at
+most alpha: chosen after reading the labels, so no procedure certified before them does better
+on the same items in expectation. On the whole set and on random halves (--halves of them);
+also the band at the target coverage (0.75: the first distinct score whose band holds 75%),
+its error and bound, and how many labelled items a band with that error rate needs (its bound
+<= alpha with the band at 75% of them). A target above the oracle is unattainable with these
+verdicts by any threshold on that score.
 
 The calibration code is the production code: calibration.bands.certify on ScoreSets,
 calibration.panel.combine / fit_panel, calibration.cascade.calibrate_cascade. A draw's repeated
@@ -69,12 +79,15 @@ KIND: Kind = "pairwise"
 #: the first threshold holds 40% of the calibration items, on the same grid; "distinct, share
 #: 0.4": the panel default (every distinct score a candidate, the first threshold the first
 #: distinct score whose band holds 40% of the calibration items); "distinct": every distinct
-#: score, the first threshold at 30 items.
+#: score, the first threshold at 30 items; "steps 0.05": a threshold per 5% of the calibration
+#: items (the score of the item ranked at each 5%: still whole groups of tied scores).
 SCANS: dict[str, dict[str, Any]] = {
     "published": {"grid": "levels:5000", "starts": (30,), "start_shares": ()},
     "share 0.4": {"grid": "levels:5000", "starts": (), "start_shares": (0.4,)},
     "distinct": {"grid": "items", "starts": (30,), "start_shares": ()},
     "distinct, share 0.4": {"grid": "items", "starts": (), "start_shares": (0.4,)},
+    "steps 0.05, share 0.4": {"grid": "coverage:0.05", "starts": (), "start_shares": (0.4,)},
+    "steps 0.05": {"grid": "coverage:0.05", "starts": (30,), "start_shares": ()},
     "shares 0.3+0.6": {"grid": "levels:5000", "starts": (), "start_shares": (0.3, 0.6)},
     "share 0.4, HB": {
         "grid": "levels:5000",
@@ -306,6 +319,116 @@ def run_one(
     }
 
 
+#: The coverage the issue asks of the default panel (issue 24: at least 0.75 of new items).
+TARGET_COVERAGE = 0.75
+
+
+def band_table(confidence: np.ndarray, wrong: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, k) of the band of each distinct confidence, most confident first: n items score at
+    least it, k of them wrong (a band never cuts a group of tied scores)."""
+    order = np.argsort(-confidence, kind="stable")
+    c, w = confidence[order], wrong[order].astype(int)
+    ends = np.flatnonzero(np.append(c[1:] != c[:-1], True)) + 1
+    return ends, np.cumsum(w)[ends - 1]
+
+
+def oracle(confidence: np.ndarray, wrong: np.ndarray) -> dict[str, Any]:
+    """The largest band (of distinct scores) whose Clopper-Pearson bound at DELTA is <= ALPHA,
+    chosen with the labels; and the band at TARGET_COVERAGE."""
+    from calibration.intervals import clopper_pearson_uppers
+
+    size = confidence.size
+    scored = np.isfinite(confidence)  # -inf: an unscored item, never decided, still counted
+    n, k = band_table(confidence[scored], wrong[scored])
+    upper = clopper_pearson_uppers(k.astype(float), n.astype(float), DELTA)
+    ok = np.flatnonzero(upper <= ALPHA)
+    best = int(ok[np.argmax(n[ok])]) if ok.size else None
+    reach = np.flatnonzero(n >= TARGET_COVERAGE * size)
+    at = int(reach[0]) if reach.size else n.size - 1
+    return {
+        "coverage": n[best] / size if best is not None else 0.0,
+        "n": int(n[best]) if best is not None else 0,
+        "errors": int(k[best]) if best is not None else 0,
+        "upper": float(upper[best]) if best is not None else None,
+        "target_n": int(n[at]),
+        "target_errors": int(k[at]),
+        "target_upper": float(upper[at]),
+    }
+
+
+def labels_needed(error: float, share: float = TARGET_COVERAGE, cap: int = 100_000) -> int | None:
+    """Fewest labelled items N whose band of share * N items, erring at ``error``, has a
+    Clopper-Pearson bound <= ALPHA at DELTA (None: not below ``cap``, e.g. error >= alpha)."""
+    from calibration.intervals import clopper_pearson_uppers
+
+    if error >= ALPHA:
+        return None
+    sizes = np.arange(10, cap + 1)
+    n = np.ceil(share * sizes)
+    upper = clopper_pearson_uppers(np.round(error * n), n, DELTA)
+    ok = np.flatnonzero(upper <= ALPHA)
+    return int(sizes[ok[0]]) if ok.size else None
+
+
+def run_oracle(pop: Population, scorer: Scorer, halves: int, seed: int) -> dict[str, Any] | None:
+    """The oracle of one fixed score on the whole set and on random halves (None: a score
+    that depends on the labels or on a draw, the fitted rule or a cascade)."""
+    if scorer.rule is None:
+        scores = pop.scores[scorer.members[0]]
+    elif scorer.rule in ("logodds", "mean", "pooled"):
+        scores = pop.panel(scorer.members, scorer.rule)
+    else:
+        return None
+    found = scores.by_id()
+    items = [found.get(i) for i in pop.ids]
+    confidence = np.array([-np.inf if i is None else i.confidence for i in items])
+    wrong = np.array([i is not None and i.decision(KIND) != i.gold for i in items])
+    whole = oracle(confidence, wrong)
+    rate = whole["target_errors"] / whole["target_n"]
+    rng = np.random.default_rng(seed)
+    covs = []
+    for _ in range(halves):
+        half = rng.permutation(confidence.size)[: confidence.size // 2]
+        covs.append(oracle(confidence[half], wrong[half])["coverage"])
+    cov = np.asarray(covs)
+    return {
+        "set": pop.name,
+        "n": int(confidence.size),
+        "scorer": scorer.name,
+        "whole": whole,
+        "target_error": rate,
+        "labels_needed": labels_needed(rate),
+        "halves": {
+            "splits": halves,
+            "mean": float(cov.mean()) if halves else None,
+            "median": float(np.median(cov)) if halves else None,
+            "p90": float(np.quantile(cov, 0.9)) if halves else None,
+            "at_target": float((cov >= TARGET_COVERAGE).mean()) if halves else None,
+        },
+    }
+
+
+def oracle_table(results: list[dict[str, Any]]) -> str:
+    """The markdown table of the oracle."""
+    lines = [
+        "| set | score | oracle coverage (whole set) | its band: errors / n, bound | band at 75%: "
+        "errors / n, error, bound | labels a 75% band at that error needs | halves: oracle "
+        "mean / median / p90 | halves reaching 75% |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        w, h = r["whole"], r["halves"]
+        need = r["labels_needed"]
+        lines.append(
+            f"| {r['set']} ({r['n']}) | {r['scorer']} | {w['coverage']:.3f} | "
+            f"{w['errors']} / {w['n']}, {_f(w['upper'])} | {w['target_errors']} / "
+            f"{w['target_n']}, {r['target_error']:.3f}, {w['target_upper']:.3f} | "
+            f"{'never (error >= alpha)' if need is None else need} | {_f(h['mean'])} / "
+            f"{_f(h['median'])} / {_f(h['p90'])} | {_f(h['at_target'], 2)} |"
+        )
+    return "\n".join(lines)
+
+
 def populations(only: str | None) -> list[Population]:
     """The recorded sets and the procedures run on each."""
     out = []
@@ -401,7 +524,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--resume", action="store_true", help="keep the results already in --out, run the rest"
     )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="no scan: the largest coverage any band of each fixed score certifies when chosen "
+        "with the labels (an upper limit on every scan), on the whole set and --halves halves",
+    )
     args = parser.parse_args(argv)
+    if args.oracle:
+        return main_oracle(args)
     results: list[dict[str, Any]] = []
     prior = 0.0  # seconds of the resumed run
     if args.resume and args.out.exists():
@@ -433,6 +564,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _write(args, results, time.perf_counter() - started)
     _write(args, results, time.perf_counter() - started)
     print(table(results))
+    return 0
+
+
+def main_oracle(args: argparse.Namespace) -> int:
+    """--oracle: the table of the oracle per set and fixed score, and its JSON in --out."""
+    started = time.perf_counter()
+    results = []
+    for pop in populations(args.only):
+        for scorer in pop.scorers:
+            if args.procedure and scorer.name not in args.procedure:
+                continue
+            found = run_oracle(pop, scorer, args.halves, args.seed)
+            if found is not None:
+                results.append(found)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.draws = 0
+    _write(args, results, time.perf_counter() - started)
+    print(oracle_table(results))
     return 0
 
 

@@ -75,3 +75,40 @@ def test_resume_refuses_a_run_of_other_sizes(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         bench.main(["--resume", "--out", str(out), "--halves", "500"])
     assert exc.value.code == 2
+
+
+def test_the_oracle_is_the_largest_band_whose_bound_clears_alpha() -> None:
+    # 100 items at confidences 0.99 (40 items, 2 wrong), 0.9 (30 items, 3 wrong), 0.7 (30, 15
+    # wrong) and one unscored item (-inf, never decided, still counted: 101 items). Bands of
+    # distinct scores, Clopper-Pearson at 0.1: U(2, 40) = 0.1276 and U(5, 70) = 0.1285 clear
+    # 0.15, U(20, 100) = 0.2607 does not; the oracle is the 70 items, coverage 70 / 101. The
+    # band at 75% (76 items) is the first band holding that many: all 100 (20 wrong).
+    bench = _validity()
+    conf = np.array([0.99] * 40 + [0.9] * 30 + [0.7] * 30 + [-np.inf])
+    wrong = np.zeros(101, dtype=bool)
+    wrong[[0, 1]] = True
+    wrong[[40, 41, 42]] = True
+    wrong[70:85] = True
+    got = bench.oracle(conf, wrong)
+    assert got["n"] == 70 and got["errors"] == 5
+    assert got["coverage"] == pytest.approx(70 / 101)
+    assert got["upper"] == pytest.approx(0.1285, abs=5e-4)
+    assert (got["target_n"], got["target_errors"]) == (100, 20)
+    assert got["target_upper"] == pytest.approx(0.2607, abs=5e-4)
+
+
+def test_labels_needed_is_the_binomial_arithmetic() -> None:
+    # An error of 0.135 in a band of 75% of N items: the bound clears 0.15 once the band holds
+    # about z^2 p (1 - p) / (alpha - p)^2 = 1.28^2 * 0.135 * 0.865 / 0.015^2 ~ 850 items, N ~
+    # 1,130 (the exact binomial asks a little more); an error at or above alpha never clears.
+    bench = _validity()
+    n = bench.labels_needed(0.135)
+    assert 1100 <= n <= 1400
+    band = np.ceil(0.75 * n)
+    from calibration.intervals import clopper_pearson_uppers
+
+    assert clopper_pearson_uppers(np.array([round(0.135 * band)]), np.array([band]), 0.1)[0] <= 0.15
+    assert bench.labels_needed(0.15) is None and bench.labels_needed(0.2) is None
+    # No error: a band of 15 clears (U(0, 14) = 1 - 0.1^(1/14) = 0.152, U(0, 15) = 0.142), and
+    # 19 is the first N with ceil(0.75 N) >= 15.
+    assert bench.labels_needed(0.0) == 19
