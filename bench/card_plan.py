@@ -2,7 +2,7 @@
 and the planner's label estimate against what happens.
 
     python bench/card_plan.py [--reps 300] [--seed 0] [--only trust|llmbar|judgebench]
-        [--out bench/results/card_plan.json]
+        [--planner-reps N] [--out bench/results/card_plan.json]
 
 Every repetition draws a pool of unlabelled items (as many as the recorded set holds, with
 replacement: i.i.d. draws from the set taken as the population) and labels some of them with
@@ -13,14 +13,17 @@ their recorded gold. At alpha 0.15, delta 0.1 (pairwise decide bands):
    procedure (calibration.workflow: a panel starts at 40% of the labelled items, a single
    judge at 30 items on the published grid). ``plan N``: the N labels a plan
    (calibration.card_plan.plan_for_card) draws, certified by certify_planned; the band share
-   is the planner's choice (judge's own probabilities) or fixed in advance (0.5, 0.6, 0.7).
+   is chosen from the judge's own probabilities, the default (0.5, fixed in advance) or
+   fixed at 0.6 or 0.7.
    Reported: mean coverage of the population (the share of all its items the card decides),
    agreement there, and "held": the share of repetitions whose band agrees with gold on at
    least 1 - alpha of the population items it decides (must be >= 1 - delta = 0.90).
-2. The planner against what happens: for a coverage c, the planner's labels (error from the
-   judge's own probabilities, and from the band's true error rate, which checks the arithmetic
-   alone) against the fewest labels m (on a grid) with which a plan for c certifies the whole
-   band in at least 80% of repetitions.
+2. The planner against what happens: for a coverage c, the planner's labels against the fewest
+   labels m (on a grid) with which a plan for c certifies the whole band in at least 80% of
+   repetitions. The planner's error rate: the judge's own probabilities ("scores"), the default
+   (alpha / 2), a pilot (40 labels drawn at random in the band of a fresh pool, its
+   median-unbiased upper limit; quartiles over pools), and the band's true error rate (which
+   checks the arithmetic alone).
 """
 
 from __future__ import annotations
@@ -42,7 +45,12 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 from calibration.bands import certify  # noqa: E402
-from calibration.card_plan import band_of, certify_planned, labels_needed, plan_for_card  # noqa: E402
+from calibration.card_plan import (  # noqa: E402
+    band_of,
+    certify_planned,
+    labels_needed,
+    plan_for_card,
+)
 from calibration.confidence import ScoreSet, score_items  # noqa: E402
 from calibration.inputs import load_recorded  # noqa: E402
 from calibration.panel import combine  # noqa: E402
@@ -111,7 +119,9 @@ def _summary(rows: list[tuple[float, float | None]]) -> dict[str, Any]:
 def compare(pop: ScoreSet, panel: bool, reps: int, rng: np.random.Generator) -> dict[str, Any]:
     """Section 1 on one recorded set."""
     n = len(pop.items)
-    default = {"starts": (), "start_shares": (0.4,)} if panel else {"starts": (30,)}
+    default = (
+        {"grid": "items", "starts": (), "start_shares": (0.4,)} if panel else {"starts": (30,)}
+    )
     out: dict[str, list[tuple[float, float | None]]] = {}
     for _ in range(reps):
         pool = _pool(pop, rng.integers(0, n, n))
@@ -124,24 +134,73 @@ def compare(pop: ScoreSet, panel: bool, reps: int, rng: np.random.Generator) -> 
                 _on_population(pop, policy.decide_threshold)
             )
         blank = _unlabelled(pool)
-        for share in (None, 0.5, 0.6, 0.7):
+        for share in ("scores", None, 0.6, 0.7):
             plan = plan_for_card(
                 blank,
                 budget=100,
                 alpha=ALPHA,
                 delta=DELTA,
-                band_share=share,
+                band_share=share if isinstance(share, float) else None,
                 seed=int(rng.integers(1 << 30)),
+                error="scores" if share == "scores" else "prior",
             )
             policy = certify_planned(
                 _unlabelled(pool, set(plan.chosen)), plan, alpha_accept=ALPHA, delta=DELTA
             )
-            name = "plan 100, planner's share" if share is None else f"plan 100, share {share}"
+            if share == "scores":
+                name = "plan 100, share chosen from the judge's scores"
+            elif share is None:
+                name = "plan 100, default (share 0.5)"
+            else:
+                name = f"plan 100, share {share}"
             out.setdefault(name, []).append(_on_population(pop, policy.decide_threshold))
     return {name: _summary(rows) for name, rows in out.items()}
 
 
-def planner_check(pop: ScoreSet, reps: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+#: Labels in a simulated pilot (drawn at random in the band, labelled first).
+PILOT = 40
+
+
+def pilot_estimates(
+    pop: ScoreSet, cover: float, reps: int, rng: np.random.Generator
+) -> dict[str, Any]:
+    """The planner's labels from a pilot of PILOT labels in the band of a fresh pool, over
+    ``reps`` pools: quartiles (a pilot whose rate reaches alpha: no estimate, counted apart)."""
+    n = len(pop.items)
+    by_errors: dict[int, int | None] = {}
+    labels: list[float] = []
+    never = 0
+    for _ in range(reps):
+        pool = _pool(pop, rng.integers(0, n, n))
+        band, _ = band_of(pool, cover)
+        found = pool.by_id()
+        drawn = rng.permutation(len(band))[:PILOT]
+        k = sum(found[band[i]].decision("pairwise") != found[band[i]].gold for i in drawn)
+        if k not in by_errors:
+            est = labels_needed(
+                pop, cover=cover, alpha=ALPHA, delta=DELTA, power=POWER,
+                error=f"pilot:{k}/{len(drawn)}",
+            )  # fmt: skip
+            by_errors[k] = est.labels
+        found_labels = by_errors[k]
+        if found_labels is None:
+            never += 1
+        else:
+            labels.append(float(found_labels))
+    q = np.quantile(labels, [0.25, 0.5, 0.75]) if labels else [None] * 3
+    return {
+        "reps": reps,
+        "labels": PILOT,
+        "q25": q[0],
+        "median": q[1],
+        "q75": q[2],
+        "never": never / reps if reps else None,
+    }
+
+
+def planner_check(
+    pop: ScoreSet, reps: int, rng: np.random.Generator, pilot_reps: int = 200
+) -> list[dict[str, Any]]:
     """Section 2 on one recorded set."""
     n = len(pop.items)
     results = []
@@ -150,7 +209,11 @@ def planner_check(pop: ScoreSet, reps: int, rng: np.random.Generator) -> list[di
         wrong = 1.0 - float(
             np.mean([pop.by_id()[i].decision("pairwise") == pop.by_id()[i].gold for i in band])
         )
-        by_scores = labels_needed(pop, cover=cover, alpha=ALPHA, delta=DELTA, power=POWER)
+        by_scores = labels_needed(
+            pop, cover=cover, alpha=ALPHA, delta=DELTA, power=POWER, error="scores"
+        )
+        by_prior = labels_needed(pop, cover=cover, alpha=ALPHA, delta=DELTA, power=POWER)
+        pilots = pilot_estimates(pop, cover, pilot_reps, rng)
         by_truth = labels_needed(
             pop, cover=cover, alpha=ALPHA, delta=DELTA, power=POWER, error=wrong
         )
@@ -182,6 +245,9 @@ def planner_check(pop: ScoreSet, reps: int, rng: np.random.Generator) -> list[di
                 "band_error": wrong,
                 "scores_error": by_scores.error,
                 "labels_by_scores": by_scores.labels,
+                "labels_by_prior": by_prior.labels,
+                "prior_error": by_prior.error,
+                "pilot": pilots,
                 "labels_by_true_error": by_truth.labels,
                 "labels_actual": actual,
                 "certify_rate_by_m": rates,
@@ -237,6 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", choices=["trust", "llmbar", "judgebench"])
+    parser.add_argument(
+        "--planner-reps",
+        type=int,
+        help="repetitions per label count in the planner check (default: max(100, reps / 2))",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "card_plan.json")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -248,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["sets"][name] = {
             "n": len(pop.items),
             "compare": compare(pop, panel, args.reps, rng),
-            "planner": planner_check(pop, max(100, args.reps // 2), rng),
+            "planner": planner_check(pop, args.planner_reps or max(100, args.reps // 2), rng),
         }
         print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     report["seconds"] = round(time.perf_counter() - started, 1)
@@ -263,15 +334,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{_f(r['held'])} | {_f(r['certified'], 2)} |"
             )
     print()
-    print("| set | cover | band error (true) | planner's error (scores) | labels: planner (scores) "
-          "| labels: planner (true error) | labels: what happens (80%) |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    print("| set | cover | band error (true) | labels: what happens (80%) | planner, judge's "
+          "scores (error) | planner, default: alpha / 2 | planner, pilot of 40: q25 / median / q75 "
+          "(no estimate) | planner, true error | estimate / needed: scores, default, pilot "
+          "median |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, data in report["sets"].items():
         for r in data["planner"]:
-            actual = r["labels_actual"] if r["labels_actual"] is not None else f"> {GRID_M[-1]}"
+            need = r["labels_actual"]
+            actual = need if need is not None else f"> {GRID_M[-1]}"
+            pilot = r["pilot"]
+
+            def ratio(x: float | None, need: int | None = need) -> str:
+                if x is None:
+                    return "-"
+                return f"{x / need:.2f}" if need is not None else f"< {x / GRID_M[-1]:.2f}"
+
             print(
-                f"| {name} | {r['cover']} | {_f(r['band_error'])} | {_f(r['scores_error'], 4)} | "
-                f"{r['labels_by_scores']} | {r['labels_by_true_error']} | {actual} |"
+                f"| {name} | {r['cover']} | {_f(r['band_error'])} | {actual} | "
+                f"{r['labels_by_scores']} ({_f(r['scores_error'], 4)}) | {r['labels_by_prior']} | "
+                f"{_f(pilot['q25'], 0)} / {_f(pilot['median'], 0)} / {_f(pilot['q75'], 0)} "
+                f"({_f(pilot['never'], 2)}) | {r['labels_by_true_error']} | "
+                f"{ratio(r['labels_by_scores'])}, {ratio(r['labels_by_prior'])}, "
+                f"{ratio(pilot['median'])} |"
             )
     return 0
 

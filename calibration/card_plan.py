@@ -26,10 +26,29 @@ confident half, the level split between them (``PLAN_STARTS``).
 How many labels (:func:`labels_needed`): to certify the band holding the top ``cover`` of the
 pool, with the labels drawn from that band, m labels pass the test at the whole band when the
 errors k ~ Binomial(m, r) fall at or below k*(m), the most errors Clopper-Pearson allows in m at
-the test's level; r is the band's error rate, taken from the judge's own probabilities
-(``error="scores"``: r = mean(1 - confidence) over the band, exact for a calibrated judge,
-optimistic for an overconfident one) or given (``error=0.1``: an assumed rate, e.g. from a
-similar judge). The estimate is the smallest m with P(pass) >= ``power``.
+the test's level; r is the band's error rate, which no label has measured yet. The estimate is
+the smallest m with P(pass) >= ``power``. Where r comes from (``error``):
+
+- ``"prior"`` (the default): r = alpha / 2 (``PRIOR_ERROR_SHARE``). With no label the band's
+  error is unknown; a band erring at alpha or more never certifies, whatever the budget, so the
+  rates worth planning for lie in [0, alpha), and the planner takes the middle of that range
+  rather than any number the judge says about itself. It is a planning figure, not a
+  measurement: labels grow like 1 / (alpha - r)^2, so a band erring at 0.8 alpha needs several
+  times what this says (BENCHMARKS.md 11d: on Trust-or-Escalate's bands, erring at 0.45-0.93
+  alpha, 1.3 to 5 times, and more than 10 times for the one near alpha; the judge's own
+  probabilities said 8 to more than 60 times too few). Since this rate is the same for
+  every band, it cannot choose a band: a plan with no ``band_share`` then takes ``PLAN_SHARE``,
+  fixed in advance (11b: shares fixed in advance certified as much as the planner's choice).
+- a pilot (``"pilot:K/M"``, :func:`pilot_rate`): K errors in a first M labels drawn at random
+  in the band (a plan of M labels, labelled first): r = their Clopper-Pearson upper limit at
+  one half (about (K + 0.7) / M: a median-unbiased estimate that never says 0). Certify with
+  a second plan drawn from the pool without the pilot's items, so that the pilot's labels,
+  which chose its size, never enter its test.
+- a rate given (``error=0.1``: e.g. a similar judge's measured error in its band).
+- ``"scores"``: r = mean(1 - confidence) over the band, the judge's own probabilities taken at
+  face value: exact for a calibrated judge, and 8 to more than 60 times too few labels on the
+  LLM judges of BENCHMARKS.md 11b. Kept for calibrated scorers; with it, a plan with no
+  ``band_share`` takes the share it expects to certify most (``SHARES``).
 """
 
 from __future__ import annotations
@@ -53,8 +72,14 @@ if TYPE_CHECKING:
 PLAN_STARTS: tuple[float, ...] = (1.0, 0.5)
 #: The grid a planned card scans: the labelled items' own scores.
 PLAN_GRID = "items"
-#: Band shares the planner weighs when none is given.
+#: Band shares the planner weighs when none is given (error model "scores" only).
 SHARES: tuple[float, ...] = tuple(round(0.05 * k, 2) for k in range(4, 20))
+#: The band share of a plan given none, under an error model that is the same for every band.
+PLAN_SHARE = 0.5
+#: The default planning error rate, as a share of alpha (see the module docstring).
+PRIOR_ERROR_SHARE = 0.5
+#: The error models by name (a number is a rate given).
+ERROR_MODELS: tuple[str, ...] = ("prior", "scores")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +106,8 @@ class CoverageEstimate:
     """How many labels certify the band holding ``cover`` of the pool, by the planner."""
 
     cover: float
-    #: The band's error rate assumed, and where it came from ("scores" or "given").
+    #: The band's error rate assumed, and where it came from ("prior", "scores", "pilot" or
+    #: "given").
     error: float
     error_source: str
     #: The fewest labels drawn in the band with P(pass) >= power (None: not within max_labels).
@@ -275,18 +301,51 @@ def p_pass(m: int, error: float, *, alpha: float, level: float, test: str = DEFA
     return float(binom.cdf(k, m, error)) if k >= 0 else 0.0
 
 
-def band_error(scores: ScoreSet, share: float, error: str | float = "scores") -> tuple[float, str]:
-    """The band's error rate assumed by the planner: the judge's own mean P(wrong) over the
-    band (``"scores"``), or the rate given."""
+def band_error(
+    scores: ScoreSet, share: float, error: str | float = "prior", *, alpha: float | None = None
+) -> tuple[float, str]:
+    """The band's error rate assumed by the planner: ``"prior"``, alpha * PRIOR_ERROR_SHARE
+    (``alpha`` is then needed); ``"scores"``, the judge's own mean P(wrong) over the band; or
+    the rate given (see the module docstring)."""
     if not isinstance(error, str):
         if not 0.0 <= float(error) < 1.0:
             raise InputError(f"an assumed error rate must be in [0, 1), got {error}", field="error")
         return float(error), "given"
-    if error != "scores":
-        raise InputError(f"unknown error model {error!r}", field="error", hint="scores or a rate")
+    if error.startswith("pilot:"):
+        counts = error.removeprefix("pilot:").split("/")
+        try:
+            errors, labels = (int(c) for c in counts)
+        except ValueError:
+            raise InputError(
+                f"a pilot is ERRORS/LABELS, got {error.removeprefix('pilot:')!r}", field="pilot"
+            ) from None
+        return pilot_rate(errors, labels), "pilot"
+    if error not in ERROR_MODELS:
+        raise InputError(
+            f"unknown error model {error!r}",
+            field="error",
+            hint="prior, scores, pilot:ERRORS/LABELS or a rate",
+        )
+    if error == "prior":
+        if alpha is None or not 0.0 < alpha < 1.0:
+            raise InputError(f"the prior error model needs alpha in (0, 1), got {alpha}")
+        return alpha * PRIOR_ERROR_SHARE, "prior"
     band, _ = band_of(scores, share)
     by_id = scores.by_id()
     return math.fsum(1.0 - by_id[i].confidence for i in band) / len(band), "scores"
+
+
+def pilot_rate(errors: int, labels: int) -> float:
+    """The band's error rate from a pilot: ``errors`` wrong among ``labels`` drawn at random in
+    the band, as their one-sided Clopper-Pearson upper limit at one half (the median of the
+    rates the pilot is consistent with; about (errors + 0.7) / labels, never 0)."""
+    if isinstance(labels, bool) or isinstance(errors, bool) or not 0 <= errors <= labels:
+        raise InputError(
+            f"a pilot needs 0 <= errors <= labels, got {errors} of {labels}", field="pilot"
+        )
+    if labels < 1:
+        raise InputError("a pilot needs at least one label", field="pilot")
+    return upper_bound(errors, labels, 0.5) if errors < labels else 1.0
 
 
 def level_of(kind: Kind, delta: float, n_starts: int = len(PLAN_STARTS)) -> float:
@@ -302,7 +361,7 @@ def labels_needed(
     alpha: float,
     delta: float,
     power: float = 0.8,
-    error: str | float = "scores",
+    error: str | float = "prior",
     max_labels: int = 5000,
     test: str = DEFAULT_TEST,
 ) -> CoverageEstimate:
@@ -312,7 +371,7 @@ def labels_needed(
         raise InputError(f"power must be in (0, 1), got {power}", field="power")
     from scipy.stats import binom
 
-    rate, source = band_error(scores, cover, error)
+    rate, source = band_error(scores, cover, error, alpha=alpha)
     level = level_of(scores.kind, delta)
     band, _ = band_of(scores, cover)
     chance, k = 0.0, -1
@@ -334,16 +393,17 @@ def expected_coverage(
     *,
     alpha: float,
     delta: float,
-    error: str | float = "scores",
+    error: str | float = "prior",
 ) -> float:
     """The coverage a plan with this band share is expected to certify, by the planner's model:
     the whole band when its test passes, else its more confident half when that one passes."""
     band, _ = band_of(scores, share)
     level = level_of(scores.kind, delta)
     m = min(budget, len(band))
-    whole = p_pass(m, band_error(scores, share, error)[0], alpha=alpha, level=level)
+    whole = p_pass(m, band_error(scores, share, error, alpha=alpha)[0], alpha=alpha, level=level)
     half_m = max(1, math.ceil(m * PLAN_STARTS[-1]))
-    half = p_pass(half_m, band_error(scores, share / 2, error)[0], alpha=alpha, level=level)
+    half_rate = band_error(scores, share / 2, error, alpha=alpha)[0]
+    half = p_pass(half_m, half_rate, alpha=alpha, level=level)
     covered = len(band) / scores.n_total
     return whole * covered + (1 - whole) * half * covered / 2
 
@@ -357,11 +417,12 @@ def plan_for_card(
     seed: int = 0,
     band_share: float | None = None,
     rest_share: float = 0.0,
-    error: str | float = "scores",
+    error: str | float = "prior",
 ) -> CardPlan:
     """Draw the items to label for a card from an unlabelled pool's scores (see the module
-    docstring). ``band_share`` None: the share the planner expects to certify most with this
-    budget (from ``SHARES``)."""
+    docstring). ``band_share`` None: ``PLAN_SHARE``, fixed in advance, or with ``error``
+    "scores" the share the planner expects to certify most with this budget (from ``SHARES``);
+    either way the plan carries the planner's label estimate for its band."""
     import numpy as np
 
     n_pool = scores.n_total
@@ -374,16 +435,23 @@ def plan_for_card(
     notes: list[str] = []
     estimate = None
     if band_share is None:
-        ranked = [
-            (expected_coverage(scores, s, budget, alpha=alpha, delta=delta, error=error), s)
-            for s in SHARES
-        ]
-        _, band_share = max(ranked)
+        if error == "scores":
+            ranked = [
+                (expected_coverage(scores, s, budget, alpha=alpha, delta=delta, error=error), s)
+                for s in SHARES
+            ]
+            _, band_share = max(ranked)
+            notes.append(
+                f"band share {band_share:g} chosen by the planner (error model {error}): the "
+                "most coverage it expects from this budget"
+            )
+        else:
+            band_share = PLAN_SHARE
+            notes.append(
+                f"band share {band_share:g}, fixed in advance (the error assumed is the same for "
+                "every band, so it cannot choose one; give --cover to choose)"
+            )
         estimate = labels_needed(scores, cover=band_share, alpha=alpha, delta=delta, error=error)
-        notes.append(
-            f"band share {band_share:g} chosen by the planner (error model {error}): the most "
-            "coverage it expects from this budget"
-        )
     band, boundary = band_of(scores, band_share)
     band_set = set(band)
     pool = [i.item_id for i in scores.items] + list(scores.unscored)

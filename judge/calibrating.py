@@ -371,12 +371,15 @@ def plan_labels_for_card(
     cover: float | None = None,
     expected_error: float | None = None,
     rest_share: float = 0.0,
+    pilot: tuple[int, int] | None = None,
 ) -> CardPlan:
     """Which of a judge's (or panel's) unlabelled items to label for its card
     (``calibration.card_plan``): the verdicts come as :func:`calibrate` takes them, and no
     label they may carry is read. ``cover``: the band share to plan for (None: the planner's
-    choice); ``expected_error``: the band's error rate to assume (None: the judge's own
-    probabilities, as if calibrated)."""
+    choice); ``expected_error``: the band's error rate to assume; ``pilot``: (errors, labels)
+    of a pilot labelled in the band, the rate then its median-unbiased upper limit; neither:
+    alpha / 2, a planning figure the judge's own probabilities do not move
+    (``calibration.card_plan``)."""
     options = options or CalibrationOptions()
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
     scores = pool_scores(loaded.rows, options)
@@ -388,8 +391,16 @@ def plan_labels_for_card(
         seed=options.seed,
         band_share=cover,
         rest_share=rest_share,
-        error="scores" if expected_error is None else expected_error,
+        error=_plan_error(expected_error, pilot),
     )
+
+
+def _plan_error(expected_error: float | None, pilot: tuple[int, int] | None) -> str | float:
+    if expected_error is not None and pilot is not None:
+        raise InputError("give an expected error or a pilot, not both", field="pilot")
+    if pilot is not None:
+        return f"pilot:{pilot[0]}/{pilot[1]}"
+    return "prior" if expected_error is None else expected_error
 
 
 def load_plan(path: str | Path) -> CardPlan:

@@ -149,8 +149,15 @@ def audit_cmd(db: str, digest: str | None) -> None:
     "--expected-error",
     type=float,
     help="--for-card: the error rate to assume in the band (e.g. a similar judge's); "
-    "default: the judge's own probabilities, as if calibrated (far too optimistic for the "
-    "LLM judges measured in BENCHMARKS.md 11b).",
+    "default: alpha / 2, a planning figure (the judge's own probabilities were 8-60x too "
+    "optimistic in BENCHMARKS.md 11b); see also --pilot.",
+)
+@click.option(
+    "--pilot",
+    metavar="ERRORS/LABELS",
+    help="--for-card: a pilot's result: ERRORS wrong among LABELS labelled at random in the "
+    "band (a first plan with --budget LABELS); the estimate then assumes their "
+    "median-unbiased upper limit. Plan the rest from the verdicts without the pilot's items.",
 )
 @click.option(
     "--rest-share",
@@ -200,6 +207,7 @@ def plan_cmd(
     panel_rule: str,
     cover: float | None,
     expected_error: float | None,
+    pilot: str | None,
     rest_share: float,
     alpha_accept: float,
     delta: float,
@@ -223,7 +231,7 @@ def plan_cmd(
             delta=delta,
             seed=seed,
         )
-        _plan_for_card(runs_file, options, budget, cover, expected_error, rest_share, out)
+        _plan_for_card(runs_file, options, budget, cover, expected_error, rest_share, out, pilot)
         return
     loaded = judge.load_runs(runs_file)
     for error in loaded.errors:
@@ -272,6 +280,7 @@ def _plan_for_card(
     expected_error: float | None,
     rest_share: float,
     out: str | None,
+    pilot: str | None = None,
 ) -> None:
     plan = judge.plan_labels_for_card(
         judgments=verdicts,
@@ -280,6 +289,7 @@ def _plan_for_card(
         cover=cover,
         expected_error=expected_error,
         rest_share=rest_share,
+        pilot=None if pilot is None else _pilot_counts(pilot),
     )
     if out:
         Path(out).write_text(json.dumps(plan.to_dict(), indent=1) + "\n", encoding="utf-8")
@@ -303,12 +313,13 @@ def _plan_for_card(
             f"labels certify it with probability >= {estimate.power:g}",
             err=True,
         )
-        if estimate.error_source == "scores":
+        if estimate.error_source == "prior":
             click.echo(
-                "warning: this estimate trusts the judge's own probabilities; on recorded "
-                "verdicts (BENCHMARKS.md 11b) they said 0.01-2% errors where the band had "
-                "7-14%, and the estimate asked for 8-60x too few labels: give "
-                "--expected-error (a similar judge's error rate) for a usable one",
+                "warning: no label has measured this band yet: the estimate assumes it errs "
+                "at alpha / 2; bands of recorded LLM judges (BENCHMARKS.md 11d) erred at "
+                "0.45-0.93 alpha and needed 1.3-5x these labels (over 10x near alpha): label "
+                "a pilot (a first plan of about 40) and give --pilot ERRORS/LABELS for an "
+                "estimate from this judge",
                 err=True,
             )
     click.echo(
@@ -316,6 +327,17 @@ def _plan_for_card(
         f"--gold LABELS.jsonl --plan {out or 'PLAN.json'}` with the same --judge/--panel",
         err=True,
     )
+
+
+def _pilot_counts(text: str) -> tuple[int, int]:
+    """ERRORS/LABELS as two whole numbers (a usage error otherwise)."""
+    try:
+        errors, labels = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise click.BadParameter(
+            f"expected ERRORS/LABELS, got {text!r}", param_hint="--pilot"
+        ) from None
+    return errors, labels
 
 
 @review.command("export-gold")

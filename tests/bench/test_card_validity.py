@@ -60,12 +60,26 @@ def test_the_plan_bench_compares_plans_with_random_labels() -> None:
     assert set(got) == {
         "random 100",
         "random 300",
-        "plan 100, planner's share",
-        "plan 100, share 0.5",
+        "plan 100, share chosen from the judge's scores",
+        "plan 100, default (share 0.5)",
         "plan 100, share 0.6",
         "plan 100, share 0.7",
     }
     assert all(0.0 <= r["coverage"] <= 1.0 for r in got.values())
+
+
+def test_the_planner_check_sets_a_pilot_and_the_default_against_what_happens() -> None:
+    # The synthetic judge's top 60% err about 5%: a pilot of 40 in the band at cover 0.5 sees
+    # about 2 errors, a rate well below alpha, so most pilots give an estimate; the quartiles of
+    # the labels they ask for are positive and ordered.
+    bench = bench_module("card_plan")
+    pop = _population(_validity(), 300, 2)
+    scores = pop.scores["a"]  # type: ignore[attr-defined]
+    rng = np.random.default_rng(0)
+    r = bench.pilot_estimates(scores, 0.5, 20, rng)
+    assert r["reps"] == 20 and r["labels"] == 40
+    assert r["never"] is not None and r["never"] < 0.5
+    assert 0 < r["q25"] <= r["median"] <= r["q75"]
 
 
 def test_resume_refuses_a_run_of_other_sizes(tmp_path: Path) -> None:

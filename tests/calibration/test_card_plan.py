@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy.stats import binom
+from scipy.stats import beta, binom
 
 from calibration.bands import upper_bound
 from calibration.card_plan import (
@@ -18,6 +18,7 @@ from calibration.card_plan import (
     labels_needed,
     level_of,
     p_pass,
+    pilot_rate,
     plan_for_card,
 )
 from calibration.confidence import ItemScore, ScoreSet
@@ -89,9 +90,46 @@ def test_labels_needed_is_the_binomial_arithmetic() -> None:
     assert est.labels == brute and est.p_pass >= 0.8 and est.error_source == "given"
     assert p_pass(est.labels - 1, 0.06, alpha=0.15, level=0.05) < 0.8
     # From the scores (a calibrated judge's P(wrong) = 1 - confidence): the band's mean.
-    scored = labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1)
+    scored = labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1, error="scores")
     assert scored.error == pytest.approx(np.mean([k / 2000 for k in range(500)]))
     assert scored.error_source == "scores" and scored.band_items == 500
+    # The default: alpha / 2 = 0.075, whatever the judge says of itself; the same count as the
+    # rate given.
+    prior = labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1)
+    assert prior.error == 0.075 and prior.error_source == "prior"
+    given = labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1, error=0.075)
+    assert prior.labels == given.labels and prior.labels is not None
+
+
+def test_a_pilot_gives_its_median_unbiased_upper_limit() -> None:
+    # 4 errors in 40: the Clopper-Pearson upper limit at 1/2 is the median of Beta(5, 36),
+    # about (4 + 2/3) / (40 + 1/3) = 0.1157 (the median of a Beta(a, b) is near
+    # (a - 1/3) / (a + b - 2/3)); it lies between 4/40 and 5/40. No error: the median of
+    # Beta(1, 40) = 1 - 0.5^(1/40) = 0.0172, not 0.
+    rate = pilot_rate(4, 40)
+    assert rate == pytest.approx(beta.ppf(0.5, 5, 36))
+    assert rate == pytest.approx(14 / 121, abs=2e-3) and 0.1 < rate < 0.125
+    assert pilot_rate(0, 40) == pytest.approx(1 - 0.5 ** (1 / 40))
+    assert pilot_rate(40, 40) == 1.0
+    pool = _pool([1 - k / 2000 for k in range(1000)])
+    est = labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1, error="pilot:4/40")
+    assert est.error_source == "pilot" and est.error == pytest.approx(rate)
+    for bad in ("pilot:5/4", "pilot:x/4", "pilot:1/0", "guess"):
+        with pytest.raises(InputError):
+            labels_needed(pool, cover=0.5, alpha=0.15, delta=0.1, error=bad)
+
+
+def test_with_no_band_share_the_default_plan_takes_half_the_pool() -> None:
+    # The prior's rate is the same for every band: the plan takes PLAN_SHARE = 0.5 and says so;
+    # with the judge's own scores it still picks a share by its expected coverage.
+    pool = _pool([1 - k / 2000 for k in range(1000)])
+    plan = plan_for_card(pool, budget=100, alpha=0.15, delta=0.1)
+    assert plan.band_share == 0.5 and len(plan.band_ids) == 500
+    assert plan.estimate is not None and plan.estimate.error_source == "prior"
+    assert any("fixed in advance" in note for note in plan.notes)
+    chosen = plan_for_card(pool, budget=100, alpha=0.15, delta=0.1, error="scores")
+    assert chosen.estimate is not None and chosen.estimate.error_source == "scores"
+    assert any("chosen by the planner" in note for note in chosen.notes)
 
 
 def _simulate_certified(rng: np.random.Generator, conf: np.ndarray, plan: CardPlan, m: int) -> bool:
@@ -113,7 +151,7 @@ def test_the_estimate_matches_what_happens_for_a_calibrated_judge() -> None:
     # certify, within 3 standard errors; 25 labels fewer certify clearly less often.
     conf = np.linspace(1.0, 0.8, 800)
     pool = _pool(list(conf))
-    est = labels_needed(pool, cover=1.0, alpha=0.15, delta=0.1, power=0.5)
+    est = labels_needed(pool, cover=1.0, alpha=0.15, delta=0.1, power=0.5, error="scores")
     assert est.error == pytest.approx(0.1, abs=1e-3) and est.labels is not None
     plan = plan_for_card(pool, budget=est.labels, alpha=0.15, delta=0.1, band_share=1.0)
     rng = np.random.default_rng(0)

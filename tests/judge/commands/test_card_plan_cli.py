@@ -125,14 +125,30 @@ def test_the_planner_says_how_many_labels(verdicts: Path, tmp_path: Path) -> Non
     assert data["judge"] == "strong" and data["estimate"]["error_source"] == "given"
     assert data["estimate"]["error"] == 0.05 and data["estimate"]["labels"] > 0
     assert "planner (given error 0.0500 in the band)" in err
-    assert "warning: this estimate trusts the judge's own probabilities" not in err
+    assert "warning: no label has measured this band yet" not in err
 
 
-def test_an_estimate_from_the_judges_own_scores_is_flagged(verdicts: Path) -> None:
+def test_the_default_estimate_assumes_half_alpha_and_asks_for_a_pilot(verdicts: Path) -> None:
+    # No --expected-error, no --pilot: alpha / 2 = 0.0750 (the judge's own probabilities are not
+    # read for it), the band half the items, and a warning naming --pilot.
     code, _, err, exc = _run(
         ["review", "plan", str(verdicts), "--for-card", "--budget", "40", "--model", "strong"]
     )
     assert code == 0, (err, exc)
-    assert "planner (scores error" in err
-    assert "warning: this estimate trusts the judge's own probabilities" in err
-    assert "--expected-error" in err
+    assert "planner (prior error 0.0750 in the band)" in err
+    assert "warning: no label has measured this band yet" in err and "--pilot" in err
+    assert "0.5 of the items" in err
+
+
+def test_a_pilot_sets_the_estimate(verdicts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    base = ["review", "plan", str(verdicts), "--for-card", "--budget", "40", "--model", "strong"]
+    code, _, err, exc = _run([*base, "--pilot", "4/40", "--out", str(out)])
+    assert code == 0, (err, exc)
+    estimate = json.loads(out.read_text())["estimate"]
+    assert estimate["error_source"] == "pilot" and 0.1 < estimate["error"] < 0.125
+    assert "planner (pilot error 0.11" in err and "warning: no label" not in err
+    code, _, err, exc = _run([*base, "--pilot", "four/40"])
+    assert code != 0 and "ERRORS/LABELS" in err
+    _, _, _, exc = _run([*base, "--pilot", "4/40", "--expected-error", "0.1"])
+    assert isinstance(exc, InputError) and "not both" in str(exc)
