@@ -68,6 +68,7 @@ from calibration.confidence import (  # noqa: E402
     split_clusters,
 )
 from calibration.inputs import load_recorded  # noqa: E402
+from calibration.intervals import clopper_pearson_uppers  # noqa: E402
 from calibration.panel import combine, fit_panel  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
@@ -335,8 +336,6 @@ def band_table(confidence: np.ndarray, wrong: np.ndarray) -> tuple[np.ndarray, n
 def oracle(confidence: np.ndarray, wrong: np.ndarray) -> dict[str, Any]:
     """The largest band (of distinct scores) whose Clopper-Pearson bound at DELTA is <= ALPHA,
     chosen with the labels; and the band at TARGET_COVERAGE."""
-    from calibration.intervals import clopper_pearson_uppers
-
     size = confidence.size
     scored = np.isfinite(confidence)  # -inf: an unscored item, never decided, still counted
     n, k = band_table(confidence[scored], wrong[scored])
@@ -359,8 +358,6 @@ def oracle(confidence: np.ndarray, wrong: np.ndarray) -> dict[str, Any]:
 def labels_needed(error: float, share: float = TARGET_COVERAGE, cap: int = 100_000) -> int | None:
     """Fewest labelled items N whose band of share * N items, erring at ``error``, has a
     Clopper-Pearson bound <= ALPHA at DELTA (None: not below ``cap``, e.g. error >= alpha)."""
-    from calibration.intervals import clopper_pearson_uppers
-
     if error >= ALPHA:
         return None
     sizes = np.arange(10, cap + 1)

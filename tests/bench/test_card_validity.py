@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from calibration.confidence import ItemScore, ScoreSet
+from calibration.intervals import clopper_pearson_uppers
 from tests.conftest import bench_module
 
 
@@ -119,8 +120,6 @@ def test_labels_needed_is_the_binomial_arithmetic() -> None:
     n = bench.labels_needed(0.135)
     assert 1100 <= n <= 1400
     band = np.ceil(0.75 * n)
-    from calibration.intervals import clopper_pearson_uppers
-
     assert clopper_pearson_uppers(np.array([round(0.135 * band)]), np.array([band]), 0.1)[0] <= 0.15
     assert bench.labels_needed(0.15) is None and bench.labels_needed(0.2) is None
     # No error: a band of 15 clears (U(0, 14) = 1 - 0.1^(1/14) = 0.152, U(0, 15) = 0.142), and
