@@ -5,6 +5,8 @@ Fake secrets are assembled from pieces so that no scanner mistakes this file for
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from judge.safety.gitleaks import go_to_python, load_rules, shannon_entropy
@@ -384,3 +386,30 @@ def test_the_shapes_an_outside_attacker_found_are_redacted(text: str, secret: st
 @pytest.mark.parametrize("text", ATTACK_LOOKALIKES)
 def test_their_look_alikes_are_kept(text: str) -> None:
     assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "api_key = 'Zq8Xw2Lp0Rt5Yu1Io9Pa'",
+        "x" * 119 + "key = 'Zq8Xw2Lp0Rt5Yu1Io9Pa'",
+        "x" * 121 + "key = 'Zq8Xw2Lp0Rt5Yu1Io9Pa'",
+        "DB.Session-Token: Zq8Xw2Lp0Rt5Yu1Io9Pa and SIGNATURE=Zq8Xw2Lp0Rt5Yu1Io9Pa_tail",
+        "my_secretkey_secret_token='Zq8Xw2Lp0Rt5Yu1Io9Pa' token 'Zq8Xw2Lp0Rt5Yu1Io9Pa'",
+        "\u212aey: Zq8Xw2Lp0Rt5Yu1Io9Pa \u017fecret= Zq8Xw2Lp0Rt5Yu1Io9Pa",  # Kelvin sign, long s
+        "passphrase -> `Zq8Xw2Lp0Rt5Yu1Io9Pa`; apikey=>Zq8Xw2Lp0Rt5Yu1Io9Pa",
+    ],
+)
+def test_high_entropy_rule_tried_at_its_starts_matches_as_everywhere(text: str) -> None:
+    """The high-entropy rule runs only where its name can start (``starts``): the same
+    replacements as its regex tried at every position."""
+    from judge.safety.redact import _SECRET_HEADS, _SECRET_WORDS, SHAPES, _apply
+
+    words = re.sub(r"\(\?:or\)\?", "", _SECRET_WORDS).split("|") + ["password"]
+    assert all(any(word.startswith(head) for head in _SECRET_HEADS) for word in words)
+
+    (rule,) = [p for p in SHAPES if p.name == "high-entropy-secret"]
+    assert rule.starts is not None
+    for sample in (text, text + "\n" + text.upper(), text.lower()):
+        assert _apply(rule, sample) == _apply(rule._replace(starts=None), sample)
+    assert _apply(rule, text)[1] > 0 or "x" * 121 in text
