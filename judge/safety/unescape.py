@@ -40,6 +40,12 @@ _ESCAPE = re.compile(
     r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
     r"|[\uff01-\uff5e\u3000]"
 )
+#: The branches of _ESCAPE that can match ASCII text: the same matches there, found faster.
+_ESCAPE_ASCII = re.compile(
+    r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\/"
+    r"|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};|&[A-Za-z][A-Za-z0-9]{1,30};"
+    r"|(?:%[0-9A-Fa-f]{2})+"
+)
 #: Texts without one of these hold no escape of _ESCAPE (a quick test before the regex).
 _ESCAPE_HINTS = ("\\u", "\\x", "\\/", "&", "%")
 
@@ -72,27 +78,31 @@ def _decode_escape(token: str) -> str:
 
 def escaped_view(text: str) -> View | None:
     """The text with its character escapes decoded, or None when it has none."""
-    if text.isascii() and not any(hint in text for hint in _ESCAPE_HINTS):
+    if text.isascii():
+        if not any(hint in text for hint in _ESCAPE_HINTS):
+            return None
+        escapes = _ESCAPE_ASCII
+    else:
+        escapes = _ESCAPE
+    # Decoded first, the view built only when something decodes (an ``&`` or ``%`` in code is
+    # mostly no escape, or one such as ``&foo;`` that decodes to itself).
+    found = [(match.span(), match.group(0)) for match in escapes.finditer(text)]
+    decoded_tokens = [_decode_escape(token) for _, token in found]
+    if all(d == token for d, (_, token) in zip(decoded_tokens, found, strict=True)):
         return None
     parts: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     last = 0
-    changed = False
-    for match in _ESCAPE.finditer(text):
-        start, end = match.span()
+    for (start, end), decoded in zip((span for span, _ in found), decoded_tokens, strict=True):
         if start > last:
             parts.append(text[last:start])
             starts.extend(range(last, start))
             ends.extend(range(last + 1, start + 1))
-        decoded = _decode_escape(match.group(0))
-        changed = changed or decoded != match.group(0)
         parts.append(decoded)
         starts.extend([start] * len(decoded))
         ends.extend([end] * len(decoded))
         last = end
-    if not changed:
-        return None
     parts.append(text[last:])
     starts.extend(range(last, len(text)))
     ends.extend(range(last + 1, len(text) + 1))
