@@ -125,6 +125,20 @@ def _untag(char: str) -> str:
     return chr(code - 0xE0000) if 0xE0020 <= code <= 0xE007E else char
 
 
+def _unhide(text: str) -> str:
+    """``text`` without its hidden characters (:func:`_is_hidden`), tag characters decoded
+    (:func:`_untag`): each distinct character is looked at once, and the text is rewritten only
+    when one of them is hidden (one ``translate``, not a Python step per character)."""
+    table: dict[int, str | None] = {}
+    for char in set(text):
+        code = ord(char)
+        if 0xE0020 <= code <= 0xE007E:
+            table[code] = _untag(char)
+        elif _is_hidden(char):
+            table[code] = None
+    return text.translate(table) if table else text
+
+
 _WORD = re.compile(r"[^\W\d_]+")
 _ASCII_LETTER = re.compile(r"[a-z]")
 # Single letters separated by one space or dot ("i g n o r e"), at least 3 of them; the gaps
@@ -177,7 +191,7 @@ def fold(text: str) -> str:
     runs of spaces and tabs collapsed (newlines kept)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text)
-        text = "".join(_untag(c) for c in text if not _is_hidden(c) or 0xE0020 <= ord(c) <= 0xE007E)
+        text = _unhide(text)
         text = unicodedata.normalize("NFKC", text).translate(_letter_table())
         text = text.casefold()
         text = _WORD.sub(_unmix, text)

@@ -331,7 +331,9 @@ _ACTIONABLE = re.compile(
 )
 
 
+@lru_cache(maxsize=8192)
 def _script(char: str) -> str:
+    """The script of ``char`` (the first word of its Unicode name), remembered per character."""
     name = unicodedata.name(char, "")
     return name.split(" ", 1)[0] if name else ""
 
