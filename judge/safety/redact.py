@@ -880,11 +880,14 @@ def redact(
     if patterns is not None:
         return _run_patterns(text, patterns)[:2]
     joined = 0
-    if decode:
-        # A key split over two lines is joined before any rule redacts half of it.
-        text, joined = unescape.joined_secrets(text, _core)
     plan = _plan()
     scan = _Scan(plan, text)
+    if decode and (scan.hits.maybe is None or plan.split_gate in scan.hits.maybe):
+        # A key split over two lines is joined before any rule redacts half of it (only where
+        # the scan allows one: see unescape.SPLIT_GATE); the rules see the joined text.
+        text, joined = unescape.joined_secrets(text, _core)
+        if joined:
+            scan = _Scan(plan, text)
     # Which gitleaks rules can match is decided once, on the text as given (a keyword of the
     # rule occurs in it, as gitleaks decides): redaction only removes text.
     provider, generic = plan.gitleaks_candidates(scan.hits.literals)
@@ -918,6 +921,8 @@ class _Plan(NamedTuple):
     shapes: int
     #: Rule id of gitleaks rule 0.
     gitleaks_offset: int
+    #: Rule id of :data:`judge.safety.unescape.SPLIT_GATE` (after gitleaks' rules).
+    split_gate: int
     #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
     by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
     #: gitleaks rules with no keyword (always run), split the same way.
@@ -977,6 +982,7 @@ def _plan() -> _Plan:
         structural=((1 << (len(SPECIFIC) + len(STRUCTURAL))) - 1) ^ ((1 << len(SPECIFIC)) - 1),
         shapes=((1 << len(PATTERNS)) - 1) ^ ((1 << (len(SPECIFIC) + len(STRUCTURAL))) - 1),
         gitleaks_offset=len(PATTERNS),
+        split_gate=len(PATTERNS) + len(rules.rules),
         by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
         always=(
             frozenset(i for i in always if i not in generic_set),
@@ -984,7 +990,11 @@ def _plan() -> _Plan:
         ),
         spec=Spec(
             literals=tuple(ids),
-            rules=tuple(p.regex for p in PATTERNS) + tuple(rule.regex for rule in rules.rules),
+            rules=(
+                *(p.regex for p in PATTERNS),
+                *(rule.regex for rule in rules.rules),
+                unescape.SPLIT_GATE,
+            ),
         ),
     )
 

@@ -281,6 +281,19 @@ _PROVIDER_HEAD = re.compile(
 #: Joined windows reach this far before and after the line break.
 JOIN_REACH = 240
 
+_BREAK = rf"[\"']?[ \t]*[+\\]?[ \t]*\r?\n[ \t>#*+\-]*[\"']?[{_TOKEN_CHARS}]{{4}}"
+_T = f"[{_TOKEN_CHARS}]*"
+#: A superset of what :func:`joined_secrets` acts on (a head that qualifies, a line break, the
+#: start of a continuation): a provider prefix, or a digit, an upper- and a lower-case letter
+#: in any order, in a token run that ends a line. Given to the secrets scan
+#: (:mod:`judge.safety.redact`) as a rule of its own: where its prefilter does not match, no
+#: split key can be joined and the split regex (the dearest step of redacting a text) is not run.
+SPLIT_GATE = re.compile(
+    rf"{_PROVIDER_HEAD.pattern}{_T}{_BREAK}"
+    rf"|{_T}(?:[0-9]{_T}[A-Z]{_T}[a-z]|[0-9]{_T}[a-z]{_T}[A-Z]|[A-Z]{_T}[0-9]{_T}[a-z]"
+    rf"|[A-Z]{_T}[a-z]{_T}[0-9]|[a-z]{_T}[0-9]{_T}[A-Z]|[a-z]{_T}[A-Z]{_T}[0-9]){_T}{_BREAK}"
+)
+
 
 def _qualifies(head: str) -> bool:
     """A run at the end of a line that may be the head of a split key: a provider prefix, or a

@@ -199,3 +199,18 @@ def test_outputs_equal_the_recorded_outputs_of_the_code_before(backend: str) -> 
     changed = outputs.differences(recorded, actual)
     assert [c for c in changed if c[1] not in mended.get(c[0], {})] == []
     assert REPO.is_dir()
+
+
+def test_the_split_gate_matches_every_text_whose_split_keys_are_joined() -> None:
+    """unescape.SPLIT_GATE (a rule of the secrets scan) lets the split regex be skipped: it
+    must match wherever joined_secrets joins and redacts something."""
+    from judge.safety.redact import _core
+    from judge.safety.unescape import SPLIT_GATE, joined_secrets
+
+    texts = _corpus_texts() + [
+        'key = "ghp_abcdefghijklmnop" +\n    "qrstuvwxyz0123456789ABCD"',
+        "TOKEN=Zq8Xw2Lp0Rt5Yu1Io9Pa\\\nZq8Xw2Lp0Rt5Yu1Io9Pa\n",
+    ]
+    joined = [t for t in texts if joined_secrets(t, _core)[1]]
+    assert len(joined) >= 2
+    assert all(SPLIT_GATE.search(t) for t in joined)
