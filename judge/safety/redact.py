@@ -901,7 +901,10 @@ def redact(
     text, n = scan.run_own(text, plan.shapes)
     total += n
     if decode:
-        text, n = _decoded(text)
+        # Redaction only inserts markers (``[`` ... ``]``, which no escape holds) between
+        # pieces of the scanned text: an escape of the text now was in the text scanned.
+        maybe = scan.hits.maybe
+        text, n = _decoded(text, maybe is None or plan.escape_gate in maybe)
         total += n
     return text, total + joined
 
@@ -921,8 +924,10 @@ class _Plan(NamedTuple):
     shapes: int
     #: Rule id of gitleaks rule 0.
     gitleaks_offset: int
-    #: Rule id of :data:`judge.safety.unescape.SPLIT_GATE` (after gitleaks' rules).
+    #: Rule ids of :data:`judge.safety.unescape.SPLIT_GATE` and
+    #: :data:`judge.safety.unescape.ESCAPE_ASCII` (after gitleaks' rules).
     split_gate: int
+    escape_gate: int
     #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
     by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
     #: gitleaks rules with no keyword (always run), split the same way.
@@ -983,6 +988,7 @@ def _plan() -> _Plan:
         shapes=((1 << len(PATTERNS)) - 1) ^ ((1 << (len(SPECIFIC) + len(STRUCTURAL))) - 1),
         gitleaks_offset=len(PATTERNS),
         split_gate=len(PATTERNS) + len(rules.rules),
+        escape_gate=len(PATTERNS) + len(rules.rules) + 1,
         by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
         always=(
             frozenset(i for i in always if i not in generic_set),
@@ -994,6 +1000,7 @@ def _plan() -> _Plan:
                 *(p.regex for p in PATTERNS),
                 *(rule.regex for rule in rules.rules),
                 unescape.SPLIT_GATE,
+                unescape.ESCAPE_ASCII,
             ),
         ),
     )
@@ -1054,12 +1061,13 @@ def _core(text: str) -> tuple[str, int]:
     return redact(text, decode=False)
 
 
-def _decoded(text: str) -> tuple[str, int]:
+def _decoded(text: str, escapes: bool = True) -> tuple[str, int]:
     """Stage 6: secrets that only show once the text is decoded (character escapes, hidden and
     full-width characters, base64 runs), redacted where they stand
-    (:mod:`judge.safety.unescape`; split lines are joined before stage 1)."""
+    (:mod:`judge.safety.unescape`; split lines are joined before stage 1). ``escapes=False``:
+    the scan found no escape in the text, so it has no escaped view."""
     total = 0
-    view = unescape.escaped_view(text)
+    view = unescape.escaped_view(text) if escapes else None
     if view is not None:
         text, n = unescape.redact_view(text, view, _core)
         total += n

@@ -40,8 +40,10 @@ _ESCAPE = re.compile(
     r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
     r"|[\uff01-\uff5e\u3000]"
 )
-#: The branches of _ESCAPE that can match ASCII text: the same matches there, found faster.
-_ESCAPE_ASCII = re.compile(
+#: The branches of _ESCAPE that can match ASCII text: the same matches there, found faster. Also a
+#: rule of the secrets scan (:mod:`judge.safety.redact`): an ASCII text where its prefilter does
+#: not match has no escaped view.
+ESCAPE_ASCII = re.compile(
     r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\/"
     r"|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};|&[A-Za-z][A-Za-z0-9]{1,30};"
     r"|(?:%[0-9A-Fa-f]{2})+"
@@ -81,7 +83,7 @@ def escaped_view(text: str) -> View | None:
     if text.isascii():
         if not any(hint in text for hint in _ESCAPE_HINTS):
             return None
-        escapes = _ESCAPE_ASCII
+        escapes = ESCAPE_ASCII
     else:
         escapes = _ESCAPE
     # Decoded first, the view built only when something decodes (an ``&`` or ``%`` in code is
