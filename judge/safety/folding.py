@@ -25,6 +25,7 @@ from types import MappingProxyType
 from urllib.parse import unquote_plus
 
 from judge.safety.scan import Spec, scanner
+from judge.safety.unescape import base64_runs
 
 #: Cyrillic and Greek letters that render like Latin ones (lower-case forms, after NFKC and
 #: case-folding), from Unicode's confusables.txt. Mapped only inside words that also hold Latin
@@ -290,10 +291,10 @@ def decoded_views(text: str, rot13: bool | None = None) -> list[str]:
     ``rot13=False``: the caller's scan found no line that could read as rot13."""
     views: list[str] = []
     if len(text) >= 16:
-        for n, match in enumerate(_BASE64.finditer(text)):
+        for n, (start, end) in enumerate(base64_runs(text, 16, _BASE64)):
             if n >= MAX_RUNS:
                 break
-            run = match.group(0)
+            run = text[start:end]
             # Identifiers, paths and words are not base64 of text: a run of only letters or
             # with no upper-case letter is a word or a hash in lower-case hex.
             if run.isalpha() or run.islower() or run.isupper():

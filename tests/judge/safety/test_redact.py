@@ -413,3 +413,27 @@ def test_high_entropy_rule_tried_at_its_starts_matches_as_everywhere(text: str) 
     for sample in (text, text + "\n" + text.upper(), text.lower()):
         assert _apply(rule, sample) == _apply(rule._replace(starts=None), sample)
     assert _apply(rule, text)[1] > 0 or "x" * 121 in text
+
+
+def test_base64_runs_are_the_regex_matches() -> None:
+    """unescape.base64_runs finds ASCII runs with bytes methods: the spans of the regex."""
+    import random
+
+    from judge.safety import folding, unescape
+
+    rng = random.Random(25)
+    texts = [
+        "x" * 19 + " " + "Ab3+/_-" * 4 + "== tail",
+        "Ab3" * 7 + "===",
+        "Ab3" * 7 + "=Ab",
+        "Ab3" * 7 + "=",
+        "caf\u00e9 " + "Ab3" * 8,
+        "",
+    ]
+    for _ in range(3000):
+        alphabet = "aB3+/_-= .\n" + ("\u00e9" if rng.random() < 0.2 else "")
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 90))))
+    for text in texts:
+        for minimum, regex in ((20, unescape._BASE64), (16, folding._BASE64)):
+            expected = [m.span() for m in regex.finditer(text)]
+            assert list(unescape.base64_runs(text, minimum, regex)) == expected, text
