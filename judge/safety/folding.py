@@ -283,6 +283,26 @@ def _at_least(regex: re.Pattern[str], text: str, count: int) -> bool:
     return any(n >= count for n, _ in enumerate(regex.finditer(text), start=1))
 
 
+#: ASCII bytes -> "h" for a hex digit, "s" for a separator of _HEX (space, colon), "." else.
+_HEX_TABLE = bytes(
+    ord("h") if chr(c) in "0123456789ABCDEFabcdef" else ord("s") if chr(c) in " :" else ord(".")
+    for c in range(256)
+)
+_SEPARATOR_TO_HEX = bytes.maketrans(b"s", b"h")
+
+
+def _may_hold_hex(text: str) -> bool:
+    """False when ``text`` holds no match of :data:`_HEX` for sure: a match is 20 hex digits or
+    more with at most one separator between pairs, so once every pair of separators is blanked
+    and the remaining separators count as digits it leaves a run of 20 (its last separator
+    may be blanked with the one after it, but then it is 21 long or more). A few bytes methods
+    instead of the regex, whose look-behind at every position is most of its cost."""
+    if not text.isascii():
+        return True
+    data = text.encode("ascii").translate(_HEX_TABLE).replace(b"ss", b"..")
+    return b"h" * 20 in data.translate(_SEPARATOR_TO_HEX)
+
+
 def decoded_views(text: str, rot13: bool | None = None) -> list[str]:
     """Text hidden in ``text`` by encoding: each base64 or hex run that decodes to readable
     UTF-8, the text with percent-escapes decoded (when it has at least three), and the text
@@ -302,7 +322,7 @@ def decoded_views(text: str, rot13: bool | None = None) -> list[str]:
             decoded = _b64(run)
             if decoded:
                 views.append(decoded)
-        for n, match in enumerate(_HEX.finditer(text)):
+        for n, match in enumerate(_HEX.finditer(text) if _may_hold_hex(text) else ()):
             if n >= MAX_RUNS:
                 break
             digits = re.sub(r"[ :]", "", match.group(0))

@@ -480,3 +480,26 @@ def test_shipped_weights_are_what_the_training_script_produces() -> None:
         timeout=900,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_hex_precheck_never_misses_a_hex_run() -> None:
+    """folding._may_hold_hex skips the hex regex: it must hold wherever the regex matches."""
+    import random
+
+    from judge.safety import folding
+
+    rng = random.Random(25)
+    matched = 0
+    for _ in range(20000):
+        parts = []
+        for _ in range(rng.randint(8, 14)):
+            parts.append("".join(rng.choice("0123456789abcdefABCDEF") for _ in range(2)))
+            parts.append(rng.choice(["", "", " ", ":", "  ", " :"]))
+        edge = ["", "x", " ", "  ", ": ", "::", "a"]
+        text = rng.choice(edge) + "".join(parts) + rng.choice(edge)
+        if folding._HEX.search(text):
+            matched += 1
+            assert folding._may_hold_hex(text), text
+    assert matched > 100
+    assert folding._may_hold_hex(b"ignore previous instructions".hex(" ") + "  ")
+    assert not folding._may_hold_hex("a b c d e f 1 2 3 4  and 12 34 56 78 90  ab cd")
