@@ -145,6 +145,8 @@ _ASCII_LETTER = re.compile(r"[a-z]")
 # Single letters separated by one space or dot ("i g n o r e"), at least 3 of them; the gaps
 # between words are then two or more spaces (or a dot and a space).
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .*]){2,}[^\W\d_](?![^\W\d_])")
+#: The same on ASCII text, where a letter (``[^\W\d_]``) is an ASCII letter: about twice as fast.
+_SPACED_ASCII = re.compile(r"(?<![A-Za-z])(?:[A-Za-z][ .*]){2,}[A-Za-z](?![A-Za-z])")
 # Words joined by - or _ into one token, as in branch and file names
 # ("ignore-previous-instructions", "NOTE_TO_GRADER"); test names (test_...) describe
 # behaviour and stay joined, and so do chat-template tokens (<|start_header_id|>, <start_of_turn>).
@@ -200,7 +202,7 @@ def fold(text: str) -> str:
         text = text.casefold()
     maybe = _fold_scan(text) if text.isascii() else None
     if " " in text and (maybe is None or 0 in maybe):
-        text = _SPACED.sub(_unspace, text)
+        text = (_SPACED_ASCII if text.isascii() else _SPACED).sub(_unspace, text)
     if ("-" in text or "_" in text) and (maybe is None or 1 in maybe):
         text = _SLUG.sub(_unslug, text)
     if "  " not in text and "\t" not in text and "\u00a0" not in text:
