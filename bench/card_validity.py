@@ -407,23 +407,36 @@ def run_oracle(pop: Population, scorer: Scorer, halves: int, seed: int) -> dict[
 
 def oracle_table(results: list[dict[str, Any]]) -> str:
     """The markdown table of the oracle."""
-    lines = [
-        "| set | score | oracle coverage (whole set) | its band: errors / n, bound | band at 75%: "
-        "errors / n, error, bound | labels a 75% band at that error needs | halves: oracle "
-        "mean / median / p90 | halves reaching 75% |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for r in results:
         w, h = r["whole"], r["halves"]
         need = r["labels_needed"]
-        lines.append(
-            f"| {r['set']} ({r['n']}) | {r['scorer']} | {w['coverage']:.3f} | "
-            f"{w['errors']} / {w['n']}, {_f(w['upper'])} | {w['target_errors']} / "
-            f"{w['target_n']}, {r['target_error']:.3f}, {w['target_upper']:.3f} | "
-            f"{'never (error >= alpha)' if need is None else need} | {_f(h['mean'])} / "
-            f"{_f(h['median'])} / {_f(h['p90'])} | {_f(h['at_target'], 2)} |"
+        rows.append(
+            (
+                f"{r['set']} ({r['n']})",
+                r["scorer"],
+                f"{w['coverage']:.3f}",
+                f"{w['errors']} / {w['n']}, {_f(w['upper'])}",
+                f"{w['target_errors']} / {w['target_n']}, {r['target_error']:.3f}, "
+                f"{w['target_upper']:.3f}",
+                "never (error >= alpha)" if need is None else str(need),
+                f"{_f(h['mean'])} / {_f(h['median'])} / {_f(h['p90'])}",
+                _f(h["at_target"], 2),
+            )
         )
-    return "\n".join(lines)
+    return _markdown(
+        (
+            "set",
+            "score",
+            "oracle coverage (whole set)",
+            "its band: errors / n, bound",
+            "band at 75%: errors / n, error, bound",
+            "labels a 75% band at that error needs",
+            "halves: oracle mean / median / p90",
+            "halves reaching 75%",
+        ),
+        rows,
+    )
 
 
 def populations(only: str | None) -> list[Population]:
@@ -481,24 +494,50 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _markdown(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A markdown table: a header of ``columns``, its rule, then one line per row."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def table(results: list[dict[str, Any]]) -> str:
     """The markdown table of CALIBRATION_RESULTS.md."""
-    lines = [
-        "| set | procedure | scan | halves: coverage | halves: agreement | halves: certified "
-        "| population: coverage | population: agreement | out-of-bag coverage | out-of-bag "
-        "agreement | held (>= 0.90) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for r in results:
         h, p = r["halves"], r["population"]
         flag = "" if p["held"] is None or p["held"] >= 1 - DELTA else " **FAILS**"
-        lines.append(
-            f"| {r['set']} ({r['n']}) | {r['scorer']} | {r['scan']} | {_f(h['coverage'])} | "
-            f"{_f(h['agreement'])} | {_f(h['certified'], 2)} | {_f(p['coverage'])} | "
-            f"{_f(p['agreement'])} | {_f(p['oob_coverage'])} | {_f(p['oob_agreement'])} | "
-            f"{_f(p['held'])}{flag} |"
+        rows.append(
+            (
+                f"{r['set']} ({r['n']})",
+                r["scorer"],
+                r["scan"],
+                _f(h["coverage"]),
+                _f(h["agreement"]),
+                _f(h["certified"], 2),
+                _f(p["coverage"]),
+                _f(p["agreement"]),
+                _f(p["oob_coverage"]),
+                _f(p["oob_agreement"]),
+                f"{_f(p['held'])}{flag}",
+            )
         )
-    return "\n".join(lines)
+    return _markdown(
+        (
+            "set",
+            "procedure",
+            "scan",
+            "halves: coverage",
+            "halves: agreement",
+            "halves: certified",
+            "population: coverage",
+            "population: agreement",
+            "out-of-bag coverage",
+            "out-of-bag agreement",
+            "held (>= 0.90)",
+        ),
+        rows,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
