@@ -96,7 +96,7 @@ def escaped_view(text: str) -> View | None:
     starts: list[int] = []
     ends: list[int] = []
     last = 0
-    for (start, end), decoded in zip((span for span, _ in found), decoded_tokens, strict=True):
+    for ((start, end), _), decoded in zip(found, decoded_tokens, strict=True):
         if start > last:
             parts.append(text[last:start])
             starts.extend(range(last, start))
