@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from judge.base import Strict as Strict
 from judge.defaults import ScoringKind
@@ -112,6 +112,56 @@ class CriterionVerdict(Strict):
     rationale: str = ""
 
 
+#: Who owns a first bad decision (the component or party whose decision it was).
+Owner = Literal["model", "harness", "tool", "environment", "task", "user"]
+OWNERS: tuple[Owner, ...] = ("model", "harness", "tool", "environment", "task", "user")
+#: A first bad decision stays tentative until a person confirms it (the review page) or a
+#: recorded replay from that step recovers the run; nothing else confirms it.
+FbdStatus = Literal["tentative", "confirmed"]
+
+
+class StepClaim(Strict):
+    """One step the diagnosis rests on: its 0-based index, evidence id and what it shows."""
+
+    step: int
+    id: str
+    text: str = ""
+
+
+class CandidateVerdict(Strict):
+    """A step a deterministic check proposed, and what the judge said of it."""
+
+    step: int
+    invariant: str
+    check: str
+    reason: str
+    #: confirmed, rejected, or unjudged (the judge did not answer for it).
+    judged: Literal["confirmed", "rejected", "unjudged"] = "unjudged"
+
+
+class Diagnosis(Strict):
+    """A first-bad-decision report (an ``fbd`` rubric's answer, in step indexes)."""
+
+    #: The evidence id and 0-based step of the critical step; None when the judge named none.
+    critical_step: str | None = None
+    step_index: int | None = None
+    decision: str = ""
+    symptom: StepClaim | None = None
+    information_available: list[StepClaim] = Field(default_factory=list)
+    #: An id of the rubric's invariant catalogue, or "other" (then ``invariant_note`` says it).
+    violated_invariant: str | None = None
+    invariant_note: str = ""
+    causal_chain: list[StepClaim] = Field(default_factory=list)
+    counterfactual: str = ""
+    recoverable_at_step: int | None = None
+    owner: Owner | None = None
+    confidence: Literal["low", "medium", "high"] | None = None
+    minimal_fix: str = ""
+    candidates: list[CandidateVerdict] = Field(default_factory=list)
+    #: Cited ids that name no step shown (made up, or the task where a step was asked for).
+    invalid_steps: list[str] = Field(default_factory=list)
+
+
 class Verdict(Strict):
     """What the judge concluded, in the case's canonical frame."""
 
@@ -129,6 +179,16 @@ class Verdict(Strict):
     rationale: str = ""
     criteria: list[CriterionVerdict] = Field(default_factory=list)
     failed_hard_gates: list[str] = Field(default_factory=list)
+    #: The first-bad-decision report of an ``fbd`` rubric (written only when set, so every
+    #: other verdict is stored as before).
+    diagnosis: Diagnosis | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_diagnosis(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("diagnosis", 0) is None:
+            del data["diagnosis"]
+        return data
 
     @property
     def uncited(self) -> bool:

@@ -1,0 +1,320 @@
+"""Diagnose failed runs: the first bad decision of each, with its step scores and step set.
+
+``diagnose`` judges each failed run with an ``fbd`` rubric (default ``first-bad-decision``)
+through the same runner as any verdict: the rubric's prompt, every step numbered (judge.steps),
+structured output with re-asks, the store, the cache and resume, the four statuses, provenance
+and cost. Repeated samples (``JudgeOptions(samples=N)``) give a distribution over steps; each
+run's **step scores** are the mean over its samples of a kernel around the step each sample
+named (``2 ** -|j - s|``), so that a sure judge scores one step near 1 and an unsure one spreads
+its scores. An ``fbd`` card (calibration.fbd) turns the scores into a certified step set.
+
+What is diagnosed: runs that failed. A record whose gold label is ``pass`` is skipped with that
+reason; a record with no label is diagnosed unless the store holds a ``pass`` verdict for it and
+no ``fail`` one. A run with no steps is skipped with its reason. Every first bad decision is
+``tentative``: only a person's confirmation on the review page or a recorded replay confirms it
+(:func:`fbd_status`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from calibration.fbd import StepCard, StepRun, step_run, step_set
+from judge import kinds
+from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
+from judge.rubrics import Rubric, load_rubric
+from judge.steps import candidate_steps
+from judge.store import Store
+from judge.types import Case, Diagnosis, FbdStatus, Judgment, Status
+
+#: The diagnosing rubric, pinned (a new version never changes diagnoses silently).
+DEFAULT_FBD_RUBRIC = "first-bad-decision@1"
+#: A report is long: the judge may answer with this many tokens unless told otherwise.
+FBD_MAX_TOKENS = 900
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A run that was not diagnosed, and why."""
+
+    case_id: str
+    reason: str
+
+
+@dataclass
+class RunDiagnosis:
+    """One run, one judge: the report of its first sample that has one, and its step scores."""
+
+    case_id: str
+    model: str
+    n_steps: int
+    status: Status
+    samples: int
+    step_scores: tuple[float, ...]
+    report: Diagnosis | None
+    judgment_ids: list[str]
+    rationale: str = ""
+    error: str | None = None
+    step_set: list[int] | None = None
+    fbd_status: FbdStatus = "tentative"
+    #: The steps the deterministic checks proposed (recomputed from the stored case).
+    proposed: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def critical_step(self) -> str | None:
+        return self.report.critical_step if self.report else None
+
+    @property
+    def step_index(self) -> int | None:
+        return self.report.step_index if self.report else None
+
+    def as_json(self) -> dict[str, Any]:
+        """The machine form, one line per run (``judge diagnose --format jsonl``)."""
+        return {
+            "case_id": self.case_id,
+            "model": self.model,
+            "status": self.status,
+            "critical_step": self.critical_step,
+            "step_index": self.step_index,
+            "step_set": self.step_set,
+            "violated_invariant": self.report.violated_invariant if self.report else None,
+            "owner": self.report.owner if self.report else None,
+            "fbd_status": self.fbd_status,
+            "n_steps": self.n_steps,
+            "samples": self.samples,
+            "step_scores": {str(j): round(s, 6) for j, s in enumerate(self.step_scores) if s},
+        }
+
+    def as_report(self) -> dict[str, Any]:
+        """The human form practitioners use (YAML per run)."""
+        r = self.report
+        if r is None:
+            return {
+                "failure_id": self.case_id,
+                "status": self.status,
+                "critical_step": None,
+                "reason": self.error or self.rationale or "no step named",
+            }
+
+        def step(index: int | None) -> str | None:
+            return None if index is None or index < 0 else f"step {index} (E{index + 1})"
+
+        return {
+            "failure_id": self.case_id,
+            "status": self.status,
+            "symptom": (
+                {"step": step(r.symptom.step), "description": r.symptom.text} if r.symptom else None
+            ),
+            "critical_step": {
+                "step": step(r.step_index),
+                "decision": r.decision,
+                "information_available": [
+                    f"{step(c.step)}: {c.text}" for c in r.information_available
+                ],
+                "violated_invariant": r.violated_invariant,
+                **({"invariant_note": r.invariant_note} if r.invariant_note else {}),
+            },
+            "causal_chain": [f"{step(c.step)}: {c.text}" for c in r.causal_chain],
+            "counterfactual": r.counterfactual,
+            "confidence": r.confidence,
+            "owner": r.owner,
+            "recoverable_at_step": step(r.recoverable_at_step),
+            "minimal_fix": r.minimal_fix,
+            "step_set": self.step_set,
+            "checks": self.proposed,
+            "fbd_status": self.fbd_status,
+        }
+
+
+@dataclass
+class DiagnosisResult:
+    """Every diagnosed run, the skipped ones, and how the batch went."""
+
+    runs: list[RunDiagnosis]
+    skipped: list[Skipped]
+    summary: RunSummary | None
+
+    def step_runs(self, gold: Mapping[str, int | None] | None = None) -> list[StepRun]:
+        """The runs as step scores (``calibration.fbd``), with people's steps when given."""
+        gold = gold or {}
+        return [
+            step_run(
+                r.case_id,
+                r.model,
+                r.n_steps,
+                dict(enumerate(r.step_scores)),
+                gold.get(r.case_id),
+                abstained=r.status == "abstain",
+            )
+            for r in self.runs
+            if r.status in ("ok", "abstain")
+        ]
+
+
+def kernel_scores(steps: Sequence[int | None], n_steps: int) -> tuple[float, ...]:
+    """Mean over samples of ``2 ** -|j - s|`` around each named step ``s`` (a sample that named
+    none adds nothing)."""
+    if not steps:
+        return tuple(0.0 for _ in range(n_steps))
+    totals = [0.0] * n_steps
+    for s in steps:
+        if s is None:
+            continue
+        for j in range(n_steps):
+            totals[j] += 2.0 ** -abs(j - s)
+    return tuple(t / len(steps) for t in totals)
+
+
+def _stored_outcome(store: Store, case_id: str) -> str | None:
+    """ "fail" or "pass" when the store's verdicts on a run (of any pass/fail rubric) say so;
+    None when they say nothing or both."""
+    labels = {
+        j.verdict.label
+        for j in store.judgments(case_id=case_id, status="ok")
+        if j.verdict is not None and j.provenance.masked_from is None
+    }
+    labels &= {"pass", "fail"}
+    return next(iter(labels)) if len(labels) == 1 else None
+
+
+def failed_runs(
+    cases: Iterable[Case], gold: Mapping[str, str], store: Store | None = None
+) -> tuple[list[Case], list[Skipped]]:
+    """The runs to diagnose (see the module docstring) and the ones skipped, with reasons."""
+    keep: list[Case] = []
+    skipped: list[Skipped] = []
+    for case in cases:
+        label = gold.get(case.id)
+        if case.kind != "agent_run":
+            skipped.append(Skipped(case.id, "a pairwise case has no steps to diagnose"))
+        elif not case.trace:
+            skipped.append(Skipped(case.id, "the run has no steps (its trace is empty)"))
+        elif label == "pass":
+            skipped.append(Skipped(case.id, "the run passed (gold label pass)"))
+        elif label is None and store is not None and _stored_outcome(store, case.id) == "pass":
+            skipped.append(Skipped(case.id, "the run was judged pass and never fail"))
+        else:
+            keep.append(case)
+    return keep, skipped
+
+
+def stored_failures(store: Store) -> list[Case]:
+    """The stored runs some pass/fail judge found failed (and none found passed)."""
+    failing: dict[str, set[str]] = defaultdict(set)
+    for j in store.judgments(status="ok"):
+        if j.verdict is not None and j.provenance.masked_from is None:
+            failing[j.case_id].add(j.verdict.label)
+    ids = [cid for cid, labels in failing.items() if "fail" in labels and "pass" not in labels]
+    found = store.get_cases(ids)
+    return [found[i] for i in ids if i in found]
+
+
+def fbd_status(confirmed: bool) -> FbdStatus:
+    """Tentative unless a person or a recorded replay confirmed it."""
+    return "confirmed" if confirmed else "tentative"
+
+
+def _row(case: Case, model: str, judgments: list[Judgment], card: StepCard | None) -> RunDiagnosis:
+    judgments = sorted(judgments, key=lambda j: j.provenance.sample)
+    answered = [j for j in judgments if j.status in ("ok", "abstain")]
+    n_steps = len(case.trace)
+    named = [
+        j.verdict.diagnosis.step_index
+        if j.status == "ok" and j.verdict and j.verdict.diagnosis and j.verdict.label == "located"
+        else None
+        for j in answered
+    ]
+    scores = kernel_scores(named, n_steps)
+    first = next(
+        (j for j in answered if j.verdict is not None and j.verdict.diagnosis is not None), None
+    )
+    status: Status = (
+        first.status if first is not None else (judgments[0].status if judgments else "infra_error")
+    )
+    proposed = [
+        {"step": c.step, "invariant": c.invariant, "check": c.check, "reason": c.reason}
+        for c in candidate_steps(case.trace)
+    ]
+    report = first.verdict.diagnosis if first is not None and first.verdict else None
+    if report is not None:
+        judged = {c.step: c.judged for c in report.candidates}
+        for p in proposed:
+            p["judged"] = judged.get(p["step"], "unjudged")
+    sets = None
+    if card is not None and answered:
+        sets = step_set(
+            step_run(case.id, model, n_steps, dict(enumerate(scores)), None),
+            card.policy.threshold,
+        )
+    return RunDiagnosis(
+        case_id=case.id,
+        model=model,
+        n_steps=n_steps,
+        status=status,
+        samples=len(answered),
+        step_scores=scores,
+        report=report,
+        judgment_ids=[j.id for j in judgments],
+        rationale=first.verdict.rationale if first is not None and first.verdict else "",
+        error=next((j.error for j in judgments if j.error), None),
+        step_set=sets,
+        proposed=proposed,
+    )
+
+
+def diagnose(
+    store: Store,
+    cases: Sequence[Case],
+    *,
+    models: Sequence[str],
+    rubric: str | Rubric = DEFAULT_FBD_RUBRIC,
+    options: JudgeOptions | None = None,
+    gold: Mapping[str, str] | None = None,
+    card: StepCard | None = None,
+    on_start: Callable[[list[Step]], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> DiagnosisResult:
+    """Diagnose the failed runs among ``cases`` with each of ``models`` (see the module
+    docstring); every judgment is stored as it finishes, and a second call pays for none."""
+    chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    if not kinds.kind(chosen.kind).steps:
+        from judge.errors import InputError
+
+        raise InputError(
+            f"rubric {chosen.ref} is {chosen.kind}: diagnosing needs an fbd rubric",
+            field="rubric",
+            hint="use first-bad-decision",
+        )
+    options = options or JudgeOptions()
+    if options.max_tokens < FBD_MAX_TOKENS:
+        options = replace(options, max_tokens=FBD_MAX_TOKENS)
+    keep, skipped = failed_runs(cases, gold or {}, store)
+    if not keep:
+        return DiagnosisResult([], skipped, None)
+    summary = judge_cases(
+        store,
+        keep,
+        rubric=chosen,
+        models=models,
+        options=options,
+        on_start=on_start,
+        on_done=on_done,
+        source="diagnose",
+    )
+    by_run: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    for outcome in summary.outcomes:
+        j = outcome.judgment
+        if j.provenance.masked_from is None:
+            by_run[(j.case_id, j.provenance.model)].append(j)
+    rows = []
+    for case in keep:
+        for model in models:
+            judgments = by_run.get((case.id, model), [])
+            if judgments:
+                rows.append(_row(case, model, judgments, card))
+    for step, err in summary.errors:
+        skipped.append(Skipped(step.case.id, str(err)))
+    return DiagnosisResult(rows, skipped, summary)
