@@ -24,6 +24,7 @@ from typing import Any
 
 from calibration.fbd import StepCard, StepRun, step_run, step_set
 from judge import kinds
+from judge.errors import InputError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.rubrics import Rubric, load_rubric
 from judge.steps import candidate_steps
@@ -281,8 +282,6 @@ def diagnose(
     docstring); every judgment is stored as it finishes, and a second call pays for none."""
     chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
     if not kinds.kind(chosen.kind).steps:
-        from judge.errors import InputError
-
         raise InputError(
             f"rubric {chosen.ref} is {chosen.kind}: diagnosing needs an fbd rubric",
             field="rubric",

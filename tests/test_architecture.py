@@ -76,6 +76,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.traces",
             "judge.safety",
             "judge.connectors",
+            "judge.steps",
         ),
     ),
     (
@@ -89,6 +90,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.calibrating",
             "judge.probes",
             "judge.platforms",
+            "judge.diagnosis",
         ),
     ),
     ("library", ("judge",)),
