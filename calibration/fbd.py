@@ -520,3 +520,27 @@ def route_steps(card: StepCard, runs: Iterable[StepRun]) -> list[StepDecision]:
             )
         )
     return out
+
+
+def write_step_card(card: StepCard, path: str | Path) -> str:
+    """Write the card as YAML (sealed); return its digest."""
+    sealed = card.sealed()
+    Path(path).write_text(sealed.to_yaml(), encoding="utf-8")
+    return sealed.card_digest
+
+
+def load_step_card(path: str | Path) -> StepCard:
+    """Read a first-bad-decision card; errors name the file and the field."""
+    file = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise CardError(f"{file}: cannot read the card: {err.strerror}") from err
+    except yaml.YAMLError as err:
+        raise CardError(f"{file}: not YAML: {err}") from err
+    if not is_step_card_text(data):
+        raise CardError(
+            f"{file}: not a first-bad-decision card (calibration.kind is not fbd): make one "
+            "with judge calibrate --kind fbd"
+        )
+    return parse_step_card(data, source=file)

@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from calibration.fbd import StepCard, StepRun, step_run, step_set
+from calibration.card import GoldRef, JudgeSection, RubricRef
+from calibration.fbd import StepCard, StepRun, build_step_card, step_run, step_set
+from calibration.options import DEFAULT_VALID_DAYS
 from judge import kinds
 from judge.errors import InputError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
@@ -235,15 +237,18 @@ def _row(case: Case, model: str, judgments: list[Judgment], card: StepCard | Non
     status: Status = (
         first.status if first is not None else (judgments[0].status if judgments else "infra_error")
     )
-    proposed = [
-        {"step": c.step, "invariant": c.invariant, "check": c.check, "reason": c.reason}
+    report = first.verdict.diagnosis if first is not None and first.verdict else None
+    judged: dict[int, str] = {c.step: c.judged for c in report.candidates} if report else {}
+    proposed: list[dict[str, Any]] = [
+        {
+            "step": c.step,
+            "invariant": c.invariant,
+            "check": c.check,
+            "reason": c.reason,
+            "judged": judged.get(c.step, "unjudged"),
+        }
         for c in candidate_steps(case.trace)
     ]
-    report = first.verdict.diagnosis if first is not None and first.verdict else None
-    if report is not None:
-        judged = {c.step: c.judged for c in report.candidates}
-        for p in proposed:
-            p["judged"] = judged.get(p["step"], "unjudged")
     sets = None
     if card is not None and answered:
         sets = step_set(
@@ -317,3 +322,64 @@ def diagnose(
     for step, err in summary.errors:
         skipped.append(Skipped(step.case.id, str(err)))
     return DiagnosisResult(rows, skipped, summary)
+
+
+# --- Calibration and routing of step scores ---------------------------------------------------
+
+
+def stored_diagnoses(
+    store: Store, cases: Sequence[Case], *, model: str, rubric: str | Rubric = DEFAULT_FBD_RUBRIC
+) -> list[RunDiagnosis]:
+    """The diagnoses already stored for ``cases`` by ``model`` with ``rubric`` (no call)."""
+    chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    rows = []
+    for case in cases:
+        judgments = [
+            j
+            for j in store.judgments(rubric_id=chosen.id, model=model, case_id=case.id)
+            if j.provenance.rubric_digest == chosen.digest and j.provenance.masked_from is None
+        ]
+        if judgments:
+            rows.append(_row(case, model, judgments, None))
+    return rows
+
+
+def step_card(
+    runs: Sequence[StepRun],
+    *,
+    judge: str,
+    source: str,
+    gold_name: str,
+    gold_digest: str,
+    alpha: float,
+    rubric: Rubric | None = None,
+    valid_days: int | None = None,
+) -> StepCard:
+    """A first-bad-decision card for one judge's step scores (see calibration.fbd)."""
+    mine = [r for r in runs if r.judge == judge]
+    if not mine:
+        raise InputError(f"no step scores of judge {judge!r}", field="judge")
+    labelled = sum(1 for r in mine if r.gold_step is not None)
+    if labelled == 0:
+        raise InputError(
+            "no run has a gold critical step: calibrating needs people's steps "
+            "(gold records with critical_step, or gold_step in recorded scores)",
+            field="critical_step",
+        )
+    section = JudgeSection(
+        model=judge,
+        source=source,
+        rubric=(
+            RubricRef(id=rubric.id, version=rubric.version, digest=rubric.digest)
+            if rubric is not None
+            else RubricRef()
+        ),
+    )
+    gold = GoldRef(name=gold_name, digest=gold_digest, n=len(mine), source=source)
+    return build_step_card(
+        mine,
+        judge=section,
+        gold=gold,
+        alpha=alpha,
+        valid_days=DEFAULT_VALID_DAYS if valid_days is None else valid_days,
+    )

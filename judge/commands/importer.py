@@ -158,6 +158,11 @@ def import_cmd(
             record = case.model_dump(mode="json")
             if case.id in result.gold:
                 record["gold"] = result.gold[case.id]
+            if case.id in result.critical:
+                critical = result.critical[case.id]
+                record["critical_step"] = critical.step
+                if critical.agent is not None:
+                    record["critical_agent"] = critical.agent
             records.append(_dumps(record))
         errors = len(result.errors) + duplicates + len(result.warnings)
         failed = failed or errors > 0
