@@ -206,19 +206,21 @@ def to_text(value: Any) -> str:
         return repr(value)
 
 
-def parse_arguments(arguments: Any) -> Any:
-    """Tool-call arguments as JSON: OpenAI sends them as a JSON string; keep it if it is not."""
-    if isinstance(arguments, str):
+def maybe_json(value: Any) -> Any:
+    """A string as the JSON value it holds; the string itself when it is not JSON, and any
+    other value as it is. Tool-call arguments (OpenAI sends them as a JSON string), attributes
+    kept as JSON text (MLflow, OpenLLMetry) and platform inputs (Langfuse v2) read this way."""
+    if isinstance(value, str):
         try:
-            return json.loads(arguments)
+            return json.loads(value)
         except (json.JSONDecodeError, RecursionError):
-            return arguments
-    return arguments
+            return value
+    return value
 
 
 def command_of(arguments: Any) -> str | None:
     """The shell command in a tool call's arguments, if there is one."""
-    arguments = parse_arguments(arguments)
+    arguments = maybe_json(arguments)
     if isinstance(arguments, Mapping):
         if any(k not in COMMAND_KEYS and k not in SHELL_OPTIONS for k in arguments):
             return None
@@ -236,7 +238,7 @@ def render_call(name: str, arguments: Any) -> str:
     command = command_of(arguments)
     if command is not None:
         return f"[{name}] $ {command}"
-    parsed = parse_arguments(arguments)
+    parsed = maybe_json(arguments)
     if parsed is None or parsed == {}:
         return f"[{name}]"
     return f"[{name}] {to_text(parsed)}"

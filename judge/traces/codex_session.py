@@ -44,7 +44,6 @@ calls). There is no diff in a rollout: ``diff`` is the output of the last ``git 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -52,7 +51,7 @@ from typing import Any
 
 from judge.errors import InputError
 from judge.traces import ImportResult
-from judge.traces._common import Loose, TraceBuilder, to_text, validate
+from judge.traces._common import Loose, TraceBuilder, maybe_json, to_text, validate
 from judge.traces._stream import StreamReader
 from judge.types import Case
 
@@ -331,7 +330,7 @@ class _Reader(StreamReader):
         elif kind == "function_call":
             call = validate(_FunctionCall, raw, errors, file, line=number, where=where)
             if call is not None:
-                arguments = _shell_arguments(_parse(call.arguments))
+                arguments = _shell_arguments(maybe_json(call.arguments))
                 self.builder.call(call.call_id, call.name, arguments, source, self.assistant_step())
         elif kind == "custom_tool_call":
             custom = validate(_CustomCall, raw, errors, file, line=number, where=where)
@@ -439,15 +438,6 @@ def _content_text(content: list[dict[str, Any]] | str | None) -> str:
     return "\n".join(parts)
 
 
-def _parse(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except (json.JSONDecodeError, RecursionError):
-            return arguments
-    return arguments
-
-
 def _shell_arguments(arguments: Any) -> Any:
     """``{"command": ["bash", "-lc", "pytest -q"]}`` as ``{"command": "pytest -q"}``."""
     if not isinstance(arguments, dict):
@@ -479,7 +469,7 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
             for p in output
         )
     text = to_text(output)
-    decoded = _parse(text) if text.lstrip().startswith("{") else None
+    decoded = maybe_json(text) if text.lstrip().startswith("{") else None
     if isinstance(decoded, dict) and "output" in decoded:
         metadata = decoded.get("metadata")
         code = metadata.get("exit_code") if isinstance(metadata, dict) else None

@@ -51,7 +51,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judge.errors import InputError
-from judge.traces._common import Loose, TraceBuilder, parse_arguments, schema_error, to_text
+from judge.traces._common import Loose, TraceBuilder, maybe_json, schema_error, to_text
 from judge.types import Case
 
 #: Log schema versions this reader knows: 1 and 2 (``LOG_SCHEMA_VERSION = 2`` in
@@ -453,7 +453,7 @@ class SampleReader:
         """A provider-side tool use (web search, MCP, code execution): a call and its result."""
         call_id = to_text(part.get("id")) or None
         name = to_text(part.get("name")) or to_text(part.get("tool_type")) or "tool"
-        self.builder.call(call_id, name, parse_arguments(part.get("arguments")), where, step)
+        self.builder.call(call_id, name, maybe_json(part.get("arguments")), where, step)
         error = part.get("error")
         result = to_text(part.get("result"))
         if error:
