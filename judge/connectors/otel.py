@@ -148,6 +148,20 @@ def _scope() -> dict[str, Any]:
     return {"name": "judge", "version": __version__}
 
 
+def _document(signal: str, key: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The OTLP/JSON request body of one signal (``Logs``, ``Spans``): judge's resource and
+    scope around ``records`` under ``key``."""
+    return {
+        f"resource{signal}": [
+            {
+                "resource": _resource(),
+                "schemaUrl": SCHEMA_URL,
+                f"scope{signal}": [{"scope": _scope(), "schemaUrl": SCHEMA_URL, key: records}],
+            }
+        ]
+    }
+
+
 def _hex_id(text: str, nbytes: int) -> str:
     """A deterministic id from text (the same judgment always gets the same span)."""
     return sha256_hex(text)[: 2 * nbytes]
@@ -215,33 +229,9 @@ def otlp_document(
 ) -> dict[str, Any]:
     """The OTLP/JSON request body for ``signal`` ("logs" or "spans")."""
     if signal == "logs":
-        return {
-            "resourceLogs": [
-                {
-                    "resource": _resource(),
-                    "schemaUrl": SCHEMA_URL,
-                    "scopeLogs": [
-                        {
-                            "scope": _scope(),
-                            "schemaUrl": SCHEMA_URL,
-                            "logRecords": log_records(items),
-                        }
-                    ],
-                }
-            ]
-        }
+        return _document("Logs", "logRecords", log_records(items))
     if signal == "spans":
-        return {
-            "resourceSpans": [
-                {
-                    "resource": _resource(),
-                    "schemaUrl": SCHEMA_URL,
-                    "scopeSpans": [
-                        {"scope": _scope(), "schemaUrl": SCHEMA_URL, "spans": spans(items)}
-                    ],
-                }
-            ]
-        }
+        return _document("Spans", "spans", spans(items))
     raise ValueError(f"signal must be 'logs' or 'spans', not {signal!r}")
 
 

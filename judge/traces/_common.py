@@ -100,14 +100,22 @@ def read_json(path: Path) -> Any | InputError:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        return InputError(
-            f"not valid JSON ({exc.msg}, column {exc.colno})",
-            file=name,
-            line=exc.lineno,
-            hint="is the file truncated?",
-        )
+        return json_error(exc, name, hint="is the file truncated?")
     except RecursionError:
         return InputError("JSON nested too deeply", file=name)
+
+
+def json_error(
+    exc: json.JSONDecodeError, file: str, *, line: int | None = None, hint: str | None = None
+) -> InputError:
+    """A JSON text that does not parse, as an InputError naming the file, the line (``line``
+    when the text is one line of the file, else the decoder's) and the column."""
+    return InputError(
+        f"not valid JSON ({exc.msg}, column {exc.colno})",
+        file=file,
+        line=line if line is not None else exc.lineno,
+        hint=hint,
+    )
 
 
 def looks_like_jsonl(path: Path) -> bool:
@@ -166,6 +174,14 @@ def schema_error(
     else:
         message = f"{expected[0]} (got {_short(first.get('input'))})"
     return InputError(message, file=file, line=line, field=field)
+
+
+def missing_field(file: str, line: int | None, field: str, expected: str) -> InputError:
+    """The error of a record whose required ``field`` is absent or not ``expected`` (``a
+    string``, ``an object``, ``a list``): it names the file, the record's line and the field."""
+    return InputError(
+        f"required field is missing or not {expected}", file=file, line=line, field=field
+    )
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -116,8 +116,9 @@ class _System(Loose):
     claude_code_version: str | None = None
 
 
-class _Assistant(Loose):
-    type: Literal["assistant"]
+class _MessageLine(Loose):
+    """What an assistant line and a user line both carry."""
+
     message: _Message
     parent_tool_use_id: str | None = None
     session_id: str | None = None
@@ -125,13 +126,12 @@ class _Assistant(Loose):
     isSidechain: bool | None = None  # noqa: N815
 
 
-class _User(Loose):
+class _Assistant(_MessageLine):
+    type: Literal["assistant"]
+
+
+class _User(_MessageLine):
     type: Literal["user"]
-    message: _Message
-    parent_tool_use_id: str | None = None
-    session_id: str | None = None
-    sessionId: str | None = None  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
     isMeta: bool | None = None  # noqa: N815
 
 
@@ -276,14 +276,7 @@ class _Reader(StreamReader):
     def line(self, number: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         if kind in _SKIPPED:
             self.skip(f"'{kind}' events ({_SKIPPED[kind]})", number)

@@ -48,7 +48,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
 from judge.traces._stream import StreamReader
@@ -222,14 +221,7 @@ class _Reader(StreamReader):
                     "lines of the pre-0.44 codex envelope ({'id', 'msg'}), not supported", number
                 )
                 return
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         handler = {
             "thread.started": self.thread_started,

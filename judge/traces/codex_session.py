@@ -190,14 +190,7 @@ class _Reader(StreamReader):
         payload = obj.get("payload")
         if kind in ENVELOPE_TYPES:
             if not isinstance(payload, dict):
-                self.out.errors.append(
-                    InputError(
-                        "required field is missing or not an object",
-                        file=self.file,
-                        line=number,
-                        field="payload",
-                    )
-                )
+                self.missing(number, "payload", "an object")
                 return
             if kind == "session_meta":
                 self.session_meta(number, payload)
@@ -226,14 +219,7 @@ class _Reader(StreamReader):
             self.item(number, obj, "")
             return
         if not isinstance(kind, str):
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         self.skip(f"lines of unknown type '{kind}'", number)
 

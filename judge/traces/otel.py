@@ -68,6 +68,7 @@ from judge.traces._common import (
     Loose,
     TraceBuilder,
     looks_like_jsonl,
+    missing_field,
     read_head,
     read_json,
     to_text,
@@ -75,7 +76,6 @@ from judge.traces._common import (
 )
 from judge.traces.otel_compat import normalise, parts_message
 from judge.traces.otel_console import looks_like_console, read_console
-from judge.traces.otlp import otlp_value as otlp_value
 from judge.types import Case
 
 #: The GenAI semconv version read (and written by judge.connectors.otel: keep the two equal).
@@ -276,7 +276,7 @@ class _Reader:
             )
             return
         if not isinstance(resource_spans, list):
-            self.error("required field is missing or not a list", line, "resourceSpans")
+            self.out.errors.append(missing_field(self.file, line, "resourceSpans", "a list"))
             return
         for i, rs in enumerate(resource_spans):
             where = f"resourceSpans[{i}]"
@@ -301,15 +301,15 @@ class _Reader:
                 )
                 continue
             if not isinstance(scopes, list):
-                self.error("required field is missing or not a list", line, f"{where}.scopeSpans")
+                self.out.errors.append(
+                    missing_field(self.file, line, f"{where}.scopeSpans", "a list")
+                )
                 continue
             for j, scope in enumerate(scopes):
                 spans = scope.get("spans") if isinstance(scope, dict) else None
                 if not isinstance(spans, list):
-                    self.error(
-                        "required field is missing or not a list",
-                        line,
-                        f"{where}.scopeSpans[{j}].spans",
+                    self.out.errors.append(
+                        missing_field(self.file, line, f"{where}.scopeSpans[{j}].spans", "a list")
                     )
                     continue
                 for k, raw in enumerate(spans):

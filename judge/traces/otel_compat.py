@@ -226,13 +226,21 @@ def _openllmetry(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
     kind = attrs.get("llm.request.type")
     op = {"chat": "chat", "completion": "text_completion"}.get(str(kind), "chat")
     out.setdefault("gen_ai.operation.name", op)
-    for old, new in (
+    _rename(
+        attrs,
+        out,
         ("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"),
         ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens"),
-    ):
+    )
+    return True
+
+
+def _rename(attrs: Mapping[str, Any], out: dict[str, Any], *names: tuple[str, str]) -> None:
+    """Each (old, new) attribute name of ``names``: the value of ``old`` in ``attrs`` under
+    ``new`` in ``out``, unless ``out`` already has one."""
+    for old, new in names:
         if old in attrs:
             out.setdefault(new, attrs[old])
-    return True
 
 
 def _openllmetry_message(node: Any, default_role: str = "user") -> dict[str, Any]:
@@ -368,12 +376,12 @@ def _openinference(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
         provider = attrs.get("llm.provider") or attrs.get("llm.system")
         if isinstance(provider, str):
             out.setdefault("gen_ai.provider.name", provider)
-        for old, new in (
+        _rename(
+            attrs,
+            out,
             ("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
             ("llm.token_count.completion", "gen_ai.usage.output_tokens"),
-        ):
-            if old in attrs:
-                out.setdefault(new, attrs[old])
+        )
     elif kind == "TOOL":
         out.setdefault("gen_ai.operation.name", "execute_tool")
         out.setdefault("gen_ai.tool.name", attrs.get("tool.name"))

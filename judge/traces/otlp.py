@@ -19,11 +19,7 @@ def otlp_value(value: Any) -> dict[str, Any]:
     if isinstance(value, list | tuple):
         return {"arrayValue": {"values": [otlp_value(v) for v in value]}}
     if isinstance(value, dict):
-        return {
-            "kvlistValue": {
-                "values": [{"key": str(k), "value": otlp_value(v)} for k, v in value.items()]
-            }
-        }
+        return {"kvlistValue": {"values": [otlp_attribute(str(k), v) for k, v in value.items()]}}
     if value is None:
         return {}
     return {"stringValue": str(value)}
