@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge.errors import InputError
-from judge.traces._common import Loose, TraceBuilder, to_text, validate
+from judge.traces._common import Loose, TraceBuilder, agent_run, to_text, validate
 from judge.types import Case
 
 
@@ -162,16 +162,13 @@ class ChatConverter:
         slices: dict[str, Any] | None = None,
     ) -> Case:
         """The agent run of the messages added: its task is the first user message's text
-        (``meta.task_missing`` when there was none), its trace the builder's turns."""
-        if self.task is None:
-            meta["task_missing"] = True
-        return Case(
-            id=case_id,
-            kind="agent_run",
-            task=self.task or "",
+        (:func:`~judge.traces._common.agent_run`), its trace the builder's turns."""
+        return agent_run(
+            case_id,
+            self.builder.turns,
+            task=self.task,
             diff=diff,
-            trace=self.builder.turns,
             agent_model=model,
-            slices=slices or {},
             meta=meta,
+            slices=slices,
         )

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
-from judge.types import EvidenceKind, TraceTurn
+from judge.types import Case, EvidenceKind, TraceTurn
 
 #: How much of a file a sniffer reads to guess its format.
 SNIFF_BYTES = 64 * 1024
@@ -410,6 +410,14 @@ class TraceBuilder:
         """(turn id, diff) of the last tool output that printed a git diff, if any."""
         return self._diff
 
+    def noted_diff(self, meta: dict[str, Any]) -> str | None:
+        """The diff of the last tool output that printed one (None when none did), with that
+        turn's id noted as ``meta["diff_source"]``."""
+        if self._diff is None:
+            return None
+        meta["diff_source"] = self._diff[0]
+        return self._diff[1]
+
     def finish(
         self,
         *,
@@ -435,6 +443,32 @@ class TraceBuilder:
         if last is not None:
             self.turns[last] = self.turns[last].model_copy(update={"kind": "final_answer"})
         return self.turns
+
+
+def agent_run(
+    case_id: str,
+    turns: list[TraceTurn],
+    *,
+    task: str | None,
+    diff: str | None,
+    agent_model: str | None,
+    meta: dict[str, Any],
+    slices: dict[str, Any] | None = None,
+) -> Case:
+    """The ``agent_run`` case of an imported trace; without a task (None), ``meta`` notes
+    ``task_missing`` and the task is empty (:mod:`judge.traces.tasks` settles it)."""
+    if task is None:
+        meta["task_missing"] = True
+    return Case(
+        id=case_id,
+        kind="agent_run",
+        task=task or "",
+        diff=diff,
+        trace=turns,
+        agent_model=agent_model,
+        slices=slices or {},
+        meta=meta,
+    )
 
 
 def _prints_diff(command: str | None, content: str) -> bool:

@@ -51,9 +51,15 @@ from typing import Any
 
 from judge.errors import InputError
 from judge.traces import ImportResult
-from judge.traces._common import Loose, TraceBuilder, maybe_json, to_text, validate
+from judge.traces._common import (
+    Loose,
+    TraceBuilder,
+    agent_run,
+    maybe_json,
+    to_text,
+    validate,
+)
 from judge.traces._stream import StreamReader
-from judge.types import Case
 
 #: Line types of the rollout envelope.
 ENVELOPE_TYPES = frozenset(
@@ -392,22 +398,16 @@ class _Reader(StreamReader):
         if self.usage:
             meta["usage"] = self.usage
         meta["exit_status"] = self.exit_status or "unfinished"
-        printed = self.builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
-        if task is None:
-            meta["task_missing"] = True
-        case_id = self.session_id or f"{Path(self.file).stem}@line{self.first_line}"
+        diff = self.builder.noted_diff(meta)
         self.out.cases.append(
-            Case(
-                id=case_id,
-                kind="agent_run",
-                task=task or "",
-                diff=printed[1] if printed else None,
-                trace=turns,
+            agent_run(
+                self.session_id or f"{Path(self.file).stem}@line{self.first_line}",
+                turns,
+                task=task,
+                diff=diff,
                 agent_model=self.model,
-                slices={"agent": "codex", "exit_status": meta["exit_status"]},
                 meta=meta,
+                slices={"agent": "codex", "exit_status": meta["exit_status"]},
             )
         )
 

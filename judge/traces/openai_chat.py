@@ -125,8 +125,5 @@ def _add_case(
         return
     out.notes.extend(converter.role_notes(f"{file}: {case_id}"))
     meta: dict[str, Any] = dict(conversation.metadata or {})
-    printed = builder.printed_diff()
-    if printed:
-        meta["diff_source"] = printed[0]
-    diff = printed[1] if printed else None
+    diff = builder.noted_diff(meta)
     out.cases.append(converter.case(case_id, diff=diff, model=conversation.model, meta=meta))

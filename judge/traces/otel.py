@@ -67,6 +67,7 @@ from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import (
     Loose,
     TraceBuilder,
+    agent_run,
     looks_like_jsonl,
     missing_field,
     read_head,
@@ -515,23 +516,18 @@ class _TraceCase:
             "exit_status": "error" if has_agent and _is_error(span.status) else None,
         }
         meta = {k: v for k, v in meta.items() if v is not None}
-        printed = self.builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
-        if self.task is None:
-            meta["task_missing"] = True
-        return Case(
-            id=self.trace_id,
-            kind="agent_run",
-            task=self.task or "",
-            diff=printed[1] if printed else None,
-            trace=self.builder.turns,
+        diff = self.builder.noted_diff(meta)
+        return agent_run(
+            self.trace_id,
+            self.builder.turns,
+            task=self.task,
+            diff=diff,
             agent_model=model,
+            meta=meta,
             slices={
                 "agent": to_text(agent_name) or meta.get("service") or "otel-genai",
                 "provider": to_text(provider) or None,
             },
-            meta=meta,
         )
 
     # -- turns ------------------------------------------------------------------------------
