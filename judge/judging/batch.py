@@ -50,8 +50,9 @@ class JudgeOptions:
     """How to judge: the protocol (orders, samples, variants) and the call parameters.
 
     The fields with a help text (:meth:`offered`) are declared here once for every interface:
-    ``judge run``, ``judge score`` and ``judge demo`` build their options from them
-    (``judge.commands.judging_options``) and the API its request fields
+    ``judge run``, ``judge score`` and ``judge demo`` build their options from them (``judge
+    probe``, ``judge drift check`` and ``judge serve`` some of them;
+    ``judge.commands.judging_options``) and the API its request fields
     (``judge.api.schemas``), with these defaults and these words.
     """
 
