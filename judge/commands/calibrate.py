@@ -2,7 +2,7 @@
 
 The options are parsed into ``calibration.options.CalibrationOptions``, whose fields give
 their defaults, most of their help and their choices (so ``judge calibrate --help`` imports
-that module); the work is ``judge.calibrating.calibrate``, reached through the public API's
+that module); the work is ``judge.carding.calibrate``, reached through the public API's
 lazy map (``judge.calibrate``) so that the help loads none of the workflow: numpy, scipy,
 sklearn and matplotlib are imported only when the command runs.
 """
@@ -146,7 +146,7 @@ def calibrate(
         _calibrate_steps(gold_path, db, recorded, rubric, out, options)
         return
     opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
-    # judge.calibrating.calibrate, loaded on first use (see the module's docstring).
+    # judge.carding.calibrate, loaded on first use (see the module's docstring).
     run = judge.calibrate(
         db=db or (None if judgments or recorded else env_db()),
         judgments=judgments,

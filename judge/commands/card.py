@@ -7,7 +7,7 @@ from datetime import datetime
 
 import click
 
-import judge.calibrating
+import judge.carding
 from calibration.card import Card, load_card
 
 
@@ -47,7 +47,7 @@ def verify(
     as_of: datetime | None,
 ) -> None:
     """Refuse a malformed, edited, expired or mismatched card (exit status 2)."""
-    check = judge.calibrating.check_card(
+    check = judge.carding.check_card(
         path,
         model=model,
         rubric=rubric,

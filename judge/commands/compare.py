@@ -1,14 +1,14 @@
 """``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
 
 The options are parsed into ``calibration.options.CompareOptions``, whose fields give their
-defaults, help and choices; the work is ``judge.calibrating.compare_judges``.
+defaults, help and choices; the work is ``judge.carding.compare_judges``.
 """
 
 from __future__ import annotations
 
 import click
 
-import judge.calibrating
+import judge.carding
 from calibration.options import CompareOptions
 from judge.commands.options import compare_option, env_db
 
@@ -55,7 +55,7 @@ def compare(
     **options: object,
 ) -> None:
     """Compare judges on the same items: paired differences, McNemar, agreement."""
-    study = judge.calibrating.compare_judges(
+    study = judge.carding.compare_judges(
         db=db or (None if judgments or recorded else env_db()),
         judgments=judgments,
         recorded=recorded,

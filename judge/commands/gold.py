@@ -8,7 +8,7 @@ import sys
 
 import click
 
-import judge.platforms
+import judge.exchange
 import judge.store
 from calibration.gold import case_schema_text, check_file, schema_text
 from judge.commands.options import db_option
@@ -115,7 +115,7 @@ def import_gold(
             "them first)"
         )
     with platform_errors(), judge.store.open_store(db) as store:
-        done = judge.platforms.import_labels(
+        done = judge.exchange.import_labels(
             store,
             source,
             annotation=annotation,

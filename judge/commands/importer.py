@@ -10,7 +10,7 @@ from typing import IO
 import click
 
 import judge.connectors
-import judge.platforms
+import judge.exchange
 import judge.traces
 from judge.commands.platform_errors import platform_errors
 
@@ -115,10 +115,10 @@ def import_cmd(
     for name in [source] if source is not None else _expand(files, fmt):
         if source is not None:
             with platform_errors():
-                result = judge.platforms.import_traces(source, tasks=tasks, trace_ids=trace_ids)
+                result = judge.exchange.import_traces(source, tasks=tasks, trace_ids=trace_ids)
             name = judge.connectors.mask_url(source)
         else:
-            result = judge.platforms.import_traces(Path(name), fmt, tasks=tasks)
+            result = judge.exchange.import_traces(Path(name), fmt, tasks=tasks)
         added = found.add(result, name)
         for duplicate in added.duplicates:
             click.echo(f"error: {duplicate}", err=True)

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge.calibrating
+import judge.carding
 import judge.review
 import judge.routing
 import judge.runsets
@@ -281,7 +281,7 @@ def _plan_for_card(
     out: str | None,
     pilot: str | None = None,
 ) -> None:
-    plan = judge.calibrating.plan_labels_for_card(
+    plan = judge.carding.plan_labels_for_card(
         judgments=verdicts,
         options=options,
         budget=budget,

@@ -13,8 +13,8 @@ import click
 
 import judge.cases
 import judge.connectors
+import judge.exchange
 import judge.judging
-import judge.platforms
 import judge.runsets
 import judge.store
 from judge.commands.judging_options import judging_options
@@ -416,7 +416,7 @@ def _export_to(
         judge.store.open_store(db) as store,
         count_progress("exporting", quiet=quiet) as shown,
     ):
-        report = judge.platforms.export_verdicts(
+        report = judge.exchange.export_verdicts(
             store,
             to,
             rubric_id=rubric_id,

@@ -19,7 +19,7 @@ A connector does three things and nothing else (:class:`Connector`):
   record instead of adding one;
 * **people's labels back** (:meth:`Connector.labels`): raw :class:`PlatformLabel` values with
   who, when and which annotation; mapping them to pass/fail is the workflow's
-  (``judge.platforms``).
+  (``judge.exchange``).
 
 Connectors hold no SQL and no judging logic: the workflow reads the store, pools judgments into
 verdicts, keeps the export ledger and writes gold. Everything sent is redacted first

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any, get_type_hints
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
@@ -312,31 +313,22 @@ def run_steps(
     )
     if on_start is not None:
         on_start(steps)
-    summary = _execute(
+    execute = partial(
+        _execute,
         store,
-        steps,
         runner=runner,
         rubric=rubric,
         params=params,
         options=options,
         on_done=on_done,
     )
+    summary = execute(steps)
     # The second net: cases with suspect evidence judged again without it (judging.masking).
     masked = masked_steps(steps, summary)
     if masked:
         if on_start is not None:
             on_start(masked)
-        summary.merge(
-            _execute(
-                store,
-                masked,
-                runner=runner,
-                rubric=rubric,
-                params=params,
-                options=options,
-                on_done=on_done,
-            )
-        )
+        summary.merge(execute(masked))
     counts = dict(summary.statuses) | {"cached": summary.cached}
     if summary.errors:
         counts["not_attempted"] = len(summary.errors)
