@@ -112,6 +112,13 @@ def html_report(run: ProbeRun, plot_png: bytes | None) -> str:
     )
 
 
+def _error_bar(value: float, ci: tuple[float, float]) -> list[list[float]]:
+    """Matplotlib's ``xerr`` for ``value`` and its interval: the distances down and up, never
+    negative (at a rate of 0 or 1 the interval's end can miss the value by a rounding error)."""
+    lo, hi = ci
+    return [[max(0.0, value - lo)], [max(0.0, hi - value)]]
+
+
 def plot(run: ProbeRun, path: Path) -> bytes:
     """One figure: each probe's as-expected rate and mean P(pass) shift with their 95%
     intervals; written to ``path`` as PNG, returned as bytes."""
@@ -126,20 +133,18 @@ def plot(run: ProbeRun, path: Path) -> bytes:
     for yi, r in zip(y, run.reports, strict=True):
         color = "tab:red" if r.probe.kind == "degradation" else "tab:blue"
         if r.as_expected.rate is not None and r.as_expected.ci95:
-            lo, hi = r.as_expected.ci95
             left.errorbar(
                 r.as_expected.rate,
                 yi,
-                xerr=[[r.as_expected.rate - lo], [hi - r.as_expected.rate]],
+                xerr=_error_bar(r.as_expected.rate, r.as_expected.ci95),
                 fmt="o",
                 color=color,
             )
         if r.shift.mean is not None and r.shift.ci95:
-            lo, hi = r.shift.ci95
             right.errorbar(
                 r.shift.mean,
                 yi,
-                xerr=[[max(0.0, r.shift.mean - lo)], [max(0.0, hi - r.shift.mean)]],
+                xerr=_error_bar(r.shift.mean, r.shift.ci95),
                 fmt="o",
                 color=color,
             )
