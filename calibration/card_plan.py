@@ -165,10 +165,6 @@ class CardPlan:
             "grid": self.grid,
         }
 
-    def stratum_of(self, item_id: str) -> PlanStratum:
-        """The stratum an item of the pool belongs to."""
-        return self.strata[0] if item_id in set(self.band_ids) else self.strata[1]
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``judge review plan --for-card --out`` writes)."""
         chosen = set(self.chosen)

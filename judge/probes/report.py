@@ -7,7 +7,7 @@ import html
 import json
 from pathlib import Path
 
-from judge.probes.workflow import ProbeReport, ProbeRun
+from judge.probes.workflow import ProbeRun
 
 PLOT = "probes.png"
 
@@ -20,14 +20,6 @@ def _num(value: float | None, digits: int = 2, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def _expected(r: ProbeReport) -> str:
-    return (
-        "judge passed the original, fails the perturbation"
-        if r.probe.kind == "degradation"
-        else "verdict unchanged" + (" (swapped)" if r.probe.label_map else "")
-    )
 
 
 def rows(run: ProbeRun) -> list[list[str]]:
