@@ -247,7 +247,7 @@ class _Platt:
     def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
         import numpy as np
 
-        z = self.a * _logit(scores) + self.b
+        z = self.a * logits(scores) + self.b
         out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
         return out
 
@@ -278,11 +278,22 @@ class _Isotonic:
         }
 
 
-def _logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
+#: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,
+#: vote shares reach 0 and 1), so every log-odds is finite and their order is kept.
+EPS = 1e-9
+
+
+def logit(p: float) -> float:
+    """log(p / (1 - p)), p clipped to [EPS, 1 - EPS]."""
+    q = min(1.0 - EPS, max(EPS, p))
+    return math.log(q / (1.0 - q))
+
+
+def logits(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`logit` of every element of an array."""
     import numpy as np
 
-    # Recorded probabilities reach 1 - 1e-7; clip so the logit stays finite and ordered.
-    q = np.clip(p, 1e-9, 1 - 1e-9)
+    q = np.clip(p, EPS, 1 - EPS)
     out: NDArray[np.float64] = np.log(q / (1 - q))
     return out
 
@@ -292,7 +303,7 @@ def _fit_platt(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> Cali
 
     # Platt scaling on the logit of the score: a sigmoid of the judge's own log-odds.
     model = LogisticRegression(C=1e6, max_iter=1000)
-    model.fit(_logit(scores).reshape(-1, 1), positive.astype(int))
+    model.fit(logits(scores).reshape(-1, 1), positive.astype(int))
     return _Platt(a=float(model.coef_[0][0]), b=float(model.intercept_[0]))
 
 

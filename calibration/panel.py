@@ -29,24 +29,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.confidence import ItemScore, Kind, ScoreSet
+from calibration.confidence import ItemScore, Kind, ScoreSet, logit
 
 # The rules are named with the options (judge calibrate --help reads them, without numpy).
 from calibration.options import PanelRule
 from judge.errors import InputError
 from judge.kinds import SCORING
 
-#: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,
-#: vote shares reach 0 and 1), so every log-odds is finite and their order is kept.
-EPS = 1e-9
 #: Why an item has no panel score when a member has no score at all for it.
 MEMBER_MISSING = "member_missing"
-
-
-def logit(p: float) -> float:
-    """log(p / (1 - p)), p clipped to [EPS, 1 - EPS]."""
-    q = min(1.0 - EPS, max(EPS, p))
-    return math.log(q / (1.0 - q))
 
 
 def sigmoid(z: float) -> float:
