@@ -230,12 +230,26 @@ class Calibrator(Protocol):
     name: str
 
     def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Map raw scores to calibrated probabilities."""
+        """Map raw scores to calibrated probabilities (rounded to SCORE_DECIMALS)."""
         ...
 
     def params(self) -> dict[str, Any]:
         """The fitted map as plain numbers (stored in the card so routing can apply it)."""
         ...
+
+
+#: Decimals of a calibrated score. numpy's exp and log differ in their last bit from one
+#: processor to another (with or without AVX-512), so a calibrator's outputs are rounded to
+#: these: a threshold certified on calibrated scores (the items and coverage grids pick one of
+#: them) is then the same number on every machine, and routing computes the same scores.
+SCORE_DECIMALS = 12
+
+
+def _calibrated(scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    import numpy as np
+
+    out: NDArray[np.float64] = np.round(scores, SCORE_DECIMALS)
+    return out
 
 
 @dataclass
@@ -248,8 +262,7 @@ class _Platt:
         import numpy as np
 
         z = self.a * logits(scores) + self.b
-        out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
-        return out
+        return _calibrated(1.0 / (1.0 + np.exp(-z)))
 
     def params(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "map": "1 / (1 + exp(-(a * logit(score) + b)))"}
@@ -267,8 +280,8 @@ class _Isotonic:
         import numpy as np
 
         if not self.x:
-            return np.asarray(scores, dtype=float)
-        return np.interp(np.asarray(scores, dtype=float), self.x, self.y)
+            return _calibrated(np.asarray(scores, dtype=float))
+        return _calibrated(np.interp(np.asarray(scores, dtype=float), self.x, self.y))
 
     def params(self) -> dict[str, Any]:
         return {
@@ -320,6 +333,31 @@ def _fit_isotonic(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> C
 #: Calibration methods by name (a registry, not a chain of ifs).
 CALIBRATORS = {"platt": _fit_platt, "isotonic": _fit_isotonic}
 
+#: Significant digits of a fitted number. A fit's last digits depend on the machine's floating
+#: point (BLAS kernels, SIMD), so every number of a fitted map (a calibrator's, a panel's model)
+#: is rounded to these when it is fitted: the card holds, and certification and routing apply,
+#: the same map on every machine.
+FIT_DIGITS = 10
+
+
+def fitted_number(value: float) -> float:
+    """``value`` rounded to FIT_DIGITS significant digits."""
+    return float(f"{value:.{FIT_DIGITS}g}")
+
+
+def fitted_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A fitted map's parameters (its ``params()``) with every float, in lists too, rounded to
+    FIT_DIGITS significant digits; other values as they are."""
+
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return fitted_number(value)
+        if isinstance(value, list | tuple):
+            return [rounded(v) for v in value]
+        return value
+
+    return {key: rounded(value) for key, value in params.items()}
+
 
 #: Rebuild a fitted calibrator from the parameters a card stores (its ``params()``).
 CALIBRATOR_FROM_PARAMS: dict[str, Any] = {
@@ -335,7 +373,9 @@ def calibrator_from_params(method: str, params: Mapping[str, Any]) -> Calibrator
 
 
 def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
-    """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``."""
+    """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``; the map
+    is rebuilt from its parameters rounded by :func:`fitted_params`, as routing rebuilds it
+    from the card."""
     fitter = CALIBRATORS.get(method)
     if fitter is None:
         raise InputError(
@@ -352,7 +392,8 @@ def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
             field="calibrator",
             hint="use --calibrator none or more gold",
         )
-    return fitter(gold.scores(), positive)
+    fitted = fitter(gold.scores(), positive)
+    return calibrator_from_params(method, fitted_params(fitted.params()))
 
 
 def apply_calibrator(scores: ScoreSet, calibrator: Calibrator) -> ScoreSet:

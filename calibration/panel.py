@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.confidence import ItemScore, Kind, ScoreSet, logit
+from calibration.confidence import ItemScore, Kind, ScoreSet, fitted_params, logit
 
 # The rules are named with the options (judge calibrate --help reads them, without numpy).
 from calibration.options import PanelRule
@@ -197,4 +197,6 @@ def fit_panel(members: Sequence[ScoreSet], *, kind: Kind) -> PanelModel:
         )
     fitted = LogisticRegression(C=1.0, max_iter=1000)
     fitted.fit(np.asarray(features, dtype=float), y)
-    return PanelModel(names, tuple(float(w) for w in fitted.coef_[0]), float(fitted.intercept_[0]))
+    model = PanelModel(names, tuple(float(w) for w in fitted.coef_[0]), float(fitted.intercept_[0]))
+    # Its numbers rounded as every fitted map's are (calibration.confidence.FIT_DIGITS).
+    return PanelModel.from_params(fitted_params(model.params()))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from calibration.agreement import kappa_matrix
 from calibration.inputs import RowArrays, to_arrays
 from calibration.intervals import (
-    blas_matrix,
+    ResampleMatrix,
     compact_codes,
     percentile_interval,
     single_thread_blas,
@@ -393,10 +393,10 @@ def _accuracy(common: _Common, n_j: int, n_boot: int, seed: int) -> _Accuracy:
         acc = k / n
     reps = np.zeros((0, n_j))
     if n_boot > 0 and n_cl > 0:
-        both = blas_matrix(np.hstack([c_mat, n_mat]))
+        both = ResampleMatrix([c_mat, n_mat])
         with single_thread_blas():
-            parts = [w @ both for w in weight_blocks(n_cl, n_boot, seed)]
-        sums = np.vstack(parts).astype(np.float64)
+            parts = [both.sums(w) for w in weight_blocks(n_cl, n_boot, seed)]
+        sums = np.vstack(parts)
         with np.errstate(invalid="ignore", divide="ignore"):
             reps = sums[:, :n_j] / sums[:, n_j:]
     return _Accuracy(k, n, acc, reps, n_cl)
