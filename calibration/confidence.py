@@ -201,24 +201,46 @@ def _pool(item_id: str, rows: Sequence[VerdictRow], kind: Kind) -> ItemScore:
         weight = SCORING[kind].votes
         votes = [weight[v] for r in rows if (v := r.verdict) is not None and v in weight]
         score, source = math.fsum(votes) / len(votes), "votes"
-    golds = {r.gold for r in rows if r.gold is not None}
-    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
-    slices: dict[str, Any] = {}
-    for r in rows:
-        for key, value in r.slices.items():
-            slices.setdefault(key, value)
     return ItemScore(
         item_id=item_id,
         score=min(1.0, max(0.0, score)),
         source=source,  # type: ignore[arg-type]
         n_rows=len(rows),
         judges=tuple(sorted({r.judge for r in rows})),
-        # Conflicting gold on one item is a data error upstream; keep none rather than guess.
-        gold=next(iter(golds)) if len(golds) == 1 else None,
-        cluster=rows[0].cluster,
-        cost_usd=math.fsum(costs) if costs else None,
-        slices=slices,
+        **pooled_fields(rows),
     )
+
+
+class _Pooled(Protocol):
+    """What an item pooled from several parts reads of each (a verdict row, a member's item)."""
+
+    @property
+    def gold(self) -> str | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def slices(self) -> Mapping[str, Any]: ...
+    @property
+    def cluster(self) -> str: ...
+
+
+def pooled_fields(parts: Sequence[_Pooled]) -> dict[str, Any]:
+    """The gold, cluster, cost and slices of an item pooled from ``parts`` (an item's rows, or
+    a panel's members' items): the gold they agree on (none when they conflict: a data error
+    upstream, kept as no label rather than a guess), the first part's cluster, their total
+    cost (None when none is known) and their slices (the first value of each key)."""
+    golds = {p.gold for p in parts if p.gold is not None}
+    costs = [p.cost_usd for p in parts if p.cost_usd is not None]
+    slices: dict[str, Any] = {}
+    for p in parts:
+        for key, value in p.slices.items():
+            slices.setdefault(key, value)
+    return {
+        "gold": next(iter(golds)) if len(golds) == 1 else None,
+        "cluster": parts[0].cluster,
+        "cost_usd": math.fsum(costs) if costs else None,
+        "slices": slices,
+    }
 
 
 # --- Calibration of scores into probabilities -------------------------------------------------

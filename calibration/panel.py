@@ -29,7 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.confidence import ItemScore, Kind, ScoreSet, fitted_params, logit
+from calibration.confidence import (
+    ItemScore,
+    Kind,
+    ScoreSet,
+    fitted_params,
+    logit,
+    pooled_fields,
+)
 
 # The rules are named with the options (judge calibrate --help reads them, without numpy).
 from calibration.options import PanelRule
@@ -146,23 +153,13 @@ def combine(
 def _combined(
     item_id: str, parts: Sequence[ItemScore], rule: PanelRule, model: PanelModel | None
 ) -> ItemScore:
-    golds = {p.gold for p in parts if p.gold is not None}
-    costs = [p.cost_usd for p in parts if p.cost_usd is not None]
-    slices: dict[str, Any] = {}
-    for p in parts:
-        for key, value in p.slices.items():
-            slices.setdefault(key, value)
     return ItemScore(
         item_id=item_id,
         score=min(1.0, max(0.0, combine_probs([p.score for p in parts], rule, model))),
         source="prob" if all(p.source == "prob" for p in parts) else "votes",
         n_rows=sum(p.n_rows for p in parts),
         judges=tuple(j for p in parts for j in p.judges),
-        # Members that disagree on an item's gold: a data error upstream; keep none.
-        gold=next(iter(golds)) if len(golds) == 1 else None,
-        cluster=parts[0].cluster,
-        cost_usd=math.fsum(costs) if costs else None,
-        slices=slices,
+        **pooled_fields(parts),
     )
 
 

@@ -65,15 +65,28 @@ def checked_scores(scores: Sequence[float] | np.ndarray, n: int | None = None) -
         raise InputError(
             f"{f.size} scores for {n} runs", field="scores", hint="give one judge score per run"
         )
-    bad = ~np.isfinite(f) | (f < 0) | (f > 1)
+    _refuse_out_of_range(
+        f,
+        ~np.isfinite(f) | (f < 0) | (f > 1),
+        what="score",
+        interval="[0, 1]",
+        field="scores",
+        hint="pass P(pass) or the 0/1 verdict; a failed judgment has no score",
+    )
+    return f
+
+
+def _refuse_out_of_range(
+    values: np.ndarray, bad: np.ndarray, *, what: str, interval: str, field: str, hint: str
+) -> None:
+    """An InputError naming the first run whose value is ``bad`` (out of ``interval``)."""
+    import numpy as np
+
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"score {f[i]!r} of run {i} is not in [0, 1]",
-            field="scores",
-            hint="pass P(pass) or the 0/1 verdict; a failed judgment has no score",
+            f"{what} {values[i]!r} of run {i} is not in {interval}", field=field, hint=hint
         )
-    return f
 
 
 def label_value(v: Any, where: str) -> float | None:
@@ -151,14 +164,14 @@ def checked_probs(probs: Sequence[float] | np.ndarray | None, n: int) -> np.ndar
             field="probs",
             hint="one inclusion probability per run (the label plan's)",
         )
-    bad = ~np.isfinite(p) | (p <= 0) | (p > 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"inclusion probability {p[i]!r} of run {i} is not in (0, 1]",
-            field="probs",
-            hint="every run must have a chance to be labelled",
-        )
+    _refuse_out_of_range(
+        p,
+        ~np.isfinite(p) | (p <= 0) | (p > 1),
+        what="inclusion probability",
+        interval="(0, 1]",
+        field="probs",
+        hint="every run must have a chance to be labelled",
+    )
     return p
 
 

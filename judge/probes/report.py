@@ -124,22 +124,13 @@ def plot(run: ProbeRun, path: Path) -> bytes:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.45 * len(names) + 1.5), sharey=True)
     for yi, r in zip(y, run.reports, strict=True):
         color = "tab:red" if r.probe.kind == "degradation" else "tab:blue"
-        if r.as_expected.rate is not None and r.as_expected.ci95:
-            left.errorbar(
-                r.as_expected.rate,
-                yi,
-                xerr=_error_bar(r.as_expected.rate, r.as_expected.ci95),
-                fmt="o",
-                color=color,
-            )
-        if r.shift.mean is not None and r.shift.ci95:
-            right.errorbar(
-                r.shift.mean,
-                yi,
-                xerr=_error_bar(r.shift.mean, r.shift.ci95),
-                fmt="o",
-                color=color,
-            )
+        panels = (
+            (left, r.as_expected.rate, r.as_expected.ci95),
+            (right, r.shift.mean, r.shift.ci95),
+        )
+        for axis, value, ci in panels:
+            if value is not None and ci:
+                axis.errorbar(value, yi, xerr=_error_bar(value, ci), fmt="o", color=color)
     left.axvline(run.bar, color="grey", linestyle="--", linewidth=1)
     left.set_xlim(-0.02, 1.02)
     left.set_xlabel("share as expected (red: degradation, blue: invariance)")

@@ -50,6 +50,32 @@ def test_dry_run_lists_where_each_probe_applies(tmp_path: Path) -> None:
     assert "length-padding@v1" in listed.output
 
 
+def probe_command(
+    gold: Path, model: str, out: Path, server: LoopbackServer, card: Path
+) -> list[str]:
+    """``judge probe`` of agent-run-success@2 against a loopback judge, writing the reports
+    into ``out`` and the probes section into a copy of ``card``."""
+    return [
+        "probe",
+        str(gold),
+        "--rubric",
+        "agent-run-success@2",
+        "--model",
+        model,
+        "--out",
+        str(out),
+        "--api-base",
+        server.api_base,
+        "--variants",
+        "1",
+        "--token-budget",
+        str(BUDGET),
+        "--card",
+        str(card),
+        "--quiet",
+    ]
+
+
 def test_a_probe_run_writes_reports_and_the_card_section(tmp_path: Path) -> None:
     cases, labels = runs()
     gold = gold_file(tmp_path / "g.jsonl", cases, labels)
@@ -58,29 +84,8 @@ def test_a_probe_run_writes_reports_and_the_card_section(tmp_path: Path) -> None
     with LoopbackServer(responder(JUDGES)) as server:
         out = CliRunner().invoke(
             cli,
-            [
-                "probe",
-                str(gold),
-                "--rubric",
-                "agent-run-success@2",
-                "--model",
-                "openai/final-message",
-                "--out",
-                str(tmp_path / "o"),
-                "--api-base",
-                server.api_base,
-                "--variants",
-                "1",
-                "--token-budget",
-                str(BUDGET),
-                "--card",
-                str(card_path),
-                "--quiet",
-                "--probe",
-                "evidence-neglect",
-                "--probe",
-                "self-family",
-            ],
+            probe_command(gold, "openai/final-message", tmp_path / "o", server, card_path)
+            + ["--probe", "evidence-neglect", "--probe", "self-family"],
         )
     assert out.exit_code == 4, out.output  # a probe failed
     assert "fails: evidence-neglect" in out.output
@@ -140,26 +145,7 @@ def test_a_judge_with_one_verdict_gets_its_reports_plot_and_card_section(
     write_card(make_card(model=f"openai/{name}"), card_path)
     with LoopbackServer(responder(CONSTANT)) as server:
         out = CliRunner().invoke(
-            cli,
-            [
-                "probe",
-                str(gold),
-                "--rubric",
-                "agent-run-success@2",
-                "--model",
-                f"openai/{name}",
-                "--out",
-                str(tmp_path / "o"),
-                "--api-base",
-                server.api_base,
-                "--variants",
-                "1",
-                "--token-budget",
-                str(BUDGET),
-                "--card",
-                str(card_path),
-                "--quiet",
-            ],
+            cli, probe_command(gold, f"openai/{name}", tmp_path / "o", server, card_path)
         )
     assert out.exception is None or isinstance(out.exception, SystemExit), out.output
     entries = json.loads((tmp_path / "o" / "probes.json").read_text())
