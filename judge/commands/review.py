@@ -15,6 +15,7 @@ import judge
 import judge.review
 import judge.runsets
 from judge.commands.options import db_option, model_option
+from judge.urls import mask_url
 
 #: An option of ``judge.CalibrationOptions``' field: its default and help are the model's.
 calibration_option = functools.partial(model_option, judge.CalibrationOptions)
@@ -259,15 +260,16 @@ def plan_cmd(
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     again = "" if result.new else " (drawn before: the same plan)"
+    shown = mask_url(db)
     click.echo(
         f"plan {result.stored.id}: {plan.design} sample of {len(plan.chosen)} of "
         f"{len(plan.run_ids)} runs (seed {plan.seed}){again}; {result.enqueued} new "
-        f"item(s) queued for blind review in {db}"
+        f"item(s) queued for blind review in {shown}"
     )
     click.echo(
-        f"next: label them (`judge review queue --db {db}`, or the review page), then "
-        f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
-        f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`",
+        f"next: label them (`judge review queue --db {shown}`, or the review page), then "
+        f"`judge gold export --plan {result.stored.id} --db {shown} --out labels.jsonl` and "
+        f"`judge score {runs_file} ... --db {shown} --labels labels.jsonl`",
         err=True,
     )
 

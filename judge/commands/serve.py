@@ -113,7 +113,8 @@ def serve(
     ]:
         if url is not None and not url.startswith(("http://", "https://")):
             raise click.BadParameter(
-                f"{url!r} is not an origin: give http(s)://HOST[:PORT]", param_hint=name
+                f"{judge.store.mask_url(url)!r} is not an origin: give http(s)://HOST[:PORT]",
+                param_hint=name,
             )
     judge.providers.check_models(
         models, api_base=api_base
@@ -140,7 +141,7 @@ def serve(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     app = create_app(config)
-    shown = public_url.rstrip("/") if public_url else f"http://{host}:{port}"
+    shown = judge.store.mask_url(public_url.rstrip("/")) if public_url else f"http://{host}:{port}"
     click.echo(
         f"judge serve: {shown}/review (API under /v1, health checks /healthz and /readyz), "
         f"store {judge.store.mask_url(db)}",

@@ -60,6 +60,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from judge.urls import mask_header
+
 #: The routes a v4 server in events_only mode (its default) answers 404.
 LEGACY_READS = ("/api/public/traces", "/api/public/observations", "/api/public/v2/scores")
 #: Next.js's answer to a route that does not exist (composed: a v3 server before 3.179 has no
@@ -435,7 +437,8 @@ class LangfuseReplay:
                 continue  # checked against the keys
             got = seen.headers.get(name)
             if got is None or got.split(";")[0].strip() != value.split(";")[0].strip():
-                out.append(f"{name}: {got!r} (recorded {value!r})")
+                shown = None if got is None else mask_header(name, got)
+                out.append(f"{name}: {shown!r} (recorded {mask_header(name, value)!r})")
         return out
 
     def _create_score(self, seen: Seen) -> tuple[int, Any, Mapping[str, str], str]:

@@ -21,8 +21,9 @@ import judge.service
 from judge.cli import cli
 from judge.store import DuplicateError, Store, StoreError, StoreUnavailable, forget_schema_checks
 from judge.store.migrations import MIGRATIONS, index_name
-from judge.store.postgres import mask_url, to_format
+from judge.store.postgres import close_pool, to_format
 from judge.types import RoutingDecision
+from judge.urls import mask_url
 from tests.review_fixtures import T0, make_case, make_judgment
 
 
@@ -364,6 +365,22 @@ def test_refused_connection_and_missing_database(pg_cluster: Any) -> None:
     result = CliRunner().invoke(cli, ["show"], env={"JUDGE_DB": closed})
     assert isinstance(result.exception, StoreUnavailable)
     assert "ann:***@" in str(result.exception) and "s3cret" not in str(result.exception)
+
+
+@pytest.mark.postgres
+def test_a_password_given_as_a_url_parameter_is_never_printed(pg_url: str) -> None:
+    """``?password=`` was printed as given (the store's masker knew only ``user:pw@``). The
+    throwaway cluster trusts local connections: the password is sent and not needed."""
+    url = f"{pg_url}?password=s3cret"
+    try:
+        with Store(url) as store:
+            assert store.location == f"{pg_url}?password=***"
+            assert store.address == url  # what a Ray worker connects with
+        result = CliRunner().invoke(cli, ["keys", "create", "--name", "ann", "--db", url])
+        assert result.exit_code == 0, result.output
+        assert "password=***" in result.stderr and "s3cret" not in result.output
+    finally:
+        close_pool(url)
 
 
 def _closed_port() -> int:
