@@ -56,10 +56,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from judge.testing.processes import Stoppable
 from judge.urls import mask_header
 
 #: The routes a v4 server in events_only mode (its default) answers 404.
@@ -217,7 +217,7 @@ class Fault:
 
 
 @dataclass
-class LangfuseReplay:
+class LangfuseReplay(Stoppable):
     """A running replay server (see the module's docstring)."""
 
     exchanges: dict[str, Exchange]
@@ -335,17 +335,6 @@ class LangfuseReplay:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-
-    def __enter__(self) -> LangfuseReplay:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- answering ----------------------------------------------------------------------------
 

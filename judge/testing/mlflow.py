@@ -7,7 +7,7 @@ port, SQLite and the artifact store in a temporary folder, telemetry and the job
 Start-up takes about 40 s on a busy 2-core machine (mostly imports, in the parent and in each
 uvicorn worker), so tests start one server per session::
 
-    server = MlflowServer.start(find_mlflow(repo))
+    server = MlflowServer.start(MlflowServer.find(repo))
     experiment = server.experiment("agents")
     seed(server.url, experiment, [agent_trace("Where is my order?", ...)])
     ...
@@ -21,20 +21,14 @@ side. People's assessments go in as MLflow's UI posts them (:func:`assess`).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from judge.testing.processes import LocalServer, free_port
 
 #: The MLflow release the tests and the benchmark run against (the Makefile installs it;
 #: 3.18.0 is listed on PyPI but its mlflow-skinny is not served, so it cannot be installed).
@@ -56,39 +50,17 @@ class MlflowUnavailable(RuntimeError):
     """No MLflow to run here, or it did not start (the message says why)."""
 
 
-def find_mlflow(repo: Path) -> Path:
-    """The ``mlflow`` executable of ``$JUDGE_MLFLOW_VENV`` or of ``repo/.venv-mlflow``."""
-    venv = Path(os.environ.get(MLFLOW_VENV_ENV) or repo / ".venv-mlflow")
-    executable = venv / "bin" / "mlflow"
-    if not executable.exists():
-        raise MlflowUnavailable(
-            f"{executable} is missing: `make mlflow` builds {repo / '.venv-mlflow'} with "
-            f"mlflow=={MLFLOW_VERSION} (or set {MLFLOW_VENV_ENV} to a virtualenv that has it)"
-        )
-    return executable
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback interface now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class MlflowServer:
+class MlflowServer(LocalServer):
     """A running throwaway MLflow tracking server: its port, folder and process."""
 
-    process: subprocess.Popen[bytes] | None
-    port: int
-    root: Path
-    started_s: float = 0.0
-    _log: Any = field(default=None, repr=False)
-
-    @property
-    def url(self) -> str:
-        """The HTTP root, ``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
+    program: ClassVar[str] = "mlflow"
+    serve: ClassVar[str] = "server"
+    requirement: ClassVar[str] = f"mlflow=={MLFLOW_VERSION}"
+    venv_env: ClassVar[str] = MLFLOW_VENV_ENV
+    env_prefix: ClassVar[str] = "MLFLOW_"
+    ready_path: ClassVar[str] = "/health"
+    unavailable: ClassVar[type[RuntimeError]] = MlflowUnavailable
 
     def target(self, experiment_id: str) -> str:
         """The judge target URL of an experiment of this server."""
@@ -97,17 +69,6 @@ class MlflowServer:
     def experiment(self, name: str) -> str:
         """The id of a new experiment named ``name``."""
         return create_experiment(self.url, name)
-
-    @property
-    def log(self) -> Path:
-        """The server's log file."""
-        return self.root / "server.log"
-
-    @classmethod
-    def attach(cls, url: str) -> MlflowServer:
-        """An MLflow already running at ``http://127.0.0.1:PORT`` (not stopped by stop())."""
-        port = int(url.rstrip("/").rsplit(":", 1)[1])
-        return cls(None, port, Path(tempfile.mkdtemp(prefix="judge-mlflow-")))
 
     @classmethod
     def start(
@@ -118,26 +79,12 @@ class MlflowServer:
         timeout_s: float = READY_TIMEOUT_S,
     ) -> MlflowServer:
         """Start ``mlflow server`` and wait until ``/health`` answers 200."""
-        import httpx
-
-        root = Path(tempfile.mkdtemp(prefix="judge-mlflow-"))
+        root = cls.folder()
         (root / "artifacts").mkdir()
         port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-        env.update(
-            {
-                "MLFLOW_DISABLE_TELEMETRY": "true",
-                "DO_NOT_TRACK": "true",
-                # No huey job runner (it runs online scoring jobs, which tests never start).
-                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
-            }
-        )
-        log = (root / "server.log").open("wb")
-        began = time.monotonic()
-        process = subprocess.Popen(
+        return cls.launch(
+            executable,
             [
-                str(executable),
-                "server",
                 "--backend-store-uri",
                 f"sqlite:///{root}/mlflow.db",
                 "--artifacts-destination",
@@ -149,47 +96,17 @@ class MlflowServer:
                 "--workers",
                 str(workers),
             ],
+            root=root,
+            port=port,
+            settings={
+                "MLFLOW_DISABLE_TELEMETRY": "true",
+                "DO_NOT_TRACK": "true",
+                # No huey job runner (it runs online scoring jobs, which tests never start).
+                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+            },
+            timeout_s=timeout_s,
             cwd=root,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
         )
-        server = cls(process, port, root, _log=log)
-        deadline = began + timeout_s
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = server.log.read_text(errors="replace")[-2000:]
-                server.stop()
-                raise MlflowUnavailable(f"mlflow server exited ({process.returncode}): {tail}")
-            try:
-                if httpx.get(server.url + "/health", timeout=2.0).status_code == 200:
-                    server.started_s = time.monotonic() - began
-                    return server
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        server.stop()
-        raise MlflowUnavailable(
-            f"mlflow server did not answer /health within {timeout_s:.0f}s (log: {server.log})"
-        )
-
-    def stop(self, *, keep_files: bool = False) -> None:
-        """Stop the server (its whole process group: uvicorn and its workers) and remove its
-        folder."""
-        if self.process is not None and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-        if not keep_files:
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def create_experiment(base: str, name: str) -> str:

@@ -7,7 +7,7 @@ ports (HTTP and OTLP gRPC: Phoenix always binds the gRPC one, on every interface
 temporary folder, telemetry and external resources off. Start-up takes 35-80 s on a busy
 2-core machine (mostly imports), so tests start one server per session::
 
-    server = PhoenixServer.start(find_phoenix(repo))
+    server = PhoenixServer.start(PhoenixServer.find(repo))
     seed(server.url, "agents", [agent_trace("Where is my order?", ...)])
     ...
     server.stop()
@@ -18,20 +18,15 @@ nothing but httpx is needed on judge's side.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from judge.testing.processes import LocalServer, free_port
 
 #: The Phoenix release the tests and the benchmark run against (the Makefile installs it).
 PHOENIX_VERSION = "20.26.1"
@@ -48,69 +43,38 @@ class PhoenixUnavailable(RuntimeError):
     """No Phoenix to run here, or it did not start (the message says why)."""
 
 
-def find_phoenix(repo: Path) -> Path:
-    """The ``phoenix`` executable of ``$JUDGE_PHOENIX_VENV`` or of ``repo/.venv-phoenix``."""
-    venv = Path(os.environ.get(PHOENIX_VENV_ENV) or repo / ".venv-phoenix")
-    executable = venv / "bin" / "phoenix"
-    if not executable.exists():
-        raise PhoenixUnavailable(
-            f"{executable} is missing: `make phoenix` builds {repo / '.venv-phoenix'} with "
-            f"arize-phoenix=={PHOENIX_VERSION} (or set {PHOENIX_VENV_ENV} to a virtualenv "
-            "that has it)"
-        )
-    return executable
-
-
-def free_port() -> int:
-    """A TCP port free on every interface now (Phoenix binds gRPC on all of them)."""
-    with socket.socket(socket.AF_INET6 if socket.has_ipv6 else socket.AF_INET) as sock:
-        sock.bind(("", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class PhoenixServer:
-    """A running throwaway Phoenix: its ports, folder and process."""
+class PhoenixServer(LocalServer):
+    """A running throwaway Phoenix: its ports (HTTP, and OTLP gRPC: 0 when attached), folder and
+    process."""
 
-    process: subprocess.Popen[bytes] | None
-    port: int
-    grpc_port: int
-    root: Path
-    started_s: float = 0.0
-    _log: Any = field(default=None, repr=False)
+    grpc_port: int = 0
 
-    @property
-    def url(self) -> str:
-        """The HTTP root, ``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
+    program: ClassVar[str] = "phoenix"
+    serve: ClassVar[str] = "serve"
+    requirement: ClassVar[str] = f"arize-phoenix=={PHOENIX_VERSION}"
+    venv_env: ClassVar[str] = PHOENIX_VENV_ENV
+    env_prefix: ClassVar[str] = "PHOENIX_"
+    ready_path: ClassVar[str] = "/readyz"
+    unavailable: ClassVar[type[RuntimeError]] = PhoenixUnavailable
 
     def target(self, project: str) -> str:
         """The judge target URL of a project of this server."""
         return f"phoenix+http://127.0.0.1:{self.port}/projects/{project}"
 
-    @property
-    def log(self) -> Path:
-        """The server's log file."""
-        return self.root / "server.log"
-
-    @classmethod
-    def attach(cls, url: str) -> PhoenixServer:
-        """A Phoenix already running at ``http://127.0.0.1:PORT`` (not stopped by stop())."""
-        port = int(url.rstrip("/").rsplit(":", 1)[1])
-        return cls(None, port, 0, Path(tempfile.mkdtemp(prefix="judge-phoenix-")))
-
     @classmethod
     def start(cls, executable: Path, *, timeout_s: float = READY_TIMEOUT_S) -> PhoenixServer:
         """Start ``phoenix serve`` and wait until ``/readyz`` answers 200."""
-        import httpx
-
-        root = Path(tempfile.mkdtemp(prefix="judge-phoenix-"))
-        port, grpc_port = free_port(), free_port()
+        root = cls.folder()
+        port, grpc_port = free_port(every_interface=True), free_port(every_interface=True)
         while grpc_port == port:
-            grpc_port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PHOENIX_")}
-        env.update(
-            {
+            grpc_port = free_port(every_interface=True)
+        return cls.launch(
+            executable,
+            [],
+            root=root,
+            port=port,
+            settings={
                 "PHOENIX_WORKING_DIR": str(root),
                 "PHOENIX_SQL_DATABASE_URL": f"sqlite:///{root}/phoenix.db",
                 "PHOENIX_HOST": "127.0.0.1",
@@ -119,51 +83,10 @@ class PhoenixServer:
                 "PHOENIX_TELEMETRY_ENABLED": "false",
                 "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
                 "PHOENIX_DISABLE_AGENT_ASSISTANT": "true",
-            }
+            },
+            timeout_s=timeout_s,
+            grpc_port=grpc_port,
         )
-        log = (root / "server.log").open("wb")
-        began = time.monotonic()
-        process = subprocess.Popen(
-            [str(executable), "serve"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        server = cls(process, port, grpc_port, root, _log=log)
-        deadline = began + timeout_s
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = server.log.read_text(errors="replace")[-2000:]
-                server.stop()
-                raise PhoenixUnavailable(f"phoenix serve exited ({process.returncode}): {tail}")
-            try:
-                if httpx.get(server.url + "/readyz", timeout=2.0).status_code == 200:
-                    server.started_s = time.monotonic() - began
-                    return server
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        server.stop()
-        raise PhoenixUnavailable(
-            f"phoenix serve did not answer /readyz within {timeout_s:.0f}s (log: {server.log})"
-        )
-
-    def stop(self, *, keep_files: bool = False) -> None:
-        """Stop the server (its whole process group) and remove its folder."""
-        if self.process is not None and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-        if not keep_files:
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 # --- traces to seed it with ------------------------------------------------------------------
