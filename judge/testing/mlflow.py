@@ -24,11 +24,13 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
 from judge.testing.processes import LocalServer, free_port
+from judge.testing.support_agent import TOOL_ERROR, ToolCall, support_run
+from judge.traces import otlp_value
 
 #: The MLflow release the tests and the benchmark run against (the Makefile installs it;
 #: 3.18.0 is listed on PyPI but its mlflow-skinny is not served, so it cannot be installed).
@@ -124,26 +126,14 @@ def create_experiment(base: str, name: str) -> str:
 # --- traces to seed it with ------------------------------------------------------------------
 
 
-def _any(value: Any) -> dict[str, Any]:
-    """A Python value as an OTLP/JSON AnyValue (dicts and lists stay structured: MLflow reads
-    them back as the same JSON)."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_any(v) for v in value]}}
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in value.items()]}}
-    if value is None:
-        return {}
-    return {"stringValue": str(value)}
-
-
 def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _any(v)} for k, v in values.items() if v is not None]
+    """OTLP/JSON attributes (dicts and lists stay structured: MLflow reads them back as the same
+    JSON); None values are left out."""
+    return [{"key": k, "value": otlp_value(v)} for k, v in values.items() if v is not None]
+
+
+def _nanos(moment: datetime) -> str:
+    return str(int(moment.timestamp() * 1_000_000) * 1000)
 
 
 @dataclass
@@ -168,115 +158,87 @@ def agent_trace(
     session: str = "sess-1",
     start: datetime | None = None,
 ) -> AgentTrace:
-    """An agent run as MLflow's tracing SDK records it: AGENT (inputs ``{"messages"}``, outputs
-    the assistant message) -> CHAT_MODEL (OpenAI chat inputs and outputs, a tool call) -> TOOL
-    (inputs the arguments, outputs the result; or ``error``: status ERROR and an exception
-    event) -> CHAT_MODEL (the answer); without ``tool``, AGENT -> CHAT_MODEL (the answer)."""
-    otel_id = secrets.token_hex(16)
-    root = secrets.token_hex(8)
-    clock = start or datetime.now(UTC) - timedelta(minutes=5)
-    began = clock
-
-    def nanos(moment: datetime) -> str:
-        return str(int(moment.timestamp() * 1_000_000) * 1000)
+    """The support agent's run (:func:`~judge.testing.support_agent.support_run`) as MLflow's
+    tracing SDK records it: AGENT (inputs ``{"messages"}``, outputs the assistant message) ->
+    CHAT_MODEL (OpenAI chat inputs and outputs, a tool call) -> TOOL (inputs the arguments,
+    outputs the result; or ``error``: status ERROR and an exception event) -> CHAT_MODEL (the
+    answer); without ``tool``, AGENT -> CHAT_MODEL (the answer)."""
+    run = support_run(
+        question,
+        answer,
+        tool=tool,
+        arguments=arguments,
+        told=json.dumps(result),
+        error=error,
+        start=start,
+    )
+    otel_id, root = secrets.token_hex(16), secrets.token_hex(8)
 
     def span(
-        parent: str | None, name: str, kind: str, ms: int, attrs: dict[str, Any]
+        name: str, kind: str, begin: datetime, end: datetime, attrs: dict[str, Any]
     ) -> dict[str, Any]:
-        nonlocal clock
-        begin, clock = clock, clock + timedelta(milliseconds=ms)
+        parent = None if kind == "AGENT" else root
         return {
             "traceId": otel_id,
-            "spanId": secrets.token_hex(8),
+            "spanId": root if parent is None else secrets.token_hex(8),
             **({"parentSpanId": parent} if parent else {}),
             "name": name,
             "kind": 1,
-            "startTimeUnixNano": nanos(begin),
-            "endTimeUnixNano": nanos(clock),
+            "startTimeUnixNano": _nanos(begin),
+            "endTimeUnixNano": _nanos(end),
             "attributes": _attributes({"mlflow.spanType": kind, **attrs}),
             "status": {"code": 1},
         }
 
-    def chat(messages: list[dict[str, Any]], reply: dict[str, Any], ms: int) -> dict[str, Any]:
-        finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        return span(
-            root,
-            "ChatCompletion",
-            "CHAT_MODEL",
-            ms,
-            {
-                "mlflow.spanInputs": {"model": model, "messages": messages},
-                "mlflow.spanOutputs": {
-                    "id": "chatcmpl-" + secrets.token_hex(4),
-                    "object": "chat.completion",
-                    "model": model,
-                    "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
-                },
-                "mlflow.chat.tokenUsage": {
-                    "input_tokens": 120,
-                    "output_tokens": 30,
-                    "total_tokens": 150,
-                },
-            },
-        )
-
-    system = {"role": "system", "content": "You are a helpful support agent. Use tools."}
-    user = {"role": "user", "content": question}
-    final = {"role": "assistant", "content": answer}
-    children: list[dict[str, Any]] = []
-    if tool is None:
-        children.append(chat([system, user], final, 800))
-    else:
-        call = {
-            "id": "call_" + secrets.token_hex(4),
-            "type": "function",
-            "function": {"name": tool, "arguments": json.dumps(arguments or {})},
-        }
-        asked = {"role": "assistant", "content": None, "tool_calls": [call]}
-        told = {
-            "role": "tool",
-            "tool_call_id": call["id"],
-            "content": json.dumps(result) if error is None else f"ERROR: {error}",
-        }
-        children.append(chat([system, user], asked, 800))
-        run = span(
-            root,
-            tool,
-            "TOOL",
-            300,
-            {"mlflow.spanInputs": arguments or {}, "mlflow.spanOutputs": result},
-        )
-        if error is not None:
-            run["status"] = {"code": 2, "message": f"TimeoutError: {error}"}
-            run["events"] = [
-                {
-                    "name": "exception",
-                    "timeUnixNano": run["endTimeUnixNano"],
-                    "attributes": _attributes(
-                        {"exception.type": "TimeoutError", "exception.message": error}
-                    ),
-                }
-            ]
-        children.append(run)
-        children.append(chat([system, user, asked, told], final, 900))
+    children = []
+    for step in run.steps:
+        if isinstance(step, ToolCall):
+            attrs = {"mlflow.spanInputs": arguments or {}, "mlflow.spanOutputs": result}
+            name = step.call["function"]["name"]
+            children.append(_failed(span(name, "TOOL", step.begin, step.end, attrs), error))
+        else:
+            chat = _chat(model, step.messages, step.reply)
+            children.append(span("ChatCompletion", "CHAT_MODEL", step.begin, step.end, chat))
     agent = {
-        "traceId": otel_id,
-        "spanId": root,
-        "name": "support_agent",
-        "kind": 1,
-        "startTimeUnixNano": nanos(began),
-        "endTimeUnixNano": nanos(clock + timedelta(milliseconds=5)),
-        "attributes": _attributes(
-            {
-                "mlflow.spanType": "AGENT",
-                "mlflow.spanInputs": {"messages": [user]},
-                "mlflow.spanOutputs": final,
-                "session.id": session,
-            }
-        ),
-        "status": {"code": 1},
+        "mlflow.spanInputs": {"messages": [run.user]},
+        "mlflow.spanOutputs": run.final,
+        "session.id": session,
     }
-    return AgentTrace("tr-" + otel_id, root, [agent, *children])
+    ended = run.end + timedelta(milliseconds=5)
+    return AgentTrace(
+        "tr-" + otel_id, root, [span("support_agent", "AGENT", run.begin, ended, agent), *children]
+    )
+
+
+def _chat(model: str, messages: list[dict[str, Any]], reply: dict[str, Any]) -> dict[str, Any]:
+    """A model call's attributes: OpenAI chat inputs and outputs, and the token usage."""
+    finish = "tool_calls" if reply.get("tool_calls") else "stop"
+    return {
+        "mlflow.spanInputs": {"model": model, "messages": messages},
+        "mlflow.spanOutputs": {
+            "id": "chatcmpl-" + secrets.token_hex(4),
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
+        },
+        "mlflow.chat.tokenUsage": {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150},
+    }
+
+
+def _failed(span: dict[str, Any], error: str | None) -> dict[str, Any]:
+    """The tool span with, when it failed, status ERROR and the exception event."""
+    if error is not None:
+        span["status"] = {"code": 2, "message": f"{TOOL_ERROR}: {error}"}
+        span["events"] = [
+            {
+                "name": "exception",
+                "timeUnixNano": span["endTimeUnixNano"],
+                "attributes": _attributes(
+                    {"exception.type": TOOL_ERROR, "exception.message": error}
+                ),
+            }
+        ]
+    return span
 
 
 def seed(base: str, experiment_id: str, traces: list[AgentTrace], *, chunk: int = 50) -> None:

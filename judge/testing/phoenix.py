@@ -18,15 +18,15 @@ nothing but httpx is needed on judge's side.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from judge.testing.processes import LocalServer, free_port
+from judge.testing.support_agent import TOOL_ERROR, ToolCall, support_run
 
 #: The Phoenix release the tests and the benchmark run against (the Makefile installs it).
 PHOENIX_VERSION = "20.26.1"
@@ -109,8 +109,8 @@ def _messages(prefix: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
         for j, call in enumerate(m.get("tool_calls", [])):
             q = f"{p}.tool_calls.{j}.tool_call"
             out[f"{q}.id"] = call["id"]
-            out[f"{q}.function.name"] = call["name"]
-            out[f"{q}.function.arguments"] = json.dumps(call["arguments"])
+            out[f"{q}.function.name"] = call["function"]["name"]
+            out[f"{q}.function.arguments"] = call["function"]["arguments"]
     return out
 
 
@@ -126,94 +126,76 @@ def agent_trace(
     session: str = "sess-1",
     start: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """An OpenInference agent run in the shape of Phoenix's JSON span endpoint: AGENT ->
-    LLM (a tool call) -> TOOL (its result, or ``error``: status ERROR and an exception event) ->
-    LLM (the answer); without ``tool``, AGENT -> LLM (the answer)."""
-    trace_id = secrets.token_hex(16)
-    root, first, run, last = (secrets.token_hex(8) for _ in range(4))
-    clock = start or datetime.now(UTC) - timedelta(minutes=5)
+    """The support agent's run (:func:`~judge.testing.support_agent.support_run`) as
+    OpenInference spans in the shape of Phoenix's JSON span endpoint: AGENT -> LLM (a tool call)
+    -> TOOL (its result, or ``error``: status ERROR and an exception event) -> LLM (the answer);
+    without ``tool``, AGENT -> LLM (the answer)."""
+    run = support_run(
+        question, answer, tool=tool, arguments=arguments, told=result, error=error, start=start
+    )
+    trace_id, root = secrets.token_hex(16), secrets.token_hex(8)
 
     def span(
-        span_id: str, parent: str | None, name: str, kind: str, ms: int, attrs: dict[str, Any]
+        name: str, kind: str, begin: datetime, end: datetime, attrs: dict[str, Any]
     ) -> dict[str, Any]:
-        nonlocal clock
-        begin, clock = clock, clock + timedelta(milliseconds=ms)
+        parent = None if kind == "AGENT" else root
         return {
             "name": name,
-            "context": {"trace_id": trace_id, "span_id": span_id},
+            "context": {
+                "trace_id": trace_id,
+                "span_id": root if parent is None else secrets.token_hex(8),
+            },
             "parent_id": parent,
             "span_kind": kind,
             "start_time": _iso(begin),
-            "end_time": _iso(clock),
+            "end_time": _iso(end),
             "status_code": "OK",
             "status_message": "",
             "attributes": {"session.id": session, **attrs},
             "events": [],
         }
 
-    system = {"role": "system", "content": "You are a helpful support agent. Use tools."}
-    user = {"role": "user", "content": question}
-    final = {"role": "assistant", "content": answer}
     spans: list[dict[str, Any]] = []
-    if tool is None:
-        llm = {"llm.model_name": model, "llm.provider": "openai"}
-        llm.update(_messages("llm.input_messages", [system, user]))
-        llm.update(_messages("llm.output_messages", [final]))
-        spans.append(span(first, root, "ChatCompletion", "LLM", 800, llm))
-    else:
-        call = {"id": "call_" + secrets.token_hex(4), "name": tool, "arguments": arguments or {}}
-        asked = {"role": "assistant", "content": None, "tool_calls": [call]}
-        told = {
-            "role": "tool",
-            "tool_call_id": call["id"],
-            "content": result if error is None else f"ERROR: {error}",
-        }
-        llm1 = {"llm.model_name": model, "llm.provider": "openai"}
-        llm1.update(_messages("llm.input_messages", [system, user]))
-        llm1.update(_messages("llm.output_messages", [asked]))
-        spans.append(span(first, root, "ChatCompletion", "LLM", 800, llm1))
-        tool_attrs: dict[str, Any] = {
-            "tool.name": tool,
-            "tool_call.id": call["id"],
-            "input.value": json.dumps(arguments or {}),
-            "input.mime_type": "application/json",
-        }
-        if result is not None and error is None:
-            tool_attrs["output.value"] = result
-        tool_span = span(run, root, tool, "TOOL", 300, tool_attrs)
-        if error is not None:
-            tool_span["status_code"] = "ERROR"
-            tool_span["status_message"] = error
-            tool_span["events"] = [
-                {
-                    "name": "exception",
-                    "timestamp": tool_span["end_time"],
-                    "attributes": {"exception.type": "TimeoutError", "exception.message": error},
-                }
-            ]
-        spans.append(tool_span)
-        llm2 = {"llm.model_name": model, "llm.provider": "openai"}
-        llm2.update(_messages("llm.input_messages", [system, user, asked, told]))
-        llm2.update(_messages("llm.output_messages", [final]))
-        spans.append(span(last, root, "ChatCompletion", "LLM", 900, llm2))
-    end = clock
-    clock = start or datetime.now(UTC) - timedelta(minutes=5)
-    agent = span(
-        root,
-        None,
-        "support-agent",
-        "AGENT",
-        0,
-        {
-            "agent.name": "support-agent",
-            "input.value": question,
-            "input.mime_type": "text/plain",
-            "output.value": answer,
-            "output.mime_type": "text/plain",
-        },
-    )
-    agent["end_time"] = _iso(end)
-    return [agent, *spans]
+    for step in run.steps:
+        if isinstance(step, ToolCall):
+            name = step.call["function"]["name"]
+            attrs = {
+                "tool.name": name,
+                "tool_call.id": step.call["id"],
+                "input.value": step.call["function"]["arguments"],
+                "input.mime_type": "application/json",
+            }
+            if result is not None and error is None:
+                attrs["output.value"] = result
+            spans.append(_failed(span(name, "TOOL", step.begin, step.end, attrs), error))
+        else:
+            llm = {"llm.model_name": model, "llm.provider": "openai"}
+            llm.update(_messages("llm.input_messages", step.messages))
+            llm.update(_messages("llm.output_messages", [step.reply]))
+            spans.append(span("ChatCompletion", "LLM", step.begin, step.end, llm))
+    agent = {
+        "agent.name": "support-agent",
+        "input.value": question,
+        "input.mime_type": "text/plain",
+        "output.value": answer,
+        "output.mime_type": "text/plain",
+    }
+    return [span("support-agent", "AGENT", run.begin, run.end, agent), *spans]
+
+
+def _failed(span: dict[str, Any], error: str | None) -> dict[str, Any]:
+    """The tool span with, when it failed, status ERROR and the exception event."""
+    if error is not None:
+        span["status_code"] = "ERROR"
+        span["status_message"] = error
+        span["events"] = [
+            {
+                "name": "exception",
+                "timestamp": span["end_time"],
+                "attributes": {"exception.type": TOOL_ERROR, "exception.message": error},
+            }
+        ]
+    return span
 
 
 def seed(base: str, project: str, traces: list[list[dict[str, Any]]], *, chunk: int = 500) -> None:

@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 from judge import plugins
 from judge.errors import InputError
 from judge.traces.inspect_cases import inspect_case as inspect_case
+from judge.traces.otlp import otlp_value as otlp_value
 from judge.traces.tasks import TaskSource, settle
 from judge.traces.tasks import read_tasks as read_tasks
 from judge.traces.tasks import task_text as task_text
@@ -44,6 +45,7 @@ __all__ = [
     "get_importer",
     "import_traces",
     "importers",
+    "otlp_value",
     "read_tasks",
     "settle",
     "task_text",
