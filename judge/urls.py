@@ -18,10 +18,13 @@ message or a report.
 client key stay in those files, never in the URL), and the path tells where to look. Everything
 else is left as written, byte for byte; an odd input never raises (a URL that cannot be split
 is shown as ``<unparsable URL>``). :func:`mask_text` masks the secrets of a URL wherever they
-appear in another text (a driver's error message that quotes a part of the URL)."""
+appear in another text (a driver's error message that quotes a part of the URL);
+:func:`mask_urls_in` masks every URL found in a text, and :class:`MaskingFilter` every URL of a
+log record (httpx logs each request's URL, its query included)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -41,6 +44,8 @@ SECRET_HEADERS = frozenset({"cookie", "set-cookie"})
 #: What :func:`mask_url` shows for a URL it cannot split.
 UNPARSABLE = "<unparsable URL>"
 
+#: A URL inside a text: a scheme, ``://``, and what follows up to white space or a quote.
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 #: ``name=`` at the start of a query (or fragment) or after a separator.
 _PARAM = re.compile(r"(?:^|(?<=[&;]))([^&;=]*)=")
 #: A libpq keyword/value string starts with ``keyword =``.
@@ -79,6 +84,23 @@ def mask_text(text: str, url: object) -> str:
     for secret in sorted((s for s in found if s), key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text
+
+
+def mask_urls_in(text: str) -> str:
+    """``text`` (a log line, an error message) with every URL in it masked."""
+    return _URL_IN_TEXT.sub(lambda found: mask_url(found.group(0)), text)
+
+
+class MaskingFilter(logging.Filter):
+    """A logging filter that masks every URL in a record's message; ``judge serve`` puts it on
+    its log handlers (httpx logs every request's URL at INFO, query included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_urls_in(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
 
 
 def mask_header(name: str, value: str) -> str:

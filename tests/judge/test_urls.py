@@ -4,13 +4,18 @@ as written; odd input never raises."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
 
 import judge.connectors
 import judge.store
+from judge.cli import cli
 from judge.connectors import http
 from judge.store import postgres
-from judge.urls import mask_header, mask_text, mask_url
+from judge.urls import MaskingFilter, mask_header, mask_text, mask_url, mask_urls_in
 
 
 def test_there_is_one_masker() -> None:
@@ -149,3 +154,37 @@ def test_an_invalid_database_url_error_does_not_quote_the_password() -> None:
     assert "not a valid PostgreSQL URL" in str(err.value)
     assert "zzcret" not in str(err.value)
     assert err.value.__suppress_context__  # a traceback does not show libpq's message either
+
+
+def test_urls_in_a_text_and_in_a_log_record_are_masked() -> None:
+    line = 'HTTP Request: GET https://h/v1/x?key=AIza123&alt=sse "HTTP/1.1 200 OK"'
+    assert (
+        mask_urls_in(line) == 'HTTP Request: GET https://h/v1/x?key=***&alt=sse "HTTP/1.1 200 OK"'
+    )
+    assert mask_urls_in("no URL here, key=abc") == "no URL here, key=abc"
+    record = logging.LogRecord(
+        "httpx", logging.INFO, __file__, 1, "HTTP Request: %s %s", ("GET", "http://u:pw@h/x"), None
+    )
+    assert MaskingFilter().filter(record)
+    assert record.getMessage() == "HTTP Request: GET http://u:***@h/x"
+    plain = logging.LogRecord("judge", logging.INFO, __file__, 1, "job %s done", ("j1",), None)
+    assert MaskingFilter().filter(plain) and plain.args == ("j1",)
+
+
+def test_judge_serve_masks_the_urls_of_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``judge serve`` logs at INFO, where httpx writes every request's URL, query included."""
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    root = logging.getLogger()
+    try:
+        result = CliRunner().invoke(
+            cli, ["serve", "--db", str(tmp_path / "j.db"), "--model", "openai/gpt-4o-mini"]
+        )
+        assert result.exit_code == 0, result.output
+        assert any(isinstance(f, MaskingFilter) for h in root.handlers for f in h.filters)
+    finally:
+        for handler in root.handlers:
+            handler.filters = [f for f in handler.filters if not isinstance(f, MaskingFilter)]
