@@ -11,9 +11,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge
+import judge.review
 import judge.routing
 import judge.store
+from calibration.card import load_card
 from judge.commands.options import db_option
 
 if TYPE_CHECKING:
@@ -88,9 +89,9 @@ def route(
         raise click.ClickException(
             f"{judge.store.mask_url(db)}: no such store (judge cases with `judge run` first)"
         )
-    card = judge.load_card(card_path)
-    with judge.open_store(db) as store:
-        run = judge.route(
+    card = load_card(card_path)
+    with judge.store.open_store(db) as store:
+        run = judge.review.route(
             store,
             card,
             audit_fraction=audit_fraction,
@@ -132,7 +133,7 @@ def route(
 
 
 def _route_recorded(card_path: str, recorded: str, fmt: str, limit: int) -> None:
-    card = judge.load_card(card_path)
+    card = load_card(card_path)
     decisions = judge.routing.route_recorded(card, recorded)
     if fmt == "jsonl":
         for d in decisions:

@@ -1,8 +1,11 @@
 """Judge a batch of cases: rubric -> plan -> Runner -> store, recorded as a batch.
 
-This is the one place that assembles the chain; ``judge run``, ``judge demo``, ``judge score``,
-the API's ``POST /v1/judge`` and jobs, the fault campaign and the benchmarks all call
-:func:`judge_cases`.
+This is the one place that assembles the chain: :func:`run_steps` runs planned steps as one
+recorded batch, in this process or on Ray. ``judge run``, ``judge demo``, ``judge probe``, the
+API's ``POST /v1/judge`` and jobs, the fault campaign and the benchmarks call
+:func:`judge_cases` (the plan of every case and model, then :func:`run_steps`); ``judge score``
+plans its own steps (each run judged by the judges of another model family than its agent) and
+calls :func:`run_steps`.
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ class JudgeOptions:
     """How to judge: the protocol (orders, samples, variants) and the call parameters.
 
     The fields with a help text (:meth:`offered`) are declared here once for every interface:
-    ``judge run``, ``judge score`` and ``judge demo`` build their options from them
-    (``judge.commands.judging_options``) and the API its request fields
+    ``judge run``, ``judge score`` and ``judge demo`` build their options from them (``judge
+    probe``, ``judge drift check`` and ``judge serve`` some of them;
+    ``judge.commands.judging_options``) and the API its request fields
     (``judge.api.schemas``), with these defaults and these words.
     """
 
@@ -144,7 +148,9 @@ class JudgeOptions:
         )
 
     def in_flight(self, models: Sequence[str]) -> int:
-        """How many judgments to run at once for these models."""
+        """How many judgments to run at once for these models (in this process, or in each Ray
+        worker): ``concurrency``, by default one for the embedded model (it runs one call at
+        a time) and DEFAULT_CONCURRENCY for hosted ones."""
         if self.concurrency is not None:
             return self.concurrency
         return 1 if all(is_local(m) for m in models) else DEFAULT_CONCURRENCY
@@ -212,7 +218,6 @@ def _execute(
     rubric: Rubric,
     params: ModelParams,
     options: JudgeOptions,
-    local: bool,
     on_done: Callable[[Outcome], None] | None,
 ) -> RunSummary:
     """The steps judged in-process or on Ray."""
@@ -223,9 +228,9 @@ def _execute(
             rubric=rubric,
             params=params,
             token_budget=options.token_budget,
-            # Ray workers run hosted calls at the run's concurrency (default 4 each); the
-            # embedded model one call per worker, each worker with its share of the cores.
-            concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
+            # Each Ray worker runs the run's judgments in flight, as the runner does here (the
+            # embedded model one call per worker, each worker with its share of the cores).
+            concurrency=runner.concurrency,
             options=options.ray,
             on_done=on_done,
             batch_id=runner.batch_id,
@@ -314,7 +319,6 @@ def run_steps(
         rubric=rubric,
         params=params,
         options=options,
-        local=local,
         on_done=on_done,
     )
     # The second net: cases with suspect evidence judged again without it (judging.masking).
@@ -330,7 +334,6 @@ def run_steps(
                 rubric=rubric,
                 params=params,
                 options=options,
-                local=local,
                 on_done=on_done,
             )
         )

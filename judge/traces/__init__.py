@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from judge import plugins
 from judge.errors import InputError
+from judge.traces.case_set import Added, CaseSet
 from judge.traces.inspect_cases import inspect_case as inspect_case
 from judge.traces.otlp import otlp_value as otlp_value
 from judge.traces.tasks import TaskSource, settle
@@ -36,7 +37,9 @@ from judge.traces.tasks import task_text as task_text
 from judge.types import Case
 
 __all__ = [
+    "Added",
     "BaseImporter",
+    "CaseSet",
     "ImportResult",
     "Importer",
     "TaskSource",
