@@ -247,8 +247,6 @@ class HyperscanScanner:
             expressions.append(re.escape(literal).encode("utf-8", "surrogatepass"))
             flags.append(literal_flags)
             ids.append(i)
-        #: Rule ids with a prefilter in the database (the others are always possible).
-        self.prefiltered: frozenset[int] = frozenset()
         rules: list[tuple[int, bytes, int]] = []
         for r, regex in enumerate(spec.rules):
             source = None if regex is None else prefilter_source(regex.pattern)
@@ -256,7 +254,8 @@ class HyperscanScanner:
                 rules.append((r, source.encode("utf-8", "surrogatepass"), _hs_flags(regex)))
         self._n_literals = n_literals
         self.database, compiled = _database(expressions, flags, ids, rules, n_literals, cache_dir)
-        self.prefiltered = frozenset(compiled)
+        #: Rule ids with a prefilter in the database (the others are always possible).
+        self.prefiltered: frozenset[int] = frozenset(compiled)
         self._unfiltered = frozenset(range(len(spec.rules))) - self.prefiltered
         self._local = threading.local()
 
