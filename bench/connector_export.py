@@ -54,11 +54,10 @@ from judge.connectors.mlflow import CONCURRENCY as MLFLOW_CONCURRENCY
 from judge.connectors.mlflow import MlflowConnector
 from judge.connectors.phoenix import PhoenixConnector
 from judge.testing import mlflow as mlflow_testing
-from judge.testing.mlflow import MLFLOW_URL_ENV, MlflowServer, find_mlflow
+from judge.testing.mlflow import MLFLOW_URL_ENV, MlflowServer
 from judge.testing.phoenix import (
     PHOENIX_URL_ENV,
     PhoenixServer,
-    find_phoenix,
     seed,
     span_annotations,
 )
@@ -248,7 +247,7 @@ PLATFORMS: dict[str, Platform] = {
         start=lambda: (
             PhoenixServer.attach(os.environ[PHOENIX_URL_ENV])
             if os.environ.get(PHOENIX_URL_ENV)
-            else PhoenixServer.start(find_phoenix(REPO))
+            else PhoenixServer.start(PhoenixServer.find(REPO))
         ),
         seed=_phoenix_seed,
         target=lambda server, project: server.target(project),
@@ -261,7 +260,7 @@ PLATFORMS: dict[str, Platform] = {
         start=lambda: (
             MlflowServer.attach(os.environ[MLFLOW_URL_ENV])
             if os.environ.get(MLFLOW_URL_ENV)
-            else MlflowServer.start(find_mlflow(REPO), workers=SETTINGS["workers"])
+            else MlflowServer.start(MlflowServer.find(REPO), workers=SETTINGS["workers"])
         ),
         seed=_mlflow_seed,
         target=lambda server, experiment: server.target(experiment),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ import judge
 import judge.service
 from judge.api.client import JudgeClient
 from judge.testing.pgcluster import PgCluster
+from judge.testing.processes import free_port
 from judge.types import Provenance, Verdict
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -94,12 +94,6 @@ def write_rate(location: str, n: int, threads: int) -> float:
     return (n // threads) * threads / (time.perf_counter() - started)
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def api_throughput(
     url: str, replicas: int, cases: list[Any], api_base: str, workers: int, concurrency: int
 ) -> dict[str, Any]:
@@ -109,7 +103,7 @@ def api_throughput(
     env = {**os.environ, "JUDGE_DB": url, "JUDGE_JOB_POLL_S": "0.2"}
     procs, bases = [], []
     for _ in range(replicas):
-        port = _port()
+        port = free_port()
         procs.append(
             subprocess.Popen(
                 [

@@ -23,7 +23,7 @@ bound (the default, exact for a binomial count) or the Hoeffding-Bentkus bound o
 (valid for any bounded loss, never tighter on a count).
 
 The candidate grid depends only on the scores (never on labels), so the fixed sequence is fixed
-before the labels are read. Grids are registered by name; see ``GRIDS``.
+before the labels are read. Grids are registered by name; see ``GRIDS`` (calibration.grids).
 
 Ties: a band is every item whose band score is at least its threshold, so whatever the grid, a
 band holds all the items of a given score or none; a starting point (a count or a share) is the
@@ -42,6 +42,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from calibration.confidence import ScoreSet
+from calibration.grids import GRIDS as GRIDS
+from calibration.grids import Grid
 from calibration.intervals import clopper_pearson_uppers, hoeffding_bentkus_uppers
 from calibration.options import DEFAULT_TEST, Correction
 from judge.defaults import DEFAULT_GRID
@@ -125,119 +127,6 @@ def share_start(share: float, n_items: int) -> int:
     if not 0.0 < share <= 1.0:
         raise InputError(f"a start share must be in (0, 1], got {share}", field="start_shares")
     return max(1, math.ceil(share * n_items - 1e-9))
-
-
-# --- Candidate grids (label-free) -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Grid:
-    """A named grid strategy and its parameter, e.g. ``levels:5000`` or ``coverage:0.05``."""
-
-    strategy: str
-    param: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> Grid:
-        """Parse ``name`` or ``name:param``; the name must be in ``GRIDS``."""
-        name, _, param = text.partition(":")
-        if name not in GRIDS:
-            raise InputError(
-                f"unknown grid {text!r}", field="grid", hint=f"use one of {', '.join(GRID_HELP)}"
-            )
-        grid = cls(name, param)
-        grid.candidates(_np_empty(), 1.0)  # validate the parameter now, with a clear error
-        return grid
-
-    def describe(self) -> str:
-        """Readable text for cards and reports."""
-        return GRID_HELP[self.strategy].replace("PARAM", self.param or "-")
-
-    def __str__(self) -> str:
-        return f"{self.strategy}:{self.param}" if self.param else self.strategy
-
-    def candidates(self, x: NDArray[np.float64], sign: float) -> NDArray[np.float64]:
-        """Candidate thresholds on band scores ``x`` = sign * score (larger = more confident).
-
-        ``sign`` is -1 for a reject band (selected when the score is at most the threshold), so
-        that grids given on the score scale can be mirrored onto the band scale.
-        """
-        return GRIDS[self.strategy](x, sign, self.param)
-
-
-def _np_empty() -> NDArray[np.float64]:
-    import numpy as np
-
-    return np.zeros(0)
-
-
-def _param_number(param: str, kind: type, name: str, default: float) -> float:
-    if not param:
-        return default
-    try:
-        value = kind(param)
-    except ValueError as exc:
-        raise InputError(f"grid {name} needs a number, got {param!r}", field="grid") from exc
-    if value <= 0:
-        raise InputError(f"grid {name} needs a positive number, got {param!r}", field="grid")
-    return float(value)
-
-
-def _grid_levels(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
-    import numpy as np
-
-    # Evenly spaced levels over [0, 1] of P(positive) or confidence (Trust or Escalate: 5,000).
-    n = int(_param_number(param, int, "levels", 5000))
-    return sign * np.linspace(0.0, 1.0, n)
-
-
-def _grid_coverage(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
-    import numpy as np
-
-    # Steps of coverage: the score of the item ranked ceil(j * step * N), j = 1, 2, ...
-    step = _param_number(param, float, "coverage", 0.05)
-    if x.size == 0:
-        return x
-    ordered = np.sort(x)[::-1]
-    counts = step * x.size if step < 1 else step
-    ranks = np.unique(np.minimum(np.ceil(np.arange(1, x.size + 1) * counts), x.size).astype(int))
-    return np.asarray(ordered[ranks - 1], dtype=float)
-
-
-def _grid_items(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
-    import numpy as np
-
-    # Every distinct score: a scan over single items.
-    return np.unique(x)
-
-
-def _grid_fixed(x: NDArray[np.float64], sign: float, param: str) -> NDArray[np.float64]:
-    import numpy as np
-
-    try:
-        values = [float(v) for v in param.split(",") if v.strip()]
-    except ValueError as exc:
-        raise InputError(
-            f"grid fixed needs comma-separated numbers, got {param!r}", field="grid"
-        ) from exc
-    if not values:
-        raise InputError("grid fixed needs at least one threshold", field="grid")
-    return sign * np.array(values, dtype=float)
-
-
-#: Grid strategies by name. Each maps band scores to candidate thresholds using scores only.
-GRIDS: dict[str, Callable[[NDArray[np.float64], float, str], NDArray[np.float64]]] = {
-    "levels": _grid_levels,
-    "coverage": _grid_coverage,
-    "items": _grid_items,
-    "fixed": _grid_fixed,
-}
-GRID_HELP = {
-    "levels": "levels:PARAM (PARAM evenly spaced levels over [0, 1]; Trust or Escalate used 5000)",
-    "coverage": "coverage:PARAM (a threshold per PARAM of coverage: a fraction, or items if >= 1)",
-    "items": "items (every distinct score: a scan over single items)",
-    "fixed": "fixed:PARAM (the listed thresholds)",
-}
 
 
 # --- Fixed-sequence testing -----------------------------------------------------------------
@@ -645,20 +534,7 @@ def certify(
     procedure, and re-tests the others). A slice with too little gold is not automated.
     """
     g = Grid.parse(grid) if isinstance(grid, str) else grid
-    for name, a in (
-        ("alpha_accept", alpha_accept),
-        ("alpha_reject", alpha_reject),
-        ("delta", delta),
-    ):
-        if a is not None and not 0.0 < a < 1.0:
-            raise InputError(f"{name} must be in (0, 1), got {a}", field=name)
-    _test(test)
-    for share in start_shares:
-        share_start(share, 1)  # a share outside (0, 1] is an InputError before any test
-    if correction not in ("holm", "bonferroni"):
-        raise InputError(
-            f"unknown correction {correction!r}", field="correction", hint="holm or bonferroni"
-        )
+    _check_request(alpha_accept, alpha_reject, delta, correction, start_shares, test)
     if scores.kind == "pairwise":
         alpha_reject = None
     levels = _band_levels(scores.kind, alpha_accept, alpha_reject, delta)
@@ -690,14 +566,64 @@ def certify(
             for name, (a, lvl) in levels.items()
         }
         return replace(template, starts=_starts_of(bands), bands=bands)
-    parts = _slice_parts(scores, slice_key)
+    return _certify_per_slice(
+        template,
+        _slice_parts(scores, slice_key),
+        levels,
+        slice_key=slice_key,
+        grid=g,
+        starts=starts,
+        correction=correction,
+        start_shares=start_shares,
+        test=test,
+    )
+
+
+def _check_request(
+    alpha_accept: float,
+    alpha_reject: float | None,
+    delta: float,
+    correction: str,
+    start_shares: Sequence[float],
+    test: str,
+) -> None:
+    """An InputError for a level, test, start share or correction :func:`certify` cannot use."""
+    for name, a in (
+        ("alpha_accept", alpha_accept),
+        ("alpha_reject", alpha_reject),
+        ("delta", delta),
+    ):
+        if a is not None and not 0.0 < a < 1.0:
+            raise InputError(f"{name} must be in (0, 1), got {a}", field=name)
+    _test(test)
+    for share in start_shares:
+        share_start(share, 1)  # a share outside (0, 1] is an InputError before any test
+    if correction not in ("holm", "bonferroni"):
+        raise InputError(
+            f"unknown correction {correction!r}", field="correction", hint="holm or bonferroni"
+        )
+
+
+def _certify_per_slice(
+    template: BandPolicy,
+    parts: Mapping[str, ScoreSet],
+    levels: Mapping[BandName, tuple[float, float]],
+    *,
+    slice_key: str,
+    grid: Grid,
+    starts: Sequence[int],
+    correction: Correction,
+    start_shares: Sequence[float],
+    test: str,
+) -> BandPolicy:
+    """``template`` with one policy per slice value, each band's level shared by the slices."""
     per_band = {
         name: _certify_slices(
             parts,
             name,
             alpha=a,
             level=lvl,
-            grid=g,
+            grid=grid,
             starts=starts,
             correction=correction,
             start_shares=start_shares,

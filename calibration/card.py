@@ -19,6 +19,11 @@ Format (YAML), following the sketch in ARCHITECTURE.md::
              cascade, cost_per_decided, [test, start_shares, plan]}
     created_at, expires_at, probes (optional: judge probe), card_digest
 
+Every number of a fitted map (``calibrator_params``, ``panel_params``) is rounded to 10
+significant digits when it is fitted, and a calibrator's outputs to 12 decimals, so that a card
+is the same bytes (and digest) for the same inputs on any machine and routing applies exactly
+the map the card holds (``calibration.confidence.FIT_DIGITS``).
+
 Versions. Version 2 added fields in brackets above, and ``confidence.panel_rule``,
 ``panel_params``, ``panel_fit``: a panel card's members and the rule that combines their scores,
 and the procedure that certified the bands when it is not the version 1 one (a test other than

@@ -54,7 +54,7 @@ the smallest m with P(pass) >= ``power``. Where r comes from (``error``):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -164,10 +164,6 @@ class CardPlan:
             "starts": list(self.starts),
             "grid": self.grid,
         }
-
-    def stratum_of(self, item_id: str) -> PlanStratum:
-        """The stratum an item of the pool belongs to."""
-        return self.strata[0] if item_id in set(self.band_ids) else self.strata[1]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``judge review plan --for-card --out`` writes)."""
@@ -435,54 +431,24 @@ def plan_for_card(
     notes: list[str] = []
     estimate = None
     if band_share is None:
-        if error == "scores":
-            ranked = [
-                (expected_coverage(scores, s, budget, alpha=alpha, delta=delta, error=error), s)
-                for s in SHARES
-            ]
-            _, band_share = max(ranked)
-            notes.append(
-                f"band share {band_share:g} chosen by the planner (error model {error}): the "
-                "most coverage it expects from this budget"
-            )
-        else:
-            band_share = PLAN_SHARE
-            notes.append(
-                f"band share {band_share:g}, fixed in advance (the error assumed is the same for "
-                "every band, so it cannot choose one; give --cover to choose)"
-            )
+        band_share, why = _planned_share(scores, budget, alpha=alpha, delta=delta, error=error)
+        notes.append(why)
         estimate = labels_needed(scores, cover=band_share, alpha=alpha, delta=delta, error=error)
     band, boundary = band_of(scores, band_share)
     band_set = set(band)
     pool = [i.item_id for i in scores.items] + list(scores.unscored)
     rest = [i for i in pool if i not in band_set]
-    m_rest = min(len(rest), round(rest_share * budget))
-    m_band = min(len(band), budget - m_rest)
-    if m_band < budget - m_rest:
-        m_rest = min(len(rest), budget - m_band)
-        notes.append(f"the band stratum holds {len(band)} items: the other labels go to the rest")
+    m_band, m_rest = _stratum_sizes(len(band), len(rest), budget, rest_share, notes)
     rng = np.random.default_rng(seed)
     picked_band = {band[i] for i in rng.permutation(len(band))[:m_band]}
     picked_rest = {rest[i] for i in rng.permutation(len(rest))[:m_rest]} if rest else set()
-    by_id = scores.by_id()
-    rest_conf = [by_id[i].confidence for i in rest if i in by_id]
-    strata = (
-        PlanStratum(
-            "band", len(band), m_band, m_band / len(band), boundary,
-            max(by_id[i].confidence for i in band),
-        ),
-        PlanStratum(
-            "rest", len(rest), m_rest, m_rest / len(rest) if rest else 0.0,
-            min(rest_conf) if rest_conf else None, max(rest_conf) if rest_conf else None,
-        ),
-    )  # fmt: skip
     chosen = tuple(i for i in pool if i in picked_band or i in picked_rest)
     return CardPlan(
         kind=scores.kind,
         judge=scores.judge,
         item_ids=tuple(pool),
         chosen=chosen,
-        strata=strata,
+        strata=_strata(scores, band, rest, m_band, m_rest, boundary),
         band_ids=tuple(i for i in pool if i in band_set),
         boundary=boundary,
         band_share=float(band_share),
@@ -493,6 +459,62 @@ def plan_for_card(
         estimate=estimate,
         notes=tuple(notes),
     )
+
+
+def _planned_share(
+    scores: ScoreSet, budget: int, *, alpha: float, delta: float, error: str | float
+) -> tuple[float, str]:
+    """The band share a plan draws for when none is given, and the note that says why."""
+    if error == "scores":
+        ranked = [
+            (expected_coverage(scores, s, budget, alpha=alpha, delta=delta, error=error), s)
+            for s in SHARES
+        ]
+        _, share = max(ranked)
+        return share, (
+            f"band share {share:g} chosen by the planner (error model {error}): the "
+            "most coverage it expects from this budget"
+        )
+    return PLAN_SHARE, (
+        f"band share {PLAN_SHARE:g}, fixed in advance (the error assumed is the same for "
+        "every band, so it cannot choose one; give --cover to choose)"
+    )
+
+
+def _stratum_sizes(
+    n_band: int, n_rest: int, budget: int, rest_share: float, notes: list[str]
+) -> tuple[int, int]:
+    """Labels drawn in the band stratum and in the rest: ``rest_share`` of the budget in the
+    rest, the others in the band; what the band cannot hold goes to the rest (noted)."""
+    m_rest = min(n_rest, round(rest_share * budget))
+    m_band = min(n_band, budget - m_rest)
+    if m_band < budget - m_rest:
+        m_rest = min(n_rest, budget - m_band)
+        notes.append(f"the band stratum holds {n_band} items: the other labels go to the rest")
+    return m_band, m_rest
+
+
+def _strata(
+    scores: ScoreSet,
+    band: Sequence[str],
+    rest: Sequence[str],
+    m_band: int,
+    m_rest: int,
+    boundary: float,
+) -> tuple[PlanStratum, PlanStratum]:
+    """The band and rest strata: their sizes, the labels drawn in each and their confidences."""
+    by_id = scores.by_id()
+    rest_conf = [by_id[i].confidence for i in rest if i in by_id]
+    return (
+        PlanStratum(
+            "band", len(band), m_band, m_band / len(band), boundary,
+            max(by_id[i].confidence for i in band),
+        ),
+        PlanStratum(
+            "rest", len(rest), m_rest, m_rest / len(rest) if rest else 0.0,
+            min(rest_conf) if rest_conf else None, max(rest_conf) if rest_conf else None,
+        ),
+    )  # fmt: skip
 
 
 # --- Certifying with a plan -----------------------------------------------------------------

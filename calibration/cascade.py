@@ -336,8 +336,6 @@ def split_study(
     """
     import numpy as np
 
-    kind = stages[0].kind
-    positive = SCORING[kind].positive
     g = Grid.parse(grid) if isinstance(grid, str) else grid
     gold_ids = sorted({i.item_id for s in stages for i in s.with_gold().items})
     lookups = [s.by_id() for s in stages]
@@ -361,22 +359,7 @@ def split_study(
             test=test,
         )
         certified += any(s.policy.certified for s in result.stages)
-        counts = {"accept": [0, 0], "reject": [0, 0], "decide": [0, 0]}  # [n, errors]
-        for k in held_out:
-            scores = {
-                s.judge: (lk[k].score if k in lk else None)
-                for s, lk in zip(stages, lookups, strict=True)
-            }
-            judge, action = result.route(scores)
-            if judge is None:
-                continue
-            item = lookups[[s.judge for s in stages].index(judge)][k]
-            if action == "decide":
-                wrong = item.decision(kind) != item.gold
-            else:
-                wrong = (action == "accept") != (item.gold == positive)
-            counts[action][0] += 1
-            counts[action][1] += int(wrong)
+        counts = _held_out_counts(result, held_out, stages, lookups)
         decided = sum(c[0] for c in counts.values())
         coverages.append(decided / len(held_out))
         if decided:
@@ -393,3 +376,32 @@ def split_study(
         held_when_decided=held_decided / len(agreements) if agreements else None,
         certified=certified / n_splits,
     )
+
+
+def _held_out_counts(
+    result: CascadeResult,
+    held_out: Sequence[str],
+    stages: Sequence[ScoreSet],
+    lookups: Sequence[Mapping[str, ItemScore]],
+) -> dict[str, list[int]]:
+    """[decided, errors] per action ("accept", "reject", "decide") when ``result`` routes the
+    held-out gold items."""
+    kind = stages[0].kind
+    positive = SCORING[kind].positive
+    counts = {"accept": [0, 0], "reject": [0, 0], "decide": [0, 0]}  # [n, errors]
+    for k in held_out:
+        scores = {
+            s.judge: (lk[k].score if k in lk else None)
+            for s, lk in zip(stages, lookups, strict=True)
+        }
+        judge, action = result.route(scores)
+        if judge is None:
+            continue
+        item = lookups[[s.judge for s in stages].index(judge)][k]
+        if action == "decide":
+            wrong = item.decision(kind) != item.gold
+        else:
+            wrong = (action == "accept") != (item.gold == positive)
+        counts[action][0] += 1
+        counts[action][1] += int(wrong)
+    return counts

@@ -201,24 +201,46 @@ def _pool(item_id: str, rows: Sequence[VerdictRow], kind: Kind) -> ItemScore:
         weight = SCORING[kind].votes
         votes = [weight[v] for r in rows if (v := r.verdict) is not None and v in weight]
         score, source = math.fsum(votes) / len(votes), "votes"
-    golds = {r.gold for r in rows if r.gold is not None}
-    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
-    slices: dict[str, Any] = {}
-    for r in rows:
-        for key, value in r.slices.items():
-            slices.setdefault(key, value)
     return ItemScore(
         item_id=item_id,
         score=min(1.0, max(0.0, score)),
         source=source,  # type: ignore[arg-type]
         n_rows=len(rows),
         judges=tuple(sorted({r.judge for r in rows})),
-        # Conflicting gold on one item is a data error upstream; keep none rather than guess.
-        gold=next(iter(golds)) if len(golds) == 1 else None,
-        cluster=rows[0].cluster,
-        cost_usd=math.fsum(costs) if costs else None,
-        slices=slices,
+        **pooled_fields(rows),
     )
+
+
+class _Pooled(Protocol):
+    """What an item pooled from several parts reads of each (a verdict row, a member's item)."""
+
+    @property
+    def gold(self) -> str | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def slices(self) -> Mapping[str, Any]: ...
+    @property
+    def cluster(self) -> str: ...
+
+
+def pooled_fields(parts: Sequence[_Pooled]) -> dict[str, Any]:
+    """The gold, cluster, cost and slices of an item pooled from ``parts`` (an item's rows, or
+    a panel's members' items): the gold they agree on (none when they conflict: a data error
+    upstream, kept as no label rather than a guess), the first part's cluster, their total
+    cost (None when none is known) and their slices (the first value of each key)."""
+    golds = {p.gold for p in parts if p.gold is not None}
+    costs = [p.cost_usd for p in parts if p.cost_usd is not None]
+    slices: dict[str, Any] = {}
+    for p in parts:
+        for key, value in p.slices.items():
+            slices.setdefault(key, value)
+    return {
+        "gold": next(iter(golds)) if len(golds) == 1 else None,
+        "cluster": parts[0].cluster,
+        "cost_usd": math.fsum(costs) if costs else None,
+        "slices": slices,
+    }
 
 
 # --- Calibration of scores into probabilities -------------------------------------------------
@@ -230,12 +252,26 @@ class Calibrator(Protocol):
     name: str
 
     def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Map raw scores to calibrated probabilities."""
+        """Map raw scores to calibrated probabilities (rounded to SCORE_DECIMALS)."""
         ...
 
     def params(self) -> dict[str, Any]:
         """The fitted map as plain numbers (stored in the card so routing can apply it)."""
         ...
+
+
+#: Decimals of a calibrated score. numpy's exp and log differ in their last bit from one
+#: processor to another (with or without AVX-512), so a calibrator's outputs are rounded to
+#: these: a threshold certified on calibrated scores (the items and coverage grids pick one of
+#: them) is then the same number on every machine, and routing computes the same scores.
+SCORE_DECIMALS = 12
+
+
+def _calibrated(scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    import numpy as np
+
+    out: NDArray[np.float64] = np.round(scores, SCORE_DECIMALS)
+    return out
 
 
 @dataclass
@@ -247,9 +283,8 @@ class _Platt:
     def transform(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
         import numpy as np
 
-        z = self.a * _logit(scores) + self.b
-        out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
-        return out
+        z = self.a * logits(scores) + self.b
+        return _calibrated(1.0 / (1.0 + np.exp(-z)))
 
     def params(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "map": "1 / (1 + exp(-(a * logit(score) + b)))"}
@@ -267,8 +302,8 @@ class _Isotonic:
         import numpy as np
 
         if not self.x:
-            return np.asarray(scores, dtype=float)
-        return np.interp(np.asarray(scores, dtype=float), self.x, self.y)
+            return _calibrated(np.asarray(scores, dtype=float))
+        return _calibrated(np.interp(np.asarray(scores, dtype=float), self.x, self.y))
 
     def params(self) -> dict[str, Any]:
         return {
@@ -278,11 +313,22 @@ class _Isotonic:
         }
 
 
-def _logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
+#: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,
+#: vote shares reach 0 and 1), so every log-odds is finite and their order is kept.
+EPS = 1e-9
+
+
+def logit(p: float) -> float:
+    """log(p / (1 - p)), p clipped to [EPS, 1 - EPS]."""
+    q = min(1.0 - EPS, max(EPS, p))
+    return math.log(q / (1.0 - q))
+
+
+def logits(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`logit` of every element of an array."""
     import numpy as np
 
-    # Recorded probabilities reach 1 - 1e-7; clip so the logit stays finite and ordered.
-    q = np.clip(p, 1e-9, 1 - 1e-9)
+    q = np.clip(p, EPS, 1 - EPS)
     out: NDArray[np.float64] = np.log(q / (1 - q))
     return out
 
@@ -292,7 +338,7 @@ def _fit_platt(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> Cali
 
     # Platt scaling on the logit of the score: a sigmoid of the judge's own log-odds.
     model = LogisticRegression(C=1e6, max_iter=1000)
-    model.fit(_logit(scores).reshape(-1, 1), positive.astype(int))
+    model.fit(logits(scores).reshape(-1, 1), positive.astype(int))
     return _Platt(a=float(model.coef_[0][0]), b=float(model.intercept_[0]))
 
 
@@ -309,6 +355,31 @@ def _fit_isotonic(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> C
 #: Calibration methods by name (a registry, not a chain of ifs).
 CALIBRATORS = {"platt": _fit_platt, "isotonic": _fit_isotonic}
 
+#: Significant digits of a fitted number. A fit's last digits depend on the machine's floating
+#: point (BLAS kernels, SIMD), so every number of a fitted map (a calibrator's, a panel's model)
+#: is rounded to these when it is fitted: the card holds, and certification and routing apply,
+#: the same map on every machine.
+FIT_DIGITS = 10
+
+
+def fitted_number(value: float) -> float:
+    """``value`` rounded to FIT_DIGITS significant digits."""
+    return float(f"{value:.{FIT_DIGITS}g}")
+
+
+def fitted_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A fitted map's parameters (its ``params()``) with every float, in lists too, rounded to
+    FIT_DIGITS significant digits; other values as they are."""
+
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return fitted_number(value)
+        if isinstance(value, list | tuple):
+            return [rounded(v) for v in value]
+        return value
+
+    return {key: rounded(value) for key, value in params.items()}
+
 
 #: Rebuild a fitted calibrator from the parameters a card stores (its ``params()``).
 CALIBRATOR_FROM_PARAMS: dict[str, Any] = {
@@ -324,7 +395,9 @@ def calibrator_from_params(method: str, params: Mapping[str, Any]) -> Calibrator
 
 
 def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
-    """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``."""
+    """Fit a Platt or isotonic map of score -> P(positive) on the gold of ``fit_set``; the map
+    is rebuilt from its parameters rounded by :func:`fitted_params`, as routing rebuilds it
+    from the card."""
     fitter = CALIBRATORS.get(method)
     if fitter is None:
         raise InputError(
@@ -341,7 +414,8 @@ def fit_calibrator(fit_set: ScoreSet, method: str) -> Calibrator:
             field="calibrator",
             hint="use --calibrator none or more gold",
         )
-    return fitter(gold.scores(), positive)
+    fitted = fitter(gold.scores(), positive)
+    return calibrator_from_params(method, fitted_params(fitted.params()))
 
 
 def apply_calibrator(scores: ScoreSet, calibrator: Calibrator) -> ScoreSet:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.inputs import LABEL_CODE, RowArrays, to_arrays
 from calibration.intervals import (
+    ResampleMatrix,
     cluster_sums,
     compact_codes,
     percentile_interval,
@@ -189,27 +190,20 @@ class BootstrapBatch:
             return
         if self.n_clusters == 0:
             return
-        matrix = None
-        if self._columns:
-            # float32, column-major: what the weights' product wants (see blas_matrix)
-            matrix = np.empty((self.n_clusters, self._width), dtype=np.float32, order="F")
-            at = 0
-            for part in self._columns:
-                matrix[:, at : at + part.shape[1]] = part
-                at += part.shape[1]
+        matrix = ResampleMatrix(self._columns) if self._columns else None
         sums: list[np.ndarray] = []
         blocks: dict[int, list[np.ndarray]] = {h: [] for h in self._block_stats}
         with single_thread_blas():
             for w in weight_blocks(self.n_clusters, self.n_boot, self.seed):
                 if matrix is not None:
-                    sums.append(w @ matrix)
+                    sums.append(matrix.sums(w))
                 for h, (fn, step) in self._block_stats.items():
                     for start in range(0, w.shape[0], step):
                         part = fn(w[start : start + step])
                         blocks[h].append(np.asarray(part, dtype=np.float64))
         with np.errstate(invalid="ignore", divide="ignore"):
             if matrix is not None:
-                reps = np.vstack(sums).astype(np.float64)
+                reps = np.vstack(sums)
                 for handle, (cols, fn) in enumerate(self._stats):
                     self._intervals[handle] = percentile_interval(fn(reps[:, cols]), self.level)
             for h, parts in blocks.items():

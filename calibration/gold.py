@@ -63,6 +63,19 @@ class GoldTurn(Strict):
     source: str | None = None
 
 
+def _turn_fields(turn: GoldTurn | TraceTurn) -> dict[str, Any]:
+    """A trace turn's fields, to copy it between a gold record and a case (the two hold the
+    same six)."""
+    return {
+        "id": turn.id,
+        "role": turn.role,
+        "content": turn.content,
+        "step": turn.step,
+        "kind": turn.kind,
+        "source": turn.source,
+    }
+
+
 class Lineage(Strict):
     """Where a gold label came from, so that every label can be traced back."""
 
@@ -168,17 +181,7 @@ class GoldRecord(Strict):
             task=case.task,
             candidates=dict(case.candidates) if case.candidates else None,
             diff=case.diff,
-            trace=[
-                GoldTurn(
-                    id=t.id,
-                    role=t.role,
-                    content=t.content,
-                    step=t.step,
-                    kind=t.kind,
-                    source=t.source,
-                )
-                for t in case.trace
-            ],
+            trace=[GoldTurn(**_turn_fields(t)) for t in case.trace],
             agent_model=case.agent_model,
             gold=gold,
             gold_source=gold_source,
@@ -204,17 +207,7 @@ class GoldRecord(Strict):
             kind=self.kind,
             task=self.task,
             diff=self.diff,
-            trace=[
-                TraceTurn(
-                    id=t.id,
-                    role=t.role,
-                    content=t.content,
-                    step=t.step,
-                    kind=t.kind,
-                    source=t.source,
-                )
-                for t in self.trace
-            ],
+            trace=[TraceTurn(**_turn_fields(t)) for t in self.trace],
             candidates=dict(self.candidates) if self.candidates is not None else None,
             agent_model=self.resolved_agent_model(),
             slices=dict(self.slices),

@@ -29,24 +29,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.confidence import ItemScore, Kind, ScoreSet
+from calibration.confidence import (
+    ItemScore,
+    Kind,
+    ScoreSet,
+    fitted_params,
+    logit,
+    pooled_fields,
+)
 
 # The rules are named with the options (judge calibrate --help reads them, without numpy).
 from calibration.options import PanelRule
 from judge.errors import InputError
 from judge.kinds import SCORING
 
-#: Probabilities are clipped to [EPS, 1 - EPS] before the logit (recorded ones reach 1 - 1e-7,
-#: vote shares reach 0 and 1), so every log-odds is finite and their order is kept.
-EPS = 1e-9
 #: Why an item has no panel score when a member has no score at all for it.
 MEMBER_MISSING = "member_missing"
-
-
-def logit(p: float) -> float:
-    """log(p / (1 - p)), p clipped to [EPS, 1 - EPS]."""
-    q = min(1.0 - EPS, max(EPS, p))
-    return math.log(q / (1.0 - q))
 
 
 def sigmoid(z: float) -> float:
@@ -155,23 +153,13 @@ def combine(
 def _combined(
     item_id: str, parts: Sequence[ItemScore], rule: PanelRule, model: PanelModel | None
 ) -> ItemScore:
-    golds = {p.gold for p in parts if p.gold is not None}
-    costs = [p.cost_usd for p in parts if p.cost_usd is not None]
-    slices: dict[str, Any] = {}
-    for p in parts:
-        for key, value in p.slices.items():
-            slices.setdefault(key, value)
     return ItemScore(
         item_id=item_id,
         score=min(1.0, max(0.0, combine_probs([p.score for p in parts], rule, model))),
         source="prob" if all(p.source == "prob" for p in parts) else "votes",
         n_rows=sum(p.n_rows for p in parts),
         judges=tuple(j for p in parts for j in p.judges),
-        # Members that disagree on an item's gold: a data error upstream; keep none.
-        gold=next(iter(golds)) if len(golds) == 1 else None,
-        cluster=parts[0].cluster,
-        cost_usd=math.fsum(costs) if costs else None,
-        slices=slices,
+        **pooled_fields(parts),
     )
 
 
@@ -206,4 +194,6 @@ def fit_panel(members: Sequence[ScoreSet], *, kind: Kind) -> PanelModel:
         )
     fitted = LogisticRegression(C=1.0, max_iter=1000)
     fitted.fit(np.asarray(features, dtype=float), y)
-    return PanelModel(names, tuple(float(w) for w in fitted.coef_[0]), float(fitted.intercept_[0]))
+    model = PanelModel(names, tuple(float(w) for w in fitted.coef_[0]), float(fitted.intercept_[0]))
+    # Its numbers rounded as every fitted map's are (calibration.confidence.FIT_DIGITS).
+    return PanelModel.from_params(fitted_params(model.params()))

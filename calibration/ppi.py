@@ -55,27 +55,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from calibration.label_plans import (
+    LabelPlan,
+    PlanCheck,
+    plan_covers,
+    plan_labels,
+    uncertainty_probs,
+)
+from calibration.ppi_batch import POPULATIONS, Batch, Population, estimate_batch
+from calibration.ppi_inputs import (
+    FAIL_VALUES,
+    PASS_VALUES,
+    checked_labels,
+    checked_probs,
+    checked_run_ids,
+    checked_scores,
+    codes,
+    length_of,
+    run_weights,
+)
 from judge.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
 
-Population = Literal["tasks", "runs"]
-POPULATIONS: tuple[str, ...] = ("tasks", "runs")
-#: Label values read as a pass / a fail (besides 1 / 0 and True / False).
-PASS_VALUES = frozenset({"pass", "1", "true"})
-FAIL_VALUES = frozenset({"fail", "0", "false"})
 #: Fewer labelled units than this get a note: the t interval under-covers on so few binary
 #: labels (measured on real judges in CALIBRATION_RESULTS.md: about 92-93% at 12 labels).
 MIN_UNITS_FOR_TRUST = 30
-#: Below this, sum(beta^2) counts as zero: the judge's scores carry no information to tune on.
-_TINY = 1e-24
-
-
-# --------------------------------------------------------------------------- typed results
 
 
 @dataclass(frozen=True)
@@ -122,351 +131,6 @@ class PPIResult:
             "effective_labels": effective_labels(self),
             "note": self.note,
         }
-
-
-@dataclass(frozen=True)
-class Batch:
-    """The estimator on R samples at once (arrays of shape (R,)); NaN where undefined."""
-
-    value: np.ndarray
-    se: np.ndarray
-    se_labels_only: np.ndarray
-    lam: np.ndarray
-    #: Labelled units (tasks with a label, or labelled runs) and labelled runs.
-    units: np.ndarray
-    n_labels: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-
-
-@dataclass(frozen=True)
-class LabelPlan:
-    """Which runs to label, drawn at random with recorded inclusion probabilities.
-
-    ``design``: "uniform" (a simple random sample of exactly ``budget`` runs) or "active"
-    (each run independently with its own probability; ``budget`` runs expected).
-    """
-
-    run_ids: tuple[str, ...]
-    probs: tuple[float, ...]
-    chosen: tuple[str, ...]
-    seed: int
-    budget: int
-    design: str
-    mix: float = 0.0
-
-    def prob_of(self) -> dict[str, float]:
-        """Inclusion probability by run id."""
-        return dict(zip(self.run_ids, self.probs, strict=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (stored beside the labels so the sample can be checked later)."""
-        return {
-            "run_ids": list(self.run_ids),
-            "probs": list(self.probs),
-            "chosen": list(self.chosen),
-            "seed": self.seed,
-            "budget": self.budget,
-            "design": self.design,
-            "mix": self.mix,
-        }
-
-
-@dataclass(frozen=True)
-class PlanCheck:
-    """Whether a set of labelled runs is the sample a plan drew (then PPI is valid)."""
-
-    valid: bool
-    #: Labelled runs the plan did not choose (hand-picked), and chosen runs left unlabelled.
-    unplanned: tuple[str, ...] = ()
-    unlabelled: tuple[str, ...] = ()
-    #: Re-drawing from the plan's seed and probabilities gives the plan's own choice.
-    reproducible: bool = True
-    reason: str | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-# --------------------------------------------------------------------------- the core
-
-
-def estimate_batch(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    labelled: np.ndarray,
-    weights: np.ndarray,
-    probs: np.ndarray,
-    clusters: np.ndarray,
-    n_clusters: int,
-    *,
-    groups: np.ndarray | None = None,
-    signs: Sequence[float] = (1.0,),
-    lam: float | None = None,
-    population: str = "tasks",
-    level: float = 0.95,
-    bounds: tuple[float, float] = (0.0, 1.0),
-) -> Batch:
-    """The estimator on R samples at once: every array is (R, L), one row per sample.
-
-    No input checks (the public functions check); the simulation bench calls this directly so
-    that it measures exactly the production arithmetic. ``clusters`` are codes 0..n_clusters-1;
-    ``groups`` codes 0..len(signs)-1 (the estimand is sum_g signs[g] * theta_g, each theta_g a
-    weighted mean over its group's runs); ``lam`` None: tuned per sample.
-    """
-    import numpy as np
-    from scipy.stats import t as student_t
-
-    f, y, lab, w, pi, cl = np.broadcast_arrays(
-        np.asarray(scores, float),
-        np.asarray(labels, float),
-        np.asarray(labelled, bool),
-        np.asarray(weights, float),
-        np.asarray(probs, float),
-        np.asarray(clusters, np.int64),
-    )
-    if f.ndim != 2:
-        raise ValueError("estimate_batch wants (R, L) arrays")
-    grp = np.zeros(f.shape, np.int64) if groups is None else np.broadcast_to(groups, f.shape)
-    lab = lab & (w > 0)  # a labelled run of weight 0 says nothing about the estimand
-    xi = lab.astype(float)
-    y = np.where(lab, y, 0.0)
-    n_rows = f.shape[0]
-    alpha = np.zeros(f.shape)  # influence of the labels (centred at the labelled mean)
-    beta = np.zeros(f.shape)  # d(influence)/d(lam): all-runs part minus labelled part
-    delta = np.zeros(f.shape)  # the labelled part of beta only (the "runs" population)
-    value0 = np.zeros(n_rows)
-    slope = np.zeros(n_rows)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for g, sign in enumerate(signs):
-            wg = np.where(grp == g, w, 0.0)
-            wn = wg / wg.sum(axis=1, keepdims=True)
-            f_all = (wn * f).sum(axis=1, keepdims=True)
-            a = wn * xi / pi
-            an = a / a.sum(axis=1, keepdims=True)
-            y_lab = (an * y).sum(axis=1, keepdims=True)
-            f_lab = (an * f).sum(axis=1, keepdims=True)
-            alpha += np.where(lab, sign * an * (y - y_lab), 0.0)
-            part = np.where(lab, -sign * an * (f - f_lab), 0.0)
-            delta += part
-            beta += np.where(wg > 0, sign * wn * (f - f_all), 0.0) + part
-            value0 += sign * y_lab[:, 0]
-            slope += sign * (f_all - f_lab)[:, 0]
-    if population == "tasks":
-        offset = (np.arange(n_rows)[:, None] * n_clusters + cl).ravel()
-        size = n_rows * n_clusters
-
-        def per_cluster(v: np.ndarray) -> np.ndarray:
-            return np.bincount(offset, weights=v.ravel(), minlength=size).reshape(
-                n_rows, n_clusters
-            )
-
-        ua, ub = per_cluster(alpha), per_cluster(beta)
-        mult = np.ones_like(ua)
-        units = (per_cluster(xi) > 0).sum(axis=1)
-    elif population == "runs":
-        ua, ub = alpha, delta
-        mult = np.where(lab, 1.0 - pi, 0.0)  # a run labelled with certainty adds no variance
-        units = lab.sum(axis=1)
-    else:
-        raise ValueError(f"population must be one of {POPULATIONS}, got {population!r}")
-    saa = (mult * ua * ua).sum(axis=1)
-    sab = (mult * ua * ub).sum(axis=1)
-    sbb = (mult * ub * ub).sum(axis=1)
-    if lam is None:
-        # The variance is saa + 2 lam sab + lam^2 sbb: minimised at -sab / sbb, kept in [0, 1].
-        with np.errstate(invalid="ignore", divide="ignore"):
-            lam_v = np.where(sbb > _TINY, np.clip(-sab / sbb, 0.0, 1.0), 0.0)
-    else:
-        lam_v = np.full(n_rows, float(lam))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        small = np.where(units > 1, units / (units - 1.0), np.nan)
-        var = np.maximum(saa + 2 * lam_v * sab + lam_v**2 * sbb, 0.0) * small
-        se = np.sqrt(var)
-        se0 = np.sqrt(np.maximum(saa, 0.0) * small)
-        crit = student_t.ppf(0.5 + level / 2.0, np.maximum(units - 1, 1))
-        crit = np.where(units > 1, crit, np.nan)
-    value = value0 + lam_v * slope
-    lo = np.clip(value - crit * se, *bounds)
-    hi = np.clip(value + crit * se, *bounds)
-    return Batch(value, se, se0, lam_v, units, lab.sum(axis=1), lo, hi)
-
-
-# --------------------------------------------------------------------------- input checks
-
-
-def _n_runs(values: Sequence[Any] | np.ndarray | Mapping[str, Any], name: str) -> int:
-    try:
-        return len(values)
-    except TypeError as err:
-        raise InputError(f"expected a sequence, got {type(values).__name__}", field=name) from err
-
-
-def _run_ids(run_ids: Sequence[str] | None, n: int) -> list[str]:
-    if run_ids is None:
-        return [str(i) for i in range(n)]
-    ids = [str(r) for r in run_ids]
-    if len(ids) != n:
-        raise InputError(
-            f"{len(ids)} run ids for {n} runs",
-            field="run_ids",
-            hint="give one id per run, in the order of the scores",
-        )
-    if len(set(ids)) != n:
-        seen: set[str] = set()
-        dup = ""
-        for r in ids:
-            if r in seen:
-                dup = r
-                break
-            seen.add(r)
-        raise InputError(
-            f"duplicate run id {dup!r}", field="run_ids", hint="each run must have its own id"
-        )
-    return ids
-
-
-def _scores(scores: Sequence[float] | np.ndarray, n: int | None = None) -> np.ndarray:
-    import numpy as np
-
-    try:
-        f = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InputError(f"scores must be numbers in [0, 1]: {err}", field="scores") from err
-    if f.ndim != 1:
-        raise InputError("scores must be one number per run", field="scores")
-    if n is not None and f.size != n:
-        raise InputError(
-            f"{f.size} scores for {n} runs", field="scores", hint="give one judge score per run"
-        )
-    bad = ~np.isfinite(f) | (f < 0) | (f > 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"score {f[i]!r} of run {i} is not in [0, 1]",
-            field="scores",
-            hint="pass P(pass) or the 0/1 verdict; a failed judgment has no score",
-        )
-    return f
-
-
-def _label_value(v: Any, where: str) -> float | None:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, bool):
-        return float(v)
-    if isinstance(v, int | float) and v in (0, 1):
-        return float(v)
-    if isinstance(v, str) and v.strip().lower() in PASS_VALUES | FAIL_VALUES:
-        return 1.0 if v.strip().lower() in PASS_VALUES else 0.0
-    try:  # numpy scalars
-        if float(v) in (0.0, 1.0):
-            return float(v)
-    except (TypeError, ValueError):
-        pass
-    raise InputError(
-        f"label {v!r} of {where} is not 0/1 or pass/fail",
-        field="labels",
-        hint="human labels are binary; leave unlabelled runs as None",
-    )
-
-
-def _labels(
-    labels: Sequence[Any] | np.ndarray | Mapping[str, Any], ids: list[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """(y, labelled mask) from labels aligned with the runs (None = unlabelled) or a mapping
-    run id -> label."""
-    import numpy as np
-
-    n = len(ids)
-    y = np.zeros(n)
-    lab = np.zeros(n, bool)
-    if isinstance(labels, Mapping):
-        index = {r: i for i, r in enumerate(ids)}
-        for run, v in labels.items():
-            i = index.get(str(run))
-            if i is None:
-                raise InputError(
-                    f"label for unknown run {run!r}",
-                    field="labels",
-                    hint="label ids must be among the run ids",
-                )
-            value = _label_value(v, f"run {run!r}")
-            if value is not None:
-                y[i], lab[i] = value, True
-    else:
-        if _n_runs(labels, "labels") != n:
-            raise InputError(
-                f"{len(labels)} labels for {n} runs",
-                field="labels",
-                hint="one entry per run, None where unlabelled",
-            )
-        for i, v in enumerate(labels):
-            value = _label_value(v, f"run {ids[i]!r}")
-            if value is not None:
-                y[i], lab[i] = value, True
-    return y, lab
-
-
-def _probs(probs: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray | None:
-    import numpy as np
-
-    if probs is None:
-        return None
-    try:
-        p = np.asarray(probs, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InputError(f"probabilities must be numbers: {err}", field="probs") from err
-    if p.ndim != 1 or p.size != n:
-        raise InputError(
-            f"{p.size} inclusion probabilities for {n} runs",
-            field="probs",
-            hint="one inclusion probability per run (the label plan's)",
-        )
-    bad = ~np.isfinite(p) | (p <= 0) | (p > 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"inclusion probability {p[i]!r} of run {i} is not in (0, 1]",
-            field="probs",
-            hint="every run must have a chance to be labelled",
-        )
-    return p
-
-
-def _codes(values: Sequence[Any] | None, n: int, name: str) -> tuple[np.ndarray, list[Any]]:
-    import numpy as np
-
-    if values is None:
-        return np.arange(n, dtype=np.int64), list(range(n))
-    if _n_runs(values, name) != n:
-        raise InputError(f"{len(values)} {name} for {n} runs", field=name, hint="one entry per run")
-    index: dict[Any, int] = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return np.asarray(codes, dtype=np.int64), list(index)
-
-
-def _weights(
-    weights: Sequence[float] | np.ndarray | None, task: np.ndarray, group: np.ndarray
-) -> np.ndarray:
-    """Caller's weights, or the macro weights 1 / (runs of the task in the group)."""
-    import numpy as np
-
-    n = task.size
-    if weights is not None:
-        try:
-            w = np.asarray(weights, dtype=float)
-        except (TypeError, ValueError) as err:
-            raise InputError(f"weights must be numbers: {err}", field="weights") from err
-        if w.ndim != 1 or w.size != n:
-            raise InputError(f"{w.size} weights for {n} runs", field="weights")
-        if (~np.isfinite(w) | (w < 0)).any():
-            raise InputError("weights must be finite and >= 0", field="weights")
-        return w
-    key = task * (int(group.max()) + 1 if n else 1) + group
-    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return 1.0 / counts[inverse.reshape(-1)]
-
-
-# --------------------------------------------------------------------------- public estimators
 
 
 def _finish(
@@ -557,10 +221,10 @@ def ppi_mean(
     random sample. ``lam``: None tunes it (PPI++), 0 gives labels only, 1 plain PPI.
     """
     _check_common(population, level, lam)
-    n = _n_runs(scores, "scores")
-    f = _scores(scores, n)
-    ids = _run_ids(run_ids, n)
-    y, lab = _labels(labels, ids)
+    n = length_of(scores, "scores")
+    f = checked_scores(scores, n)
+    ids = checked_run_ids(run_ids, n)
+    y, lab = checked_labels(labels, ids)
     if not lab.any():
         raise InputError(
             "no run is labelled",
@@ -568,7 +232,17 @@ def ppi_mean(
             hint="label a random subset of the runs (judge review plan)",
         )
     return _mean(
-        f, y, lab, ids, task_ids, weights, _probs(probs, n), lam, population, level, method=None
+        f,
+        y,
+        lab,
+        ids,
+        task_ids,
+        weights,
+        checked_probs(probs, n),
+        lam,
+        population,
+        level,
+        method=None,
     )
 
 
@@ -592,10 +266,10 @@ def labels_only(
     n = (
         len(run_ids)
         if run_ids is not None
-        else (n_runs if n_runs is not None else _n_runs(labels, "labels"))
+        else (n_runs if n_runs is not None else length_of(labels, "labels"))
     )
-    ids = _run_ids(run_ids, n)
-    y, lab = _labels(labels, ids)
+    ids = checked_run_ids(run_ids, n)
+    y, lab = checked_labels(labels, ids)
     if not lab.any():
         raise InputError("no run is labelled", field="labels", hint="label some runs")
     import numpy as np
@@ -607,7 +281,7 @@ def labels_only(
         ids,
         task_ids,
         weights,
-        _probs(probs, n),
+        checked_probs(probs, n),
         0.0,
         population,
         level,
@@ -629,6 +303,32 @@ def active_mean(
     return ppi_mean(scores, labels, probs=probs, **kwargs)
 
 
+def _method(lam: float | None) -> str:
+    """The method a lambda makes: tuned (PPI++), 0 (labels only) or given (PPI)."""
+    return "ppi++" if lam is None else ("labels_only" if lam == 0 else "ppi")
+
+
+def _estimate(
+    f: np.ndarray,
+    y: np.ndarray,
+    lab: np.ndarray,
+    w: np.ndarray,
+    probs: np.ndarray | None,
+    task: np.ndarray,
+    n_tasks: int,
+    **options: Any,
+) -> Batch:
+    """:func:`estimate_batch` on one sample; without inclusion probabilities the labels are a
+    uniform sample (every run's probability: labelled runs / runs)."""
+    import numpy as np
+
+    n = f.size
+    pi = probs if probs is not None else np.full(n, max(int(lab.sum()), 1) / n)
+    return estimate_batch(
+        f[None], y[None], lab[None], w[None], pi[None], task[None], n_tasks, **options
+    )
+
+
 def _mean(
     f: np.ndarray,
     y: np.ndarray,
@@ -645,28 +345,16 @@ def _mean(
     import numpy as np
 
     n = len(ids)
-    task, names = _codes(task_ids, n, "task_ids")
-    w = _weights(weights, task, np.zeros(n, np.int64))
+    task, names = codes(task_ids, n, "task_ids")
+    w = run_weights(weights, task, np.zeros(n, np.int64))
     if w.sum() <= 0:
         raise InputError("the weights sum to zero", field="weights")
-    pi = probs if probs is not None else np.full(n, max(int(lab.sum()), 1) / n)
-    batch = estimate_batch(
-        f[None],
-        y[None],
-        lab[None],
-        w[None],
-        pi[None],
-        task[None],
-        len(names),
-        lam=lam,
-        population=population,
-        level=level,
+    batch = _estimate(
+        f, y, lab, w, probs, task, len(names), lam=lam, population=population, level=level
     )
-    if method is None:
-        method = "ppi++" if lam is None else ("labels_only" if lam == 0 else "ppi")
     return _finish(
         batch,
-        method=method,
+        method=method if method is not None else _method(lam),
         sampling="uniform" if probs is None else "weighted",
         population=population,
         n_runs=n,
@@ -676,6 +364,70 @@ def _mean(
         bounds=(0.0, 1.0),
         labels=y[lab & (w > 0)],
     )
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    """Two treatments' runs paired by task: which runs count (tasks both treatments ran)."""
+
+    first: Any
+    second: Any
+    #: Task codes of the runs, and how many tasks there are in all.
+    task: np.ndarray
+    n_tasks: int
+    #: 0: a run of ``first``; 1: of ``second``; -1: of another treatment.
+    group: np.ndarray
+    #: Task codes both treatments ran, and the runs on them.
+    shared: np.ndarray
+    keep: np.ndarray
+
+    @property
+    def dropped(self) -> int:
+        """Runs of the two treatments on tasks only one of them ran."""
+        return int(((self.group >= 0) & ~self.keep).sum())
+
+    def check_labelled(self, lab: np.ndarray) -> None:
+        """Both treatments need a labelled run on a shared task."""
+        for g, name in ((0, self.first), (1, self.second)):
+            if not (lab & self.keep & (self.group == g)).any():
+                raise InputError(
+                    f"no labelled run of treatment {name!r} on a shared task",
+                    field="labels",
+                    hint="labels must fall on both treatments' runs",
+                )
+
+
+def _pairing(
+    treatments: Sequence[Any], task_ids: Sequence[Any], n: int, first: Any, second: Any
+) -> _Pairing:
+    """The two treatments compared (the two present, when neither is named) and their runs on
+    the tasks both ran."""
+    import numpy as np
+
+    if length_of(treatments, "treatments") != n:
+        raise InputError(f"{len(treatments)} treatments for {n} runs", field="treatments")
+    present = list(dict.fromkeys(treatments))
+    if first is None and second is None:
+        if len(present) != 2:
+            raise InputError(
+                f"{len(present)} treatments present; name the two to compare",
+                field="treatments",
+                hint="pass first= and second=",
+            )
+        first, second = present
+    if first == second or first not in present or second not in present:
+        raise InputError(
+            f"treatments {first!r} and {second!r} must be two present ones", field="treatments"
+        )
+    task, names = codes(task_ids, n, "task_ids")
+    group = np.full(n, -1, np.int64)
+    group[[t == first for t in treatments]] = 0
+    group[[t == second for t in treatments]] = 1
+    shared = np.intersect1d(task[group == 0], task[group == 1])
+    keep = (group >= 0) & np.isin(task, shared)
+    if shared.size == 0:
+        raise InputError("the two treatments share no task", field="task_ids")
+    return _Pairing(first, second, task, len(names), group, shared, keep)
 
 
 def ppi_difference(
@@ -704,74 +456,44 @@ def ppi_difference(
     import numpy as np
 
     _check_common(population, level, lam)
-    n = _n_runs(scores, "scores")
-    f = _scores(scores, n)
-    ids = _run_ids(run_ids, n)
-    y, lab = _labels(labels, ids)
-    if _n_runs(treatments, "treatments") != n:
-        raise InputError(f"{len(treatments)} treatments for {n} runs", field="treatments")
-    present = list(dict.fromkeys(treatments))
-    if first is None and second is None:
-        if len(present) != 2:
-            raise InputError(
-                f"{len(present)} treatments present; name the two to compare",
-                field="treatments",
-                hint="pass first= and second=",
-            )
-        first, second = present
-    if first == second or first not in present or second not in present:
-        raise InputError(
-            f"treatments {first!r} and {second!r} must be two present ones", field="treatments"
-        )
-    task, names = _codes(task_ids, n, "task_ids")
-    group = np.full(n, -1, np.int64)
-    group[[t == first for t in treatments]] = 0
-    group[[t == second for t in treatments]] = 1
-    shared = np.intersect1d(task[group == 0], task[group == 1])
-    keep = (group >= 0) & np.isin(task, shared)
-    if shared.size == 0:
-        raise InputError("the two treatments share no task", field="task_ids")
-    for g, name in ((0, first), (1, second)):
-        if not (lab & keep & (group == g)).any():
-            raise InputError(
-                f"no labelled run of treatment {name!r} on a shared task",
-                field="labels",
-                hint="labels must fall on both treatments' runs",
-            )
-    pi_given = _probs(probs, n)
-    w = np.where(keep, _weights(None, task, np.maximum(group, 0)), 0.0)
-    pi = pi_given if pi_given is not None else np.full(n, max(int(lab.sum()), 1) / n)
-    batch = estimate_batch(
-        f[None],
-        y[None],
-        lab[None],
-        w[None],
-        pi[None],
-        task[None],
-        len(names),
-        groups=np.maximum(group, 0)[None],
+    n = length_of(scores, "scores")
+    f = checked_scores(scores, n)
+    ids = checked_run_ids(run_ids, n)
+    y, lab = checked_labels(labels, ids)
+    pairing = _pairing(treatments, task_ids, n, first, second)
+    pairing.check_labelled(lab)
+    pi_given = checked_probs(probs, n)
+    groups = np.maximum(pairing.group, 0)
+    w = np.where(pairing.keep, run_weights(None, pairing.task, groups), 0.0)
+    batch = _estimate(
+        f,
+        y,
+        lab,
+        w,
+        pi_given,
+        pairing.task,
+        pairing.n_tasks,
+        groups=groups[None],
         signs=(1.0, -1.0),
         lam=lam,
         population=population,
         level=level,
         bounds=(-1.0, 1.0),
     )
-    method = "ppi++" if lam is None else ("labels_only" if lam == 0 else "ppi")
     result = _finish(
         batch,
-        method=method,
+        method=_method(lam),
         sampling="uniform" if pi_given is None else "weighted",
         population=population,
-        n_runs=int(keep.sum()),
-        n_tasks=int(shared.size),
+        n_runs=int(pairing.keep.sum()),
+        n_tasks=int(pairing.shared.size),
         level=level,
-        estimand=f"pass@1[{first}] - pass@1[{second}]",
+        estimand=f"pass@1[{pairing.first}] - pass@1[{pairing.second}]",
         bounds=(-1.0, 1.0),
-        labels=y[lab & keep],
+        labels=y[lab & pairing.keep],
     )
-    dropped = int(((group >= 0) & ~keep).sum())
-    if dropped:
-        extra = f"{dropped} run(s) of tasks only one treatment ran left out"
+    if pairing.dropped:
+        extra = f"{pairing.dropped} run(s) of tasks only one treatment ran left out"
         note = f"{result.note}; {extra}" if result.note else extra
         result = PPIResult(**{**result.__dict__, "note": note})
     return result
@@ -790,146 +512,16 @@ def effective_labels(result: PPIResult) -> float:
     return result.n_labels * (result.se_labels_only / result.se) ** 2
 
 
-# --------------------------------------------------------------------------- label plans
-
-
-def uncertainty_probs(
-    scores: np.ndarray, budget: float | np.ndarray, mix: float, valid: np.ndarray | None = None
-) -> np.ndarray:
-    """Inclusion probabilities for active sampling: proportional to sqrt(f (1 - f)) (the
-    judge's standard deviation if its scores are calibrated; Zrnic & Candes's optimal rule for
-    a mean is proportional to the residual's conditional sd), mixed with uniform so every run
-    has probability >= mix * budget / N, scaled to sum to ``budget``, capped at 1 (the excess
-    spread over the others). Works row-wise on (R, N) arrays too (``budget`` then (R, 1)
-    and ``valid`` masking padding out: a masked entry gets probability 0)."""
-    import numpy as np
-
-    f = np.atleast_2d(np.asarray(scores, float))
-    ok = np.ones(f.shape, bool) if valid is None else np.atleast_2d(valid)
-    u = np.where(ok, np.sqrt(np.clip(f * (1.0 - f), 0.0, None)), 0.0)
-    total = u.sum(axis=1, keepdims=True)
-    n = ok.sum(axis=1, keepdims=True)
-    uniform = np.where(ok, 1.0 / n, 0.0)
-    # Hard 0/1 verdicts carry no uncertainty: then the plan is uniform.
-    share = np.where(total > 0, u / np.where(total > 0, total, 1.0), uniform)
-    pi = budget * ((1.0 - mix) * share + mix * uniform)
-    fixed = np.zeros(pi.shape, bool)
-    for _ in range(f.shape[1]):
-        over = (pi > 1.0) & ~fixed
-        if not over.any():
-            break
-        # Cap at 1 and spread what was cut over the runs not yet capped, in proportion.
-        fixed |= over
-        free = np.where(fixed, 0.0, pi)
-        free_total = free.sum(axis=1, keepdims=True)
-        rest = budget - fixed.sum(axis=1, keepdims=True)
-        pi = np.where(fixed, 1.0, free * rest / np.where(free_total > 0, free_total, 1.0))
-    return np.minimum(pi, 1.0).reshape(np.shape(scores))
-
-
-def plan_labels(
-    scores: Sequence[float] | np.ndarray,
-    budget: int,
-    *,
-    active: bool,
-    seed: int,
-    run_ids: Sequence[str] | None = None,
-    mix: float = 0.2,
-) -> LabelPlan:
-    """Choose which runs people should label, at random, recording how.
-
-    Uniform: a simple random sample of exactly ``budget`` runs (each with probability
-    budget / N). Active: each run independently with probability from
-    :func:`uncertainty_probs` (``budget`` runs expected, the count varies). Reproducible
-    from ``seed``; :func:`plan_covers` checks labelled runs against the plan.
-    """
-    import numpy as np
-
-    n = _n_runs(scores, "scores")
-    f = _scores(scores, n)
-    ids = _run_ids(run_ids, n)
-    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or not 1 <= budget <= n:
-        raise InputError(f"budget {budget!r} is not a whole number in [1, {n}]", field="budget")
-    if not 0 < mix <= 1:
-        raise InputError(
-            f"mix {mix!r} is not in (0, 1]",
-            field="mix",
-            hint="some uniform mixing keeps every probability above zero",
-        )
-    design = "active" if active else "uniform"
-    probs = uncertainty_probs(f, float(budget), mix) if active else np.full(n, budget / n)
-    chosen = _draw(design, probs, int(budget), int(seed))
-    return LabelPlan(
-        run_ids=tuple(ids),
-        probs=tuple(float(p) for p in probs),
-        chosen=tuple(ids[i] for i in chosen),
-        seed=int(seed),
-        budget=int(budget),
-        design=design,
-        mix=float(mix) if active else 0.0,
-    )
-
-
-def _draw(design: str, probs: np.ndarray, budget: int, seed: int) -> list[int]:
-    """The plan's random choice (indices, ascending): the only place a plan uses the seed."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    if design == "uniform":
-        return sorted(int(i) for i in rng.permutation(probs.size)[:budget])
-    return [int(i) for i in np.flatnonzero(rng.random(probs.size) < probs)]
-
-
-def plan_covers(plan: LabelPlan, labelled_ids: Sequence[str] | set[str]) -> PlanCheck:
-    """Whether ``labelled_ids`` are exactly the runs the plan drew.
-
-    Invalid for PPI when a labelled run was not drawn (hand-picked), when a drawn run is left
-    unlabelled (the missing labels may not be missing at random), or when re-drawing from the
-    plan's seed and probabilities does not give the plan's own choice (an edited plan).
-    """
-    import numpy as np
-
-    labelled = {str(r) for r in labelled_ids}
-    chosen = set(plan.chosen)
-    known = set(plan.run_ids)
-    unknown = sorted(labelled - known)
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} labelled id(s) not in the plan, e.g. {unknown[0]!r}",
-            field="labelled_ids",
-            hint="check against the plan of this run set",
-        )
-    redraw = _draw(plan.design, np.asarray(plan.probs, float), plan.budget, plan.seed)
-    reproducible = [plan.run_ids[i] for i in redraw] == list(plan.chosen)
-    unplanned = tuple(sorted(labelled - chosen))
-    unlabelled = tuple(sorted(chosen - labelled))
-    reasons = []
-    if not reproducible:
-        reasons.append("the plan's choice is not what its seed and probabilities draw")
-    if unplanned:
-        reasons.append(
-            f"{len(unplanned)} labelled run(s) were not drawn by the plan "
-            "(hand-picked): not valid for PPI"
-        )
-    if unlabelled:
-        reasons.append(
-            f"{len(unlabelled)} drawn run(s) have no label: label them, or the "
-            "sample is not the planned one"
-        )
-    return PlanCheck(
-        valid=not reasons,
-        unplanned=unplanned,
-        unlabelled=unlabelled,
-        reproducible=reproducible,
-        reason="; ".join(reasons) or None,
-    )
-
-
 __all__ = [
+    "FAIL_VALUES",
+    "MIN_UNITS_FOR_TRUST",
+    "PASS_VALUES",
+    "POPULATIONS",
     "Batch",
     "LabelPlan",
     "PPIResult",
     "PlanCheck",
+    "Population",
     "active_mean",
     "effective_labels",
     "estimate_batch",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from calibration.agreement import kappa_matrix
 from calibration.inputs import RowArrays, to_arrays
 from calibration.intervals import (
-    blas_matrix,
+    ResampleMatrix,
     compact_codes,
     percentile_interval,
     single_thread_blas,
@@ -104,7 +104,6 @@ class Study:
 
     def to_table(self) -> str:
         """A Markdown table: rank, judge, accuracy with intervals, difference vs the best."""
-        versus = {d.judge: d for d in self.differences if d.versus == self.best}
         lines = [
             f"Judges compared on {self.n_items} items ({self.n_clusters} task clusters), "
             f"{self.n_boot} bootstrap resamples, seed {self.seed}; failed verdicts count as "
@@ -114,42 +113,43 @@ class Study:
             "rank 95% | diff vs best [95% CI] | McNemar p | cost per correct |",
             "|---:|---|---:|---|---|---:|---|---|---:|---:|",
         ]
-        for s in self.judges:
-            d = versus.get(s.judge)
-            diff = "" if d is None else f"{_pct(d.diff, signed=True)} {_ci(d.ci95, signed=True)}"
-            p = "" if d is None or d.mcnemar_p is None else f"{d.mcnemar_p:.3g}"
-            rank95 = "" if s.rank95 is None else f"{s.rank95[0]}-{s.rank95[1]}"
-            cost = "" if s.cost_per_correct is None else f"${s.cost_per_correct:.4g}"
-            lines.append(
-                f"| {s.rank} | {s.judge} | {_pct(s.accuracy)} | {_ci(s.ci95)} | "
-                f"{_ci(s.wilson95)} | {s.n} | {rank95} | {diff} | {p} | {cost} |"
-            )
+        lines += ["| " + " | ".join(cells) + " |" for cells in self._cells()]
         lines.extend(f"\n{n}" for n in self.notes)
         return "\n".join(lines) + "\n"
 
-    def to_html(self) -> str:
-        """A self-contained HTML page (no scripts, no network): the table and an SVG chart of
-        each judge's accuracy with its bootstrap interval."""
+    def _cells(self) -> list[list[str]]:
+        """The table's cells, one row per judge, best first: rank, judge, accuracy, its two
+        intervals, n, rank interval, difference vs the best, McNemar p, cost per correct."""
         versus = {d.judge: d for d in self.differences if d.versus == self.best}
         rows = []
         for s in self.judges:
             d = versus.get(s.judge)
             diff = "" if d is None else f"{_pct(d.diff, signed=True)} {_ci(d.ci95, signed=True)}"
             p = "" if d is None or d.mcnemar_p is None else f"{d.mcnemar_p:.3g}"
-            cost = "" if s.cost_per_correct is None else f"${s.cost_per_correct:.4g}"
             rank95 = "" if s.rank95 is None else f"{s.rank95[0]}-{s.rank95[1]}"
-            cells = [
-                str(s.rank),
-                html.escape(s.judge),
-                _pct(s.accuracy),
-                _ci(s.ci95),
-                _ci(s.wilson95),
-                str(s.n),
-                rank95,
-                diff,
-                p,
-                cost,
-            ]
+            cost = "" if s.cost_per_correct is None else f"${s.cost_per_correct:.4g}"
+            rows.append(
+                [
+                    str(s.rank),
+                    s.judge,
+                    _pct(s.accuracy),
+                    _ci(s.ci95),
+                    _ci(s.wilson95),
+                    str(s.n),
+                    rank95,
+                    diff,
+                    p,
+                    cost,
+                ]
+            )
+        return rows
+
+    def to_html(self) -> str:
+        """A self-contained HTML page (no scripts, no network): the table and an SVG chart of
+        each judge's accuracy with its bootstrap interval."""
+        rows = []
+        for cells in self._cells():
+            cells[1] = html.escape(cells[1])  # the judge's name
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         head = (
             "<tr><th>rank</th><th>judge</th><th>accuracy</th><th>95% CI (task bootstrap)</th>"
@@ -393,10 +393,10 @@ def _accuracy(common: _Common, n_j: int, n_boot: int, seed: int) -> _Accuracy:
         acc = k / n
     reps = np.zeros((0, n_j))
     if n_boot > 0 and n_cl > 0:
-        both = blas_matrix(np.hstack([c_mat, n_mat]))
+        both = ResampleMatrix([c_mat, n_mat])
         with single_thread_blas():
-            parts = [w @ both for w in weight_blocks(n_cl, n_boot, seed)]
-        sums = np.vstack(parts).astype(np.float64)
+            parts = [both.sums(w) for w in weight_blocks(n_cl, n_boot, seed)]
+        sums = np.vstack(parts)
         with np.errstate(invalid="ignore", divide="ignore"):
             reps = sums[:, :n_j] / sums[:, n_j:]
     return _Accuracy(k, n, acc, reps, n_cl)

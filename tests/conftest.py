@@ -149,7 +149,25 @@ def require_inspect_ai() -> None:
     pytest.skip(INSPECT_REASON)
 
 
-# --- A real Arize Phoenix server for the platform connector tests ------------------------------
+# --- Real Phoenix and MLflow servers for the platform connector tests ---------------------------
+
+
+def _platform_server(kind: Any, url_env: str, what: str) -> Iterator[Any]:
+    """A throwaway server of ``kind`` (a LocalServer of judge.testing) for the whole session, or
+    the one running at ``$url_env``. Skipped when it cannot run here; a failure under CI=true,
+    where it must run."""
+    running = os.environ.get(url_env)
+    if running:
+        yield kind.attach(running)
+        return
+    try:
+        server = kind.start(kind.find(REPO))
+    except kind.unavailable as err:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true and the {what} tests cannot run: {err}", pytrace=False)
+        pytest.skip(str(err))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -157,28 +175,9 @@ def phoenix() -> Iterator[Any]:
     """A throwaway Phoenix on loopback for the whole session (35-80 s to start; stopped after).
     Skipped without .venv-phoenix; a failure under CI=true, where it must run.
     ``JUDGE_PHOENIX_URL=http://127.0.0.1:PORT`` uses a running one instead."""
-    from judge.testing.phoenix import (
-        PHOENIX_URL_ENV,
-        PhoenixServer,
-        PhoenixUnavailable,
-        find_phoenix,
-    )
+    from judge.testing.phoenix import PHOENIX_URL_ENV, PhoenixServer
 
-    running = os.environ.get(PHOENIX_URL_ENV)
-    if running:
-        yield PhoenixServer.attach(running)
-        return
-    try:
-        server = PhoenixServer.start(find_phoenix(REPO))
-    except PhoenixUnavailable as err:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true and the Phoenix tests cannot run: {err}", pytrace=False)
-        pytest.skip(str(err))
-    yield server
-    server.stop()
-
-
-# --- A real MLflow tracking server for the platform connector tests -----------------------------
+    yield from _platform_server(PhoenixServer, PHOENIX_URL_ENV, "Phoenix")
 
 
 @pytest.fixture(scope="session")
@@ -187,17 +186,6 @@ def mlflow_server() -> Iterator[Any]:
     start on a busy machine; stopped after). Skipped without .venv-mlflow; a failure under
     CI=true, where it must run. ``JUDGE_MLFLOW_URL=http://127.0.0.1:PORT`` uses a running one
     instead."""
-    from judge.testing.mlflow import MLFLOW_URL_ENV, MlflowServer, MlflowUnavailable, find_mlflow
+    from judge.testing.mlflow import MLFLOW_URL_ENV, MlflowServer
 
-    running = os.environ.get(MLFLOW_URL_ENV)
-    if running:
-        yield MlflowServer.attach(running)
-        return
-    try:
-        server = MlflowServer.start(find_mlflow(REPO))
-    except MlflowUnavailable as err:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true and the MLflow tests cannot run: {err}", pytrace=False)
-        pytest.skip(str(err))
-    yield server
-    server.stop()
+    yield from _platform_server(MlflowServer, MLFLOW_URL_ENV, "MLflow")

@@ -57,6 +57,7 @@ SHARED = (
     "judge.digests",
     "judge.kinds",
     "judge.defaults",
+    "judge.urls",
 )
 
 #: Layers, lowest first: a module imports only modules of its own layer or below.

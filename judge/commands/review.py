@@ -17,6 +17,7 @@ import judge.runsets
 import judge.store
 from calibration.options import CalibrationOptions
 from judge.commands.options import calibration_option, db_option
+from judge.urls import mask_url
 
 
 @click.group()
@@ -258,15 +259,16 @@ def plan_cmd(
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     again = "" if result.new else " (drawn before: the same plan)"
+    shown = mask_url(db)
     click.echo(
         f"plan {result.stored.id}: {plan.design} sample of {len(plan.chosen)} of "
         f"{len(plan.run_ids)} runs (seed {plan.seed}){again}; {result.enqueued} new "
-        f"item(s) queued for blind review in {db}"
+        f"item(s) queued for blind review in {shown}"
     )
     click.echo(
-        f"next: label them (`judge review queue --db {db}`, or the review page), then "
-        f"`judge gold export --plan {result.stored.id} --db {db} --out labels.jsonl` and "
-        f"`judge score {runs_file} ... --db {db} --labels labels.jsonl`",
+        f"next: label them (`judge review queue --db {shown}`, or the review page), then "
+        f"`judge gold export --plan {result.stored.id} --db {shown} --out labels.jsonl` and "
+        f"`judge score {runs_file} ... --db {shown} --labels labels.jsonl`",
         err=True,
     )
 

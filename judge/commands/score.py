@@ -380,7 +380,9 @@ def export(
     if (to is None) == (out is None):
         raise click.UsageError("give --out FILE (OTLP JSON) or --to URL (a platform)")
     if not judge.store.store_exists(db):
-        raise click.ClickException(f"{db}: no such store (judge something first)")
+        raise click.ClickException(
+            f"{judge.store.mask_url(db)}: no such store (judge something first)"
+        )
     if to is not None:
         if batch_id is not None:
             raise click.UsageError("--batch is for --out; --to sends every verdict from URL")

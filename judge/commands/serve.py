@@ -7,11 +7,11 @@ import logging
 import click
 
 import judge.providers
-import judge.store
 from judge.api.app import ServiceConfig, create_app
 from judge.api.proxy import parse_networks
 from judge.commands.judging_options import judging_option
 from judge.commands.options import db_option, models_option
+from judge.urls import MaskingFilter, mask_url
 
 
 @click.command()
@@ -104,7 +104,8 @@ def serve(
     ]:
         if url is not None and not url.startswith(("http://", "https://")):
             raise click.BadParameter(
-                f"{url!r} is not an origin: give http(s)://HOST[:PORT]", param_hint=name
+                f"{mask_url(url)!r} is not an origin: give http(s)://HOST[:PORT]",
+                param_hint=name,
             )
     judge.providers.check_models(
         models, api_base=api_base
@@ -130,11 +131,13 @@ def serve(
         level=level if isinstance(level, int) else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # no secret of a URL in the log (httpx's)
+        handler.addFilter(MaskingFilter())
     app = create_app(config)
-    shown = public_url.rstrip("/") if public_url else f"http://{host}:{port}"
+    shown = mask_url(public_url.rstrip("/")) if public_url else f"http://{host}:{port}"
     click.echo(
         f"judge serve: {shown}/review (API under /v1, health checks /healthz and /readyz), "
-        f"store {judge.store.mask_url(db)}",
+        f"store {mask_url(db)}",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

@@ -3,9 +3,9 @@ and connection resets (tenacity, exponential back-off) and on 429 (after the ``R
 ``retry-after-ms`` the server asks for, when it says one; a wait longer than
 :data:`RETRY_AFTER_MAX_S` fails at once saying when to run again), never on 401/403 (the message
 names the environment variable to set) nor on a refused connection (a server that is down is
-said so at once), and every URL in a message with its secrets masked (:func:`mask_url`: the
-password or token of the userinfo, and query values whose name says token, key, secret,
-password...).
+said so at once), and every URL in a message with its secrets masked
+(:func:`judge.urls.mask_url`: the password or token of the userinfo, and query values whose name
+says token, key, secret, password...).
 
 httpx and tenacity are imported inside the functions that use them (``judge --help`` loads
 neither)."""
@@ -13,14 +13,13 @@ neither)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from judge.connectors.errors import (
     ConnectorError,
@@ -28,14 +27,11 @@ from judge.connectors.errors import (
     PlatformNotFound,
     PlatformUnavailable,
 )
+from judge.urls import mask_url
 
 if TYPE_CHECKING:
     import httpx
 
-#: Query parameters whose values are secrets (masked in every message).
-SECRET_PARAM = re.compile(
-    r"token|key|secret|password|passwd|pwd|auth|sig|signature|credential|session", re.IGNORECASE
-)
 #: Seconds to connect, and to wait for an answer (an annotation batch can take seconds).
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
@@ -50,26 +46,6 @@ RETRY_AFTER_MAX_S = 60.0
 #: Connections kept open (httpx's default): a connector sending more requests at once (from
 #: several threads) asks for as many.
 KEEPALIVE = 20
-
-
-def mask_url(url: str) -> str:
-    """``url`` safe to print: the userinfo's password (or a lone user, which is then a token)
-    as ``***``, and the values of query parameters named like secrets as ``***``."""
-    try:
-        parts = urlsplit(str(url))
-        host = parts.netloc.rsplit("@", 1)[-1]
-    except ValueError:
-        return "<unparsable URL>"
-    netloc = parts.netloc
-    if "@" in parts.netloc:
-        userinfo = parts.netloc.rsplit("@", 1)[0]
-        user, sep, _ = userinfo.partition(":")
-        netloc = f"{user}:***@{host}" if sep else f"***@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*")
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _body(response: httpx.Response) -> str:

@@ -375,14 +375,14 @@ def _items(todo: list[tuple[Case, list[tuple[int, Step, str]]]]) -> list[dict[st
 
 
 def _worker_writes(store: Store, writes: Writes) -> str | None:
-    location = str(store.location)
-    if writes == "driver" or (writes == "auto" and "://" not in location):
+    address = store.address  # the location with its password: the workers connect with it
+    if writes == "driver" or (writes == "auto" and "://" not in address):
         return None
-    if not store_exists(location):
+    if not store_exists(address):
         raise InputError(
-            f"{location}: workers cannot write a store that does not exist", field="writes"
+            f"{store.location}: workers cannot write a store that does not exist", field="writes"
         )
-    return location
+    return address
 
 
 def run_on_ray(
@@ -501,7 +501,7 @@ def _judge_remote(
             "token_budget": token_budget,
             "concurrency": per_worker,
             "store": _worker_writes(store, options.writes),
-            "lookup": str(store.location),
+            "lookup": store.address,
             "batch_id": batch_id,
             "threads": threads or (max(1, int(cpus_each)) if cpus_each >= 1 else None),
         },

@@ -1,10 +1,12 @@
 """Perturbation probes: the judge's own eval set (``judge probe``), and drift checks on an anchor
 set (``judge drift check``).
 
-``transforms`` holds the probes (named, versioned, seeded transforms of a real case whose right
-answer is known); ``workflow`` perturbs a gold set, judges originals and perturbations in one
-batch and reports each probe; ``stats`` the task-clustered intervals; ``report`` the files;
-``drift`` the anchor re-checks, their control charts and the alarm that marks a card stale.
+``transforms`` is the registry of the probes (named, versioned, seeded transforms of a real case
+whose right answer is known), which live by family in ``degradations``, ``invariances`` and
+``pairwise`` (``probe`` is their type, ``editing`` the trace edits they share); ``workflow``
+perturbs a gold set, judges originals and perturbations in one batch and reports each probe;
+``stats`` the task-clustered intervals; ``report`` the files; ``drift`` the anchor re-checks,
+their control charts and the alarm that marks a card stale.
 """
 
 from judge.probes import drift

@@ -7,7 +7,7 @@ import html
 import json
 from pathlib import Path
 
-from judge.probes.workflow import ProbeReport, ProbeRun
+from judge.probes.workflow import ProbeRun
 
 PLOT = "probes.png"
 
@@ -20,14 +20,6 @@ def _num(value: float | None, digits: int = 2, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def _expected(r: ProbeReport) -> str:
-    return (
-        "judge passed the original, fails the perturbation"
-        if r.probe.kind == "degradation"
-        else "verdict unchanged" + (" (swapped)" if r.probe.label_map else "")
-    )
 
 
 def rows(run: ProbeRun) -> list[list[str]]:
@@ -112,6 +104,13 @@ def html_report(run: ProbeRun, plot_png: bytes | None) -> str:
     )
 
 
+def _error_bar(value: float, ci: tuple[float, float]) -> list[list[float]]:
+    """Matplotlib's ``xerr`` for ``value`` and its interval: the distances down and up, never
+    negative (at a rate of 0 or 1 the interval's end can miss the value by a rounding error)."""
+    lo, hi = ci
+    return [[max(0.0, value - lo)], [max(0.0, hi - value)]]
+
+
 def plot(run: ProbeRun, path: Path) -> bytes:
     """One figure: each probe's as-expected rate and mean P(pass) shift with their 95%
     intervals; written to ``path`` as PNG, returned as bytes."""
@@ -125,24 +124,13 @@ def plot(run: ProbeRun, path: Path) -> bytes:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.45 * len(names) + 1.5), sharey=True)
     for yi, r in zip(y, run.reports, strict=True):
         color = "tab:red" if r.probe.kind == "degradation" else "tab:blue"
-        if r.as_expected.rate is not None and r.as_expected.ci95:
-            lo, hi = r.as_expected.ci95
-            left.errorbar(
-                r.as_expected.rate,
-                yi,
-                xerr=[[r.as_expected.rate - lo], [hi - r.as_expected.rate]],
-                fmt="o",
-                color=color,
-            )
-        if r.shift.mean is not None and r.shift.ci95:
-            lo, hi = r.shift.ci95
-            right.errorbar(
-                r.shift.mean,
-                yi,
-                xerr=[[max(0.0, r.shift.mean - lo)], [max(0.0, hi - r.shift.mean)]],
-                fmt="o",
-                color=color,
-            )
+        panels = (
+            (left, r.as_expected.rate, r.as_expected.ci95),
+            (right, r.shift.mean, r.shift.ci95),
+        )
+        for axis, value, ci in panels:
+            if value is not None and ci:
+                axis.errorbar(value, yi, xerr=_error_bar(value, ci), fmt="o", color=color)
     left.axvline(run.bar, color="grey", linestyle="--", linewidth=1)
     left.set_xlim(-0.02, 1.02)
     left.set_xlabel("share as expected (red: degradation, blue: invariance)")

@@ -203,9 +203,3 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
 def shipped_model() -> Model | None:
     """The shipped weights, loaded once."""
     return load_model()
-
-
-def is_injection(folded: str) -> bool:
-    """The shipped model scores some window of ``folded`` text at or above its threshold."""
-    model = shipped_model()
-    return model is not None and model.score(folded) >= model.threshold

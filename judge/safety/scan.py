@@ -248,8 +248,6 @@ class HyperscanScanner:
             expressions.append(re.escape(literal).encode("utf-8", "surrogatepass"))
             flags.append(literal_flags)
             ids.append(i)
-        #: Rule ids with a prefilter in the database (the others are always possible).
-        self.prefiltered: frozenset[int] = frozenset()
         rules: list[tuple[int, bytes, int]] = []
         for r, regex in enumerate(spec.rules):
             source = None if regex is None else prefilter_source(regex.pattern)
@@ -257,7 +255,8 @@ class HyperscanScanner:
                 rules.append((r, source.encode("utf-8", "surrogatepass"), _hs_flags(regex)))
         self._n_literals = n_literals
         self.database, compiled = _database(expressions, flags, ids, rules, n_literals, cache_dir)
-        self.prefiltered = frozenset(compiled)
+        #: Rule ids with a prefilter in the database (the others are always possible).
+        self.prefiltered: frozenset[int] = frozenset(compiled)
         self._unfiltered = frozenset(range(len(spec.rules))) - self.prefiltered
         self._local = threading.local()
 
@@ -385,7 +384,11 @@ def hyperscan_available() -> bool:
 
 Scanner = PythonScanner | HyperscanScanner
 
+#: Guards :data:`_KEY_LOCKS` (held only to look a lock up, never while building).
 _LOCK = threading.Lock()
+#: One lock per scanner key, held while that scanner is compiled from its spec, so that
+#: threads asking for the same scanner at once compile it once.
+_KEY_LOCKS: dict[tuple[str, str], threading.Lock] = {}
 _SCANNERS: dict[tuple[str, str], Scanner] = {}
 #: The backend in use, decided on first use (``JUDGE_SCAN``, else Hyperscan where it imports).
 _BACKEND: list[str] = []
@@ -415,15 +418,24 @@ def use_backend(name: str) -> Iterator[None]:
 
 def scanner(name: str, build: Callable[[], Spec]) -> Scanner:
     """The scanner named ``name`` for the current backend, built once per process from the
-    spec ``build`` returns."""
+    spec ``build`` returns.
+
+    ``build`` runs under no lock: a spec may itself need another scanner (the injection spec
+    folds its words, and folding asks for the fold scanner), and threads building different
+    scanners do not wait on each other. Only compiling the spec, which calls nothing back, is
+    done under the scanner's own lock, so each scanner is compiled once; two threads that
+    build one spec at once both build it (the same value: a spec is a pure function of the
+    code), and the second waits for the first's compiled scanner."""
     key = (name, _BACKEND[0] if _BACKEND else backend_name())
     found = _SCANNERS.get(key)
     if found is not None:
         return found
+    spec = build()
     with _LOCK:
+        key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    with key_lock:
         found = _SCANNERS.get(key)
         if found is None:
-            spec = build()
             if key[1] == "hyperscan":
                 found = HyperscanScanner(spec, cache_dir())
             else:

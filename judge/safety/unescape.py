@@ -20,7 +20,6 @@ import base64
 import binascii
 import html
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -125,32 +124,6 @@ _SPLIT = re.compile(
     rf"(?<![{_TOKEN_CHARS}])(?P<head>[{_TOKEN_CHARS}]{{8,}}+)[\"']?[ \t]*[+\\]?[ \t]*\r?\n"
     rf"[ \t>#*+\-]*[\"']?(?P<tail>[{_TOKEN_CHARS}]{{4,}})"
 )
-
-
-def joined_view(text: str) -> View | None:
-    """The text with every line break between two token-like runs removed (and the quotes,
-    ``+`` and ``\\`` around it), or None when there is none."""
-    if "\n" not in text:
-        return None
-    parts: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    last = 0
-    for match in _SPLIT.finditer(text):
-        cut_start, cut_end = match.end("head"), match.start("tail")
-        parts.append(text[last:cut_start])
-        starts.extend(range(last, cut_start))
-        ends.extend(range(last + 1, cut_start + 1))
-        last = cut_end
-        # The removed break belongs to the characters on either side of it.
-        if ends:
-            ends[-1] = cut_end
-    if not parts:
-        return None
-    parts.append(text[last:])
-    starts.extend(range(last, len(text)))
-    ends.extend(range(last + 1, len(text) + 1))
-    return View("".join(parts), starts, ends)
 
 
 def _replaced_spans(view: str, redacted: str) -> list[tuple[int, int, str]]:
@@ -305,13 +278,6 @@ def base64_secrets(text: str, redact: Redactor) -> tuple[str, int]:
             spans.append((start, end, f"[REDACTED:base64-{names}]"))
             total += count
     return (_replace(text, spans), total) if spans else (text, 0)
-
-
-def has_hidden_characters(text: str) -> bool:
-    """Format or full-width characters that a reader does not see as such."""
-    return not text.isascii() and any(
-        unicodedata.category(c) == "Cf" or "\uff01" <= c <= "\uff5e" for c in text
-    )
 
 
 #: Prefixes of provider tokens: a line that ends in one of these (and more token characters)

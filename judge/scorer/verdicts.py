@@ -36,6 +36,7 @@ from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS
 from judge.digests import is_digest
 from judge.errors import CardError, InputError
 from judge.types import Case, Judgment, RoutingDecision
+from judge.urls import mask_url
 
 #: Inspect's standard reason for a grader that failed (``ScoreReason``).
 GRADER_FAILED = "grader_failed"
@@ -197,7 +198,7 @@ def _card(card: str, location: str) -> Card:
             stored = judge.routing.get_card(store, card)
         if stored is not None:
             return stored
-        raise CardError(f"no card {card!r} is stored in {location} (nor is it a file)")
+        raise CardError(f"no card {card!r} is stored in {mask_url(location)} (nor is it a file)")
     raise CardError(f"{card}: no such card file")
 
 

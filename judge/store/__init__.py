@@ -24,12 +24,13 @@ from judge.store.jobs import JobTables
 from judge.store.judgments import JudgmentTables
 from judge.store.migrations import MIGRATIONS
 from judge.store.plans import PlanTables
-from judge.store.postgres import PostgresBackend, is_url, mask_url
+from judge.store.postgres import PostgresBackend, is_url
 from judge.store.replicas import ReplicaTables
 from judge.store.review import LabelWrite, ReviewTables
 from judge.store.routing import RoutingTables
 from judge.store.sqlite import SQLiteBackend
 from judge.store.tables import TransferTables
+from judge.urls import mask_url
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -146,6 +147,8 @@ class Store(
         self.backend = connect(location)
         #: Where the store is (a path, or a URL with its password masked).
         self.location = self.backend.location
+        #: Where to open it again from another process (secrets included: never print it).
+        self.address = self.backend.address
         #: The migrations this opening ran.
         self.migrated: list[str] = []
         try:

@@ -92,6 +92,9 @@ class Backend(ABC):
     name: str
     #: Where the store is, safe to print (a PostgreSQL password is masked).
     location: str
+    #: Where to open the store again, secrets included (the path, or the URL as given): for
+    #: another process of the same run (a Ray worker), never to print.
+    address: str
     #: `` FOR UPDATE`` where the database locks selected rows, else empty (SQLite locks the
     #: whole database for a write transaction instead).
     for_update: str = ""

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.store import Store, StoreError, mask_url
+from judge.store import Store, StoreError
+from judge.urls import mask_url
 
 
 @dataclass(frozen=True)

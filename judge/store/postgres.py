@@ -31,7 +31,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from judge.defaults import DB_ENV
 from judge.store.backend import (
@@ -44,13 +43,12 @@ from judge.store.backend import (
     quote,
 )
 from judge.store.migrations import Schema, Table, index_name
+from judge.urls import DATABASE_SCHEMES, mask_text, mask_url
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-#: URL schemes this backend opens.
-SCHEMES = ("postgresql", "postgres")
 #: Most connections one process keeps to one database (JUDGE_DB_POOL_SIZE overrides).
 POOL_SIZE = 20
 #: Seconds to wait for a connection (a new one, or a free one from the pool).
@@ -74,20 +72,7 @@ _pools_lock = threading.Lock()
 
 def is_url(location: object) -> bool:
     """Whether ``location`` is a PostgreSQL URL."""
-    return isinstance(location, str) and location.split("://", 1)[0].lower() in SCHEMES
-
-
-def mask_url(url: str) -> str:
-    """The URL with its password (if any) replaced by ``***``, safe to print and log."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable database URL>"
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return isinstance(location, str) and location.split("://", 1)[0].lower() in DATABASE_SCHEMES
 
 
 def _env_number(name: str, default: float) -> float:
@@ -188,9 +173,9 @@ def _check_url(url: str, shown: str) -> None:
         info = conninfo_to_dict(url)
     except Exception as err:  # noqa: BLE001 - psycopg raises ProgrammingError, libpq others
         raise StoreError(
-            f"{shown}: not a valid PostgreSQL URL ({err}); write it as "
+            f"{shown}: not a valid PostgreSQL URL ({mask_text(str(err), url)}); write it as "
             "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
-        ) from err
+        ) from None  # libpq's own message quotes the URL unmasked
     if not info.get("dbname"):
         raise StoreError(
             f"{shown}: the URL names no database; write it as "
@@ -198,8 +183,10 @@ def _check_url(url: str, shown: str) -> None:
         )
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
+def _first_line(err: BaseException, url: str) -> str:
+    """The error's first line, with the secrets of ``url`` masked (libpq quotes a part of a URL
+    it cannot read, a password included)."""
+    text = mask_text(str(err).strip(), url)
     return text.splitlines()[0] if text else type(err).__name__
 
 
@@ -219,7 +206,7 @@ def _pool(url: str, shown: str) -> ConnectionPool[Any]:
         try:
             psycopg.connect(url, connect_timeout=max(1, int(timeout))).close()
         except psycopg.Error as err:
-            reason = _first_line(err)
+            reason = _first_line(err, url)
             hint = (
                 "create it first (createdb, or CREATE DATABASE as a superuser)"
                 if "does not exist" in reason
@@ -274,7 +261,7 @@ class PostgresBackend(Backend):
     rowid = quote(ROWID)
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url = self.address = url
         self.location = mask_url(url)
         self.pool = _pool(url, self.location)
         self._local = threading.local()
@@ -292,12 +279,12 @@ class PostgresBackend(Backend):
         try:
             yield
         except psycopg.errors.UniqueViolation as err:
-            raise DuplicateError(f"{self.location}: {_first_line(err)}") from err
+            raise DuplicateError(f"{self.location}: {_first_line(err, self.url)}") from err
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as err:
             _down[key] = time.monotonic() + DOWN_S
-            raise StoreUnavailable(self._lost(_first_line(err))) from err
+            raise StoreUnavailable(self._lost(_first_line(err, self.url))) from err
         except psycopg.Error as err:
-            raise StoreError(f"{self.location}: {_first_line(err)}") from err
+            raise StoreError(f"{self.location}: {_first_line(err, self.url)}") from err
 
     def _lost(self, reason: str) -> str:
         return (

@@ -76,7 +76,7 @@ class SQLiteBackend(Backend):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.location = str(self.path)
+        self.location = self.address = str(self.path)
         try:
             # check_same_thread=False: the API opens a store per request in a FastAPI
             # dependency, whose setup and the endpoint may run on different threadpool

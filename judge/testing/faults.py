@@ -346,41 +346,10 @@ def check_campaign(
     if len(set(case_ids)) != len(case_ids):
         dupes = sorted(c for c, n in Counter(case_ids).items() if n > 1)
         violations.append(f"duplicated cases: {dupes[:5]}")
-    stored_conversations = set()
+    stored_conversations = {j.provenance.prompt_digest for j in judgments}
     for j in judgments:
-        conv = j.provenance.prompt_digest
-        stored_conversations.add(conv)
-        events = conversations.get(conv, [])
-        where = f"{j.case_id} ({j.status})"
-        if not events:
-            violations.append(f"{where}: stored without any provider request")
-            continue
-        if len(events) > budget:
-            violations.append(f"{where}: {len(events)} requests > budget {budget}")
-        last = events[-1]
-        n_infra = sum(1 for e in events if e.fault in INFRA_FAULTS)
-        if j.status in ("ok", "abstain"):
-            expected = label_of(last.content) if last.fault is None else None
-            label = j.verdict.label if j.verdict is not None else None
-            if last.fault is not None or expected is None or label != expected:
-                violations.append(
-                    f"{where}: verdict {label!r} but the last request got "
-                    f"{last.fault or 'answer ' + repr(expected)}"
-                )
-            if n_infra >= max_attempts:
-                violations.append(f"{where}: answered after {n_infra} provider faults")
-        elif j.status == "parse_error":
-            if j.verdict is not None or last.fault not in PARSE_FAULTS:
-                violations.append(f"{where}: last request got {last.fault or 'a valid answer'}")
-        elif j.status == "infra_error":
-            if j.verdict is not None or last.fault not in INFRA_FAULTS:
-                violations.append(f"{where}: last request got {last.fault or 'a valid answer'}")
-            if n_infra != max_attempts:
-                violations.append(
-                    f"{where}: gave up after {n_infra} provider faults, budget {max_attempts}"
-                )
-        else:
-            violations.append(f"{where}: unknown status")
+        events = conversations.get(j.provenance.prompt_digest, [])
+        violations += _judgment_violations(j, events, budget=budget, max_attempts=max_attempts)
     lost = set(conversations) - stored_conversations
     if lost:
         violations.append(
@@ -398,6 +367,40 @@ def check_campaign(
         seconds=seconds,
         violations=violations,
     )
+
+
+def _judgment_violations(
+    j: Any, events: list[FaultEvent], *, budget: int, max_attempts: int
+) -> list[str]:
+    """What is wrong with one stored judgment given the requests of its conversation (see
+    :func:`check_campaign`)."""
+    where = f"{j.case_id} ({j.status})"
+    if not events:
+        return [f"{where}: stored without any provider request"]
+    found = []
+    if len(events) > budget:
+        found.append(f"{where}: {len(events)} requests > budget {budget}")
+    last = events[-1]
+    n_infra = sum(1 for e in events if e.fault in INFRA_FAULTS)
+    if j.status in ("ok", "abstain"):
+        expected = label_of(last.content) if last.fault is None else None
+        label = j.verdict.label if j.verdict is not None else None
+        if last.fault is not None or expected is None or label != expected:
+            found.append(
+                f"{where}: verdict {label!r} but the last request got "
+                f"{last.fault or 'answer ' + repr(expected)}"
+            )
+        if n_infra >= max_attempts:
+            found.append(f"{where}: answered after {n_infra} provider faults")
+    elif j.status in ("parse_error", "infra_error"):
+        faults = PARSE_FAULTS if j.status == "parse_error" else INFRA_FAULTS
+        if j.verdict is not None or last.fault not in faults:
+            found.append(f"{where}: last request got {last.fault or 'a valid answer'}")
+        if j.status == "infra_error" and n_infra != max_attempts:
+            found.append(f"{where}: gave up after {n_infra} provider faults, budget {max_attempts}")
+    else:
+        found.append(f"{where}: unknown status")
+    return found
 
 
 @dataclass

@@ -56,9 +56,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from judge.testing.processes import Stoppable
+from judge.urls import mask_header
 
 #: The routes a v4 server in events_only mode (its default) answers 404.
 LEGACY_READS = ("/api/public/traces", "/api/public/observations", "/api/public/v2/scores")
@@ -215,7 +217,7 @@ class Fault:
 
 
 @dataclass
-class LangfuseReplay:
+class LangfuseReplay(Stoppable):
     """A running replay server (see the module's docstring)."""
 
     exchanges: dict[str, Exchange]
@@ -334,17 +336,6 @@ class LangfuseReplay:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> LangfuseReplay:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # -- answering ----------------------------------------------------------------------------
 
     def answer(self, seen: Seen) -> tuple[int, Any, Mapping[str, str], str]:
@@ -435,7 +426,8 @@ class LangfuseReplay:
                 continue  # checked against the keys
             got = seen.headers.get(name)
             if got is None or got.split(";")[0].strip() != value.split(";")[0].strip():
-                out.append(f"{name}: {got!r} (recorded {value!r})")
+                shown = None if got is None else mask_header(name, got)
+                out.append(f"{name}: {shown!r} (recorded {mask_header(name, value)!r})")
         return out
 
     def _create_score(self, seen: Seen) -> tuple[int, Any, Mapping[str, str], str]:

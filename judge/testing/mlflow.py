@@ -7,7 +7,7 @@ port, SQLite and the artifact store in a temporary folder, telemetry and the job
 Start-up takes about 40 s on a busy 2-core machine (mostly imports, in the parent and in each
 uvicorn worker), so tests start one server per session::
 
-    server = MlflowServer.start(find_mlflow(repo))
+    server = MlflowServer.start(MlflowServer.find(repo))
     experiment = server.experiment("agents")
     seed(server.url, experiment, [agent_trace("Where is my order?", ...)])
     ...
@@ -21,20 +21,16 @@ side. People's assessments go in as MLflow's UI posts them (:func:`assess`).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from judge.testing.processes import LocalServer, free_port
+from judge.testing.support_agent import TOOL_ERROR, ToolCall, support_run
+from judge.traces import otlp_value
 
 #: The MLflow release the tests and the benchmark run against (the Makefile installs it;
 #: 3.18.0 is listed on PyPI but its mlflow-skinny is not served, so it cannot be installed).
@@ -56,39 +52,17 @@ class MlflowUnavailable(RuntimeError):
     """No MLflow to run here, or it did not start (the message says why)."""
 
 
-def find_mlflow(repo: Path) -> Path:
-    """The ``mlflow`` executable of ``$JUDGE_MLFLOW_VENV`` or of ``repo/.venv-mlflow``."""
-    venv = Path(os.environ.get(MLFLOW_VENV_ENV) or repo / ".venv-mlflow")
-    executable = venv / "bin" / "mlflow"
-    if not executable.exists():
-        raise MlflowUnavailable(
-            f"{executable} is missing: `make mlflow` builds {repo / '.venv-mlflow'} with "
-            f"mlflow=={MLFLOW_VERSION} (or set {MLFLOW_VENV_ENV} to a virtualenv that has it)"
-        )
-    return executable
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback interface now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class MlflowServer:
+class MlflowServer(LocalServer):
     """A running throwaway MLflow tracking server: its port, folder and process."""
 
-    process: subprocess.Popen[bytes] | None
-    port: int
-    root: Path
-    started_s: float = 0.0
-    _log: Any = field(default=None, repr=False)
-
-    @property
-    def url(self) -> str:
-        """The HTTP root, ``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
+    program: ClassVar[str] = "mlflow"
+    serve: ClassVar[str] = "server"
+    requirement: ClassVar[str] = f"mlflow=={MLFLOW_VERSION}"
+    venv_env: ClassVar[str] = MLFLOW_VENV_ENV
+    env_prefix: ClassVar[str] = "MLFLOW_"
+    ready_path: ClassVar[str] = "/health"
+    unavailable: ClassVar[type[RuntimeError]] = MlflowUnavailable
 
     def target(self, experiment_id: str) -> str:
         """The judge target URL of an experiment of this server."""
@@ -97,17 +71,6 @@ class MlflowServer:
     def experiment(self, name: str) -> str:
         """The id of a new experiment named ``name``."""
         return create_experiment(self.url, name)
-
-    @property
-    def log(self) -> Path:
-        """The server's log file."""
-        return self.root / "server.log"
-
-    @classmethod
-    def attach(cls, url: str) -> MlflowServer:
-        """An MLflow already running at ``http://127.0.0.1:PORT`` (not stopped by stop())."""
-        port = int(url.rstrip("/").rsplit(":", 1)[1])
-        return cls(None, port, Path(tempfile.mkdtemp(prefix="judge-mlflow-")))
 
     @classmethod
     def start(
@@ -118,26 +81,12 @@ class MlflowServer:
         timeout_s: float = READY_TIMEOUT_S,
     ) -> MlflowServer:
         """Start ``mlflow server`` and wait until ``/health`` answers 200."""
-        import httpx
-
-        root = Path(tempfile.mkdtemp(prefix="judge-mlflow-"))
+        root = cls.folder()
         (root / "artifacts").mkdir()
         port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-        env.update(
-            {
-                "MLFLOW_DISABLE_TELEMETRY": "true",
-                "DO_NOT_TRACK": "true",
-                # No huey job runner (it runs online scoring jobs, which tests never start).
-                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
-            }
-        )
-        log = (root / "server.log").open("wb")
-        began = time.monotonic()
-        process = subprocess.Popen(
+        return cls.launch(
+            executable,
             [
-                str(executable),
-                "server",
                 "--backend-store-uri",
                 f"sqlite:///{root}/mlflow.db",
                 "--artifacts-destination",
@@ -149,47 +98,17 @@ class MlflowServer:
                 "--workers",
                 str(workers),
             ],
+            root=root,
+            port=port,
+            settings={
+                "MLFLOW_DISABLE_TELEMETRY": "true",
+                "DO_NOT_TRACK": "true",
+                # No huey job runner (it runs online scoring jobs, which tests never start).
+                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+            },
+            timeout_s=timeout_s,
             cwd=root,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
         )
-        server = cls(process, port, root, _log=log)
-        deadline = began + timeout_s
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = server.log.read_text(errors="replace")[-2000:]
-                server.stop()
-                raise MlflowUnavailable(f"mlflow server exited ({process.returncode}): {tail}")
-            try:
-                if httpx.get(server.url + "/health", timeout=2.0).status_code == 200:
-                    server.started_s = time.monotonic() - began
-                    return server
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        server.stop()
-        raise MlflowUnavailable(
-            f"mlflow server did not answer /health within {timeout_s:.0f}s (log: {server.log})"
-        )
-
-    def stop(self, *, keep_files: bool = False) -> None:
-        """Stop the server (its whole process group: uvicorn and its workers) and remove its
-        folder."""
-        if self.process is not None and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-        if not keep_files:
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def create_experiment(base: str, name: str) -> str:
@@ -207,26 +126,14 @@ def create_experiment(base: str, name: str) -> str:
 # --- traces to seed it with ------------------------------------------------------------------
 
 
-def _any(value: Any) -> dict[str, Any]:
-    """A Python value as an OTLP/JSON AnyValue (dicts and lists stay structured: MLflow reads
-    them back as the same JSON)."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_any(v) for v in value]}}
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in value.items()]}}
-    if value is None:
-        return {}
-    return {"stringValue": str(value)}
-
-
 def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _any(v)} for k, v in values.items() if v is not None]
+    """OTLP/JSON attributes (dicts and lists stay structured: MLflow reads them back as the same
+    JSON); None values are left out."""
+    return [{"key": k, "value": otlp_value(v)} for k, v in values.items() if v is not None]
+
+
+def _nanos(moment: datetime) -> str:
+    return str(int(moment.timestamp() * 1_000_000) * 1000)
 
 
 @dataclass
@@ -251,115 +158,87 @@ def agent_trace(
     session: str = "sess-1",
     start: datetime | None = None,
 ) -> AgentTrace:
-    """An agent run as MLflow's tracing SDK records it: AGENT (inputs ``{"messages"}``, outputs
-    the assistant message) -> CHAT_MODEL (OpenAI chat inputs and outputs, a tool call) -> TOOL
-    (inputs the arguments, outputs the result; or ``error``: status ERROR and an exception
-    event) -> CHAT_MODEL (the answer); without ``tool``, AGENT -> CHAT_MODEL (the answer)."""
-    otel_id = secrets.token_hex(16)
-    root = secrets.token_hex(8)
-    clock = start or datetime.now(UTC) - timedelta(minutes=5)
-    began = clock
-
-    def nanos(moment: datetime) -> str:
-        return str(int(moment.timestamp() * 1_000_000) * 1000)
+    """The support agent's run (:func:`~judge.testing.support_agent.support_run`) as MLflow's
+    tracing SDK records it: AGENT (inputs ``{"messages"}``, outputs the assistant message) ->
+    CHAT_MODEL (OpenAI chat inputs and outputs, a tool call) -> TOOL (inputs the arguments,
+    outputs the result; or ``error``: status ERROR and an exception event) -> CHAT_MODEL (the
+    answer); without ``tool``, AGENT -> CHAT_MODEL (the answer)."""
+    run = support_run(
+        question,
+        answer,
+        tool=tool,
+        arguments=arguments,
+        told=json.dumps(result),
+        error=error,
+        start=start,
+    )
+    otel_id, root = secrets.token_hex(16), secrets.token_hex(8)
 
     def span(
-        parent: str | None, name: str, kind: str, ms: int, attrs: dict[str, Any]
+        name: str, kind: str, begin: datetime, end: datetime, attrs: dict[str, Any]
     ) -> dict[str, Any]:
-        nonlocal clock
-        begin, clock = clock, clock + timedelta(milliseconds=ms)
+        parent = None if kind == "AGENT" else root
         return {
             "traceId": otel_id,
-            "spanId": secrets.token_hex(8),
+            "spanId": root if parent is None else secrets.token_hex(8),
             **({"parentSpanId": parent} if parent else {}),
             "name": name,
             "kind": 1,
-            "startTimeUnixNano": nanos(begin),
-            "endTimeUnixNano": nanos(clock),
+            "startTimeUnixNano": _nanos(begin),
+            "endTimeUnixNano": _nanos(end),
             "attributes": _attributes({"mlflow.spanType": kind, **attrs}),
             "status": {"code": 1},
         }
 
-    def chat(messages: list[dict[str, Any]], reply: dict[str, Any], ms: int) -> dict[str, Any]:
-        finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        return span(
-            root,
-            "ChatCompletion",
-            "CHAT_MODEL",
-            ms,
-            {
-                "mlflow.spanInputs": {"model": model, "messages": messages},
-                "mlflow.spanOutputs": {
-                    "id": "chatcmpl-" + secrets.token_hex(4),
-                    "object": "chat.completion",
-                    "model": model,
-                    "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
-                },
-                "mlflow.chat.tokenUsage": {
-                    "input_tokens": 120,
-                    "output_tokens": 30,
-                    "total_tokens": 150,
-                },
-            },
-        )
-
-    system = {"role": "system", "content": "You are a helpful support agent. Use tools."}
-    user = {"role": "user", "content": question}
-    final = {"role": "assistant", "content": answer}
-    children: list[dict[str, Any]] = []
-    if tool is None:
-        children.append(chat([system, user], final, 800))
-    else:
-        call = {
-            "id": "call_" + secrets.token_hex(4),
-            "type": "function",
-            "function": {"name": tool, "arguments": json.dumps(arguments or {})},
-        }
-        asked = {"role": "assistant", "content": None, "tool_calls": [call]}
-        told = {
-            "role": "tool",
-            "tool_call_id": call["id"],
-            "content": json.dumps(result) if error is None else f"ERROR: {error}",
-        }
-        children.append(chat([system, user], asked, 800))
-        run = span(
-            root,
-            tool,
-            "TOOL",
-            300,
-            {"mlflow.spanInputs": arguments or {}, "mlflow.spanOutputs": result},
-        )
-        if error is not None:
-            run["status"] = {"code": 2, "message": f"TimeoutError: {error}"}
-            run["events"] = [
-                {
-                    "name": "exception",
-                    "timeUnixNano": run["endTimeUnixNano"],
-                    "attributes": _attributes(
-                        {"exception.type": "TimeoutError", "exception.message": error}
-                    ),
-                }
-            ]
-        children.append(run)
-        children.append(chat([system, user, asked, told], final, 900))
+    children = []
+    for step in run.steps:
+        if isinstance(step, ToolCall):
+            attrs = {"mlflow.spanInputs": arguments or {}, "mlflow.spanOutputs": result}
+            name = step.call["function"]["name"]
+            children.append(_failed(span(name, "TOOL", step.begin, step.end, attrs), error))
+        else:
+            chat = _chat(model, step.messages, step.reply)
+            children.append(span("ChatCompletion", "CHAT_MODEL", step.begin, step.end, chat))
     agent = {
-        "traceId": otel_id,
-        "spanId": root,
-        "name": "support_agent",
-        "kind": 1,
-        "startTimeUnixNano": nanos(began),
-        "endTimeUnixNano": nanos(clock + timedelta(milliseconds=5)),
-        "attributes": _attributes(
-            {
-                "mlflow.spanType": "AGENT",
-                "mlflow.spanInputs": {"messages": [user]},
-                "mlflow.spanOutputs": final,
-                "session.id": session,
-            }
-        ),
-        "status": {"code": 1},
+        "mlflow.spanInputs": {"messages": [run.user]},
+        "mlflow.spanOutputs": run.final,
+        "session.id": session,
     }
-    return AgentTrace("tr-" + otel_id, root, [agent, *children])
+    ended = run.end + timedelta(milliseconds=5)
+    return AgentTrace(
+        "tr-" + otel_id, root, [span("support_agent", "AGENT", run.begin, ended, agent), *children]
+    )
+
+
+def _chat(model: str, messages: list[dict[str, Any]], reply: dict[str, Any]) -> dict[str, Any]:
+    """A model call's attributes: OpenAI chat inputs and outputs, and the token usage."""
+    finish = "tool_calls" if reply.get("tool_calls") else "stop"
+    return {
+        "mlflow.spanInputs": {"model": model, "messages": messages},
+        "mlflow.spanOutputs": {
+            "id": "chatcmpl-" + secrets.token_hex(4),
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
+        },
+        "mlflow.chat.tokenUsage": {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150},
+    }
+
+
+def _failed(span: dict[str, Any], error: str | None) -> dict[str, Any]:
+    """The tool span with, when it failed, status ERROR and the exception event."""
+    if error is not None:
+        span["status"] = {"code": 2, "message": f"{TOOL_ERROR}: {error}"}
+        span["events"] = [
+            {
+                "name": "exception",
+                "timeUnixNano": span["endTimeUnixNano"],
+                "attributes": _attributes(
+                    {"exception.type": TOOL_ERROR, "exception.message": error}
+                ),
+            }
+        ]
+    return span
 
 
 def seed(base: str, experiment_id: str, traces: list[AgentTrace], *, chunk: int = 50) -> None:

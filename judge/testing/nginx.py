@@ -23,7 +23,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+
+from judge.testing.processes import Stoppable
 
 #: Where Debian installs nginx.
 NGINX = Path("/usr/sbin/nginx")
@@ -57,15 +58,8 @@ def for_loopback(block: str, port: int, replicas: list[str]) -> str:
     return _LISTEN.sub(lambda m: f"{m.group(1)}127.0.0.1:{port};", block)
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class Nginx:
+class Nginx(Stoppable):
     """A running nginx: its URL, folder and process."""
 
     root: Path
@@ -150,14 +144,3 @@ class Nginx:
                 self.process.kill()
                 self.process.wait(10)
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self) -> Nginx:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

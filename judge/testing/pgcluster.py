@@ -18,13 +18,13 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
+
+from judge.testing.processes import Stoppable, free_port
 
 #: Where Debian installs the server binaries (one folder per major version).
 DEBIAN_BIN_GLOB = "/usr/lib/postgresql/*/bin"
@@ -43,14 +43,8 @@ def find_bin() -> Path | None:
     return found[-1] if found else None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class PgCluster:
+class PgCluster(Stoppable):
     """A running throwaway cluster: its port, superuser and folder."""
 
     bin: Path
@@ -85,7 +79,7 @@ class PgCluster:
         if run_as:
             shutil.chown(data, "postgres")
             shutil.chown(sock, "postgres")
-        cluster = cls(bin=bin_dir, root=root, port=_free_port(), _run_as=run_as)
+        cluster = cls(bin=bin_dir, root=root, port=free_port(), _run_as=run_as)
         try:
             cluster._run(
                 "initdb",
@@ -195,11 +189,3 @@ class PgCluster:
                 self._run("pg_ctl", "-D", str(self.root / "data"), "-w", "-m", "immediate", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self) -> PgCluster:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -30,6 +30,7 @@ from judge import plugins
 from judge.errors import InputError
 from judge.traces.case_set import Added, CaseSet
 from judge.traces.inspect_cases import inspect_case as inspect_case
+from judge.traces.otlp import otlp_value as otlp_value
 from judge.traces.tasks import TaskSource, settle
 from judge.traces.tasks import read_tasks as read_tasks
 from judge.traces.tasks import task_text as task_text
@@ -48,6 +49,7 @@ __all__ = [
     "get_importer",
     "import_traces",
     "importers",
+    "otlp_value",
     "read_tasks",
     "settle",
     "task_text",

@@ -9,7 +9,9 @@ import pytest
 from calibration.confidence import (
     apply_calibrator,
     calibrated_split,
+    calibrator_from_params,
     fit_calibrator,
+    fitted_number,
     score_items,
     split_clusters,
 )
@@ -127,6 +129,32 @@ def test_platt_is_monotone_and_corrects_an_overconfident_judge() -> None:
     by = {i.item_id: i.score for i in out.items}
     assert by["0"] == pytest.approx(0.7, abs=0.01)
     assert by["10"] == pytest.approx(0.3, abs=0.01)
+
+
+def test_a_fitted_map_is_rounded_when_it_is_fitted_and_is_the_map_its_params_rebuild() -> None:
+    # The last digits of a fit depend on the machine; the card holds the map rounded to 10
+    # significant digits, and the fitted map in memory is that one (routing rebuilds it).
+    assert fitted_number(0.41552447529927466) == 0.4155244753
+    assert fitted_number(0.4155244752992746) == 0.4155244753
+    assert fitted_number(-2.5878092813735645e-7) == -2.587809281e-7
+    rows = []
+    for i in range(40):
+        prob = 0.05 + 0.9 * (i % 20) / 19
+        gold = "pass" if (i * 7) % 10 < 10 * prob else "fail"
+        rows.append(_row(str(i), "pass" if prob > 0.5 else "fail", prob=prob, gold=gold))
+    scores = score_items(rows, kind="binary")
+    for method in ("platt", "isotonic"):
+        fitted = fit_calibrator(scores, method)
+        params = fitted.params()
+        numbers = [v for k, v in params.items() if k != "map"]
+        flat = [x for v in numbers for x in (v if isinstance(v, list) else [v])]
+        assert flat and all(x == fitted_number(x) for x in flat)
+        rebuilt = calibrator_from_params(method, params)
+        assert rebuilt.transform(scores.scores()).tolist() == (
+            fitted.transform(scores.scores()).tolist()
+        )
+        # Calibrated scores are rounded to 12 decimals (numpy's exp differs by processor).
+        assert all(round(x, 12) == x for x in fitted.transform(scores.scores()).tolist())
 
 
 def test_calibrator_refuses_one_class_and_unknown_method() -> None:

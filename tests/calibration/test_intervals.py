@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from calibration.intervals import (
+    ResampleMatrix,
     bootstrap_sums,
     clopper_pearson,
     clopper_pearson_upper,
@@ -100,6 +101,30 @@ def test_bootstrap_sums_is_weights_times_cluster_sums() -> None:
     sums = bootstrap_sums(per, n_boot=50, seed=1)
     w = np.vstack(list(weight_blocks(3, 50, 1)))
     assert sums == pytest.approx(w @ per)
+
+
+def test_resampled_sums_are_exact_and_do_not_depend_on_the_order_of_the_clusters() -> None:
+    # A float product rounds its partial sums in the BLAS kernel's order; these sums must be
+    # the same on any machine: whole-number columns in float32, the others in fixed point.
+    rng = np.random.default_rng(3)
+    n = 500
+    counts = rng.integers(0, 5, n).astype(np.float64)  # whole numbers: the float32 product
+    probs = rng.uniform(0, 3, n)  # sums of probabilities: fixed point
+    signed = rng.normal(0, 1e6, n)  # large, of both signs
+    per = np.column_stack([counts, probs, signed])
+    (w,) = list(weight_blocks(n, 40, 7))
+    sums = ResampleMatrix([per[:, :1], per[:, 1:]]).sums(w)
+    assert sums.shape == (40, 3) and sums.dtype == np.float64
+    assert sums[:, 0].tolist() == (w.astype(np.float64) @ counts).tolist()
+    for j in (1, 2):
+        exact = [math.fsum(float(c) * v for c, v in zip(row, per[:, j], strict=True)) for row in w]
+        # Within 2 x n_clusters x 2**-53 of n_clusters x the column's largest magnitude.
+        bound = 2 * n * n * float(np.abs(per[:, j]).max()) * 2.0**-53
+        assert np.abs(sums[:, j] - exact).max() <= bound
+    # The same clusters in another order: the same bits.
+    order = rng.permutation(n)
+    again = ResampleMatrix([per[order]]).sums(np.ascontiguousarray(w[:, order]))
+    assert again.tobytes() == sums.tobytes()
 
 
 def test_cluster_sums_and_compact_codes() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from calibration.card import Card, parse_card, write_card
-from calibration.confidence import score_items
+from calibration.confidence import fitted_number, score_items
 from calibration.inputs import load_recorded
 from calibration.panel import PanelModel, combine, combine_probs, fit_panel, logit
 from calibration.records import VerdictRow
@@ -74,6 +74,20 @@ def test_an_item_a_member_did_not_score_is_unscored() -> None:
     assert panel.unscored == {"i1": {"parse_error": 1}, "i2": {"member_missing": 1}}
     assert panel.n_total == 3 and panel.judge == "panel(a, b)"
     assert panel.items[0].judges == ("a", "b") and panel.items[0].gold == "A"
+
+
+def test_the_fitted_panel_model_is_rounded_when_it_is_fitted() -> None:
+    golds = ["A" if i % 3 else "B" for i in range(30)]
+    a = score_items(
+        _rows("a", [0.55 + 0.4 * (i % 5) / 4 for i in range(30)], golds), kind="pairwise", judge="a"
+    )
+    b = score_items(
+        _rows("b", [0.9 - 0.3 * (i % 7) / 6 for i in range(30)], golds), kind="pairwise", judge="b"
+    )
+    model = fit_panel([a, b], kind="pairwise")
+    for x in (*model.weights, model.intercept):
+        assert x == fitted_number(x)
+    assert PanelModel.from_params(model.params()) == model
 
 
 def test_fit_panel_needs_both_outcomes() -> None:

@@ -32,7 +32,8 @@ import pytest
 
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer, Reply
-from judge.testing.nginx import Nginx, NginxUnavailable, deploy_block, for_loopback, free_port
+from judge.testing.nginx import Nginx, NginxUnavailable, deploy_block, for_loopback
+from judge.testing.processes import free_port
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
 from tests.judge.api.test_replicas import _keys, _ready, replicas
 from tests.review_fixtures import form_token, responder, scripted_case

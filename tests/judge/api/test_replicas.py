@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -33,6 +32,7 @@ import judge.service
 from judge.api.client import APIError, JudgeClient
 from judge.store import Store
 from judge.testing.loopback import LoopbackServer, Reply
+from judge.testing.processes import free_port
 from tests.review_fixtures import (
     MODEL,
     make_card,
@@ -50,12 +50,6 @@ RUBRIC = "agent-run-success@1"
 #: Short leases and claims, so that a dead replica's work is taken over within seconds.
 FAST = {"JUDGE_JOB_LEASE_S": "4", "JUDGE_JOB_POLL_S": "0.3", "JUDGE_CALL_CLAIM_S": "6"}
 WORKERS, CONCURRENCY = 2, 4
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -80,7 +74,7 @@ def replicas(
     }
     started = []
     for i in range(n):
-        port = _port()
+        port = free_port()
         args = [
             sys.executable,
             "-m",

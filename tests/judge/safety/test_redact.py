@@ -403,7 +403,8 @@ def test_their_look_alikes_are_kept(text: str) -> None:
 def test_high_entropy_rule_tried_at_its_starts_matches_as_everywhere(text: str) -> None:
     """The high-entropy rule runs only where its name can start (``starts``): the same
     replacements as its regex tried at every position."""
-    from judge.safety.redact import _SECRET_HEADS, _SECRET_WORDS, SHAPES, _apply
+    from judge.safety.redact import SHAPES, _apply
+    from judge.safety.secret_shapes import _SECRET_HEADS, _SECRET_WORDS
 
     words = re.sub(r"\(\?:or\)\?", "", _SECRET_WORDS).split("|") + ["password"]
     assert all(any(word.startswith(head) for head in _SECRET_HEADS) for word in words)

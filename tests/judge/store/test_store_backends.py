@@ -21,8 +21,10 @@ import judge.service
 from judge.cli import cli
 from judge.store import DuplicateError, Store, StoreError, StoreUnavailable, forget_schema_checks
 from judge.store.migrations import MIGRATIONS, index_name
-from judge.store.postgres import mask_url, to_format
+from judge.store.postgres import close_pool, to_format
+from judge.testing.processes import free_port
 from judge.types import RoutingDecision
+from judge.urls import mask_url
 from tests.review_fixtures import T0, make_case, make_judgment
 
 
@@ -353,7 +355,7 @@ def test_database_urls_that_cannot_be_used() -> None:
 
 @pytest.mark.postgres
 def test_refused_connection_and_missing_database(pg_cluster: Any) -> None:
-    closed = f"postgresql://ann:s3cret@127.0.0.1:{_closed_port()}/judge"
+    closed = f"postgresql://ann:s3cret@127.0.0.1:{free_port()}/judge"
     with pytest.raises(StoreUnavailable, match=r"ann:\*\*\*@127.0.0.1.*cannot connect") as err:
         Store(closed)
     assert "s3cret" not in str(err.value) and "server is running" in str(err.value)
@@ -366,9 +368,17 @@ def test_refused_connection_and_missing_database(pg_cluster: Any) -> None:
     assert "ann:***@" in str(result.exception) and "s3cret" not in str(result.exception)
 
 
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+@pytest.mark.postgres
+def test_a_password_given_as_a_url_parameter_is_never_printed(pg_url: str) -> None:
+    """``?password=`` was printed as given (the store's masker knew only ``user:pw@``). The
+    throwaway cluster trusts local connections: the password is sent and not needed."""
+    url = f"{pg_url}?password=s3cret"
+    try:
+        with Store(url) as store:
+            assert store.location == f"{pg_url}?password=***"
+            assert store.address == url  # what a Ray worker connects with
+        result = CliRunner().invoke(cli, ["keys", "create", "--name", "ann", "--db", url])
+        assert result.exit_code == 0, result.output
+        assert "password=***" in result.stderr and "s3cret" not in result.output
+    finally:
+        close_pool(url)
