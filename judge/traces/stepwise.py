@@ -264,7 +264,10 @@ def _agentrx_case(
         )
         return
     case_id = f"agentrx-tau-retail/task{run.task_id}"
-    instruction = (run.info.get("task") or {}).get("instruction") if run.info else None
+    task_info = run.info.get("task")
+    instruction = task_info.get("instruction") if isinstance(task_info, dict) else None
+    if not isinstance(instruction, str) or not instruction.strip():
+        instruction = None
     task = (
         "Customer-service agent conversation in the tau-bench retail domain. The agent must "
         "follow the policy (the system turn) and correctly serve the simulated user."
