@@ -39,7 +39,7 @@ from calibration.options import DEFAULT_VALID_DAYS
 from judge import kinds
 from judge.cases import load_cases
 from judge.digests import bytes_digest
-from judge.errors import InputError
+from judge.errors import InputError, RubricError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.rubrics import Rubric, load_rubric
 from judge.steps import candidate_steps
@@ -523,3 +523,84 @@ def route_steps_of(
     )
     rows = stored_diagnoses(store, cases, model=card.judge.model, rubric=rubric)
     return route_steps(card, DiagnosisResult(rows, [], None).step_runs())
+
+
+# --- What the store holds about some runs (the run-set report) --------------------------------
+
+#: Review items read per query when looking for the diagnoses that await people.
+_REVIEW_PAGE = 500
+
+
+@dataclass
+class StoredDiagnoses:
+    """Every diagnosis the store holds of some runs, by diagnosing judge, and the ones whose
+    review item awaits a person (what the run-set report summarises; nothing is called)."""
+
+    #: The store they were read from.
+    location: str
+    #: (model, fbd rubric id@version) -> that judge's diagnoses, one per run it diagnosed.
+    by_judge: dict[tuple[str, str], list[RunDiagnosis]] = field(default_factory=dict)
+    #: (run id, model, rubric id) of the diagnoses with a review item open or in adjudication.
+    awaiting_review: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def awaits_review(self, run: RunDiagnosis, rubric: str) -> bool:
+        """Is ``run`` (diagnosed with ``rubric``, id@version) in the review queue?"""
+        return (run.case_id, run.model, rubric.split("@", 1)[0]) in self.awaiting_review
+
+
+def _fbd_rubric(ref: str) -> Rubric | None:
+    """The fbd rubric ``ref`` (id@version), or None when it is of another kind or the rubric
+    folders no longer hold it."""
+    try:
+        rubric = load_rubric(ref)
+    except RubricError:
+        return None
+    return rubric if kinds.kind(rubric.kind).steps else None
+
+
+def diagnoses_of(store: Store, case_ids: Iterable[str]) -> StoredDiagnoses:
+    """The diagnoses ``store`` holds of the runs ``case_ids``, by every judge and with every
+    fbd rubric they were made with (:func:`stored_diagnoses` of each), and which of them await
+    a person in the review queue. No model is called."""
+    ids = list(dict.fromkeys(case_ids))
+    rubrics: dict[str, Rubric | None] = {}
+    runs_of: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for case_id in ids:
+        judges: set[tuple[str, str]] = set()
+        for j in store.judgments(case_id=case_id):
+            p = j.provenance
+            ref = f"{p.rubric_id}@{p.rubric_version}"
+            if ref not in rubrics:
+                rubrics[ref] = _fbd_rubric(ref)
+            chosen = rubrics[ref]
+            if chosen is not None and chosen.digest == p.rubric_digest and p.masked_from is None:
+                judges.add((p.model, ref))
+        for judge_ in judges:
+            runs_of[judge_].append(case_id)
+    found = StoredDiagnoses(store.location)
+    if not runs_of:
+        return found
+    cases = store.get_cases(ids)
+    for (model, ref), diagnosed in sorted(runs_of.items()):
+        chosen = rubrics[ref]
+        assert chosen is not None
+        rows = stored_diagnoses(
+            store, [cases[c] for c in diagnosed if c in cases], model=model, rubric=chosen
+        )
+        if rows:
+            found.by_judge[(model, ref)] = rows
+    wanted = set(ids)
+    rubric_ids = {ref.split("@", 1)[0] for _, ref in found.by_judge}
+    for status in ("open", "adjudicate"):
+        offset = 0
+        while True:
+            page = store.review_items(status=status, limit=_REVIEW_PAGE, offset=offset)
+            found.awaiting_review |= {
+                (i.case_id, i.model or "", i.rubric_id or "")
+                for i in page
+                if i.case_id in wanted and i.rubric_id in rubric_ids
+            }
+            if len(page) < _REVIEW_PAGE:
+                break
+            offset += _REVIEW_PAGE
+    return found
