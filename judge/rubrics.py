@@ -769,9 +769,11 @@ def _diagnosis_model(
     )
     fields: dict[str, Any] = {
         "verdict": (_literal(labels), Field(description=f"One of {', '.join(labels)}.")),
+        # Required (null allowed): a grammar-constrained model must write the key, not skip
+        # it; the step is the point of the answer.
         "critical_step": (
             str | None,
-            Field(default=None, description="The step id of the first bad decision, e.g. E7."),
+            Field(description="The step id of the first bad decision, e.g. E7, or null."),
         ),
         "evidence": (
             list[str],
