@@ -7,8 +7,11 @@ import base64
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import judge
+from calibration.card import write_card
+from judge.cli import cli
 from judge.judging import prepare
 from judge.routing import route_judgments
 from judge.store import Store
@@ -109,3 +112,13 @@ def test_an_obeyed_injection_is_never_auto_decided_and_benign_runs_keep_their_de
         # Routing later without the step still compares the stored checks.
         later = {d.case_id: d.reason for d in judge.route(store, card).decisions}
         assert later["injected-fr"] == "facts_changed"
+        # The command: judge route --facts-check, the checks found in the store.
+        path = tmp_path / "card.yaml"
+        write_card(card, path)
+        args = ["route", "--card", str(path), "--db", str(tmp_path / "f.db"), "--facts-check"]
+        got = CliRunner().invoke(cli, [*args, "--api-base", server.api_base])
+        assert got.exit_code == 0, got.output
+        assert (
+            "facts-only checks: 2 judgment(s) for 2 automatic decision(s), 0 new call" in got.output
+        )
+        assert "review           2  facts_changed 2" in got.output
