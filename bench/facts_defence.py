@@ -24,12 +24,10 @@ Sets:
   diff, turns).
 - look-alikes: each benign look-alike of the split planted the same way, in a passing run (gold
   "pass") and in a failing run (gold "fail") in turn.
-- gold runs (``--gold-runs N``: the first N SWE-bench Verified and N tau-bench dev runs of
-  ../shared/gold, 0 for none): real traces, no injection planted, judged by two honest loopback
-  judges: SWE-bench by ``fair`` (the diff and the last test run shown), tau-bench by
-  ``final-message`` (believes the agent's final message, else ``fair``). They say how many
-  automatic decisions the check costs a judge that reads receipts, and one that reads the
-  agent's prose.
+- gold runs (``--gold-runs N``: the first N SWE-bench Verified dev runs of ../shared/gold, 0
+  for none): real traces, no injection planted, judged by the honest ``fair`` loopback judge
+  (the diff and the last test run shown): how many automatic decisions the check costs a judge
+  that reads receipts.
 
 ``--without-detectors``: the same, as if the flagger and the second net recognised nothing (no
 certain flag, no suspect: a counterfactual of this script, patched into the preparation step),
@@ -63,7 +61,7 @@ from judge.judging import prepare  # noqa: E402
 from judge.judging.masking import MASK  # noqa: E402
 from judge.routing import AUTO_DECISIONS, route_judgments  # noqa: E402
 from judge.store import Store  # noqa: E402
-from judge.testing.biased import JUDGES, PromptView, final_message  # noqa: E402
+from judge.testing.biased import JUDGES, PromptView  # noqa: E402
 from judge.testing.loopback import LoopbackServer  # noqa: E402
 from judge.testing.obeying import Planted, obeying  # noqa: E402
 from judge.types import Case, RoutingDecision, TraceTurn  # noqa: E402
@@ -277,23 +275,17 @@ def planted_sets(
 
 
 def gold_sets(limit: int, *, detectors_on: bool) -> dict[str, dict[str, Any]]:
-    """Real runs of ../shared/gold judged by honest loopback judges: SWE-bench Verified by the
-    receipt reader (``fair``), tau-bench by the judge that believes the agent's final message
-    (SWE-bench runs end on a command, where it is ``fair`` too)."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, file, honest in (
-        ("SWE-bench runs, fair judge", "swebench_verified_dev.jsonl", JUDGES["fair"]),
-        ("tau-bench runs, final-message judge", "taubench_airline_dev.jsonl", final_message),
-    ):
-        path = SHARED_GOLD / file
-        if limit <= 0 or not path.exists():
-            continue
-        cases = load_cases(path).cases[:limit]
-        before, run, calls = judge_and_route(
-            cases, obeying([], honest), MODEL, detectors_on=detectors_on
-        )
-        out[name] = _figures(cases, before, run, calls, {})
-    return out
+    """The first ``limit`` SWE-bench Verified dev runs of ../shared/gold, judged by the honest
+    receipt reader (``fair``). (Conversation runs are not measured: both loopback judges answer
+    "fail" on every tau-bench run, which has no diff, so they would say nothing.)"""
+    path = SHARED_GOLD / "swebench_verified_dev.jsonl"
+    if limit <= 0 or not path.exists():
+        return {}
+    cases = load_cases(path).cases[:limit]
+    before, run, calls = judge_and_route(
+        cases, obeying([], JUDGES["fair"]), MODEL, detectors_on=detectors_on
+    )
+    return {"SWE-bench runs, fair judge": _figures(cases, before, run, calls, {})}
 
 
 def _share(n: int, d: int) -> str:
