@@ -32,8 +32,8 @@ def _decision_id(digest: str, case_id: str, model: str) -> str:
 
 def _first_gate(group: Group, card: Card, case: Case | None = None) -> Gate | None:
     """The first gate that sends the group to review: the judgment gates, then the card's
-    (``gates.CARD_GATES``: what the card's probes section says of the judge), then no usable
-    verdict at all (``unscored``); None when none does."""
+    (``gates.CARD_GATES``: what the card's probes section says of the judge); None when none
+    does."""
     for reason, gate in GATES:
         detail = gate(group)
         if detail is not None:
@@ -46,7 +46,8 @@ def _first_gate(group: Group, card: Card, case: Case | None = None) -> Gate | No
 
 
 def _verdicts(group: Group, card: Card, case: Case | None = None) -> Verdicts:
-    """The group as the walk reads it: its pooled raw score and its first gate."""
+    """The group as the walk reads it: its pooled raw score and its first gate (``unscored``
+    when no gate fires but no verdict is usable)."""
     scores = score_items(group.rows, kind=group.kind)
     raw = scores.items[0].score if scores.items else None
     gate = _first_gate(group, card, case)
@@ -66,7 +67,8 @@ def _route_case(
     now: datetime | None = None,
 ) -> RoutingDecision:
     """The decision of ``card`` for one case from its groups (judge model -> group). A panel's
-    members and a cascade's stages are gated without the case, as they have always been."""
+    members and a cascade's stages are gated without the case, as they always have been (so a
+    card gate that reads the case, the length probe's, finds the trace length unknown)."""
     alone = not (card.judge.members or card.policy.cascade)
     verdicts = {m: _verdicts(g, card, case if alone else None) for m, g in by_model.items()}
     outcome = walk(card, verdicts, case.slices if case is not None else None)
