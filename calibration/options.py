@@ -35,6 +35,18 @@ PANEL_RULES: dict[str, str] = {
     "signed log-odds, fitted on a label-free cluster split of the gold and certified on the rest",
     "pooled": "every row of every member pooled into one mean or vote share (before rules)",
 }
+
+
+def combines_members(rule: str | None) -> bool:
+    """Whether a panel with this rule combines its members' own scores: every rule but
+    ``pooled``, the way panels were made before rules were declared (every verdict row of every
+    member pooled as if one judge's, kept so that those cards can be reproduced). A panel whose
+    rule combines binds each member on its own, starts at PANEL_START_SHARE on the PANEL_GRID,
+    takes no calibrator, and is routed by its rule; a pooled panel is calibrated like one judge
+    (the default grid and start, a calibrator allowed), binds no member, and cannot be routed."""
+    return rule is not None and rule != "pooled"
+
+
 #: A panel's default starting point: the band holding the top 40% of the calibration items
 #: (fixed before labels; see CALIBRATION_RESULTS.md, "Panel cards").
 PANEL_START_SHARE = 0.4

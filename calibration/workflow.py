@@ -63,6 +63,7 @@ from calibration.options import (
     CalibrationOptions,
     CompareOptions,
     PanelRule,
+    combines_members,
 )
 from calibration.panel import PanelModel, combine, fit_panel
 from calibration.records import VerdictRow
@@ -81,22 +82,26 @@ def scan_of(
     options: CalibrationOptions, mode: JudgeMode
 ) -> tuple[tuple[int, ...], tuple[float, ...]]:
     """The starting points (item counts, shares of the calibration items) of a card of
-    ``mode``: the ones asked for, else a panel's share (a rule other than pooled) or 30."""
+    ``mode``: the ones asked for, else a combining panel's share (``combines_members``) or 30."""
     if options.starts or options.start_shares:
         return options.starts, options.start_shares
-    if mode == "panel" and options.panel_rule != "pooled":
+    if _combined_panel(options, mode):
         return (), (PANEL_START_SHARE,)
     return (MIN_START,), ()
 
 
 def grid_of(options: CalibrationOptions, mode: JudgeMode) -> Grid:
-    """The candidate grid of a card of ``mode``: the one asked for, else a panel's (a rule
-    other than pooled: every distinct combined score) or the published levels."""
+    """The candidate grid of a card of ``mode``: the one asked for, else a combining panel's
+    (``combines_members``: every distinct combined score) or the published levels."""
     if options.grid is not None:
         return Grid.parse(options.grid)
-    if mode == "panel" and options.panel_rule != "pooled":
+    if _combined_panel(options, mode):
         return Grid.parse(PANEL_GRID)
     return Grid.parse(DEFAULT_GRID)
+
+
+def _combined_panel(options: CalibrationOptions, mode: JudgeMode) -> bool:
+    return mode == "panel" and combines_members(options.panel_rule)
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ class JudgeRequest:
     def members(self) -> bool:
         """Whether the card binds each judge as a panel member (a panel with a declared rule;
         a pooled panel, as written before rules, binds none)."""
-        return self.mode == "panel" and self.panel_rule not in (None, "pooled")
+        return self.mode == "panel" and combines_members(self.panel_rule)
 
 
 @dataclass(frozen=True)
@@ -275,7 +280,7 @@ def _check(options: CalibrationOptions, names: Sequence[str]) -> None:
         raise InputError(
             "--cascade does not combine with --calibrator or --slice yet", field="cascade"
         )
-    if options.panel and options.panel_rule != "pooled" and options.calibrator != "none":
+    if options.panel and combines_members(options.panel_rule) and options.calibrator != "none":
         raise InputError(
             f"--panel-rule {options.panel_rule} makes the panel's score; it does not combine "
             "with --calibrator",
@@ -419,8 +424,8 @@ def _panel_scores(
     rows: Sequence[VerdictRow], request: JudgeRequest, options: CalibrationOptions
 ) -> _Panel:
     kind, rule = request.kind, options.panel_rule
-    if rule == "pooled":
-        return _Panel(score_items(rows, kind=kind))
+    if not combines_members(rule):
+        return _Panel(score_items(rows, kind=kind))  # every member's rows as one judge's
     members = tuple(score_items(rows, kind=kind, judge=n) for n in request.names)
     if rule != "fitted":
         return _Panel(combine(members, rule), rule, members=members)

@@ -213,6 +213,11 @@ class Usage(Strict):
     attempts: int = 0
 
 
+#: What a facts-only copy of a case (``judge.judging.facts``) names as withheld: all the
+#: untrusted free text of its run, reduced to facts written by code.
+FACTS_ONLY = "facts-only"
+
+
 class Provenance(Strict):
     """Everything needed to reproduce, audit and cache a judgment."""
 
@@ -241,6 +246,12 @@ class Provenance(Strict):
     #: scores, metrics and run-set rates).
     masked_from: str | None = None
     masked_evidence: list[str] = Field(default_factory=list)
+
+    @property
+    def facts_check(self) -> bool:
+        """True on the judgment of a case's facts-only copy (``judge.judging.facts``): a check
+        whose ``masked_evidence`` is ``[FACTS_ONLY]``, since it withheld every untrusted text."""
+        return self.masked_from is not None and FACTS_ONLY in self.masked_evidence
 
 
 class Judgment(Strict):

@@ -28,7 +28,6 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-import judge
 import judge.service
 from judge.api.config import MB, ServiceConfig
 from judge.api.deps import Caller
@@ -41,7 +40,7 @@ from judge.api.roles import annotate_schema, check_declared
 from judge.api.routes import api_router
 from judge.api.security import AccessMiddleware, RateLimiter, SecurityHeaders, page_csp
 from judge.errors import Failure
-from judge.store import Store
+from judge.store import Store, open_store
 from judge.version import __version__
 
 __all__ = ["MB", "ServiceConfig", "create_app", "error_response"]
@@ -59,7 +58,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        judge.open_store(config.db).close()  # migrate once before any request or worker
+        open_store(config.db).close()  # migrate once before any request or worker
         jobs.start()
         yield
         jobs.stop()
@@ -81,6 +80,15 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(page_router())
     app.include_router(docs_router(app))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _open_routes(app, config)
+    _serve_schema(app)
+    check_declared(app.router.routes)
+    _add_middleware(app, config)
+    return app
+
+
+def _open_routes(app: FastAPI, config: ServiceConfig) -> None:
+    """The routes open to anyone (load balancers, the browser's icon), outside the schema."""
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> JSONResponse:
@@ -105,6 +113,11 @@ def create_app(config: ServiceConfig) -> FastAPI:
             headers={"cache-control": "public, max-age=86400"},
         )
 
+
+def _serve_schema(app: FastAPI) -> None:
+    """The OpenAPI schema at ``/openapi.json`` (authenticated like every route), each operation
+    with its roles (``x-roles``)."""
+
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(caller: Caller) -> JSONResponse:
         """The OpenAPI schema (authenticated like every route)."""
@@ -118,7 +131,10 @@ def create_app(config: ServiceConfig) -> FastAPI:
         return app.openapi_schema
 
     app.openapi = openapi_with_roles  # type: ignore[method-assign]
-    check_declared(app.router.routes)
+
+
+def _add_middleware(app: FastAPI, config: ServiceConfig) -> None:
+    """Access control, security headers and forwarded headers, outermost last."""
     app.add_middleware(
         AccessMiddleware,
         db=config.db,
@@ -130,7 +146,6 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.add_middleware(SecurityHeaders, csp=page_csp(inline_style_hashes()))
     # Last added, outermost: every other layer sees the request as the browser made it.
     app.add_middleware(ProxyHeaders, trusted=parse_networks(config.trusted_proxies))
-    return app
 
 
 def _ping(db: str | Path) -> None:

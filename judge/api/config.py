@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judge.defaults import DEFAULT_MODEL
 from judge.service import JudgeSettings
@@ -45,7 +44,6 @@ class ServiceConfig:
     #: The origin the review page is served from (``https://judge.example.org``), whatever
     #: Host header the proxy sends: page forms posted from it are accepted.
     public_url: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def page_origins(self) -> tuple[str, ...]:
         """Origins besides the request's own from which page forms are accepted."""

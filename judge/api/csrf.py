@@ -30,11 +30,6 @@ def _mac(key: bytes, message: bytes) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def new_secret() -> bytes:
-    """A service secret for signing login nonces and key-authenticated page forms."""
-    return secrets.token_bytes(32)
-
-
 def session_token_csrf(session_token: str) -> str:
     """The CSRF token of every form shown in this page session."""
     return _mac(session_token.encode(), _LABEL)

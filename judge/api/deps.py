@@ -1,12 +1,14 @@
-"""What every route depends on: the caller, the configuration, a store per request, and the
-shared response declarations of the OpenAPI schema."""
+"""What every route depends on: the caller, the configuration, a store per request, the
+shared response declarations of the OpenAPI schema, and the table a resource's routes are
+declared in (:class:`Route`, :func:`resource`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request, Security
+from fastapi import APIRouter, Depends, Query, Request, Security
 from fastapi.security import APIKeyHeader, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -82,3 +84,42 @@ def with_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """Response declarations for these error statuses."""
     text = {404: "Not found", 409: "Conflict with the current state"}
     return {c: {"model": s.ErrorResponse, "description": text[c]} for c in codes}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route of a resource, as declared data: what ``APIRouter.add_api_route`` is given."""
+
+    method: str
+    path: str
+    endpoint: Callable[..., Any]
+    #: The response body's model (None: none declared, as for a plain ``Response``).
+    model: Any = None
+    #: The success status (None: FastAPI's 200).
+    status: int | None = None
+    #: Error statuses the route answers besides the shared ones (:data:`ERRORS`).
+    errors: tuple[int, ...] = ()
+    #: Other responses to declare (a second success status, another media type).
+    responses: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    response_class: Any = None
+
+
+def resource(tag: str, *routes: Route, prefix: str = "") -> APIRouter:
+    """The router of one resource's routes, declared in order."""
+    r = APIRouter(prefix=prefix, tags=[tag])
+    for route in routes:
+        options: dict[str, Any] = {
+            "response_model": route.model,
+            "status_code": route.status,
+            "response_class": route.response_class,
+        }
+        responses = with_errors(*route.errors)
+        responses.update({code: dict(body) for code, body in route.responses.items()})
+        r.add_api_route(
+            route.path,
+            route.endpoint,
+            methods=[route.method],
+            responses=responses or None,
+            **{k: v for k, v in options.items() if v is not None},
+        )
+    return r

@@ -12,11 +12,13 @@ from rich.console import Console
 from rich.table import Table
 
 import judge.diagnosis
+import judge.judging
 import judge.review
 import judge.routing
 import judge.store
 from calibration.card import load_card
 from calibration.fbd import is_step_card_file, load_step_card
+from judge.commands.judging_options import some_judging_options
 from judge.commands.options import db_option
 
 if TYPE_CHECKING:
@@ -65,6 +67,14 @@ if TYPE_CHECKING:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table", show_default=True
 )
+@click.option(
+    "--facts-check",
+    is_flag=True,
+    help="Before deciding, judge the facts-only copy of every run the card would decide "
+    "automatically (its tool outputs, files and messages reduced to facts written by code) "
+    "with the card's judge; a verdict the copy does not give goes to review (facts_changed).",
+)
+@some_judging_options("api_base", "concurrency")
 def route(
     card_path: str,
     db: str,
@@ -75,6 +85,8 @@ def route(
     blind: bool,
     limit: int,
     fmt: str,
+    facts_check: bool,
+    options: judge.judging.JudgeOptions,
 ) -> None:
     """Route stored judgments with a card: auto-accept, auto-reject or human review, with reasons.
 
@@ -103,6 +115,7 @@ def route(
             seed=seed,
             double_fraction=double_fraction,
             blind=blind,
+            facts=options if facts_check else None,
         )
     if fmt == "jsonl":
         for d in run.decisions:
@@ -119,6 +132,12 @@ def route(
         f"{len(run.decisions)} case(s) routed",
         err=True,
     )
+    if run.facts is not None:
+        click.echo(
+            f"facts-only checks: {run.facts.checks} judgment(s) for {run.facts.automatic} "
+            f"automatic decision(s), {run.facts.called} new call(s)",
+            err=True,
+        )
     for decision in ("auto_accept", "auto_reject", "auto_decide", "review"):
         reasons = by_decision.get(decision)
         if reasons:

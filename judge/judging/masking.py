@@ -20,6 +20,7 @@ it judges anew.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from judge.types import Case, Judgment, TraceTurn
 
@@ -59,11 +60,14 @@ def mask_case(case: Case, judgments: Sequence[Judgment]) -> Case | None:
     diff = MASK if "diff" in suspects.values() and case.diff else case.diff
     if not withheld and diff == case.diff:
         return None
-    return case.model_copy(
-        update={
-            "id": case.id + MASKED_SUFFIX,
-            "trace": trace,
-            "diff": diff,
-            "meta": {**case.meta, _META: case.id, _META_ITEMS: sorted(suspects)},
-        }
-    )
+    return check_copy(case, MASKED_SUFFIX, sorted(suspects), trace=trace, diff=diff)
+
+
+def check_copy(case: Case, suffix: str, withheld: Sequence[str], **update: Any) -> Case:
+    """A copy of ``case`` to judge as a check on its verdict, never as a verdict of its own:
+    its id suffixed, its meta naming the case it checks and what it ``withheld`` (read back by
+    :func:`masked_origin` into the judgment's ``masked_from`` and ``masked_evidence``), and the
+    fields in ``update`` replaced. The masked copy here and the facts-only copy
+    (``judge.judging.facts``) are both made so."""
+    meta = {**case.meta, _META: case.id, _META_ITEMS: list(withheld)}
+    return case.model_copy(update={**update, "id": case.id + suffix, "meta": meta})

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from calibration.card import Card, load_card
 from judge.errors import CardError
+from judge.judging import JudgeOptions
+from judge.review.facts_check import FactsRun, check_auto_band, require_checks
 from judge.review.queue import enqueue
 from judge.routing import audit_sample, card_models, route_judgments, save_card, stale_reason
 from judge.store import Store
@@ -25,6 +27,8 @@ class RoutingRun:
     enqueued: int = 0
     audited: int = 0
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: The facts-only checks made before deciding (``facts``), or None.
+    facts: FactsRun | None = None
 
 
 def route(
@@ -37,6 +41,7 @@ def route(
     double_fraction: float = 0.0,
     blind: bool = False,
     now: datetime | None = None,
+    facts: JudgeOptions | None = None,
 ) -> RoutingRun:
     """Apply a calibration card (or the path of one) to the store's judgments, or to
     ``judgments``: decide auto-accept, auto-reject, auto-decide or review for each (case,
@@ -45,6 +50,10 @@ def route(
     Refuses (CardError) a card that does not bind the judgments' judge, has expired, or that
     audits have flagged stale. Decisions are stored with the card digest; review items are
     queued once per decision (re-routing keeps the labels already given).
+
+    With ``facts`` (where and how to call the card's judge), every verdict the card would
+    decide automatically is first checked on the run's facts-only copy, judged with those
+    options (``judge.review.facts_check``); a verdict the copy does not give goes to review.
     """
     if not isinstance(card, Card):
         card = load_card(card)
@@ -66,13 +75,20 @@ def route(
                 "(`judge run`)"
             )
     cases = store.get_cases(x.case_id for x in judgments)
+    checked = None
+    if facts is not None:
+        checked = check_auto_band(store, card, judgments, cases=cases, options=facts, now=now)
+        # A check already stored is among both: each judgment once.
+        judgments = list({x.id: x for x in [*judgments, *checked.judgments]}.values())
     decisions = route_judgments(card, judgments, cases=cases, now=now)
+    if checked is not None:
+        decisions = require_checks(decisions, checked.unchecked)
     audited = audit_sample(decisions, audit_fraction, seed)
     decisions = [d.model_copy(update={"audit": d.id in audited}) for d in decisions]
     store.save_decisions(decisions)
     enqueued = enqueue(
         store, decisions, seed=seed, double_fraction=double_fraction, blind=blind, card=card
     )
-    run = RoutingRun(digest, decisions, enqueued=enqueued, audited=len(audited))
+    run = RoutingRun(digest, decisions, enqueued=enqueued, audited=len(audited), facts=checked)
     run.counts.update((d.decision, d.reason) for d in decisions)
     return run

@@ -45,6 +45,7 @@ CONFLICT_REASONS = frozenset(
     {
         "flagged_evidence",
         "masked_changed",
+        "facts_changed",
         "orders_disagreed",
         "variants_disagreed",
         "samples_disagreed",

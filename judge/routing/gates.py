@@ -4,7 +4,8 @@ Judgments are grouped per (case, judge model) over answer orders, repeated sampl
 variants. A sequence of gates sends a group to review for a named reason (its detail gives the
 facts the reason's words in ``judge.routing.REASONS`` do not: which evidence, how many
 judgments, which verdicts; the two read together, each thing said once): flagged evidence
-(never decided automatically), parse or provider failures, abstentions, answer orders that
+(never decided automatically), a verdict that changes when suspect evidence is withheld or on
+the run's facts-only copy, parse or provider failures, abstentions, answer orders that
 disagree, repeated samples that disagree, prompt variants that disagree, and verdicts that
 cite no evidence id shown to the judge (``Verdict.uncited``: judgments stored before citations
 were enforced included).
@@ -34,6 +35,9 @@ class Group:
     #: The same judge's judgments of the case's masked copy (judge.judging.masking): checks on
     #: the verdict, not part of its score.
     masked: tuple[Judgment, ...] = ()
+    #: The same judge's judgments of the case's facts-only copy (judge.judging.facts): checks
+    #: too, made for the verdicts a card would decide automatically.
+    facts: tuple[Judgment, ...] = ()
 
 
 Gate = Callable[[Group], str | None]
@@ -151,20 +155,30 @@ def _usable(x: Judgment) -> bool:
     return x.status in ("ok", "abstain")
 
 
+def _changed(g: Group, checks: Sequence[Judgment]) -> list[str]:
+    """``own -> check`` for each step whose usable check gives another label than the
+    group's own judgment of that step (an abstention is a label here)."""
+    own = {_step(x): _label(x) for x in g.judgments if _usable(x)}
+    return sorted(
+        {
+            f"{own[_step(c)]} -> {_label(c)}"
+            for c in checks
+            if _usable(c) and _step(c) in own and _label(c) != own[_step(c)]
+        }
+    )
+
+
+def _unchecked(g: Group, checks: Sequence[Judgment]) -> list[Judgment]:
+    """The group's usable judgments whose step has no usable check among ``checks``."""
+    checked = {_step(c) for c in checks if _usable(c)}
+    return [x for x in g.judgments if _usable(x) and _step(x) not in checked]
+
+
 def _masked_changed(g: Group) -> str | None:
     """A verdict that changes when the suspect evidence is withheld: something in that
     evidence moved the judge (an injection the flagger missed), or the verdict rests on it.
     A masked check that failed (parse or provider failure) is no check: see _masked_missing."""
-    if not g.masked:
-        return None
-    own = {_step(x): _label(x) for x in g.judgments if _usable(x)}
-    changed = sorted(
-        {
-            f"{own[_step(m)]} -> {_label(m)}"
-            for m in g.masked
-            if _usable(m) and _step(m) in own and _label(m) != own[_step(m)]
-        }
-    )
+    changed = _changed(g, g.masked)
     if not changed:
         return None
     withheld = sorted({i for m in g.masked for i in m.provenance.masked_evidence})
@@ -177,11 +191,32 @@ def _masked_missing(g: Group) -> str | None:
     suspects = sorted({i for x in g.judgments if _usable(x) for i in x.provenance.suspect_evidence})
     if not suspects:
         return None
-    checked = {_step(m) for m in g.masked if _usable(m)}
-    missing = [x for x in g.judgments if _usable(x) and _step(x) not in checked]
+    missing = _unchecked(g, g.masked)
     if not missing:
         return None
     return f"{', '.join(suspects)}; {len(missing)} of {len(g.judgments)} judgments unchecked"
+
+
+def _facts_changed(g: Group) -> str | None:
+    """A verdict that the facts-only copy of the run does not give (another label, or an
+    abstention): something in the untrusted text moved the judge, or the verdict rests on
+    prose that the copy reduces to facts. Either way a person decides, whether or not any
+    detector recognised an attack."""
+    changed = _changed(g, g.facts)
+    return f"facts-only copy: {'; '.join(changed)}" if changed else None
+
+
+def _facts_missing(g: Group) -> str | None:
+    """A facts-only check was made for this group, but a step has no usable one (it failed,
+    or was not judged): the verdict is not checked."""
+    if not g.facts:
+        return None
+    missing = _unchecked(g, g.facts)
+    if not missing:
+        return None
+    failed = Counter(c.status for c in g.facts if not _usable(c))
+    why = "".join(f"; {status} x{n}" for status, n in sorted(failed.items()))
+    return f"{len(missing)} of {len(g.judgments)} judgments unchecked{why}"
 
 
 #: Checked in this order; the first that applies names the reason. Flagged evidence comes
@@ -190,6 +225,8 @@ GATES: tuple[tuple[str, Gate], ...] = (
     ("flagged_evidence", _flagged),
     ("masked_changed", _masked_changed),
     ("masked_missing", _masked_missing),
+    ("facts_changed", _facts_changed),
+    ("facts_missing", _facts_missing),
     ("parse_error", _parse_failed),
     ("provider_failure", _provider_failed),
     ("abstained", _abstained),
@@ -235,17 +272,26 @@ def groups(judgments: Iterable[Judgment], kind: ScoringKind) -> list[Group]:
     """The judgments grouped per (case, judge model), each group in a stable order."""
     by_key: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     masked: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    facts: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for x in judgments:
         origin = x.provenance.masked_from
         if origin is None:
             by_key[(x.case_id, x.provenance.model)].append(x)
         else:
-            masked[(origin, x.provenance.model)].append(x)
+            checks = facts if x.provenance.facts_check else masked
+            checks[(origin, x.provenance.model)].append(x)
     out = []
-    for (case_id, model), items in by_key.items():
+    for key, items in by_key.items():
         items.sort(key=lambda x: (x.provenance.order or "", x.provenance.sample, x.id))
         rows = tuple(judgment_to_row(x) for x in items)
         out.append(
-            Group(case_id, model, kind, tuple(items), rows, tuple(masked.get((case_id, model), ())))
+            Group(
+                *key,
+                kind,
+                tuple(items),
+                rows,
+                tuple(masked.get(key, ())),
+                tuple(facts.get(key, ())),
+            )
         )
     return out

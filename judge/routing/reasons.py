@@ -21,6 +21,10 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "the judge is withheld",
         "masked_missing": "evidence that reads like instructions to the judge was recorded but "
         "the check without it failed or was not run",
+        "facts_changed": "the verdict changes when the run is judged from a copy whose untrusted "
+        "text (tool outputs, files, pages, messages) is reduced to facts written by code",
+        "facts_missing": "the verdict would be decided automatically but its check on the run's "
+        "facts-only copy failed or was not run",
         "parse_error": "the judge's answer could not be parsed",
         "provider_failure": "the provider failed after every retry",
         "abstained": "the judge said the evidence shown cannot decide",

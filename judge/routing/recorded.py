@@ -1,11 +1,12 @@
 """Route recorded verdicts with a card, with no store: one decision per item.
 
 The verdicts are in the recorded-verdicts format (``../shared/judgments``): one line per
-(item, judge, order, sample). A card routes them as it routes stored judgments: each judge's
-rows of an item are pooled (``calibration.confidence.score_items``), mapped through the card's
-calibrator, combined by a panel card's rule or walked through a cascade card's stages, and
-compared with the certified thresholds. An item with a failed verdict (null ``verdict``) of a
-judge the card needs goes to review (``parse_error``; a panel member's: ``member_failed``).
+(item, judge, order, sample). A card routes them as it routes stored judgments, by the same walk
+(``judge.routing.walk``): each judge's rows of an item are pooled
+(``calibration.confidence.score_items``), mapped through the card's calibrator, combined by a
+panel card's rule or walked through a cascade card's stages, and compared with the certified
+thresholds. An item with a failed verdict (null ``verdict``) of a judge the card needs goes to
+review (``parse_error``; a panel member's: ``member_failed``).
 
 The file is checked whole before anything is routed, and refused with an error naming the line:
 verdicts that are not of the card's rubric kind, the same (item, judge, order, sample) twice, a
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,20 +27,17 @@ from typing import Any
 from calibration.card import Card, verify_card
 from calibration.confidence import score_items
 from calibration.inputs import iter_recorded
-from calibration.panel import combine_probs
 from calibration.records import VerdictRow
 from judge.errors import CardError, InputError
 from judge.kinds import SCORING
-from judge.routing.cards import card_digest, card_models, stage_label
-from judge.routing.decide import (
-    Thresholds,
-    band_decision,
-    calibrate_score,
-    panel_rule,
-    thresholds_for,
-)
+from judge.routing.cards import card_digest, card_models
+from judge.routing.walk import Gate, Outcome, Verdicts, walk
 
 _HINT = "see ../shared/judgments/README.md for the recorded-verdicts format"
+#: A judge's verdict on the item is null in the file (its source could not read one).
+_UNREAD = Gate("parse_error", "a verdict could not be read", explicit=True)
+#: None of the judge's verdicts on the item is usable.
+_NO_VERDICT = Gate("unscored", "no usable verdict", explicit=True)
 
 
 @dataclass(frozen=True)
@@ -57,13 +55,7 @@ class RecordedDecision:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of one output line."""
-        return {
-            "item_id": self.item_id,
-            "decision": self.decision,
-            "reason": self.reason,
-            "detail": self.detail,
-            "score": self.score,
-        }
+        return asdict(self)
 
 
 def route_recorded(
@@ -83,15 +75,12 @@ def route_recorded(
                 f"card {card_digest(card)[:19]} cannot route recorded verdicts: {err}"
             ) from err
     rows, first_line = _read(card, file, models)
-    kind = card.calibration.kind
-    scores = {m: score_items(rows[m], kind=kind, judge=m).by_id() for m in models}
-    failed = {m: {r.item_id for r in rows[m] if r.status != "ok"} for m in models}
+    verdicts = _verdicts(card, rows, models)
     slices = {}
     for model in reversed(models):
         slices.update({r.item_id: r.slices for r in rows[model]})
-    decide = _panel if card.judge.members else _cascade if card.policy.cascade else _single
     items = sorted(first_line, key=first_line.__getitem__)
-    return [decide(card, item, scores, failed, slices.get(item)) for item in items]
+    return [_recorded(card, item, walk(card, verdicts[item], slices.get(item))) for item in items]
 
 
 def _read(
@@ -134,9 +123,9 @@ def _read(
         first_line.setdefault(row.item_id, line)
         item_judges[row.item_id].add(row.judge)
         rows[row.judge].append(row)
+    role = "panel member" if card.judge.members else "judge"
     absent = [m for m in models if not rows[m]]
     if absent:
-        role = "panel member" if card.judge.members else "judge"
         raise InputError(
             f"no verdict of the card's {role} {absent[0]!r}: the card is for "
             f"{', '.join(models)}; the file holds {', '.join(sorted(present)) or 'no verdicts'}",
@@ -147,7 +136,6 @@ def _read(
     for item, line in sorted(first_line.items(), key=lambda kv: kv[1]):
         lacking = [m for m in models if m not in item_judges[item]]
         if lacking:
-            role = "panel member" if card.judge.members else "judge"
             raise InputError(
                 f"item {item!r} has no verdict of the card's {role} {lacking[0]!r}; every "
                 f"item needs a verdict of each of {', '.join(models)}: nothing was routed",
@@ -159,93 +147,31 @@ def _read(
     return rows, first_line
 
 
-def _decision(
-    item: str, verdict: tuple[str, str | None, str, str, str | None], score: float | None
-) -> RecordedDecision:
-    decision, label, reason, detail, _ = verdict
-    return RecordedDecision(
-        item, label if decision != "review" and label else "review", reason, detail, score
-    )
+def _verdicts(
+    card: Card, rows: Mapping[str, list[VerdictRow]], models: list[str]
+) -> dict[str, dict[str, Verdicts]]:
+    """item -> judge -> its verdicts as the walk reads them: the pooled score of its rows, and
+    a gate when one of them could not be read (or none is usable)."""
+    kind = card.calibration.kind
+    out: dict[str, dict[str, Verdicts]] = defaultdict(dict)
+    for m in models:
+        scores = score_items(rows[m], kind=kind, judge=m).by_id()
+        failed = {r.item_id for r in rows[m] if r.status != "ok"}
+        for item in dict.fromkeys(r.item_id for r in rows[m]):
+            pooled = scores.get(item)
+            gate = _UNREAD if item in failed else _NO_VERDICT if pooled is None else None
+            out[item][m] = Verdicts(m, pooled.score if pooled is not None else None, gate)
+    return out
 
 
-def _single(
-    card: Card,
-    item: str,
-    scores: Mapping[str, Mapping[str, Any]],
-    failed: Mapping[str, set[str]],
-    slices: Mapping[str, Any] | None,
-) -> RecordedDecision:
-    model = card.judge.model
-    if item in failed[model]:
-        return RecordedDecision(
-            item, "review", "parse_error", f"{model}: a verdict could not be read"
-        )
-    pooled = scores[model].get(item)
-    if pooled is None:
-        return RecordedDecision(item, "review", "unscored", f"{model}: no usable verdict")
-    score = calibrate_score(pooled.score, card.calibration.confidence)
-    thresholds = thresholds_for(card.policy, slices)
-    return _decision(item, band_decision(card.calibration.kind, score, thresholds), score)
-
-
-def _panel(
-    card: Card,
-    item: str,
-    scores: Mapping[str, Mapping[str, Any]],
-    failed: Mapping[str, set[str]],
-    slices: Mapping[str, Any] | None,
-) -> RecordedDecision:
-    rule, model = panel_rule(card)
-    members = card_models(card)
-    raws = []
-    for member in members:
-        pooled = scores[member].get(item)
-        if item in failed[member] or pooled is None:
-            detail = f"panel member {member}: a verdict could not be read"
-            return RecordedDecision(item, "review", "member_failed", detail)
-        raws.append(pooled.score)
-    score = combine_probs(raws, rule, model)
-    verdict = band_decision(card.calibration.kind, score, thresholds_for(card.policy, slices))
-    members_detail = ", ".join(f"{m} {r:.4f}" for m, r in zip(members, raws, strict=True))
-    decided = _decision(item, verdict, score)
-    return RecordedDecision(
-        item,
-        decided.decision,
-        decided.reason,
-        f"panel ({rule}: {members_detail}): {decided.detail}",
-        score,
-    )
-
-
-def _cascade(
-    card: Card,
-    item: str,
-    scores: Mapping[str, Mapping[str, Any]],
-    failed: Mapping[str, set[str]],
-    slices: Mapping[str, Any] | None,
-) -> RecordedDecision:
-    stages = card.policy.cascade or []
-    path: list[str] = []
-    for k, stage in enumerate(stages, start=1):
-        where = stage_label(k, stage.model)
-        pooled = scores[stage.model].get(item)
-        if item in failed[stage.model] or pooled is None:
-            return RecordedDecision(
-                item,
-                "review",
-                "parse_error",
-                "; ".join([*path, f"{where}: a verdict could not be read"]),
-            )
-        thresholds = Thresholds(
-            stage.auto_accept_threshold, stage.auto_reject_threshold, stage.decide_threshold, None
-        )
-        verdict = band_decision(card.calibration.kind, pooled.score, thresholds)
-        if verdict[0] != "review" or k == len(stages):
-            decided = _decision(item, verdict, pooled.score)
-            detail = "; ".join([*path, f"{where}: {decided.detail}"])
-            return RecordedDecision(item, decided.decision, decided.reason, detail, pooled.score)
-        path.append(f"{where}: {verdict[3]}, escalated")
-    raise CardError(f"card {card_digest(card)[:19]} has an empty cascade")
+def _recorded(card: Card, item: str, outcome: Outcome) -> RecordedDecision:
+    if not outcome.banded:
+        # A recorded decision names no judge: a single judge's gate says whose it is.
+        alone = not (card.judge.members or card.policy.cascade)
+        detail = f"{outcome.model}: {outcome.detail}" if alone else outcome.detail
+        return RecordedDecision(item, "review", outcome.reason, detail)
+    label = outcome.label if outcome.decision != "review" and outcome.label else "review"
+    return RecordedDecision(item, label, outcome.reason, outcome.detail, outcome.score)
 
 
 def count_decisions(decisions: Iterable[RecordedDecision]) -> dict[tuple[str, str], int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from judge.api import schemas as s
-from judge.api.deps import Caller
+from judge.api.deps import Caller, Route, resource
 
 
 def whoami(caller: Caller) -> s.WhoAmI:
@@ -15,6 +15,4 @@ def whoami(caller: Caller) -> s.WhoAmI:
 
 def router() -> APIRouter:
     """The access routes."""
-    r = APIRouter(tags=["access"])
-    r.add_api_route("/whoami", whoami, methods=["GET"], response_model=s.WhoAmI)
-    return r
+    return resource("access", Route("GET", "/whoami", whoami, s.WhoAmI))

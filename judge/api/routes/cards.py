@@ -5,10 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 import calibration.card
-import judge
 import judge.routing
 from judge.api import schemas as s
-from judge.api.deps import Caller, Db, with_errors
+from judge.api.deps import Caller, Db, Route, resource
 from judge.errors import NotFoundError
 from judge.types import CardRecord
 
@@ -28,11 +27,23 @@ def card_info(record: CardRecord) -> s.CardInfo:
     )
 
 
+def _missing(digest: str) -> NotFoundError:
+    return NotFoundError(f"no stored card {digest!r} (upload it with POST /v1/cards)")
+
+
 def _record(store: Db, digest: str) -> CardRecord:
     record = store.card_record(digest)
     if record is None:
-        raise NotFoundError(f"no stored card {digest!r} (upload it with POST /v1/cards)")
+        raise _missing(digest)
     return record
+
+
+def stored_card(store: Db, digest: str) -> calibration.card.Card:
+    """The stored card with this digest (404 when there is none)."""
+    card = judge.routing.get_card(store, digest)
+    if card is None:
+        raise _missing(digest)
+    return card
 
 
 def cards(caller: Caller, store: Db) -> list[s.CardInfo]:
@@ -55,33 +66,15 @@ def card(digest: str, caller: Caller, store: Db) -> s.CardDetail:
 
 def card_audit(digest: str, caller: Caller, store: Db) -> s.AuditStatus:
     """The card's live band bounds from audit labels; stale when one exceeds alpha."""
-    return judge.audit_cards(store, _record(store, digest).digest)[0]
+    return judge.routing.audit_cards(store, _record(store, digest).digest)[0]
 
 
 def router() -> APIRouter:
     """The card routes."""
-    r = APIRouter(tags=["cards"])
-    r.add_api_route("/cards", cards, methods=["GET"], response_model=list[s.CardInfo])
-    r.add_api_route(
-        "/cards",
-        upload_card,
-        methods=["POST"],
-        response_model=s.CardInfo,
-        status_code=201,
-        responses=with_errors(409),
+    return resource(
+        "cards",
+        Route("GET", "/cards", cards, list[s.CardInfo]),
+        Route("POST", "/cards", upload_card, s.CardInfo, status=201, errors=(409,)),
+        Route("GET", "/cards/{digest}", card, s.CardDetail, errors=(404,)),
+        Route("GET", "/cards/{digest}/audit", card_audit, s.AuditStatus, errors=(404,)),
     )
-    r.add_api_route(
-        "/cards/{digest}",
-        card,
-        methods=["GET"],
-        response_model=s.CardDetail,
-        responses=with_errors(404),
-    )
-    r.add_api_route(
-        "/cards/{digest}/audit",
-        card_audit,
-        methods=["GET"],
-        response_model=s.AuditStatus,
-        responses=with_errors(404),
-    )
-    return r

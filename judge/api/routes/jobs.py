@@ -7,11 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 
-import judge
 import judge.judging
 import judge.service
 from judge.api import schemas as s
-from judge.api.deps import Caller, Config, Db, Limit, Offset, job_owner, with_errors
+from judge.api.deps import Caller, Config, Db, Limit, Offset, Route, job_owner, resource
 from judge.digests import digest
 from judge.types import JobRecord
 
@@ -88,32 +87,12 @@ def resume_job(job_id: str, request: Request, caller: Caller, store: Db) -> s.Jo
 
 def router() -> APIRouter:
     """The job routes."""
-    r = APIRouter(tags=["judging"])
-    r.add_api_route(
-        "/jobs",
-        submit_job,
-        methods=["POST"],
-        response_model=s.Job,
-        status_code=202,
-        responses={**with_errors(409), 200: {"model": s.Job, "description": "Replayed (same key)"}},
+    replayed = {200: {"model": s.Job, "description": "Replayed (same key)"}}
+    return resource(
+        "judging",
+        Route("POST", "/jobs", submit_job, s.Job, status=202, errors=(409,), responses=replayed),
+        Route("GET", "/jobs", jobs, s.JobList),
+        Route("GET", "/jobs/{job_id}", job, s.Job, errors=(404,)),
+        Route("GET", "/jobs/{job_id}/results", job_results, s.JobResults, errors=(404,)),
+        Route("POST", "/jobs/{job_id}/resume", resume_job, s.Job, status=202, errors=(404, 409)),
     )
-    r.add_api_route("/jobs", jobs, methods=["GET"], response_model=s.JobList)
-    r.add_api_route(
-        "/jobs/{job_id}", job, methods=["GET"], response_model=s.Job, responses=with_errors(404)
-    )
-    r.add_api_route(
-        "/jobs/{job_id}/results",
-        job_results,
-        methods=["GET"],
-        response_model=s.JobResults,
-        responses=with_errors(404),
-    )
-    r.add_api_route(
-        "/jobs/{job_id}/resume",
-        resume_job,
-        methods=["POST"],
-        response_model=s.Job,
-        status_code=202,
-        responses=with_errors(404, 409),
-    )
-    return r

@@ -4,34 +4,35 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-import judge
 import judge.judging
+import judge.review
 import judge.routing
+import judge.rubrics
 from judge.api import schemas as s
-from judge.api.deps import Caller, Config, Db, with_errors
-from judge.errors import NotFoundError
+from judge.api.deps import Caller, Config, Db, Route, resource
+from judge.api.routes.cards import stored_card
 
 
 def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) -> s.JudgeResponse:
     """Judge one case now; with ``card``, route the result and queue it for review if needed."""
     settings = config.settings()
     models = settings.pick_models(body.models)
-    rubric = judge.load_rubric(body.rubric)
+    rubric = judge.rubrics.load_rubric(body.rubric)
     card = None
     if body.card is not None:
-        card = judge.routing.get_card(store, body.card)
-        if card is None:
-            raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
+        card = stored_card(store, body.card)
         judge.routing.check_card_before_judging(card, models, rubric.digest)
     judge.judging.check_case_ids(store, [body.case])
     options = settings.options(body.judging_params())
-    summary = judge.judge_cases(
+    summary = judge.judging.judge_cases(
         store, [body.case], rubric=rubric, models=models, options=options, source="api judge"
     )
     everything = [o.judgment for o in summary.outcomes]
     routing = []
     if card is not None and everything:
-        run = judge.route(store, card, judgments=everything, audit_fraction=config.audit_fraction)
+        run = judge.review.route(
+            store, card, judgments=everything, audit_fraction=config.audit_fraction
+        )
         routing = run.decisions
     return s.JudgeResponse(
         judgments=[j for j in everything if j.provenance.masked_from is None],
@@ -43,12 +44,6 @@ def judge_case(body: s.JudgeRequest, caller: Caller, store: Db, config: Config) 
 
 def router() -> APIRouter:
     """The judging route."""
-    r = APIRouter(tags=["judging"])
-    r.add_api_route(
-        "/judge",
-        judge_case,
-        methods=["POST"],
-        response_model=s.JudgeResponse,
-        responses=with_errors(404, 409),
+    return resource(
+        "judging", Route("POST", "/judge", judge_case, s.JudgeResponse, errors=(404, 409))
     )
-    return r

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-import judge
 import judge.service
 from judge.api import schemas as s
-from judge.api.deps import Caller, Db, with_errors
+from judge.api.deps import Caller, Db, Route, resource
 from judge.errors import NotFoundError
 
 
@@ -31,16 +30,9 @@ def revoke_key(name_or_id: str, caller: Caller, store: Db) -> s.KeyList:
 
 def router() -> APIRouter:
     """The key routes."""
-    r = APIRouter(tags=["access"])
-    r.add_api_route("/keys", keys, methods=["GET"], response_model=s.KeyList)
-    r.add_api_route(
-        "/keys", create_key, methods=["POST"], response_model=s.KeyCreated, status_code=201
+    return resource(
+        "access",
+        Route("GET", "/keys", keys, s.KeyList),
+        Route("POST", "/keys", create_key, s.KeyCreated, status=201),
+        Route("DELETE", "/keys/{name_or_id}", revoke_key, s.KeyList, errors=(404,)),
     )
-    r.add_api_route(
-        "/keys/{name_or_id}",
-        revoke_key,
-        methods=["DELETE"],
-        response_model=s.KeyList,
-        responses=with_errors(404),
-    )
-    return r

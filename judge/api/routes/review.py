@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 import calibration.gold
-import judge
 import judge.review
+import judge.routing
 from judge.api import schemas as s
-from judge.api.deps import Caller, Config, Db, Limit, Offset, with_errors
+from judge.api.deps import Caller, Config, Db, Limit, Offset, Route, resource
 from judge.errors import ConflictError
 
 
@@ -64,7 +64,7 @@ def label_item(
         return s.LabelResponse(item=judge.review.blinded(item), audit=None)
     audit = None
     if item.audit and item.card_digest and item.status == "done":
-        audit = judge.audit_cards(store, item.card_digest)[0]
+        audit = judge.routing.audit_cards(store, item.card_digest)[0]
     return s.LabelResponse(item=item, audit=audit)
 
 
@@ -103,38 +103,28 @@ def review_gold(
 
 def router() -> APIRouter:
     """The review routes."""
-    r = APIRouter(prefix="/review", tags=["review"])
-    r.add_api_route("/queue", review_queue, methods=["GET"], response_model=s.QueueResponse)
-    r.add_api_route(
-        "/items/{item_id}",
-        review_item,
-        methods=["GET"],
-        response_model=s.ItemView,
-        responses=with_errors(404),
+    ndjson = {
+        200: {
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            "description": "Gold JSONL, one record per line",
+        }
+    }
+    return resource(
+        "review",
+        Route("GET", "/queue", review_queue, s.QueueResponse),
+        Route("GET", "/items/{item_id}", review_item, s.ItemView, errors=(404,)),
+        Route(
+            "POST",
+            "/items/{item_id}/labels",
+            label_item,
+            s.LabelResponse,
+            status=201,
+            errors=(404, 409),
+        ),
+        Route("GET", "/labels", review_labels, s.LabelList),
+        Route("GET", "/agreement", review_agreement, s.AgreementResponse),
+        Route(
+            "GET", "/gold", review_gold, errors=(409,), responses=ndjson, response_class=Response
+        ),
+        prefix="/review",
     )
-    r.add_api_route(
-        "/items/{item_id}/labels",
-        label_item,
-        methods=["POST"],
-        response_model=s.LabelResponse,
-        status_code=201,
-        responses=with_errors(404, 409),
-    )
-    r.add_api_route("/labels", review_labels, methods=["GET"], response_model=s.LabelList)
-    r.add_api_route(
-        "/agreement", review_agreement, methods=["GET"], response_model=s.AgreementResponse
-    )
-    r.add_api_route(
-        "/gold",
-        review_gold,
-        methods=["GET"],
-        response_class=Response,
-        responses={
-            200: {
-                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
-                "description": "Gold JSONL, one record per line",
-            },
-            **with_errors(409),
-        },
-    )
-    return r

@@ -7,25 +7,23 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-import judge
-import judge.routing
+import judge.review
 import judge.service
 from judge.api import schemas as s
-from judge.api.deps import Caller, Db, Limit, Offset, with_errors
-from judge.errors import ConflictError, NotFoundError
+from judge.api.deps import Caller, Db, Limit, Offset, Route, resource
+from judge.api.routes.cards import stored_card
+from judge.errors import ConflictError
 
 
 def route(body: s.RouteRequest, caller: Caller, store: Db) -> s.RouteResponse:
     """Apply a stored card to the stored judgments (or one job's): decide, queue review."""
-    card = judge.routing.get_card(store, body.card)
-    if card is None:
-        raise NotFoundError(f"no stored card {body.card!r} (upload it with POST /v1/cards)")
+    card = stored_card(store, body.card)
     judgments = None
     if body.job_id is not None:
         judgments = judge.service.job_judgments(store, body.job_id)
         if not judgments:
             raise ConflictError(f"job {body.job_id} has no judgments yet")
-    run = judge.route(
+    run = judge.review.route(
         store,
         card,
         judgments=judgments,
@@ -62,13 +60,8 @@ def routing(
 
 def router() -> APIRouter:
     """The routing routes."""
-    r = APIRouter(tags=["routing"])
-    r.add_api_route(
-        "/routing",
-        route,
-        methods=["POST"],
-        response_model=s.RouteResponse,
-        responses=with_errors(404, 409),
+    return resource(
+        "routing",
+        Route("POST", "/routing", route, s.RouteResponse, errors=(404, 409)),
+        Route("GET", "/routing", routing, s.RoutingList),
     )
-    r.add_api_route("/routing", routing, methods=["GET"], response_model=s.RoutingList)
-    return r
