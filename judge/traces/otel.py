@@ -286,6 +286,8 @@ class _Reader:
                 continue
             resource = rs.get("resource")
             attrs = resource.get("attributes") if isinstance(resource, dict) else None
+            if not isinstance(attrs, list):
+                attrs = None
             service = next(
                 (
                     any_value(a.get("value"))
