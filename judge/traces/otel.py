@@ -145,7 +145,7 @@ def any_value(value: Any) -> Any:
         )
         return {
             p["key"]: any_value(p.get("value"))
-            for p in pairs or []
+            for p in (pairs if isinstance(pairs, list) else [])
             if isinstance(p, dict) and isinstance(p.get("key"), str)
         }
     if "bytesValue" in value:
@@ -286,6 +286,8 @@ class _Reader:
                 continue
             resource = rs.get("resource")
             attrs = resource.get("attributes") if isinstance(resource, dict) else None
+            if not isinstance(attrs, list):
+                attrs = None
             service = next(
                 (
                     any_value(a.get("value"))
