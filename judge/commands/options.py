@@ -37,6 +37,17 @@ def db_option(help: str = DB_HELP, default: str | None = DEFAULT_DB) -> Callable
     )
 
 
+def double_fraction_option() -> Callable[[F], F]:
+    """``--double-fraction``: the share of queued review items that need two labels."""
+    return click.option(
+        "--double-fraction",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Share of review items that need two independent labels.",
+    )
+
+
 def env_db() -> str | None:
     """The store named by $JUDGE_DB, if any (for commands whose --db is one source of several)."""
     return os.environ.get(DB_ENV) or None

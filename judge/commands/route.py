@@ -14,7 +14,7 @@ from rich.table import Table
 import judge
 import judge.routing
 import judge.store
-from judge.commands.options import db_option
+from judge.commands.options import db_option, double_fraction_option
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
@@ -43,13 +43,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Share of automatic decisions also sent to review (seeded, per item).",
 )
-@click.option(
-    "--double-fraction",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of review items that need two independent labels.",
-)
+@double_fraction_option()
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--blind", is_flag=True, help="Queue items for blind review.")
 @click.option(
