@@ -43,7 +43,9 @@ def fbd_run(case_id: str) -> Case:
             kind="final_answer",
         )
     )
-    return Case(id=case_id, kind="agent_run", task=f"Book the cheapest flight ({case_id}).", trace=turns)
+    return Case(
+        id=case_id, kind="agent_run", task=f"Book the cheapest flight ({case_id}).", trace=turns
+    )
 
 
 def fbd_report(step: str | None, verdict: str = "located") -> str:
