@@ -380,3 +380,59 @@ def test_the_view_is_a_timeline_with_the_diagnosis_beside_it(queued: Store) -> N
     abstained = item_view(queued, _item_of(queued, "run-c")).fbd
     assert abstained is not None and abstained.selected is None
     assert abstained.judge_status is None and abstained.proposed_step is None
+
+
+def test_the_checks_proposals_are_marked_on_their_steps() -> None:
+    from datetime import UTC, datetime
+
+    from judge.review.fbd import fbd_view
+    from judge.types import Case, ReviewItem, TraceTurn
+
+    turns = [
+        ("assistant", "str_replace(path='src/x.py')", "tool_call"),
+        ("tool", "3 passed", "test_run"),
+        ("assistant", "str_replace(path='src/y.py')", "tool_call"),
+        ("assistant", "Fixed: all tests pass.", "final_answer"),
+    ]
+    case = Case(
+        id="code-run",
+        kind="agent_run",
+        task="Fix the parser.",
+        trace=[
+            TraceTurn(id=f"t{i}", role=role, content=text, kind=kind)  # type: ignore[arg-type]
+            for i, (role, text, kind) in enumerate(turns)
+        ],
+    )
+    moment = datetime(2025, 6, 1, tzinfo=UTC)
+    item = ReviewItem(
+        id="f-x",
+        routing_id=None,
+        card_digest=None,
+        case_id=case.id,
+        model=MODEL,
+        rubric_id="first-bad-decision",
+        kind="fbd",
+        reason="fbd_no_step",
+        detail=None,
+        audit=False,
+        band=None,
+        auto_label=None,
+        score=None,
+        priority=0.9,
+        required_labels=1,
+        blind=False,
+        status="open",
+        final_label=None,
+        created_at=moment,
+        closed_at=None,
+    )
+    view = fbd_view(item, case, [], blind=False)
+    marked = {s.index: [c.invariant for c in s.checks] for s in view.steps if s.checks}
+    assert marked == {
+        2: ["rerun-tests-after-the-last-edit"],
+        3: ["verify-before-claiming-success"],
+    }
+    assert all(c.judged == "unjudged" for c in view.checks)
+    # No judgment: no report, its status said; nothing picked.
+    assert view.judge_status == "infra_error" and view.selected is None
+    assert fbd_view(item, case, [], blind=True).checks == []
