@@ -49,7 +49,7 @@ from typing import Any
 
 import judge
 import judge.connectors
-import judge.platforms
+import judge.exchange
 from judge.connectors.mlflow import CONCURRENCY as MLFLOW_CONCURRENCY
 from judge.connectors.mlflow import MlflowConnector
 from judge.connectors.phoenix import PhoenixConnector
@@ -372,7 +372,7 @@ def bench(platform: Platform, verdicts: int, traces: int, sync_verdicts: int) ->
                     out[mode]["update" + "_again" * n] = _export(store, url, force=True)
             out["records_on_platform"] = platform.count(server, project, cases)
             if platform.ceiling is not None:
-                found = judge.platforms.target_verdicts(store, judge.connectors.resolve(target)[1])
+                found = judge.exchange.target_verdicts(store, judge.connectors.resolve(target)[1])
                 out["platform_alone"] = platform.ceiling(server, project, found.verdicts)
     finally:
         server.stop()

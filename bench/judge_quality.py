@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import judge
-import judge.calibrating
+import judge.carding
 from calibration.bands import certify
 from calibration.confidence import ItemScore, ScoreSet
 from calibration.gold import load_gold
@@ -156,7 +156,7 @@ def analyse(
 
     rows = [
         r
-        for r in judge.calibrating.load_store_rows(args.db, args.model, rubric=args.rubric)
+        for r in judge.carding.load_store_rows(args.db, args.model, rubric=args.rubric)
         if r.item_id in gold
     ]
     positive = kinds.SCORING[kind].positive

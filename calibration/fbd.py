@@ -529,6 +529,15 @@ def write_step_card(card: StepCard, path: str | Path) -> str:
     return sealed.card_digest
 
 
+def is_step_card_file(path: str | Path) -> bool:
+    """Whether the YAML file at ``path`` is a first-bad-decision card (False when it cannot be
+    read or parsed: the verdict card's reader then says why)."""
+    try:
+        return is_step_card_text(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return False
+
+
 def load_step_card(path: str | Path) -> StepCard:
     """Read a first-bad-decision card; errors name the file and the field."""
     file = str(path)

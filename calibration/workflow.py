@@ -2,7 +2,7 @@
 measured out, in three typed steps a caller may also take one by one.
 
 :func:`calibrate_rows` reads no file and no store and writes nothing: the judge side
-(``judge/calibrating.py``) loads the verdicts, binds the judge (its rubric, prompt and evidence
+(``judge/carding.py``) loads the verdicts, binds the judge (its rubric, prompt and evidence
 selector, through a :data:`JudgeBinder`), then writes the card and the report. The steps, in
 order: :func:`judge_request` (the kind and the judges), the judge's binding (before any figure,
 so that a judge the card cannot bind fails fast), then

@@ -16,7 +16,7 @@ from judge.store.copy import migrate_store as migrate_store
 # Cases, traces and rubrics in.
 from judge.types import Case as Case
 from judge.cases import load_cases as load_cases
-from judge.platforms import import_traces as import_traces
+from judge.exchange import import_traces as import_traces
 from judge.rubrics import Rubric as Rubric
 from judge.rubrics import load_rubric as load_rubric
 
@@ -31,10 +31,11 @@ from calibration.card import Card as Card
 from calibration.card import load_card as load_card
 from calibration.options import CalibrationOptions as CalibrationOptions
 from calibration.options import CompareOptions as CompareOptions
-from judge.calibrating import CalibrationRun as CalibrationRun
-from judge.calibrating import calibrate as calibrate
-from judge.calibrating import compare_judges as compare_judges
-from judge.calibrating import plan_labels_for_card as plan_labels_for_card
+from judge.carding import CalibrationRun as CalibrationRun
+from judge.carding import calibrate as calibrate
+from judge.carding import compare_judges as compare_judges
+from judge.carding import plan_labels_for_card as plan_labels_for_card
+from judge.diagnosis import calibrate_steps as calibrate_steps
 
 # Probing a judge: perturbations of gold cases whose right answer is known (judge.probes has
 # the options, the report and the drift checks on an anchor set).
@@ -59,8 +60,8 @@ from judge.runsets import write_report as write_report
 # Where traces and reviewers already are: import_traces above takes a file or a platform URL
 # (phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID); verdicts
 # out to it, people's labels back as gold; or verdicts as an OpenTelemetry (OTLP) document.
-from judge.platforms import export_verdicts as export_verdicts
-from judge.platforms import import_labels as import_labels
+from judge.exchange import export_verdicts as export_verdicts
+from judge.exchange import import_labels as import_labels
 from judge.connectors import export_otel as export_otel
 
 __all__: list[str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,6 +197,18 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
             yield number, obj
 
 
+def repeated(
+    seen: Mapping[str, int], key: str, what: str, *, file: str, line: int, field: str
+) -> InputError | None:
+    """The error of a record on ``line`` whose ``what`` (``key``, in ``field``) an earlier
+    record has (``seen``: key -> the line it was first on), else None: the first one is kept."""
+    if key not in seen:
+        return None
+    return InputError(
+        f"duplicate {what} (first on line {seen[key]})", file=file, line=line, field=field
+    )
+
+
 def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
     """Every valid case of ``path`` (up to ``limit``), and an error for each invalid record."""
     path = Path(path)
@@ -217,15 +229,9 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
         except ValidationError as exc:
             out.errors.append(validation_error(exc, str(path), number))
             continue
-        if case.id in seen:
-            out.errors.append(
-                InputError(
-                    f"duplicate id (first on line {seen[case.id]})",
-                    file=str(path),
-                    line=number,
-                    field="id",
-                )
-            )
+        again = repeated(seen, case.id, "id", file=str(path), line=number, field="id")
+        if again is not None:
+            out.errors.append(again)
             continue
         step = obj.get("critical_step")
         if step is not None and not (

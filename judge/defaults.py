@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from judge.errors import InputError
@@ -45,6 +46,12 @@ REPLICA_BEAT_S = 2.0
 #: replica paused this long loses them too: its work is then done twice, never stored twice);
 #: JUDGE_REPLICA_DEAD_S overrides.
 REPLICA_DEAD_S = 10.0
+
+
+def user_cache() -> Path:
+    """``~/.cache/judge``: where judge keeps what it can make again (the embedded model's
+    weights, compiled scan databases) when nothing else is configured."""
+    return Path.home() / ".cache" / "judge"
 
 
 def env_seconds(name: str, default: float) -> float:

@@ -28,13 +28,25 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from calibration.card import GoldRef, JudgeSection, RubricRef
-from calibration.fbd import StepCard, StepRun, build_step_card, step_run, step_set
+from calibration.fbd import (
+    StepCard,
+    StepDecision,
+    StepRun,
+    build_step_card,
+    load_recorded_steps,
+    route_steps,
+    step_run,
+    step_set,
+    write_step_card,
+)
 from calibration.options import DEFAULT_VALID_DAYS
 from judge import kinds
-from judge.digests import short_hash
+from judge.cases import load_cases
+from judge.digests import bytes_digest, short_hash
 from judge.errors import InputError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.rubrics import Rubric, load_rubric
@@ -454,3 +466,130 @@ def step_card(
         alpha=alpha,
         valid_days=DEFAULT_VALID_DAYS if valid_days is None else valid_days,
     )
+
+
+@dataclass(frozen=True)
+class StepCalibration:
+    """A first-bad-decision card, where it was written, and the runs it was measured on."""
+
+    card: StepCard
+    path: str
+    runs: list[StepRun]
+
+    def lines(self) -> list[str]:
+        """What ``judge calibrate --kind fbd`` prints."""
+        m = self.card.calibration.metrics
+        sets = self.card.calibration.sets
+        base = self.card.calibration.baselines
+
+        def pct(rate: Mapping[str, Any]) -> str:
+            value = rate.get("rate")
+            ci = rate.get("ci95")
+            if value is None:
+                return "-"
+            return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+        return [
+            f"{self.card.judge.model}: {m['n_gold_step']} runs with a critical step "
+            f"({m['n_no_single_step']} without one)",
+            f"  exact {pct(m['exact'])}, within 1 {pct(m['within_1'])}, "
+            f"within 3 {pct(m['within_3'])}, same agent {pct(m['same_agent'])}, "
+            f"abstained {pct(m['abstention'])}",
+            f"  baselines, exact: random {pct(base['random']['exact'])}, "
+            f"first {pct(base['first']['exact'])}, last {pct(base['last']['exact'])}",
+            f"  step set: {self.card.policy.statement}",
+            f"  mean set {sets['mean_set_share']} of a run; located (one step) "
+            f"{pct(sets['located'])}; coverage here {pct(sets['coverage'])}",
+        ]
+
+
+def calibrate_steps(
+    *,
+    alpha: float,
+    recorded: str | None = None,
+    store: Store | None = None,
+    gold: str | None = None,
+    judge: str | None = None,
+    rubric: str | Rubric = DEFAULT_FBD_RUBRIC,
+    out: str | None = None,
+    valid_days: int | None = None,
+) -> StepCalibration:
+    """Measure a diagnosing judge against people's critical steps and certify its step set:
+    from recorded step scores (``recorded``, one JSON line per run and judge), or from the
+    diagnoses in ``store`` of the runs of ``gold`` (gold records with ``critical_step``)."""
+    if recorded is not None:
+        runs = load_recorded_steps(recorded)
+        judges = sorted({r.judge for r in runs})
+        chosen = judge or (judges[0] if len(judges) == 1 else None)
+        if chosen is None:
+            raise InputError(
+                f"the file holds step scores of {len(judges)} judges: pick one with --judge",
+                file=recorded,
+                hint=", ".join(judges),
+            )
+        card = step_card(
+            runs,
+            judge=chosen,
+            source="recorded step scores",
+            gold_name=Path(recorded).name,
+            gold_digest=bytes_digest(Path(recorded).read_bytes()),
+            alpha=alpha,
+            valid_days=valid_days,
+        )
+    else:
+        if store is None or gold is None or judge is None:
+            raise InputError(
+                "calibrating step scores needs --recorded FILE, or --db, --gold and --judge",
+                field="recorded",
+            )
+        loaded = load_cases(Path(gold))
+        if loaded.errors:
+            raise loaded.errors[0]
+        chosen_rubric = load_rubric(rubric) if isinstance(rubric, str) else rubric
+        rows = stored_diagnoses(store, loaded.cases, model=judge, rubric=chosen_rubric)
+        if not rows:
+            raise InputError(
+                f"no stored diagnosis by {judge} of the runs of this gold set: run "
+                "judge diagnose first",
+                file=gold,
+            )
+        runs = DiagnosisResult(rows, [], None).step_runs(loaded.critical)
+        chosen = judge
+        card = step_card(
+            runs,
+            judge=judge,
+            source="judge store",
+            gold_name=Path(gold).name,
+            gold_digest=bytes_digest(Path(gold).read_bytes()),
+            alpha=alpha,
+            rubric=chosen_rubric,
+            valid_days=valid_days,
+        )
+    path = out or f"{chosen.replace('/', '_')}.fbd.card.yaml"
+    write_step_card(card, path)
+    return StepCalibration(card, path, [r for r in runs if r.judge == chosen])
+
+
+def route_steps_of(
+    card: StepCard, *, recorded: str | None = None, store: Store | None = None
+) -> list[StepDecision]:
+    """Route runs with a first-bad-decision card: recorded step scores (``recorded``), or the
+    card judge's stored diagnoses. A run whose set is one step is located; any other goes to
+    review with its set."""
+    if recorded is not None:
+        runs = load_recorded_steps(recorded, judge=card.judge.model)
+        if not runs:
+            raise InputError(
+                f"no step scores of the card's judge {card.judge.model}", file=recorded
+            )
+        return route_steps(card, runs)
+    if store is None:
+        raise InputError("route step scores from --recorded FILE or a store", field="recorded")
+    rubric_id = card.judge.rubric.id or load_rubric(DEFAULT_FBD_RUBRIC).id
+    ids = sorted({j.case_id for j in store.judgments(rubric_id=rubric_id, model=card.judge.model)})
+    cases = list(store.get_cases(ids).values())
+    rubric = load_rubric(
+        f"{rubric_id}@{card.judge.rubric.version}" if card.judge.rubric.version else rubric_id
+    )
+    rows = stored_diagnoses(store, cases, model=card.judge.model, rubric=rubric)
+    return route_steps(card, DiagnosisResult(rows, [], None).step_runs())

@@ -14,7 +14,7 @@ card, metric or run-set rate ever reads its judgments as pass or fail; its own c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
@@ -79,23 +79,25 @@ class KindSpec:
         return self.swap.get(label, label)
 
 
-_PASS_FAIL = MappingProxyType({"pass": 1.0, "fail": 0.0})
 _SWAP = MappingProxyType({"A": "B", "B": "A"})
+
+#: A pass/fail rubric; a multi-criterion rubric is one with a verdict per criterion.
+_BINARY = KindSpec(
+    name="binary",
+    scoring="binary",
+    case_kind="agent_run",
+    labels=("pass", "fail"),
+    required=frozenset({"pass", "fail"}),
+    positive="pass",
+    negative="fail",
+    half=None,
+    votes=MappingProxyType({"pass": 1.0, "fail": 0.0}),
+)
 
 #: Rubric kind -> its spec. New kinds register here.
 KINDS: Mapping[str, KindSpec] = MappingProxyType(
     {
-        "binary": KindSpec(
-            name="binary",
-            scoring="binary",
-            case_kind="agent_run",
-            labels=("pass", "fail"),
-            required=frozenset({"pass", "fail"}),
-            positive="pass",
-            negative="fail",
-            half=None,
-            votes=_PASS_FAIL,
-        ),
+        "binary": _BINARY,
         "pairwise": KindSpec(
             name="pairwise",
             scoring="pairwise",
@@ -110,18 +112,7 @@ KINDS: Mapping[str, KindSpec] = MappingProxyType(
             visible=("task", "candidates"),
             must_show="candidates",
         ),
-        "multi-criterion": KindSpec(
-            name="multi-criterion",
-            scoring="binary",
-            case_kind="agent_run",
-            labels=("pass", "fail"),
-            required=frozenset({"pass", "fail"}),
-            positive="pass",
-            negative="fail",
-            half=None,
-            votes=_PASS_FAIL,
-            criteria=True,
-        ),
+        "multi-criterion": replace(_BINARY, name="multi-criterion", criteria=True),
         "fbd": KindSpec(
             name="fbd",
             scoring="binary",

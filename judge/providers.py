@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
@@ -728,17 +728,8 @@ async def _attempt(
     """One provider attempt (with instructor's re-asks inside). Raises _Retryable for a
     failure worth retrying, InfraError or ParseError for final ones."""
     from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
-    from instructor.core.hooks import Hooks
 
-    state = None
-    call = dict(kwargs)
-    if check is not None:
-        # Every answer that comes back is counted (valid or not), so that the check knows
-        # which try is the last one of this attempt's re-ask budget.
-        state = _CheckState(check, last_try=params.max_reasks + 1)
-        hooks = Hooks()
-        hooks.on("completion:response", state.counted)
-        call["hooks"] = hooks
+    call, state = _checked_call(kwargs, check, params)
     token = _CHECK.set(state)
     started = time.perf_counter()
     try:
@@ -747,34 +738,10 @@ async def _attempt(
         latency = time.perf_counter() - started
         cause = exc.__cause__
         if cause is not None and _is_provider_error(cause):
-            message = f"{type(cause).__name__}: {cause}"
-            log.add("infra_error", message, latency_s=latency)
-            if _is_retryable(cause):
-                raise _Retryable(message) from cause
-            # A provider error that retrying cannot fix (bad request, auth): final at once.
-            raise InfraError(message, attempts=attempt) from cause
-        last_completion = getattr(exc, "last_completion", None)
-        last_output = _raw_text(last_completion) if last_completion is not None else None
-        usage = getattr(exc, "total_usage", None)
-        p_tok, c_tok = _usage_of({"usage": usage}) if usage is not None else (0, 0)
-        detail = " ".join(str(cause or exc).split())[:500]
-        message = f"no valid answer after {params.max_reasks + 1} tries: {detail}"
-        log.add(
-            "parse_error", message, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok
-        )
-        raise ParseError(
-            message,
-            attempts=attempt,
-            last_output=last_output,
-            usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
-        ) from exc
+            _infra_failure(cause, latency, log, attempt)
+        _parse_failure(exc, latency, log, attempt, params)
     except Exception as exc:  # noqa: BLE001 - classified here, re-raised typed
-        latency = time.perf_counter() - started
-        message = f"{type(exc).__name__}: {exc}"
-        log.add("infra_error", message, latency_s=latency)
-        if _is_retryable(exc):
-            raise _Retryable(message) from exc
-        raise InfraError(message, attempts=attempt) from exc
+        _infra_failure(exc, time.perf_counter() - started, log, attempt)
     finally:
         _CHECK.reset(token)
     latency = time.perf_counter() - started
@@ -797,3 +764,50 @@ async def _attempt(
         attempts=attempt,
         unmet=state.unmet if state is not None else None,
     )
+
+
+def _checked_call(
+    kwargs: dict[str, Any], check: AnswerCheck | None, params: ModelParams
+) -> tuple[dict[str, Any], _CheckState | None]:
+    """The call's keywords, with a hook that counts every answer when there is a ``check``
+    (so that it knows which try is the last one of this attempt's re-ask budget)."""
+    from instructor.core.hooks import Hooks
+
+    call = dict(kwargs)
+    if check is None:
+        return call, None
+    state = _CheckState(check, last_try=params.max_reasks + 1)
+    hooks = Hooks()
+    hooks.on("completion:response", state.counted)
+    call["hooks"] = hooks
+    return call, state
+
+
+def _infra_failure(exc: BaseException, latency: float, log: AttemptLog, attempt: int) -> NoReturn:
+    """Log a provider (or other) failure and raise it: _Retryable when retrying may help,
+    else a final InfraError (bad request, auth)."""
+    message = f"{type(exc).__name__}: {exc}"
+    log.add("infra_error", message, latency_s=latency)
+    if _is_retryable(exc):
+        raise _Retryable(message) from exc
+    raise InfraError(message, attempts=attempt) from exc
+
+
+def _parse_failure(
+    exc: Exception, latency: float, log: AttemptLog, attempt: int, params: ModelParams
+) -> NoReturn:
+    """Log and raise the ParseError of an attempt whose re-asks gave no valid answer, with the
+    last output and the tokens spent."""
+    last_completion = getattr(exc, "last_completion", None)
+    last_output = _raw_text(last_completion) if last_completion is not None else None
+    usage = getattr(exc, "total_usage", None)
+    p_tok, c_tok = _usage_of({"usage": usage}) if usage is not None else (0, 0)
+    detail = " ".join(str(exc.__cause__ or exc).split())[:500]
+    message = f"no valid answer after {params.max_reasks + 1} tries: {detail}"
+    log.add("parse_error", message, latency_s=latency, prompt_tokens=p_tok, completion_tokens=c_tok)
+    raise ParseError(
+        message,
+        attempts=attempt,
+        last_output=last_output,
+        usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
+    ) from exc

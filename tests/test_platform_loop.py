@@ -1,8 +1,8 @@
-"""The README's Phoenix loop, run as it is written: traces in a real Phoenix -> judge import ->
-judge run (the loopback server stands in for the judge model) -> judge export (verdicts next to
-the traces) -> people annotate in Phoenix (posted as HUMAN annotations through its REST API,
-standing in for the UI) -> judge gold import -> judge calibrate -> judge route -> judge export
-again (each verdict carries its route; review marks what people should look at)."""
+"""The Phoenix loop of docs/platforms.md, run as it is written: traces in a real Phoenix ->
+judge import -> judge run (the loopback server stands in for the judge model) -> judge export
+(verdicts next to the traces) -> people annotate in Phoenix (posted as HUMAN annotations through
+its REST API, standing in for the UI) -> judge gold import -> judge calibrate -> judge route ->
+judge export again (each verdict carries its route; review marks what people should look at)."""
 
 from __future__ import annotations
 
@@ -23,16 +23,16 @@ from judge.testing.phoenix import agent_trace, annotate, seed, span_annotations
 pytestmark = [pytest.mark.phoenix, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text(encoding="utf-8")
-#: What the README writes for the Phoenix project and the judge's server.
-README_TARGET = "phoenix+http://127.0.0.1:6006/projects/agents"
-README_BASE = "http://127.0.0.1:8080/v1"
+GUIDE = (REPO / "docs" / "platforms.md").read_text(encoding="utf-8")
+#: What the guide writes for the Phoenix project and the judge's server.
+GUIDE_TARGET = "phoenix+http://127.0.0.1:6006/projects/agents"
+GUIDE_BASE = "http://127.0.0.1:8080/v1"
 
 
 def _block() -> list[str]:
-    """The commands of the README's Phoenix block (comments and blank lines left out)."""
-    found = re.search(r"<!-- phoenix loop -->\s*```sh\n(.*?)```", README, re.DOTALL)
-    assert found, "README.md has no '<!-- phoenix loop -->' block"
+    """The commands of the guide's Phoenix block (comments and blank lines left out)."""
+    found = re.search(r"<!-- phoenix loop -->\s*```sh\n(.*?)```", GUIDE, re.DOTALL)
+    assert found, "docs/platforms.md has no '<!-- phoenix loop -->' block"
     commands: list[str] = []
     for line in found.group(1).splitlines():
         line = line.strip()
@@ -97,7 +97,7 @@ def test_the_phoenix_loop_runs_as_written(
     with LoopbackServer(_responder) as model:
         for command in commands:
             args = shlex.split(
-                command.replace(README_TARGET, target).replace(README_BASE, model.api_base)
+                command.replace(GUIDE_TARGET, target).replace(GUIDE_BASE, model.api_base)
             )
             if args[1:3] == ["gold", "import"]:
                 # People annotate every run in Phoenix (the UI would post the same rows).

@@ -1,24 +1,32 @@
 """``judge calibrate``: measure a judge against gold, write its calibration card and report.
 
 The options are parsed into ``calibration.options.CalibrationOptions``, whose fields give
-their defaults and most of their help (so ``judge calibrate --help`` imports that module); the
-work is ``judge.calibrate``. numpy, scipy, sklearn and matplotlib are imported only when the
-command runs: ``judge calibrate --help`` loads none of them.
+their defaults, most of their help and their choices (so ``judge calibrate --help`` imports
+that module); the work is ``judge.carding.calibrate``, reached through the public API's
+lazy map (``judge.calibrate``) so that the help loads none of the workflow: numpy, scipy,
+sklearn and matplotlib are imported only when the command runs.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 from collections.abc import Sequence
+from typing import get_args
 
 import click
 
 import judge
-from judge.commands.options import env_db, model_option
+import judge.store
+from calibration.options import CalibrationOptions, Kind
+from judge.commands.options import calibration_option, env_db
 from judge.errors import InputError
 
-#: An option of ``judge.CalibrationOptions``' field: its default and help are the model's.
-calibration_option = functools.partial(model_option, judge.CalibrationOptions)
+#: ``--calibrator``: none, or a calibrator of ``calibration.confidence.CALIBRATORS`` (a registry,
+#: not a Literal, and loading it would slow ``judge calibrate --help``: the choices of the other
+#: options come from their Literals; tests/judge/commands/test_options.py holds these equal).
+CALIBRATORS = ("none", "platt", "isotonic")
+#: ``--kind fbd`` without --rubric: judge.diagnosis.DEFAULT_FBD_RUBRIC (held equal by a test).
+FBD_RUBRIC = "first-bad-decision@1"
 
 
 def parse_costs(costs: Sequence[str]) -> dict[str, float]:
@@ -65,7 +73,13 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 )
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
 @click.option("--selector", help="Only judgments made with this evidence selector version.")
-@calibration_option("kind", type=click.Choice(["binary", "pairwise"]))
+@calibration_option(
+    "kind",
+    type=click.Choice([*get_args(Kind), "fbd"]),
+    help="Rubric kind; default: from the labels. fbd: a first-bad-decision card from step "
+    "scores (--recorded, or --db with --gold and --judge); its step set misses people's "
+    "critical step with probability at most --alpha-accept.",
+)
 @calibration_option("alpha_accept", type=float)
 @calibration_option(
     "alpha_reject",
@@ -76,15 +90,15 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option("grid")
 @calibration_option("starts", "--start", type=int, multiple=True)
 @calibration_option("start_shares", "--start-share", type=float, multiple=True)
-@calibration_option("test", type=click.Choice(["clopper-pearson", "hoeffding-bentkus"]))
+@calibration_option("test")
 @calibration_option("slice_key", "--slice")
-@calibration_option("correction", type=click.Choice(["holm", "bonferroni"]))
-@calibration_option("calibrator", type=click.Choice(["none", "platt", "isotonic"]))
+@calibration_option("correction")
+@calibration_option("calibrator", type=click.Choice(CALIBRATORS))
 @calibration_option("calibration_split", type=float)
 @calibration_option(
     "cascade", is_flag=True, help="Treat the --judge list as a cascade, cheapest first."
 )
-@calibration_option("cascade_mode", type=click.Choice(["split", "shared"]))
+@calibration_option("cascade_mode")
 @click.option(
     "--cost",
     "costs",
@@ -97,7 +111,7 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
     help="Combine the --judge list (default: every judge present) into one panel score, "
     "by --panel-rule.",
 )
-@calibration_option("panel_rule", type=click.Choice(["logodds", "mean", "fitted", "pooled"]))
+@calibration_option("panel_rule")
 @calibration_option("split_study", type=int)
 @calibration_option("seed", type=int)
 @calibration_option("n_boot", type=int)
@@ -128,7 +142,11 @@ def calibrate(
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
-    opts = judge.CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
+    if options.get("kind") == "fbd":
+        _calibrate_steps(gold_path, db, recorded, rubric, out, options)
+        return
+    opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
+    # judge.carding.calibrate, loaded on first use (see the module's docstring).
     run = judge.calibrate(
         db=db or (None if judgments or recorded else env_db()),
         judgments=judgments,
@@ -146,3 +164,38 @@ def calibrate(
     click.echo(f"card: {run.card_path} ({run.card_digest})")
     if report:
         click.echo(f"report: {report}")
+
+
+def _calibrate_steps(
+    gold: str | None,
+    db: str | None,
+    recorded: str | None,
+    rubric: str | None,
+    out: str | None,
+    options: dict[str, object],
+) -> None:
+    """``--kind fbd``: a first-bad-decision card (judge.diagnosis.calibrate_steps)."""
+    judges = options.get("judges") or ()
+    assert isinstance(judges, tuple)
+    alpha = options.get("alpha_accept")
+    valid_days = options.get("valid_days")
+    with contextlib.ExitStack() as stack:
+        store = (
+            stack.enter_context(judge.store.open_store(db or env_db() or ""))
+            if recorded is None and (db or env_db())
+            else None
+        )
+        # judge.diagnosis.calibrate_steps, loaded on first use like judge.calibrate.
+        run = judge.calibrate_steps(
+            alpha=float(alpha) if isinstance(alpha, int | float) else 0.1,
+            recorded=recorded,
+            store=store,
+            gold=gold,
+            judge=str(judges[0]) if judges else None,
+            rubric=rubric or FBD_RUBRIC,
+            out=out,
+            valid_days=int(valid_days) if isinstance(valid_days, int) else None,
+        )
+    for line in run.lines():
+        click.echo(line)
+    click.echo(f"card: {run.path} ({run.card.card_digest})")

@@ -4,15 +4,11 @@ print it."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import click
 
-import judge
-import judge.calibrating
-
-if TYPE_CHECKING:
-    from calibration.card import Card
+import judge.carding
+from calibration.card import Card, load_card
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,7 +47,7 @@ def verify(
     as_of: datetime | None,
 ) -> None:
     """Refuse a malformed, edited, expired or mismatched card (exit status 2)."""
-    check = judge.calibrating.check_card(
+    check = judge.carding.check_card(
         path,
         model=model,
         rubric=rubric,
@@ -72,7 +68,7 @@ def verify(
 @click.option("--yaml", "as_yaml", is_flag=True, help="Print the whole card.")
 def show(path: str, as_yaml: bool) -> None:
     """Print a card's bindings, guarantee, thresholds and coverage."""
-    c = judge.load_card(path)
+    c = load_card(path)
     if as_yaml:
         click.echo(c.to_yaml(), nl=False)
         return

@@ -1,20 +1,16 @@
 """``judge compare``: judges on the same items, with paired differences, McNemar and agreement.
 
 The options are parsed into ``calibration.options.CompareOptions``, whose fields give their
-defaults and help; the work is ``judge.compare_judges``.
+defaults, help and choices; the work is ``judge.carding.compare_judges``.
 """
 
 from __future__ import annotations
 
-import functools
-
 import click
 
-import judge
-from judge.commands.options import env_db, model_option
-
-#: An option of ``judge.CompareOptions``' field: its default and help are the model's.
-compare_option = functools.partial(model_option, judge.CompareOptions)
+import judge.carding
+from calibration.options import CompareOptions
+from judge.commands.options import compare_option, env_db
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,7 +32,7 @@ compare_option = functools.partial(model_option, judge.CompareOptions)
     "judges", "--judge", multiple=True, help="Judges to compare (repeat; default: all)."
 )
 @compare_option("all_pairs", is_flag=True)
-@compare_option("failures", type=click.Choice(["wrong", "exclude"]))
+@compare_option("failures")
 @compare_option("n_boot", type=int)
 @compare_option("seed", type=int)
 @click.option(
@@ -59,12 +55,12 @@ def compare(
     **options: object,
 ) -> None:
     """Compare judges on the same items: paired differences, McNemar, agreement."""
-    study = judge.compare_judges(
+    study = judge.carding.compare_judges(
         db=db or (None if judgments or recorded else env_db()),
         judgments=judgments,
         recorded=recorded,
         rubric=rubric,
-        options=judge.CompareOptions.model_validate(options),
+        options=CompareOptions.model_validate(options),
         gold=gold_path,
         html=html_out,
         json_out=json_out,

@@ -6,6 +6,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+# judge.migrate_store and judge.copy_store are judge.store.copy's, reached through the public
+# API (judge/__init__.pyi): judge.store cannot re-export a module that imports it, and a command
+# calls no module inside a package (tests/test_architecture.py).
 import judge
 from judge.commands.options import db_option
 

@@ -11,9 +11,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge
+import judge.cases
+import judge.judging
 import judge.local
 import judge.providers
+import judge.rubrics
 import judge.store
 from calibration.inputs import judgment_to_row
 from calibration.intervals import wilson
@@ -64,7 +66,7 @@ def demo(
     rubric_ref: str,
     limit: int | None,
     db: str | None,
-    options: judge.JudgeOptions,
+    options: judge.judging.JudgeOptions,
 ) -> None:
     """Judge the project's demo gold set on the embedded model and print a table.
 
@@ -78,8 +80,8 @@ def demo(
         alias = model.removeprefix(LOCAL_PREFIX)
         if not alias.startswith("gguf:"):
             click.echo(f"embedded model: {judge.local.install_model(alias).path}", err=True)
-    rubric = judge.load_rubric(rubric_ref)
-    loaded = judge.load_cases(Path(gold_path), limit=limit)
+    rubric = judge.rubrics.load_rubric(rubric_ref)
+    loaded = judge.cases.load_cases(Path(gold_path), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     out = Path(out_dir)
@@ -91,8 +93,8 @@ def demo(
         "(about 20-60 s each on 2 cores; stored as they finish)",
         err=True,
     )
-    with judge.open_store(store_at) as store, judging_progress(quiet=False) as shown:
-        summary = judge.judge_cases(
+    with judge.store.open_store(store_at) as store, judging_progress(quiet=False) as shown:
+        summary = judge.judging.judge_cases(
             store,
             loaded.cases,
             rubric=rubric,

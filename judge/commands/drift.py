@@ -8,8 +8,11 @@ import sys
 
 import click
 
-import judge
+import judge.judging
 import judge.probes
+import judge.store
+from calibration.card import load_card
+from judge.commands.judging_options import some_judging_options
 from judge.commands.options import db_option
 
 #: Exit code of a check that raised the alarm (the card is now stale).
@@ -35,10 +38,7 @@ def drift() -> None:
 )
 @click.option("--card", "card_path", required=True, type=click.Path(dir_okay=False, exists=True))
 @db_option(help="The store the checks and the card's stale flag are kept in.")
-@click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
-@click.option("--variants", type=int, help="Use the first N of the rubric's prompt variants.")
-@click.option("--concurrency", type=int, help="Judgments in flight.")
-@click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
+@some_judging_options("api_base", "variants", "concurrency", "token_budget")
 @click.option(
     "--lam", type=float, default=judge.probes.drift.LAMBDA, show_default=True, help="EWMA weight."
 )
@@ -56,28 +56,22 @@ def check(
     anchor: str,
     card_path: str,
     db: str,
-    api_base: str | None,
-    variants: int | None,
-    concurrency: int | None,
-    token_budget: int | None,
     lam: float,
     width: float,
     baseline: int,
+    options: judge.judging.JudgeOptions,
 ) -> None:
     """Re-judge the anchor set with the card's judge (fresh calls), record the check, and mark
     the card stale when either chart leaves its limits (exit code 5)."""
-    card = judge.load_card(card_path)
+    card = load_card(card_path)
     if not pinned(card.judge.model):
         click.echo(
             f"warning: {card.judge.model} names no dated version: the provider may move it to "
             "new weights under the same name; pin a dated id (e.g. openai/gpt-4o-2024-08-06)",
             err=True,
         )
-    options = judge.JudgeOptions(
-        api_base=api_base, variants=variants, concurrency=concurrency, token_budget=token_budget
-    )
     params = judge.probes.ChartParams(lam=lam, width=width, baseline=baseline)
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         done = judge.probes.check_drift(store, anchor, card, options=options, params=params)
         rows, charts = judge.probes.drift_history(store, card, done.anchor_digest, params)
     _print(rows, charts)
@@ -92,8 +86,8 @@ def check(
 @db_option()
 def show(card_path: str, db: str) -> None:
     """Print a card's drift checks and both charts."""
-    card = judge.load_card(card_path)
-    with judge.open_store(db) as store:
+    card = load_card(card_path)
+    with judge.store.open_store(db) as store:
         rows, charts = judge.probes.drift_history(store, card)
     _print(rows, charts)
 

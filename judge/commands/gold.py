@@ -8,7 +8,7 @@ import sys
 
 import click
 
-import judge
+import judge.exchange
 import judge.store
 from calibration.gold import case_schema_text, check_file, schema_text
 from judge.commands.options import db_option
@@ -114,8 +114,8 @@ def import_gold(
             f"{judge.store.mask_url(db)}: no such store (import the traces and `judge run` "
             "them first)"
         )
-    with platform_errors(), judge.open_store(db) as store:
-        done = judge.import_labels(
+    with platform_errors(), judge.store.open_store(db) as store:
+        done = judge.exchange.import_labels(
             store,
             source,
             annotation=annotation,

@@ -9,8 +9,8 @@ from typing import IO
 
 import click
 
-import judge
 import judge.connectors
+import judge.exchange
 import judge.traces
 from judge.commands.platform_errors import platform_errors
 
@@ -104,74 +104,28 @@ def import_cmd(
     URL, credentials refused; 3: the platform cannot be reached.
     """
     if list_formats:
-        for name, description in judge.traces.formats():
-            click.echo(f"{name:<12} {description}")
-        for name, description in judge.connectors.platforms():
-            click.echo(f"{name + '+http(s)://':<12} {description} (--from URL)")
+        _list_formats()
         return
-    if source is not None and files:
-        raise click.UsageError("give FILES or --from URL, not both")
-    if not files and source is None:
-        raise click.UsageError("give at least one FILE, or --from URL (or --list)")
-    if trace_ids and source is None:
-        raise click.UsageError("--trace-id picks traces of --from URL")
-    if source is not None and fmt is not None:
-        raise click.UsageError("--format is for files: a URL names its platform")
-    if fmt is not None:
-        judge.traces.get_importer(fmt)  # an unknown name fails before any file is read
-    if task is not None and task_from is not None:
-        raise click.UsageError("give --task or --task-from, not both")
-    # A bad task file fails before any trace is read.
-    tasks = (
-        judge.traces.task_text(task)
-        if task is not None
-        else (judge.traces.read_tasks(task_from) if task_from is not None else None)
-    )
+    _check_sources(files, source, trace_ids, fmt)
+    tasks = _tasks(task, task_from)
     # With --out -, stdout carries the JSONL, so the report goes to stderr.
     report: IO[str] = sys.stderr if out == "-" else sys.stdout
-    records: list[str] = []
-    seen: dict[str, str] = {}
+    found = judge.traces.CaseSet()
     failed = False
-    names = [source] if source is not None else _expand(files, fmt)
-    for name in names:
+    for name in [source] if source is not None else _expand(files, fmt):
         if source is not None:
             with platform_errors():
-                result = judge.import_traces(source, tasks=tasks, trace_ids=trace_ids)
+                result = judge.exchange.import_traces(source, tasks=tasks, trace_ids=trace_ids)
             name = judge.connectors.mask_url(source)
         else:
-            result = judge.import_traces(Path(name), fmt, tasks=tasks)
-        duplicates = 0
-        # A case without a task is not written: the judge would read an empty task.
-        untasked = {c.id for c in result.cases if not c.task.strip()}
-        for case in result.cases:
-            if case.id in untasked:
-                continue
-            if case.id in seen:
-                click.echo(
-                    f"error: {name}: case id {case.id!r} already imported from "
-                    f"{seen[case.id]}; skipped",
-                    err=True,
-                )
-                duplicates += 1
-                continue
-            seen[case.id] = name
-            record = case.model_dump(mode="json")
-            if case.id in result.gold:
-                record["gold"] = result.gold[case.id]
-            if case.id in result.critical:
-                critical = result.critical[case.id]
-                record["critical_step"] = critical.step
-                if critical.agent is not None:
-                    record["critical_agent"] = critical.agent
-            records.append(_dumps(record))
-        errors = len(result.errors) + duplicates + len(result.warnings)
+            result = judge.exchange.import_traces(Path(name), fmt, tasks=tasks)
+        added = found.add(result, name)
+        for duplicate in added.duplicates:
+            click.echo(f"error: {duplicate}", err=True)
+        errors = len(result.errors) + len(added.duplicates) + len(result.warnings)
         failed = failed or errors > 0
-        written = [c for c in result.cases if c.id not in untasked]
-        turns = sum(len(c.trace) for c in written)
-        click.echo(
-            f"{name}: {len(written) - duplicates} cases, {turns} turns, {errors} errors",
-            file=report,
-        )
+        turns = sum(len(c.trace) for c in added.read)
+        click.echo(f"{name}: {added.added} cases, {turns} turns, {errors} errors", file=report)
         for error in [*result.errors, *result.warnings]:
             click.echo(f"error: {error}", err=True)
         if notes:
@@ -185,9 +139,41 @@ def import_cmd(
             file=report,
         )
     if out is not None:
-        _write(out, records)
+        _write(out, [_dumps(record) for record in found.records()])
     if failed:
         sys.exit(EXIT_INVALID_INPUT)
+
+
+def _list_formats() -> None:
+    for name, description in judge.traces.formats():
+        click.echo(f"{name:<12} {description}")
+    for name, description in judge.connectors.platforms():
+        click.echo(f"{name + '+http(s)://':<12} {description} (--from URL)")
+
+
+def _check_sources(
+    files: tuple[str, ...], source: str | None, trace_ids: tuple[str, ...], fmt: str | None
+) -> None:
+    """Refuse a command line that names no source, or options that do not fit its source."""
+    if source is not None and files:
+        raise click.UsageError("give FILES or --from URL, not both")
+    if not files and source is None:
+        raise click.UsageError("give at least one FILE, or --from URL (or --list)")
+    if trace_ids and source is None:
+        raise click.UsageError("--trace-id picks traces of --from URL")
+    if source is not None and fmt is not None:
+        raise click.UsageError("--format is for files: a URL names its platform")
+    if fmt is not None:
+        judge.traces.get_importer(fmt)  # an unknown name fails before any file is read
+
+
+def _tasks(task: str | None, task_from: str | None) -> judge.traces.TaskSource | None:
+    """The prompt --task or --task-from gives (a bad task file fails before any trace is read)."""
+    if task is not None and task_from is not None:
+        raise click.UsageError("give --task or --task-from, not both")
+    if task is not None:
+        return judge.traces.task_text(task)
+    return judge.traces.read_tasks(task_from) if task_from is not None else None
 
 
 def _expand(names: tuple[str, ...], fmt: str | None) -> list[str]:

@@ -1,9 +1,11 @@
-"""The judging options of ``judge run``, ``judge score`` and ``judge demo``, declared once.
+"""The judging options of the commands, declared once: the fields of ``judge.judging.JudgeOptions``.
 
-:func:`judging_options` builds them from ``judge.JudgeOptions``: one option per field that has a
-help text (``--orders``, ``--samples``, ... ``--concurrency``, with that field's default, type
-and help), then the options that choose where judging runs (in this process, or on Ray with
-``--engine ray``) and through which deployments (``--router``). The command gets one
+:func:`judging_options` (``judge run``, ``judge score``, ``judge demo``) builds them from
+JudgeOptions: one option per field that has a help text (``--orders``, ``--samples``, ...
+``--concurrency``, with that field's default, type and help), then the options that choose where
+judging runs (in this process, or on Ray with ``--engine ray``) and through which deployments
+(``--router``). :func:`some_judging_options` offers some of those fields only (``judge probe``,
+``judge drift check``), :func:`judging_option` one (``judge serve``). The command gets one
 ``options`` argument, a ready JudgeOptions. (Apart from ``judge.commands.options``, which
 ``judge calibrate --help`` imports and which must stay light: this module loads the judging
 package.)
@@ -11,16 +13,14 @@ package.)
 
 from __future__ import annotations
 
-import functools
-import types
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, TypeVar
 
 import click
 
-import judge
 import judge.judging
 import judge.providers
+from judge.commands.options import click_type, collect, declare
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,16 +56,10 @@ def _engine_options() -> list[Callable[[F], F]]:
     ]
 
 
-def click_type(hint: Any) -> Any:
-    """The click type of a field's type: ``int | None`` -> int, a Literal -> a Choice."""
-    if get_origin(hint) in (Union, types.UnionType):
-        (hint,) = (a for a in get_args(hint) if a is not type(None))
-    if get_origin(hint) is Literal:
-        return click.Choice([str(a) for a in get_args(hint)])
-    return hint
-
-
-def _offered_option(offered: judge.judging.OfferedOption) -> Callable[[F], F]:
+def judging_option(name: str) -> Callable[[F], F]:
+    """One judging option by its JudgeOptions field name (``judge serve --concurrency``), with
+    that field's default, type and help."""
+    offered = judge.judging.JudgeOptions.offered()[name]
     return click.option(
         "--" + offered.name.replace("_", "-"),
         offered.name,
@@ -76,28 +70,34 @@ def _offered_option(offered: judge.judging.OfferedOption) -> Callable[[F], F]:
     )
 
 
-def judging_option(name: str) -> Callable[[F], F]:
-    """One judging option by its JudgeOptions field name (``judge serve --concurrency``), with
-    that field's default, type and help."""
-    return _offered_option(judge.JudgeOptions.offered()[name])
-
-
-def judging_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+def judging_options(fn: F) -> F:
     """Add the judging options (JudgeOptions' offered fields, then --engine, --ray-address,
     --workers and --router); the command gets them as one ``options`` argument, a JudgeOptions.
     A value the library refuses (``--samples 0``) is its InputError: exit 2 with its message."""
-    offered = judge.JudgeOptions.offered()
+    offered = list(judge.judging.JudgeOptions.offered())
+    wrapped = collect("options", [*offered, *ENGINE_OPTIONS], _with_engine)(fn)
+    return declare(wrapped, [*map(judging_option, offered), *_engine_options()])
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        chosen = {name: kwargs.pop(name) for name in offered}
-        engine = engine_fields(**{name: kwargs.pop(name) for name in ENGINE_OPTIONS})
-        return fn(*args, options=judge.JudgeOptions(**chosen, **engine), **kwargs)
 
-    declared = [_offered_option(o) for o in offered.values()] + _engine_options()
-    for option in reversed(declared):
-        wrapper = option(wrapper)
-    return wrapper
+def some_judging_options(*names: str) -> Callable[[F], F]:
+    """Add the judging options ``names`` only (fields of JudgeOptions, in its order), judged in
+    this process; the command gets them as one ``options`` argument, a JudgeOptions."""
+    chosen = [name for name in judge.judging.JudgeOptions.offered() if name in names]
+    unknown = set(names) - set(chosen)
+    assert not unknown, f"not judging options: {sorted(unknown)}"
+
+    def decorate(fn: F) -> F:
+        wrapped = collect("options", chosen, judge.judging.JudgeOptions)(fn)
+        return declare(wrapped, [judging_option(name) for name in chosen])
+
+    return decorate
+
+
+def _with_engine(
+    *, engine: str, ray_address: str | None, workers: int | None, router: str | None, **chosen: Any
+) -> judge.judging.JudgeOptions:
+    where = engine_fields(engine=engine, ray_address=ray_address, workers=workers, router=router)
+    return judge.judging.JudgeOptions(**chosen, **where)
 
 
 def engine_fields(

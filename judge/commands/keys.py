@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-import judge
 import judge.service
 import judge.store
 from judge.commands.options import db_option
@@ -38,7 +37,7 @@ ROLE_HELP = {
 @db_option()
 def create(name: str, role: str | None, db: str) -> None:
     """Create a key and print it once (only a salted hash is stored)."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         principal, key = judge.service.create_key(store, name, role)
     click.echo(key)
     if role is None and principal.role == "admin":
@@ -59,7 +58,7 @@ def create(name: str, role: str | None, db: str) -> None:
 @db_option()
 def list_cmd(db: str) -> None:
     """List keys (ids, names, roles, dates; never the keys)."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         found = judge.service.list_keys(store)
     for key in found:
         state = f"revoked {key.revoked_at.isoformat()[:19]}" if key.revoked_at else "active"
@@ -73,7 +72,7 @@ def list_cmd(db: str) -> None:
 @db_option()
 def revoke(name_or_id: str, db: str) -> None:
     """Revoke a key by name or id; its page sessions end too."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         done = judge.service.revoke_key(store, name_or_id)
     if not done:
         raise click.ClickException(f"no active key named or with id {name_or_id!r}")
@@ -94,7 +93,7 @@ def rotate_secret(drop_old: bool, db: str) -> None:
     Replicas sign with the new secret within 5 s; without --drop-old the earlier secret
     still verifies for JUDGE_SECRET_GRACE_S (a day), so nobody is logged out. Replicas also
     rotate by themselves every JUDGE_SECRET_ROTATE_S (a week)."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         secret_id = judge.service.rotate_secret(store, drop_old=drop_old)
     kept = (
         "earlier secrets forgotten" if drop_old else "earlier secrets verify until their grace ends"

@@ -3,7 +3,7 @@ labels alone and by PPI++, one line per treatment."""
 
 from __future__ import annotations
 
-import judge
+import judge.runsets
 
 
 def _interval(value: float | None, ci: list[float] | None) -> str:
@@ -12,7 +12,7 @@ def _interval(value: float | None, ci: list[float] | None) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
 
 
-def label_lines(report: judge.RunSetReport) -> list[str]:
+def label_lines(report: judge.runsets.RunSetReport) -> list[str]:
     """One line per treatment: pass@1 by the judge, from the labels alone, and by PPI++."""
     info = report.labels
     if info is None:

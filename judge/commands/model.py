@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import click
 
-import judge
 import judge.local
 from judge.defaults import DEFAULT_MODEL, LOCAL_PREFIX
 

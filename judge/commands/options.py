@@ -1,20 +1,26 @@
-"""Options shared by the commands: where the store is, and options read from an option model.
+"""Options shared by the commands: where the store is, options read from an option model, and
+option values handed to a command as the model they make.
 
-Each option is declared once: ``judge calibrate`` and ``judge compare`` take their defaults
-and help from ``judge.CalibrationOptions`` and ``judge.CompareOptions`` (:func:`model_option`);
-the judging options of ``judge run``, ``judge score`` and ``judge demo`` come from
-``judge.JudgeOptions`` (``judge.commands.judging_options``).
+Each option is declared once: ``judge calibrate`` and ``judge compare`` take their defaults,
+help and choices from ``calibration.options.CalibrationOptions`` and ``CompareOptions``
+(:func:`calibration_option`, :func:`compare_option`); the judging options of ``judge run``,
+``judge score``, ``judge demo``, ``judge probe``, ``judge drift check`` and ``judge serve`` come
+from ``judge.judging.JudgeOptions`` (``judge.commands.judging_options``, which loads the
+judging package: this module must stay light, ``judge calibrate --help`` imports it).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+import types
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import click
 
-from judge.defaults import DB_ENV, DEFAULT_DB
+from calibration.options import CalibrationOptions, CompareOptions
+from judge.defaults import DB_ENV, DEFAULT_DB, DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -48,20 +54,70 @@ def double_fraction_option() -> Callable[[F], F]:
     )
 
 
+def models_option(help: str) -> Callable[[F], F]:
+    """``--model`` (repeatable, as ``models``): judge model ids, the default model unless given."""
+    return click.option(
+        "--model", "models", multiple=True, default=[DEFAULT_MODEL], show_default=True, help=help
+    )
+
+
 def env_db() -> str | None:
     """The store named by $JUDGE_DB, if any (for commands whose --db is one source of several)."""
     return os.environ.get(DB_ENV) or None
 
 
+def click_type(hint: Any) -> Any:
+    """The click type of a field's type: ``int | None`` -> int, a Literal -> a Choice of its
+    values (in their declared order)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        (hint,) = (a for a in get_args(hint) if a is not type(None))
+    if get_origin(hint) is Literal:
+        return click.Choice([str(a) for a in get_args(hint)])
+    return hint
+
+
 def model_option(model: type[BaseModel], name: str, *decls: str, **attrs: Any) -> Callable[[F], F]:
-    """A click option for the field ``name`` of an option model (``judge.CalibrationOptions``,
-    ``judge.CompareOptions``): its default, and its description as the help unless ``help``
-    is given. ``decls``: the option's names (default ``--`` and the field's name with dashes)."""
+    """A click option for the field ``name`` of an option model (``CalibrationOptions``,
+    ``CompareOptions``): its default, its description as the help unless ``help`` is given,
+    and for a Literal field the choices of that Literal unless ``type`` is given. ``decls``:
+    the option's names (default ``--`` and the field's name with dashes)."""
     found = model.model_fields[name]
     attrs.setdefault("help", found.description)
     if found.default_factory is None:
         attrs.setdefault("default", found.default)
+    if isinstance(click_type(found.annotation), click.Choice):
+        attrs.setdefault("type", click_type(found.annotation))
     default = attrs.get("default")
     if not (default is None or default is False or default == () or attrs.get("multiple")):
         attrs.setdefault("show_default", True)
     return click.option(*(decls or ("--" + name.replace("_", "-"),)), name, **attrs)
+
+
+#: An option of a ``CalibrationOptions`` field (``judge calibrate``, ``judge review plan``).
+calibration_option = functools.partial(model_option, CalibrationOptions)
+#: An option of a ``CompareOptions`` field (``judge compare``).
+compare_option = functools.partial(model_option, CompareOptions)
+
+
+def declare(fn: F, options: Sequence[Callable[[F], F]]) -> F:
+    """``fn`` with ``options`` declared on it, in this order in its help."""
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def collect(name: str, options: Sequence[str], build: Callable[..., Any]) -> Callable[[F], F]:
+    """Hand the command ``name=build(**values)`` instead of the values of ``options`` (the
+    parameter names of options declared on it): a command gets option models (its judging
+    options, its report options), not a long list of loose values. ``build`` raising a
+    click error or the library's InputError refuses the command line as the options would."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs[name] = build(**{option: kwargs.pop(option) for option in options})
+            return fn(*args, **kwargs)
+
+        return cast(F, wrapper)
+
+    return decorate

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import click
 
-import judge
+import judge.judging
 import judge.probes
 import judge.providers
-from calibration.card import write_card
+import judge.store
+from calibration.card import Card, load_card, write_card
+from judge.commands.judging_options import some_judging_options
 from judge.commands.progress import judging_progress
 from judge.errors import InputError
 
@@ -57,11 +59,7 @@ EXIT_PROBE_FAILED = 4
     help="A probe passes when its as-expected rate's 95%% lower bound reaches this, fails "
     "when the upper bound is below it.",
 )
-@click.option("--orders", type=click.Choice(["one", "both"]), default="both", show_default=True)
-@click.option("--variants", type=int, help="Use the first N of the rubric's prompt variants.")
-@click.option("--concurrency", type=int, help="Judgments in flight (default 4; 1 embedded).")
-@click.option("--token-budget", type=int, help="Evidence token budget (default: the rubric's).")
-@click.option("--api-base", help="Send calls to this OpenAI-compatible base URL.")
+@some_judging_options("orders", "variants", "api_base", "token_budget", "concurrency")
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -79,14 +77,10 @@ def probe(
     limit: int | None,
     card_path: str | None,
     bar: float,
-    orders: str,
-    variants: int | None,
-    concurrency: int | None,
-    token_budget: int | None,
-    api_base: str | None,
     dry_run: bool,
     list_probes: bool,
     quiet: bool,
+    options: judge.judging.JudgeOptions,
 ) -> None:
     """Probe a judge with perturbations of GOLD.jsonl whose right answer is known.
 
@@ -103,29 +97,16 @@ def probe(
     if dry_run:
         _dry_run(gold, chosen, model, limit)
         return
-    card = judge.load_card(card_path) if card_path else None
-    if card is not None and card.judge.model != model:
-        raise InputError(
-            f"the card is for {card.judge.model!r}, the probes judge {model!r}",
-            field="card",
-            hint="probe the card's own judge",
-        )
-    judge.providers.check_models([model], api_base=api_base)
+    card = _card_of(card_path, model)
+    judge.providers.check_models([model], api_base=options.api_base)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    options = judge.JudgeOptions(
-        orders=orders,  # type: ignore[arg-type]
-        variants=variants,
-        api_base=api_base,
-        token_budget=token_budget,
-        concurrency=concurrency,
-    )
     settings = judge.probes.ProbeOptions(probes=list(probes) or None, limit=limit, bar=bar)
     with (
-        judge.open_store(db or str(out / "probes.db")) as store,
+        judge.store.open_store(db or str(out / "probes.db")) as store,
         judging_progress(quiet=quiet) as shown,
     ):
-        run = judge.run_probes(
+        run = judge.probes.run_probes(
             store,
             gold,
             rubric=rubric_ref,
@@ -135,6 +116,25 @@ def probe(
             on_start=shown.on_start,
             on_done=shown.on_done,
         )
+    _print_run(run, out, card)
+    if run.failed():
+        sys.exit(EXIT_PROBE_FAILED)
+
+
+def _card_of(card_path: str | None, model: str) -> Card | None:
+    """The card given with --card, refused unless it is the probed judge's."""
+    card = load_card(card_path) if card_path else None
+    if card is not None and card.judge.model != model:
+        raise InputError(
+            f"the card is for {card.judge.model!r}, the probes judge {model!r}",
+            field="card",
+            hint="probe the card's own judge",
+        )
+    return card
+
+
+def _print_run(run: judge.probes.ProbeRun, out: Path, card: Card | None) -> None:
+    """Write the reports (and the card with its probes section); print a line per probe."""
     paths = judge.probes.write_reports(run, out)
     for r in run.reports:
         rate = r.as_expected
@@ -149,8 +149,6 @@ def probe(
     if card is not None:
         digest = write_card(card.with_probes(run.card_section()), out / "card.yaml")
         click.echo(f"card with its probes section: {out / 'card.yaml'} ({digest})")
-    if failed:
-        sys.exit(EXIT_PROBE_FAILED)
 
 
 def _dry_run(gold: str, chosen: list[judge.probes.Probe], model: str, limit: int | None) -> None:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class JudgingProgress:
-    """Callbacks for :func:`judge.judge_cases`: ``on_start`` sizes the bar, ``on_done`` moves it."""
+    """Callbacks for :func:`judge.judging.judge_cases`: ``on_start`` sizes the bar, ``on_done``
+    moves it."""
 
     progress: Progress
     plain: bool
@@ -56,22 +57,30 @@ class JudgingProgress:
 
 
 @contextmanager
-def judging_progress(*, quiet: bool) -> Iterator[JudgingProgress]:
-    """A progress display for the duration of the block."""
+def _display(label: str, *, last: bool, quiet: bool) -> Iterator[tuple[Progress, bool]]:
+    """A progress bar of ``label`` (with the last finished item when ``last``) for the duration
+    of the block, and whether to print one line per step instead (no terminal)."""
     progress = Progress(
-        TextColumn("[bold]judging"),
+        TextColumn(f"[bold]{label}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
+        *([TextColumn("{task.fields[last]}")] if last else []),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         disable=quiet or not sys.stderr.isatty(),
         transient=False,
     )
     # Without a terminal a live bar draws nothing until the end: print one line per finished
-    # judgment instead, so long runs still show progress.
+    # step instead, so long runs still show progress.
     plain = not quiet and not progress.console.is_terminal
     with progress:
+        yield progress, plain
+
+
+@contextmanager
+def judging_progress(*, quiet: bool) -> Iterator[JudgingProgress]:
+    """A progress display of judging for the duration of the block."""
+    with _display("judging", last=True, quiet=quiet) as (progress, plain):
         yield JudgingProgress(progress, plain)
 
 
@@ -103,15 +112,5 @@ class CountProgress:
 def count_progress(label: str, *, quiet: bool) -> Iterator[CountProgress]:
     """A progress bar of ``label`` for the duration of the block (one line per step without a
     terminal, nothing with ``quiet``)."""
-    progress = Progress(
-        TextColumn(f"[bold]{label}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        disable=quiet or not sys.stderr.isatty(),
-        transient=False,
-    )
-    plain = not quiet and not progress.console.is_terminal
-    with progress:
+    with _display(label, last=False, quiet=quiet) as (progress, plain):
         yield CountProgress(progress, plain, label)

@@ -3,7 +3,6 @@ gold export."""
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
@@ -11,13 +10,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge
+import judge.carding
 import judge.review
+import judge.routing
 import judge.runsets
-from judge.commands.options import db_option, model_option
-
-#: An option of ``judge.CalibrationOptions``' field: its default and help are the model's.
-calibration_option = functools.partial(model_option, judge.CalibrationOptions)
+import judge.store
+from calibration.options import CalibrationOptions
+from judge.commands.options import calibration_option, db_option
 
 
 @click.group()
@@ -34,7 +33,7 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
     """List items awaiting a label, in priority order (with --reviewer: blind items, and the
     items of a case whose blind item awaits that reviewer, without the judge's reason and
     priority)."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         found = judge.review.queue(store, reviewer=reviewer, role=role, limit=limit)  # type: ignore[arg-type]
         if reviewer:
             viewer = judge.review.reviewer_queue(store, reviewer=reviewer, role=role)  # type: ignore[arg-type]
@@ -79,7 +78,7 @@ def label_cmd(
     item_id: str, label_: str, step: int | None, reviewer: str, role: str, note: str, db: str
 ) -> None:
     """Label one item (canonical frame)."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         item = judge.review.add_label(
             store,
             item_id,
@@ -100,7 +99,7 @@ def agreement_cmd(db: str) -> None:
     """Raw agreement and Cohen's kappa per reviewer pair; on first-bad-decision items, how
     often people's critical steps agree (exact, within 1, within 3 steps), beside each
     judge's agreement with people."""
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         pairs = judge.review.agreement(store)
         steps = judge.review.step_agreement(store)
     if not pairs:
@@ -132,8 +131,8 @@ def agreement_cmd(db: str) -> None:
 @click.option("--card", "digest", help="One card's digest (default: every stored card).")
 def audit_cmd(db: str, digest: str | None) -> None:
     """Each card's live band error bounds from audit labels; stale cards are flagged."""
-    with judge.open_store(db) as store:
-        statuses = judge.audit_cards(store, digest)
+    with judge.store.open_store(db) as store:
+        statuses = judge.routing.audit_cards(store, digest)
     for status in statuses:
         state = f"STALE: {status.stale_reason}" if status.stale else "in force"
         click.echo(f"card {status.card_digest[:19]}: {state}")
@@ -250,7 +249,7 @@ def plan_cmd(
     plan is the items whose labels certify its card (see --for-card).
     """
     if for_card:
-        options = judge.CalibrationOptions(
+        options = CalibrationOptions(
             judges=models,
             panel=panel,
             panel_rule=panel_rule,  # type: ignore[arg-type]
@@ -260,7 +259,7 @@ def plan_cmd(
         )
         _plan_for_card(runs_file, options, budget, cover, expected_error, rest_share, out, pilot)
         return
-    loaded = judge.load_runs(runs_file)
+    loaded = judge.runsets.load_runs(runs_file)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     if loaded.errors:
@@ -268,7 +267,7 @@ def plan_cmd(
             f"{len(loaded.errors)} invalid record(s) in {runs_file}: "
             "a plan is drawn from the whole run set; fix them first"
         )
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         result = judge.runsets.plan_review(
             store,
             loaded.runs,
@@ -301,7 +300,7 @@ def plan_cmd(
 
 def _plan_for_card(
     verdicts: str,
-    options: judge.CalibrationOptions,
+    options: CalibrationOptions,
     budget: int,
     cover: float | None,
     expected_error: float | None,
@@ -309,7 +308,7 @@ def _plan_for_card(
     out: str | None,
     pilot: str | None = None,
 ) -> None:
-    plan = judge.plan_labels_for_card(
+    plan = judge.carding.plan_labels_for_card(
         judgments=verdicts,
         options=options,
         budget=budget,
@@ -386,8 +385,8 @@ def _pilot_counts(text: str) -> tuple[int, int]:
 def export_gold_cmd(out: str, license_: str, plan_id: str | None, db: str) -> None:
     """Write finished review labels as a gold set with lineage (for `judge calibrate --gold`,
     or with --plan for `judge score --labels`)."""
-    with judge.open_store(db) as store:
-        result = judge.export_gold(store, out, license=license_, plan=plan_id)
+    with judge.store.open_store(db) as store:
+        result = judge.review.export_gold(store, out, license=license_, plan=plan_id)
     for item_id, why in result.skipped:
         click.echo(f"skipped {item_id}: {why}", err=True)
     click.echo(f"{result.n} gold record(s) -> {result.path} ({result.digest})")

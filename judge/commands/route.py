@@ -11,9 +11,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge
+import judge.diagnosis
+import judge.review
 import judge.routing
 import judge.store
+from calibration.card import load_card
+from calibration.fbd import is_step_card_file, load_step_card
 from judge.commands.options import db_option, double_fraction_option
 
 if TYPE_CHECKING:
@@ -75,6 +78,9 @@ def route(
     the card cannot route whole (an item without a verdict of one of its judges, a duplicate
     verdict, a verdict of another rubric kind) is refused with its line, and nothing is routed.
     """
+    if is_step_card_file(card_path):
+        _route_steps(card_path, db, recorded, fmt, limit)
+        return
     if recorded is not None:
         _route_recorded(card_path, recorded, fmt, limit)
         return
@@ -82,9 +88,9 @@ def route(
         raise click.ClickException(
             f"{judge.store.mask_url(db)}: no such store (judge cases with `judge run` first)"
         )
-    card = judge.load_card(card_path)
-    with judge.open_store(db) as store:
-        run = judge.route(
+    card = load_card(card_path)
+    with judge.store.open_store(db) as store:
+        run = judge.review.route(
             store,
             card,
             audit_fraction=audit_fraction,
@@ -126,7 +132,7 @@ def route(
 
 
 def _route_recorded(card_path: str, recorded: str, fmt: str, limit: int) -> None:
-    card = judge.load_card(card_path)
+    card = load_card(card_path)
     decisions = judge.routing.route_recorded(card, recorded)
     if fmt == "jsonl":
         for d in decisions:
@@ -161,3 +167,33 @@ def _table(decisions: list[RoutingDecision]) -> None:
     console = Console()
     # Piped output defaults to 80 columns, which folds every row; give the table room.
     Console(width=max(console.width, 140)).print(table)
+
+
+def _route_steps(card_path: str, db: str, recorded: str | None, fmt: str, limit: int) -> None:
+    """A first-bad-decision card: each run's certified step set; one step is located, any
+    other set goes to review (recorded step scores, or the card judge's stored diagnoses)."""
+    card = load_step_card(card_path)
+    if recorded is not None:
+        decisions = judge.diagnosis.route_steps_of(card, recorded=recorded)
+    else:
+        with judge.store.open_store(db) as store:
+            decisions = judge.diagnosis.route_steps_of(card, store=store)
+    if fmt == "jsonl":
+        for d in decisions:
+            click.echo(
+                json.dumps({"item_id": d.item_id, "decision": d.decision, "step_set": d.step_set})
+            )
+    elif limit:
+        table = Table()
+        for column in ("run", "decision", "step set"):
+            table.add_column(column, overflow="fold")
+        for d in decisions[:limit]:
+            table.add_row(d.item_id[-40:], d.decision, ",".join(map(str, d.step_set)) or "(empty)")
+        Console(width=max(Console().width, 140)).print(table)
+    located = sum(1 for d in decisions if d.decision == "located")
+    click.echo(
+        f"card {card.card_digest[:19]} ({card.judge.model}, first bad decision): "
+        f"{len(decisions)} run(s), {located} located, {len(decisions) - located} to review; "
+        f"{card.policy.statement}",
+        err=True,
+    )

@@ -10,14 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-import judge
+import judge.cases
+import judge.judging
 import judge.providers
 import judge.rubrics
 import judge.store
 from judge.commands.judging_options import judging_options
-from judge.commands.options import db_option
+from judge.commands.options import db_option, models_option
 from judge.commands.progress import judging_progress
-from judge.defaults import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from judge.judging import RunSummary
@@ -33,14 +33,7 @@ EXIT_FAILED_JUDGMENTS = 3
 @click.command()
 @click.argument("input_file", metavar="INPUT.jsonl", type=click.Path(dir_okay=False))
 @click.option("--rubric", "rubric_ref", required=True, help="Rubric id or id@version.")
-@click.option(
-    "--model",
-    "models",
-    multiple=True,
-    default=[DEFAULT_MODEL],
-    show_default=True,
-    help="litellm model id; repeat for a panel of judges.",
-)
+@models_option(help="litellm model id; repeat for a panel of judges.")
 @db_option()
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the judgments as JSONL.")
 @click.option("--limit", type=int, help="Judge only the first N valid records.")
@@ -54,7 +47,7 @@ def run(
     out: str | None,
     limit: int | None,
     quiet: bool,
-    options: judge.JudgeOptions,
+    options: judge.judging.JudgeOptions,
 ) -> None:
     """Judge the cases of INPUT.jsonl with a rubric and one or more models; store every judgment.
 
@@ -62,14 +55,14 @@ def run(
     Exit code 0: all judged; 1: some records were invalid; 3: some judgments failed (provider
     or parse failure, stored with that status, never as a verdict).
     """
-    rubric = judge.load_rubric(rubric_ref)
+    rubric = judge.rubrics.load_rubric(rubric_ref)
     # Unknown model ids and missing keys stop here (exit 2), before the store is opened.
     judge.providers.check_models(models, api_base=options.api_base, router=options.router)
-    loaded = judge.load_cases(Path(input_file), limit=limit)
+    loaded = judge.cases.load_cases(Path(input_file), limit=limit)
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
-    with judge.open_store(db) as store, judging_progress(quiet=quiet) as shown:
-        summary = judge.judge_cases(
+    with judge.store.open_store(db) as store, judging_progress(quiet=quiet) as shown:
+        summary = judge.judging.judge_cases(
             store,
             loaded.cases,
             rubric=rubric,
@@ -137,7 +130,7 @@ def show(
         raise click.ClickException(
             f"{judge.store.mask_url(db)}: no such store (run `judge run ...` first)"
         )
-    with judge.open_store(db) as store:
+    with judge.store.open_store(db) as store:
         judgments = list(
             store.judgments(
                 rubric_id=rubric_id, model=model, case_id=case_id, status=status, limit=limit

@@ -5,19 +5,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-import judge
 import judge.cases
 import judge.connectors
+import judge.exchange
+import judge.judging
 import judge.runsets
 import judge.store
 from judge.commands.judging_options import judging_options
 from judge.commands.label_lines import label_lines
-from judge.commands.options import db_option
+from judge.commands.options import collect, db_option, declare
 from judge.commands.platform_errors import platform_errors
 from judge.commands.progress import count_progress, judging_progress
 
@@ -28,12 +30,60 @@ EXIT_UNSCORED = 3
 #: ``judge gate``: 0 ship; 3 block; 4 inconclusive (2 stays "error", as for every command).
 GATE_EXIT = {"ship": 0, "block": 3, "inconclusive": 4}
 DEFAULT_OUT_DIR = "report"
-#: The report's defaults (title, bootstrap resamples, seed) are judge.ReportOptions'.
-REPORT_DEFAULTS = judge.ReportOptions()
+#: The report's defaults (title, bootstrap resamples, seed) are judge.runsets.ReportOptions'.
+REPORT_DEFAULTS = judge.runsets.ReportOptions()
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _gate_options(fn: Any) -> Any:
-    for option in reversed(
+def _report_options(
+    title: str, ks: Sequence[int], n_boot: int, seed: int, correct_for_judge: bool
+) -> judge.runsets.ReportOptions:
+    """``judge score``'s --title, --k, --n-boot, --seed and --correct-for-judge."""
+    return judge.runsets.ReportOptions(
+        title=title,
+        ks=list(ks) or None,
+        n_boot=n_boot,
+        seed=seed,
+        correct_for_judge=correct_for_judge,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GateRequest:
+    """The regression gate a command line asks for (``judge gate``, ``judge score
+    --baseline``): the arguments of :func:`judge.runsets.gate`."""
+
+    baseline: str
+    candidate: str
+    margin: float
+    tolerance: float
+    min_tasks: int
+
+    def run(self, report: judge.runsets.RunSetReport) -> judge.runsets.GateResult:
+        """The gate's decision on ``report``."""
+        return judge.runsets.gate(report, **dataclasses.asdict(self))
+
+
+def _gate_request(
+    baseline: str | None,
+    candidate: str | None,
+    margin: float | None,
+    tolerance: float,
+    min_tasks: int,
+) -> GateRequest | None:
+    """The gate asked for, if any: --baseline, --candidate and --margin come together."""
+    if baseline is None and candidate is None and margin is None:
+        return None
+    if baseline is None or candidate is None or margin is None:
+        raise click.UsageError("the gate needs --baseline, --candidate and --margin together")
+    return GateRequest(baseline, candidate, margin, tolerance, min_tasks)
+
+
+def _gate_options(fn: F) -> F:
+    """--tolerance and --min-tasks, the same in ``judge gate`` and ``judge score``."""
+    return declare(
+        fn,
         [
             click.option(
                 "--tolerance",
@@ -49,10 +99,17 @@ def _gate_options(fn: Any) -> Any:
                 show_default=True,
                 help="Fewer shared tasks than this: inconclusive.",
             ),
-        ]
-    ):
-        fn = option(fn)
-    return fn
+        ],
+    )
+
+
+#: The options each option model of ``judge score`` and ``judge gate`` is built from.
+_collect_report = collect(
+    "report", ("title", "ks", "n_boot", "seed", "correct_for_judge"), _report_options
+)
+_collect_gate = collect(
+    "gate", ("baseline", "candidate", "margin", "tolerance", "min_tasks"), _gate_request
+)
 
 
 @click.command()
@@ -117,29 +174,23 @@ def _gate_options(fn: Any) -> Any:
 @click.option("--no-charts", is_flag=True, help="HTML without charts (faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @judging_options
+@_collect_report
+@_collect_gate
 def score(
     runs_file: str,
     rubric_ref: str | None,
     models: tuple[str, ...],
     card_path: str | None,
     gold_labels: bool,
-    correct_for_judge: bool,
     labels_path: str | None,
     out_dir: str,
     db: str,
-    ks: tuple[int, ...],
-    title: str,
-    n_boot: int,
-    seed: int,
     skip_invalid: bool,
-    baseline: str | None,
-    candidate: str | None,
-    margin: float | None,
-    tolerance: float,
-    min_tasks: int,
     no_charts: bool,
     quiet: bool,
-    options: judge.JudgeOptions,
+    options: judge.judging.JudgeOptions,
+    report: judge.runsets.ReportOptions,
+    gate: GateRequest | None,
 ) -> None:
     """Judge every run of RUNS.jsonl and write the run-set report (HTML, JSON, Markdown).
 
@@ -151,34 +202,17 @@ def score(
     code 0: report written; 1: some records were invalid (--skip-invalid); 3: some runs got no
     verdict (listed in the report as unscored).
     """
-    report_options = judge.ReportOptions(
-        title=title,
-        ks=list(ks) or None,
-        n_boot=n_boot,
-        seed=seed,
-        correct_for_judge=correct_for_judge,
-    )
-    gate_args = (baseline, candidate, margin)
-    if any(a is not None for a in gate_args) and not all(a is not None for a in gate_args):
-        raise click.UsageError("the gate needs --baseline, --candidate and --margin together")
-    loaded = judge.load_runs(runs_file)
-    for error in loaded.errors:
-        click.echo(f"invalid record: {error}", err=True)
-    if loaded.errors and not (skip_invalid and loaded.runs):
-        raise click.ClickException(
-            f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
-            "--skip-invalid to score the others (the report then leaves those runs out)"
-        )
+    loaded = _load_runs(runs_file, skip_invalid)
     if loaded.errors:
         note = (
             f"{len(loaded.errors)} invalid record(s) of {runs_file} were skipped "
             "(--skip-invalid): those runs are not in this report."
         )
-        report_options = dataclasses.replace(report_options, notes=[note])
+        report = dataclasses.replace(report, notes=[note])
     # The library checks the request (a judge or gold labels, the rubric, the models and their
     # keys, the card, the labels) before it opens the store: a refused one creates none.
     with judging_progress(quiet=quiet or gold_labels) as shown:
-        report = judge.score_runs(
+        scored = judge.runsets.score_runs(
             loaded.runs,
             source=runs_file,
             store=db,
@@ -187,32 +221,39 @@ def score(
             card=card_path,
             gold_labels=gold_labels,
             judge_options=options,
-            report=report_options,
+            report=report,
             labels=labels_path,
             on_start=shown.on_start,
             on_done=shown.on_done,
         )
-    if baseline is not None and candidate is not None and margin is not None:
-        report.gate = judge.gate(
-            report,
-            baseline=baseline,
-            candidate=candidate,
-            margin=margin,
-            tolerance=tolerance,
-            min_tasks=min_tasks,
-        )
-    paths = judge.write_report(report, out_dir, charts=not no_charts)
-    click.echo(judge.runsets.headline_markdown(report))
-    for line in label_lines(report):
+    if gate is not None:
+        scored.gate = gate.run(scored)
+    paths = judge.runsets.write_report(scored, out_dir, charts=not no_charts)
+    click.echo(judge.runsets.headline_markdown(scored))
+    for line in label_lines(scored):
         click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
-    if report.gate:
-        click.echo(f"gate: {report.gate.decision}: {report.gate.reason}", err=True)
+    if scored.gate:
+        click.echo(f"gate: {scored.gate.decision}: {scored.gate.reason}", err=True)
     if loaded.errors:
         sys.exit(EXIT_INVALID_INPUT)
-    if report.unscored:
-        click.echo(f"{len(report.unscored)} run(s) got no verdict (see the report)", err=True)
+    if scored.unscored:
+        click.echo(f"{len(scored.unscored)} run(s) got no verdict (see the report)", err=True)
         sys.exit(EXIT_UNSCORED)
+
+
+def _load_runs(runs_file: str, skip_invalid: bool) -> judge.runsets.LoadedRuns:
+    """The run set, each invalid record printed; refused when any is invalid, unless
+    ``skip_invalid`` and some runs are valid."""
+    loaded = judge.runsets.load_runs(runs_file)
+    for error in loaded.errors:
+        click.echo(f"invalid record: {error}", err=True)
+    if loaded.errors and not (skip_invalid and loaded.runs):
+        raise click.ClickException(
+            f"{len(loaded.errors)} invalid record(s) in {runs_file}: fix them, or pass "
+            "--skip-invalid to score the others (the report then leaves those runs out)"
+        )
+    return loaded
 
 
 @click.command()
@@ -239,36 +280,22 @@ def score(
     help="Write the gate JSON here (default: gate.json beside the report).",
 )
 @click.option("--no-rewrite", is_flag=True, help="Do not add the gate to report.json/.md/.html.")
-def gate(
-    report_path: str,
-    baseline: str,
-    candidate: str,
-    margin: float,
-    tolerance: float,
-    min_tasks: int,
-    out: str | None,
-    no_rewrite: bool,
-) -> None:
+@_collect_gate
+def gate(report_path: str, out: str | None, no_rewrite: bool, gate: GateRequest | None) -> None:
     """Regression gate: may CANDIDATE replace BASELINE? Hard gates first, then paired
     non-inferiority of pass@1 within --margin, then rubric dimensions.
 
     Exit code 0: ship; 3: block; 4: inconclusive (too little data is never "no regression").
     """
+    assert gate is not None  # --baseline, --candidate and --margin are required here
     path = Path(report_path)
     report = judge.runsets.load_report(path)
-    result = judge.gate(
-        report,
-        baseline=baseline,
-        candidate=candidate,
-        margin=margin,
-        tolerance=tolerance,
-        min_tasks=min_tasks,
-    )
+    result = gate.run(report)
     target = Path(out) if out else path.parent / "gate.json"
     target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     if not no_rewrite:
         report.gate = result
-        judge.write_report(report, path.parent)
+        judge.runsets.write_report(report, path.parent)
     click.echo(f"{result.decision.upper()}: {result.reason}")
     click.echo(f"  hard gates: {result.hard_gates.summary}")
     ni = result.non_inferiority
@@ -360,8 +387,8 @@ def export(
         _export_to(db, to, rubric_id=rubric_id, model=model, force=force, quiet=quiet)
         return
     assert out is not None
-    with judge.open_store(db) as store:
-        doc, counts = judge.export_otel(
+    with judge.store.open_store(db) as store:
+        doc, counts = judge.connectors.export_otel(
             store,
             signal=signal,  # type: ignore[arg-type]
             rubric_id=rubric_id,
@@ -386,10 +413,10 @@ def _export_to(
 ) -> None:
     with (
         platform_errors(),
-        judge.open_store(db) as store,
+        judge.store.open_store(db) as store,
         count_progress("exporting", quiet=quiet) as shown,
     ):
-        report = judge.export_verdicts(
+        report = judge.exchange.export_verdicts(
             store,
             to,
             rubric_id=rubric_id,
@@ -461,7 +488,7 @@ def runset(
         file=gold_file,
     )
     judge.runsets.write_runs(runs, out)
-    check = judge.load_runs(out)
+    check = judge.runsets.load_runs(out)
     for error in check.errors:
         click.echo(f"invalid run: {error}", err=True)
     tasks = {(r.record.benchmark, r.record.task_id) for r in check.runs}

@@ -6,29 +6,20 @@ import logging
 
 import click
 
-import judge
 import judge.providers
 import judge.store
 from judge.api.app import ServiceConfig, create_app
 from judge.api.proxy import parse_networks
 from judge.commands.judging_options import judging_option
-from judge.commands.options import db_option
-from judge.defaults import DEFAULT_MODEL
+from judge.commands.options import db_option, models_option
 
 
 @click.command()
 @db_option()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8321, show_default=True)
-@click.option(
-    "--model",
-    "models",
-    multiple=True,
-    default=[DEFAULT_MODEL],
-    show_default=True,
-    help="Judge models callers may use (repeat; the first is the default).",
-)
-@click.option("--api-base", help="Send model calls to this OpenAI-compatible base URL.")
+@models_option(help="Judge models callers may use (repeat; the first is the default).")
+@judging_option("api_base")
 @click.option(
     "--max-body-mb",
     type=float,

@@ -1,6 +1,7 @@
 """Where verdicts go and traces come from, outside judge: OpenTelemetry GenAI evaluation events
-(``otel``), and platform connectors (``platform``: the framework; ``phoenix``, ``mlflow``; more
-as entry points of the group ``judge.connectors``) over a shared HTTP client (``http``)."""
+(``otel``), and platform connectors (``platform``: the framework; ``phoenix``, ``mlflow``,
+``langfuse``; more as entry points of the group ``judge.connectors``) over a shared HTTP client
+(``http``)."""
 
 from judge.connectors.errors import (
     ConnectorError,

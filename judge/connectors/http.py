@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
@@ -183,7 +183,35 @@ class HttpClient:
         (``not_found`` is its message), 401/403 PlatformAuthError, another 4xx ConnectorError,
         a refused connection or a failure left after the retries PlatformUnavailable; every
         message names the URL."""
-        import httpx
+        shown = self.url(path, params)
+
+        def attempt() -> httpx.Response:
+            response = self._send(
+                method,
+                path,
+                shown,
+                params=params,
+                json_body=json_body,
+                content=content,
+                headers=headers,
+            )
+            self._raise_to_retry(response, method, shown, ok)
+            return response
+
+        started = time.monotonic()
+        try:
+            response = self._retrying(attempt)
+        except _Retry as err:
+            raise PlatformUnavailable(
+                f"{err.message} in {time.monotonic() - started:.0f}s; what was sent before "
+                "stays sent: run the same command again once the server is back"
+            ) from err
+        return self._answer(response, method, shown, not_found, ok)
+
+    def _retrying(self, attempt: Callable[[], httpx.Response]) -> httpx.Response:
+        """``attempt()``, tried again while it raises _Retry (up to :attr:`attempts` in all),
+        after the wait a 429 asked for, else the exponential back-off; the last _Retry is
+        raised."""
         from tenacity import (
             RetryCallState,
             retry,
@@ -192,7 +220,6 @@ class HttpClient:
             wait_exponential,
         )
 
-        shown = self.url(path, params)
         backoff = wait_exponential(multiplier=self.backoff_s, max=8.0)
 
         def wait(state: RetryCallState) -> float:
@@ -201,62 +228,85 @@ class HttpClient:
                 return failure.wait_s
             return float(backoff(state))
 
-        @retry(
+        retrying = retry(
             retry=retry_if_exception_type(_Retry),
             stop=stop_after_attempt(self.attempts),
             wait=wait,
             reraise=True,
         )
-        def attempt() -> httpx.Response:
-            self.sent += 1
-            try:
-                response = self._client.request(
-                    method,
-                    path,
-                    params=params,  # type: ignore[arg-type]
-                    json=json_body,
-                    content=content,
-                    headers=headers,
-                )
-            except httpx.ConnectError as err:
-                raise PlatformUnavailable(
-                    f"cannot reach {self.platform} at {mask_url(self.base)} ({err}); is the "
-                    "server running and the URL right? What was sent before stays sent: run "
-                    "the same command again once it answers"
-                ) from err
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as err:
-                raise _Retry(
-                    f"{method} {shown}: {type(err).__name__} ({err or 'no answer'}) after "
-                    f"{self.attempts} attempts"
-                ) from err
-            if response.status_code >= 500 and response.status_code not in ok:
-                raise _Retry(
-                    f"{method} {shown}: {self.platform} answered {response.status_code} "
-                    f"({_body(response)}) after {self.attempts} attempts"
-                )
-            if response.status_code == 429 and 429 not in ok:
-                asked = retry_after(response)
-                if asked is not None and asked > RETRY_AFTER_MAX_S:
-                    raise PlatformUnavailable(
-                        f"{method} {shown}: {self.platform} is rate limiting (429 "
-                        f"{_body(response)}) and asks to wait {asked:.0f}s; what was sent "
-                        "before stays sent: run the same command again after that"
-                    )
-                raise _Retry(
-                    f"{method} {shown}: {self.platform} is rate limiting (429 "
-                    f"{_body(response)}) after {self.attempts} attempts",
-                    wait_s=asked,
-                )
-            return response
+        return retrying(attempt)()
 
-        started = time.monotonic()
+    def _send(
+        self,
+        method: str,
+        path: str,
+        shown: str,
+        *,
+        params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None,
+        json_body: Any,
+        content: bytes | None,
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        """One attempt of a request (counted in :attr:`sent`): its answer, whatever the status;
+        PlatformUnavailable when the connection is refused, _Retry on a timeout or a reset."""
+        import httpx
+
+        self.sent += 1
         try:
-            response = attempt()
-        except _Retry as err:
+            return self._client.request(
+                method,
+                path,
+                params=params,  # type: ignore[arg-type]
+                json=json_body,
+                content=content,
+                headers=headers,
+            )
+        except httpx.ConnectError as err:
             raise PlatformUnavailable(
-                f"{err.message} in {time.monotonic() - started:.0f}s; what was sent before "
-                "stays sent: run the same command again once the server is back"
+                f"cannot reach {self.platform} at {mask_url(self.base)} ({err}); is the "
+                "server running and the URL right? What was sent before stays sent: run "
+                "the same command again once it answers"
             ) from err
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as err:
+            raise _Retry(
+                f"{method} {shown}: {type(err).__name__} ({err or 'no answer'}) after "
+                f"{self.attempts} attempts"
+            ) from err
+
+    def _raise_to_retry(
+        self, response: httpx.Response, method: str, shown: str, ok: Sequence[int]
+    ) -> None:
+        """_Retry for an answer worth another attempt (a 5xx, a 429, unless ``ok`` lists it);
+        PlatformUnavailable for a 429 asking to wait more than :data:`RETRY_AFTER_MAX_S`."""
+        if response.status_code >= 500 and response.status_code not in ok:
+            raise _Retry(
+                f"{method} {shown}: {self.platform} answered {response.status_code} "
+                f"({_body(response)}) after {self.attempts} attempts"
+            )
+        if response.status_code == 429 and 429 not in ok:
+            asked = retry_after(response)
+            if asked is not None and asked > RETRY_AFTER_MAX_S:
+                raise PlatformUnavailable(
+                    f"{method} {shown}: {self.platform} is rate limiting (429 "
+                    f"{_body(response)}) and asks to wait {asked:.0f}s; what was sent "
+                    "before stays sent: run the same command again after that"
+                )
+            raise _Retry(
+                f"{method} {shown}: {self.platform} is rate limiting (429 "
+                f"{_body(response)}) after {self.attempts} attempts",
+                wait_s=asked,
+            )
+
+    def _answer(
+        self,
+        response: httpx.Response,
+        method: str,
+        shown: str,
+        not_found: str | None,
+        ok: Sequence[int],
+    ) -> httpx.Response:
+        """The final answer: ``response`` when it is a 2xx or in ``ok``; else the error its
+        status means (PlatformAuthError, PlatformNotFound, ConnectorError)."""
         status = response.status_code
         if 200 <= status < 300 or status in ok:
             return response

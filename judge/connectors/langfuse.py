@@ -65,7 +65,6 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -82,11 +81,16 @@ from judge.connectors.platform import (
     SplitTarget,
     Target,
     VerdictOut,
+    chunks,
+    iso_nanos,
+    iso_time,
 )
 from judge.digests import content_uuid
 from judge.traces import ImportResult
-from judge.traces.otel import otlp_value, read_otlp
+from judge.traces._common import maybe_json
+from judge.traces.otel import read_otlp
 from judge.traces.otel_compat import parts_message
+from judge.traces.otlp import build_otlp_span
 from judge.version import __version__
 
 #: The environment variables of the API keys (as Langfuse's SDKs read them).
@@ -123,30 +127,6 @@ def score_id(verdict: VerdictOut) -> str:
     return content_uuid("judge/langfuse/score", verdict.trace_id, verdict.rubric_id, verdict.model)
 
 
-def _nanos(value: Any) -> int:
-    moment = _time(value)
-    return int(moment.timestamp() * 1_000_000) * 1000 if moment is not None else 0
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def _parsed(value: Any) -> Any:
-    """An input or output as JSON: v2 observations give it as raw JSON text, v3 parsed."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            return value
-    return value
-
-
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -158,7 +138,7 @@ def _role_content(value: Any, role: str) -> list[dict[str, Any]]:
     message list, ``{"messages": [...]}`` (OpenAI-style input with its tools), one message, a
     string, a decorated function's ``{"args", "kwargs"}`` with one string among them; anything
     else as its JSON text from ``role``."""
-    value = _parsed(value)
+    value = maybe_json(value)
     if value is None or value == "":
         return []
     if isinstance(value, str):
@@ -234,29 +214,20 @@ def otlp_span(row: Mapping[str, Any], *, root: bool) -> dict[str, Any]:
         call_id = metadata.get("tool_call_id") or metadata.get("toolCallId")
         attrs["gen_ai.tool.call.id"] = call_id if isinstance(call_id, str) and call_id else None
         for key, field in (("arguments", "input"), ("result", "output")):
-            value = _parsed(row.get(field))
+            value = maybe_json(row.get(field))
             attrs[f"gen_ai.tool.call.{key}"] = None if value is None else _text(value)
     error = str(row.get("level") or "").upper() == "ERROR"
-    span: dict[str, Any] = {
-        "traceId": str(row.get("traceId") or ""),
-        "spanId": str(row.get("id") or ""),
-        "name": name,
-        "startTimeUnixNano": _nanos(row.get("startTime")),
-        "endTimeUnixNano": _nanos(row.get("endTime") or row.get("startTime")),
-        "attributes": [
-            {"key": key, "value": otlp_value(value)}
-            for key, value in attrs.items()
-            if value is not None
-        ],
-        "status": {
-            "code": 2 if error else 0,
-            "message": str(row.get("statusMessage") or "") if error else "",
-        },
-    }
     parent = row.get("parentObservationId")
-    if parent and not root:
-        span["parentSpanId"] = str(parent)
-    return span
+    return build_otlp_span(
+        trace_id=str(row.get("traceId") or ""),
+        span_id=str(row.get("id") or ""),
+        parent_id=str(parent) if parent and not root else None,
+        name=name,
+        start_nanos=iso_nanos(row.get("startTime")),
+        end_nanos=iso_nanos(row.get("endTime") or row.get("startTime")),
+        attributes=attrs,
+        status=(2 if error else 0, str(row.get("statusMessage") or "") if error else ""),
+    )
 
 
 def _is_root(row: Mapping[str, Any]) -> bool:
@@ -316,11 +287,6 @@ def trace_rows(
     return out, str(root["id"])
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield list(items[start : start + size])
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -370,7 +336,7 @@ class LangfuseConnector:
                 )
         for option in ("from", "to"):
             value = split.options.get(option)
-            if value is not None and _time(value) is None:
+            if value is not None and iso_time(value) is None:
                 raise TargetError(
                     f"{shown}: {option}={value!r} is not an ISO 8601 time",
                     hint=f"e.g. {option}=2026-08-20T00:00:00Z",
@@ -642,7 +608,7 @@ class LangfuseConnector:
         Langfuse accepts them (and those accepted before a failure, before it is raised)."""
         size = int(target.options.get("batch") or BATCH)
         with self.client(target) as client:
-            for batch in _chunks(list(verdicts), size):
+            for batch in chunks(list(verdicts), size):
                 done: list[VerdictOut] = []
                 try:
                     for verdict in batch:
@@ -730,7 +696,7 @@ class LangfuseConnector:
                         else None,
                         annotation_id=str(row.get("id") or ""),
                         annotator=row.get("authorUserId") or None,
-                        created_at=_time(row.get("updatedAt") or row.get("timestamp")),
+                        created_at=iso_time(row.get("updatedAt") or row.get("timestamp")),
                         explanation=row.get("comment") or None,
                     )
                 )

@@ -58,7 +58,6 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime
 from typing import Any
 
 from judge.connectors.errors import (
@@ -75,10 +74,14 @@ from judge.connectors.platform import (
     SplitTarget,
     Target,
     VerdictOut,
+    chunks,
+    iso_time,
 )
 from judge.digests import sha256_hex
 from judge.traces import ImportResult
-from judge.traces.otel import otlp_value, read_otlp
+from judge.traces._common import maybe_json
+from judge.traces.otel import read_otlp
+from judge.traces.otlp import build_otlp_event, build_otlp_span, otlp_attribute
 
 #: The environment variables of the credentials (as MLflow's own client reads them).
 USERNAME_ENV = "MLFLOW_TRACKING_USERNAME"
@@ -171,19 +174,9 @@ def _hex(value: Any) -> str | None:
         return value
 
 
-def _loads(value: Any) -> Any:
-    """A value of ``traces.json`` (the artifact form), where every attribute is JSON text."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            return value
-    return value
-
-
 def _attributes(raw: Any, *, artifact: bool) -> dict[str, Any]:
     if isinstance(raw, dict):  # traces.json: {"key": "<JSON>"}
-        return {k: _loads(v) if artifact else v for k, v in raw.items()}
+        return {k: maybe_json(v) if artifact else v for k, v in raw.items()}
     out: dict[str, Any] = {}
     for pair in raw or []:
         if isinstance(pair, dict) and isinstance(pair.get("key"), str):
@@ -198,39 +191,28 @@ def otlp_span(span: dict[str, Any], trace_id: str, *, artifact: bool = False) ->
     raw_status = span.get("status")
     status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
     code = status.get("code")
-    out: dict[str, Any] = {
-        "traceId": trace_id,
-        "spanId": _hex(span.get("span_id")) or "",
-        "name": span.get("name") or "",
-        "startTimeUnixNano": int(span.get("start_time_unix_nano") or 0),
-        "endTimeUnixNano": int(span.get("end_time_unix_nano") or 0),
-        "attributes": [
-            {"key": key, "value": otlp_value(value)}
-            for key, value in attributes.items()
-            if value is not None
-        ],
-        "events": [
-            {
-                "name": event.get("name") or "",
-                "timeUnixNano": int(event.get("time_unix_nano") or 0),
-                "attributes": [
-                    {"key": key, "value": otlp_value(value)}
-                    for key, value in _attributes(event.get("attributes"), artifact=False).items()
-                    if value is not None
-                ],
-            }
+    return build_otlp_span(
+        trace_id=trace_id,
+        span_id=_hex(span.get("span_id")) or "",
+        parent_id=_hex(span.get("parent_span_id")),
+        name=span.get("name") or "",
+        start_nanos=int(span.get("start_time_unix_nano") or 0),
+        end_nanos=int(span.get("end_time_unix_nano") or 0),
+        attributes=attributes,
+        events=[
+            build_otlp_event(
+                event.get("name") or "",
+                int(event.get("time_unix_nano") or 0),
+                _attributes(event.get("attributes"), artifact=False),
+            )
             for event in span.get("events") or []
             if isinstance(event, dict)
         ],
-        "status": {
-            "code": code if isinstance(code, int) else _STATUS.get(str(code), 0),
-            "message": status.get("message") or "",
-        },
-    }
-    parent = _hex(span.get("parent_span_id"))
-    if parent:
-        out["parentSpanId"] = parent
-    return out
+        status=(
+            code if isinstance(code, int) else _STATUS.get(str(code), 0),
+            status.get("message") or "",
+        ),
+    )
 
 
 def _attribute(span: dict[str, Any], key: str) -> Any:
@@ -266,12 +248,10 @@ def _promote_root(spans: list[dict[str, Any]], info: dict[str, Any]) -> dict[str
     kind = str(_attribute(root, "mlflow.spanType") or "").strip('"').upper()
     keys = {pair["key"] for pair in root["attributes"]}
     if not agents and kind not in _NOT_AGENT and "gen_ai.operation.name" not in keys:
-        root["attributes"].append(
-            {"key": "gen_ai.operation.name", "value": otlp_value("invoke_agent")}
-        )
+        root["attributes"].append(otlp_attribute("gen_ai.operation.name", "invoke_agent"))
     session = (info.get("trace_metadata") or {}).get("mlflow.trace.session")
     if isinstance(session, str) and session and "session.id" not in keys:
-        root["attributes"].append({"key": "session.id", "value": otlp_value(session)})
+        root["attributes"].append(otlp_attribute("session.id", session))
     return root
 
 
@@ -282,7 +262,7 @@ def trace_document(
     document for :func:`read_otlp`, and its root span id."""
     root = _promote_root(spans, info)
     service = (info.get("tags") or {}).get("service.name")
-    resource = [{"key": "service.name", "value": otlp_value(service)}] if service else []
+    resource = [otlp_attribute("service.name", service)] if service else []
     document = {
         "resourceSpans": [
             {
@@ -292,20 +272,6 @@ def trace_document(
         ]
     }
     return document, root["spanId"] if root is not None else None
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _text(value: Any) -> str | None:
@@ -476,7 +442,7 @@ class MlflowConnector:
         """trace id -> trace info (with its assessments) of those of ``trace_ids`` that are
         in the experiment."""
         found: dict[str, dict[str, Any]] = {}
-        for part in _chunks(list(dict.fromkeys(trace_ids)), INFOS_PER_READ):
+        for part in chunks(list(dict.fromkeys(trace_ids)), INFOS_PER_READ):
             page = client.post_json(TRACES + "/batchGetInfos", {"trace_ids": list(part)}) or {}
             for info in page.get("trace_infos") or []:
                 location = (info.get("trace_location") or {}).get("mlflow_experiment") or {}
@@ -498,7 +464,7 @@ class MlflowConnector:
         ]
         stored = set(in_store)
         elsewhere = [str(i["trace_id"]) for i in infos if str(i["trace_id"]) not in stored]
-        for part in _chunks(in_store, SPANS_PER_READ):
+        for part in chunks(in_store, SPANS_PER_READ):
             # One trace whose spans are not in the store fails the whole batch (500): those
             # are read one by one from the artifact endpoint, as the others.
             answer = client.request(
@@ -770,7 +736,7 @@ class MlflowConnector:
                             score=score,
                             annotation_id=str(a.get("assessment_id") or ""),
                             annotator=(a.get("source") or {}).get("source_id") or None,
-                            created_at=_time(a.get("last_update_time") or a.get("create_time")),
+                            created_at=iso_time(a.get("last_update_time") or a.get("create_time")),
                             explanation=a.get("rationale"),
                         )
                     )

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from judge.digests import sha256_hex
-from judge.traces.otlp import otlp_value
+from judge.traces.otlp import otlp_attribute
 from judge.types import Case, Judgment
 from judge.version import __version__
 
@@ -50,11 +50,6 @@ Signal = Literal["logs", "spans"]
 
 _TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 _SPAN_ID = re.compile(r"^[0-9a-f]{16}$")
-
-
-def attribute(key: str, value: Any) -> dict[str, Any]:
-    """One OTLP/JSON KeyValue (strings, bools, ints as decimal strings, doubles, arrays)."""
-    return {"key": key, "value": otlp_value(value)}
 
 
 def _valid(pattern: re.Pattern[str], value: Any) -> str | None:
@@ -90,67 +85,81 @@ def evaluation_attributes(judgment: Judgment) -> list[list[dict[str, Any]]]:
     one per criterion."""
     p = judgment.provenance
     common = [
-        attribute("judge.judgment.id", judgment.id),
-        attribute("judge.case.id", judgment.case_id),
-        attribute("judge.model", p.model),
-        attribute("judge.rubric.id", p.rubric_id),
-        attribute("judge.rubric.version", p.rubric_version),
-        attribute("judge.rubric.digest", p.rubric_digest),
-        attribute("judge.status", judgment.status),
+        otlp_attribute("judge.judgment.id", judgment.id),
+        otlp_attribute("judge.case.id", judgment.case_id),
+        otlp_attribute("judge.model", p.model),
+        otlp_attribute("judge.rubric.id", p.rubric_id),
+        otlp_attribute("judge.rubric.version", p.rubric_version),
+        otlp_attribute("judge.rubric.digest", p.rubric_digest),
+        otlp_attribute("judge.status", judgment.status),
     ]
     if p.order is not None:
-        common.append(attribute("judge.order", p.order))
+        common.append(otlp_attribute("judge.order", p.order))
     if p.sample:
-        common.append(attribute("judge.sample", p.sample))
+        common.append(otlp_attribute("judge.sample", p.sample))
     v = judgment.verdict
-    overall = [attribute("gen_ai.evaluation.name", p.rubric_id)]
+    overall = [otlp_attribute("gen_ai.evaluation.name", p.rubric_id)]
     if judgment.status in ("parse_error", "infra_error") or v is None:
-        overall.append(attribute("error.type", judgment.status))
+        overall.append(otlp_attribute("error.type", judgment.status))
         if judgment.error:
-            overall.append(attribute("gen_ai.evaluation.explanation", judgment.error[:1000]))
+            overall.append(otlp_attribute("gen_ai.evaluation.explanation", judgment.error[:1000]))
         return [overall + common]
     overall += _score(v.label)
     if v.rationale:
-        overall.append(attribute("gen_ai.evaluation.explanation", v.rationale))
+        overall.append(otlp_attribute("gen_ai.evaluation.explanation", v.rationale))
     if v.confidence is not None:
-        overall.append(attribute("judge.confidence", float(v.confidence)))
+        overall.append(otlp_attribute("judge.confidence", float(v.confidence)))
     if v.cited:
-        overall.append(attribute("judge.evidence.cited", list(v.cited)))
+        overall.append(otlp_attribute("judge.evidence.cited", list(v.cited)))
     if v.failed_hard_gates:
-        overall.append(attribute("judge.failed_hard_gates", list(v.failed_hard_gates)))
+        overall.append(otlp_attribute("judge.failed_hard_gates", list(v.failed_hard_gates)))
     events = [overall + common]
     for c in v.criteria:
         attrs = [
-            attribute("gen_ai.evaluation.name", f"{p.rubric_id}.{c.id}"),
+            otlp_attribute("gen_ai.evaluation.name", f"{p.rubric_id}.{c.id}"),
             *_score(c.label),
-            attribute("judge.hard_gate", c.hard_gate),
+            otlp_attribute("judge.hard_gate", c.hard_gate),
         ]
         if c.rationale:
-            attrs.append(attribute("gen_ai.evaluation.explanation", c.rationale))
+            attrs.append(otlp_attribute("gen_ai.evaluation.explanation", c.rationale))
         if c.cited:
-            attrs.append(attribute("judge.evidence.cited", list(c.cited)))
+            attrs.append(otlp_attribute("judge.evidence.cited", list(c.cited)))
         events.append(attrs + common)
     return events
 
 
 def _score(label: str) -> list[dict[str, Any]]:
-    out = [attribute("gen_ai.evaluation.score.label", label)]
+    out = [otlp_attribute("gen_ai.evaluation.score.label", label)]
     if label in SCORE_VALUES:
-        out.insert(0, attribute("gen_ai.evaluation.score.value", SCORE_VALUES[label]))
+        out.insert(0, otlp_attribute("gen_ai.evaluation.score.value", SCORE_VALUES[label]))
     return out
 
 
 def _resource() -> dict[str, Any]:
     return {
         "attributes": [
-            attribute("service.name", "judge"),
-            attribute("service.version", __version__),
+            otlp_attribute("service.name", "judge"),
+            otlp_attribute("service.version", __version__),
         ]
     }
 
 
 def _scope() -> dict[str, Any]:
     return {"name": "judge", "version": __version__}
+
+
+def _document(signal: str, key: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The OTLP/JSON request body of one signal (``Logs``, ``Spans``): judge's resource and
+    scope around ``records`` under ``key``."""
+    return {
+        f"resource{signal}": [
+            {
+                "resource": _resource(),
+                "schemaUrl": SCHEMA_URL,
+                f"scope{signal}": [{"scope": _scope(), "schemaUrl": SCHEMA_URL, key: records}],
+            }
+        ]
+    }
 
 
 def _hex_id(text: str, nbytes: int) -> str:
@@ -196,8 +205,8 @@ def spans(items: Iterable[tuple[Judgment, Case | None]]) -> list[dict[str, Any]]
             "startTimeUnixNano": str(start - took),
             "endTimeUnixNano": str(start),
             "attributes": [
-                attribute("judge.case.id", judgment.case_id),
-                attribute("judge.model", judgment.provenance.model),
+                otlp_attribute("judge.case.id", judgment.case_id),
+                otlp_attribute("judge.model", judgment.provenance.model),
             ],
             "events": [
                 {"timeUnixNano": str(start), "name": EVENT_NAME, "attributes": attrs}
@@ -220,33 +229,9 @@ def otlp_document(
 ) -> dict[str, Any]:
     """The OTLP/JSON request body for ``signal`` ("logs" or "spans")."""
     if signal == "logs":
-        return {
-            "resourceLogs": [
-                {
-                    "resource": _resource(),
-                    "schemaUrl": SCHEMA_URL,
-                    "scopeLogs": [
-                        {
-                            "scope": _scope(),
-                            "schemaUrl": SCHEMA_URL,
-                            "logRecords": log_records(items),
-                        }
-                    ],
-                }
-            ]
-        }
+        return _document("Logs", "logRecords", log_records(items))
     if signal == "spans":
-        return {
-            "resourceSpans": [
-                {
-                    "resource": _resource(),
-                    "schemaUrl": SCHEMA_URL,
-                    "scopeSpans": [
-                        {"scope": _scope(), "schemaUrl": SCHEMA_URL, "spans": spans(items)}
-                    ],
-                }
-            ]
-        }
+        return _document("Spans", "spans", spans(items))
     raise ValueError(f"signal must be 'logs' or 'spans', not {signal!r}")
 
 

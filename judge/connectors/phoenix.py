@@ -38,7 +38,6 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -50,9 +49,13 @@ from judge.connectors.platform import (
     SplitTarget,
     Target,
     VerdictOut,
+    chunks,
+    iso_nanos,
+    iso_time,
 )
 from judge.traces import ImportResult
-from judge.traces.otel import otlp_value, read_otlp
+from judge.traces.otel import read_otlp
+from judge.traces.otlp import build_otlp_event, build_otlp_span
 
 #: The environment variable of the API key (as Phoenix's own clients read it).
 API_KEY_ENV = "PHOENIX_API_KEY"
@@ -85,25 +88,6 @@ def identifier(model: str) -> str:
     """The identifier of judge's annotations by judge ``model`` (with the rubric as the name
     and the root span, Phoenix's upsert key of one verdict)."""
     return IDENTIFIER_PREFIX + model
-
-
-def _nanos(value: Any) -> int:
-    if not isinstance(value, str) or not value:
-        return 0
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return 0
-    return int(moment.timestamp() * 1_000_000) * 1000
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _unflatten(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -140,38 +124,28 @@ def otlp_span(span: dict[str, Any]) -> dict[str, Any]:
     kind = span.get("span_kind")
     if isinstance(kind, str) and kind and "openinference.span.kind" not in attributes:
         attributes["openinference.span.kind"] = kind
-    out: dict[str, Any] = {
-        "traceId": context.get("trace_id") or "",
-        "spanId": context.get("span_id") or "",
-        "name": span.get("name") or "",
-        "startTimeUnixNano": _nanos(span.get("start_time")),
-        "endTimeUnixNano": _nanos(span.get("end_time")),
-        "attributes": [
-            {"key": key, "value": otlp_value(value)}
-            for key, value in attributes.items()
-            if value is not None
-        ],
-        "events": [
-            {
-                "name": event.get("name") or "",
-                "timeUnixNano": _nanos(event.get("timestamp")),
-                "attributes": [
-                    {"key": key, "value": otlp_value(value)}
-                    for key, value in (event.get("attributes") or {}).items()
-                    if value is not None
-                ],
-            }
+    return build_otlp_span(
+        trace_id=context.get("trace_id") or "",
+        span_id=context.get("span_id") or "",
+        parent_id=span.get("parent_id"),
+        name=span.get("name") or "",
+        start_nanos=iso_nanos(span.get("start_time")),
+        end_nanos=iso_nanos(span.get("end_time")),
+        attributes=attributes,
+        events=[
+            build_otlp_event(
+                event.get("name") or "",
+                iso_nanos(event.get("timestamp")),
+                event.get("attributes") or {},
+            )
             for event in span.get("events") or []
             if isinstance(event, dict)
         ],
-        "status": {
-            "code": _STATUS.get(str(span.get("status_code") or "UNSET").upper(), 0),
-            "message": span.get("status_message") or "",
-        },
-    }
-    if span.get("parent_id"):
-        out["parentSpanId"] = span["parent_id"]
-    return out
+        status=(
+            _STATUS.get(str(span.get("status_code") or "UNSET").upper(), 0),
+            span.get("status_message") or "",
+        ),
+    )
 
 
 def root_span(spans: Sequence[dict[str, Any]]) -> str | None:
@@ -183,14 +157,9 @@ def root_span(spans: Sequence[dict[str, Any]]) -> str | None:
     ]
     if not roots:
         return None
-    first = min(roots, key=lambda s: _nanos(s.get("start_time")))
+    first = min(roots, key=lambda s: iso_nanos(s.get("start_time")))
     found = (first.get("context") or {}).get("span_id")
     return found if isinstance(found, str) else None
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class PhoenixConnector:
@@ -286,7 +255,7 @@ class PhoenixConnector:
         if not trace_ids:
             return list(self._pages(client, path, base))
         found: list[dict[str, Any]] = []
-        for part in _chunks(list(dict.fromkeys(trace_ids)), TRACE_IDS_PER_QUERY):
+        for part in chunks(list(dict.fromkeys(trace_ids)), TRACE_IDS_PER_QUERY):
             found += self._pages(client, path, base + [("trace_id", t) for t in part])
         return found
 
@@ -366,14 +335,14 @@ class PhoenixConnector:
         with self.client(target) as client:
             self.check_project(client, target)
             if sync:
-                for batch in _chunks(list(verdicts), size):
+                for batch in chunks(list(verdicts), size):
                     self._post(client, target, list(batch), sync=True)
                     yield list(batch)
                 return
             # Asynchronous: post up to AHEAD batches past the one being read back, so that
             # Phoenix's inserter always has work while judge reads.
             waiting: list[list[VerdictOut]] = []
-            for batch in _chunks(list(verdicts), size):
+            for batch in chunks(list(verdicts), size):
                 try:
                     self._post(client, target, list(batch), sync=False)
                 except ConnectorError:
@@ -422,7 +391,7 @@ class PhoenixConnector:
         params: list[tuple[str, Any]] = [("limit", 10000)]
         params += [("identifier", i) for i in sorted({identifier(v.model) for v in batch})]
         params += [("include_annotation_names", n) for n in sorted({v.rubric_id for v in batch})]
-        for part in _chunks(spans, IDS_PER_READ):
+        for part in chunks(spans, IDS_PER_READ):
             query = params + [("span_ids", s) for s in part]
             for row in self._pages(client, self._project(target) + "/span_annotations", query):
                 verdict = wanted.get((row.get("span_id"), row.get("name"), row.get("identifier")))
@@ -447,7 +416,7 @@ class PhoenixConnector:
         if missing:
             # Not read back in time: sent again synchronously, which stores them or names
             # the spans Phoenix does not have (the asynchronous insert drops those silently).
-            for part in _chunks(missing, SYNC_BATCH):
+            for part in chunks(missing, SYNC_BATCH):
                 self._post(client, target, list(part), sync=True)
         return batch
 
@@ -494,7 +463,7 @@ class PhoenixConnector:
         path = self._project(target) + f"/{kind}_annotations"
         params: list[tuple[str, Any]] = [("limit", 10000)]
         params += [("include_annotation_names", n) for n in names]
-        for part in _chunks(sorted(set(ids)), IDS_PER_READ):
+        for part in chunks(sorted(set(ids)), IDS_PER_READ):
             query = params + [(f"{kind}_ids", i) for i in part]
             yield from self._pages(client, path, query)
 
@@ -526,7 +495,7 @@ class PhoenixConnector:
                         score=result.get("score"),
                         annotation_id=str(row.get("id") or ""),
                         annotator=row.get("user_id") or (row.get("identifier") or None),
-                        created_at=_time(row.get("updated_at") or row.get("created_at")),
+                        created_at=iso_time(row.get("updated_at") or row.get("created_at")),
                         explanation=result.get("explanation"),
                     )
                 )

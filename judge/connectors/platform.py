@@ -19,7 +19,7 @@ A connector does three things and nothing else (:class:`Connector`):
   record instead of adding one;
 * **people's labels back** (:meth:`Connector.labels`): raw :class:`PlatformLabel` values with
   who, when and which annotation; mapping them to pass/fail is the workflow's
-  (``judge.platforms``).
+  (``judge.exchange``).
 
 Connectors hold no SQL and no judging logic: the workflow reads the store, pools judgments into
 verdicts, keeps the export ledger and writes gold. Everything sent is redacted first
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from judge import plugins
@@ -46,6 +46,8 @@ from judge.traces import ImportResult
 #: The case meta keys a connector sets on every case it builds: the platform (connector name),
 #: the target (:attr:`Target.canonical`), the trace id and the trace's root span id.
 SOURCE_KEYS = ("platform", "target", "trace_id", "root_span_id")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -309,3 +311,32 @@ def resolve(url: str) -> tuple[Connector, Target]:
 def platforms() -> list[tuple[str, str]]:
     """(name, description) of every registered connector, by name."""
     return [(name, c.description) for name, c in sorted(connectors().items())]
+
+
+# ---------------------------------------------------------------------------------------------
+# What every connector reads and sends the same way.
+
+
+def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter): the batches a connector sends or
+    asks for."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def iso_time(value: Any) -> datetime | None:
+    """A platform's ISO 8601 time (``Z`` for UTC accepted) as a datetime; None when it is not
+    a non-empty string or not a time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def iso_nanos(value: Any) -> int:
+    """A platform's ISO 8601 time as OTLP's Unix nanoseconds (to the microsecond); 0 when it
+    is not a time (:func:`iso_time`)."""
+    moment = iso_time(value)
+    return int(moment.timestamp() * 1_000_000) * 1000 if moment is not None else 0

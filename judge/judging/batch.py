@@ -1,8 +1,11 @@
 """Judge a batch of cases: rubric -> plan -> Runner -> store, recorded as a batch.
 
-This is the one place that assembles the chain; ``judge run``, ``judge demo``, ``judge score``,
-the API's ``POST /v1/judge`` and jobs, the fault campaign and the benchmarks all call
-:func:`judge_cases`.
+This is the one place that assembles the chain: :func:`run_steps` runs planned steps as one
+recorded batch, in this process or on Ray. ``judge run``, ``judge demo``, ``judge probe``, the
+API's ``POST /v1/judge`` and jobs, the fault campaign and the benchmarks call
+:func:`judge_cases` (the plan of every case and model, then :func:`run_steps`); ``judge score``
+plans its own steps (each run judged by the judges of another model family than its agent) and
+calls :func:`run_steps`.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any, get_type_hints
 
 from judge.defaults import DEFAULT_MAX_TOKENS, Protocol, is_local
@@ -47,8 +51,9 @@ class JudgeOptions:
     """How to judge: the protocol (orders, samples, variants) and the call parameters.
 
     The fields with a help text (:meth:`offered`) are declared here once for every interface:
-    ``judge run``, ``judge score`` and ``judge demo`` build their options from them
-    (``judge.commands.judging_options``) and the API its request fields
+    ``judge run``, ``judge score`` and ``judge demo`` build their options from them (``judge
+    probe``, ``judge drift check`` and ``judge serve`` some of them;
+    ``judge.commands.judging_options``) and the API its request fields
     (``judge.api.schemas``), with these defaults and these words.
     """
 
@@ -144,7 +149,9 @@ class JudgeOptions:
         )
 
     def in_flight(self, models: Sequence[str]) -> int:
-        """How many judgments to run at once for these models."""
+        """How many judgments to run at once for these models (in this process, or in each Ray
+        worker): ``concurrency``, by default one for the embedded model (it runs one call at
+        a time) and DEFAULT_CONCURRENCY for hosted ones."""
         if self.concurrency is not None:
             return self.concurrency
         return 1 if all(is_local(m) for m in models) else DEFAULT_CONCURRENCY
@@ -212,7 +219,6 @@ def _execute(
     rubric: Rubric,
     params: ModelParams,
     options: JudgeOptions,
-    local: bool,
     on_done: Callable[[Outcome], None] | None,
 ) -> RunSummary:
     """The steps judged in-process or on Ray."""
@@ -223,9 +229,9 @@ def _execute(
             rubric=rubric,
             params=params,
             token_budget=options.token_budget,
-            # Ray workers run hosted calls at the run's concurrency (default 4 each); the
-            # embedded model one call per worker, each worker with its share of the cores.
-            concurrency=options.concurrency or (1 if local else DEFAULT_CONCURRENCY),
+            # Each Ray worker runs the run's judgments in flight, as the runner does here (the
+            # embedded model one call per worker, each worker with its share of the cores).
+            concurrency=runner.concurrency,
             options=options.ray,
             on_done=on_done,
             batch_id=runner.batch_id,
@@ -307,33 +313,22 @@ def run_steps(
     )
     if on_start is not None:
         on_start(steps)
-    summary = _execute(
+    execute = partial(
+        _execute,
         store,
-        steps,
         runner=runner,
         rubric=rubric,
         params=params,
         options=options,
-        local=local,
         on_done=on_done,
     )
+    summary = execute(steps)
     # The second net: cases with suspect evidence judged again without it (judging.masking).
     masked = masked_steps(steps, summary)
     if masked:
         if on_start is not None:
             on_start(masked)
-        summary.merge(
-            _execute(
-                store,
-                masked,
-                runner=runner,
-                rubric=rubric,
-                params=params,
-                options=options,
-                local=local,
-                on_done=on_done,
-            )
-        )
+        summary.merge(execute(masked))
     counts = dict(summary.statuses) | {"cached": summary.cached}
     if summary.errors:
         counts["not_attempted"] = len(summary.errors)

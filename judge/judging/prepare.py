@@ -73,6 +73,22 @@ def params_for_sample(params: ModelParams, sample: int) -> ModelParams:
     return replace(params, seed=params.seed + sample)
 
 
+def step_key(p: Provenance) -> str:
+    """The cache key of a step: the identity of what its provenance says was asked."""
+    return cache_key(
+        rubric_digest=p.rubric_digest,
+        evidence_digest=p.evidence_digest,
+        prompt_digest=p.prompt_digest,
+        model=p.model,
+        params=p.params,
+        order=p.order,
+        sample=p.sample,
+        variant=p.variant,
+        selector_version=p.selector_version,
+        masked_from=p.masked_from,
+    )
+
+
 def prepare_case(
     case: Case,
     specs: Sequence[StepSpec],
@@ -112,26 +128,13 @@ def prepare_case(
             out.errors.append((index, exc))
             continue
         sample_params = params_for_sample(params, spec.sample).cache_params()
-        prompt_digest = digest(messages)
-        key = cache_key(
-            rubric_digest=rubric.digest,
-            evidence_digest=evidence.digest,
-            prompt_digest=prompt_digest,
-            model=spec.model,
-            params=sample_params,
-            order=spec.order,
-            sample=spec.sample,
-            variant=spec.variant,
-            selector_version=evidence.selector_version,
-            masked_from=masked_from,
-        )
         provenance = Provenance(
             rubric_id=rubric.id,
             rubric_version=rubric.version,
             rubric_digest=rubric.digest,
             model=spec.model,
             params=sample_params,
-            prompt_digest=prompt_digest,
+            prompt_digest=digest(messages),
             evidence_digest=evidence.digest,
             selector_version=evidence.selector_version,
             token_budget=evidence.token_budget,
@@ -145,7 +148,7 @@ def prepare_case(
             masked_from=masked_from,
             masked_evidence=masked,
         )
-        out.steps.append(PreparedStep(index, key, messages, provenance, shown))
+        out.steps.append(PreparedStep(index, step_key(provenance), messages, provenance, shown))
     return out
 
 

@@ -57,10 +57,9 @@ class RayOptions:
     #: None: start a local Ray sized to this machine; "auto" or "ray://host:10001": join a
     #: running cluster.
     address: str | None = None
-    #: Judging workers (actors); None: one per CPU Ray reports.
+    #: Judging workers (actors); None: one per CPU Ray reports. Each runs the run's judgments
+    #: in flight (``JudgeOptions.concurrency``, ``judge run --concurrency``).
     workers: int | None = None
-    #: Judgments in flight per worker; None: the run's concurrency (judge run --concurrency).
-    concurrency: int | None = None
     #: Who writes the judgments: the driver (SQLite), the workers (a database URL), or
     #: "auto": workers when the store is a database URL, else the driver.
     writes: Writes = "auto"
@@ -477,7 +476,7 @@ def _judge_remote(
     context.print_on_execution_start = False
     cpus = float(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
     workers = max(1, options.workers or int(cpus))
-    per_worker = max(1, options.concurrency or concurrency)
+    per_worker = max(1, concurrency)
     cpus_each = options.cpus_per_worker or max(0.01, min(1.0, cpus / workers))
     # A batch is about half a worker's concurrency of steps: a worker runs a few at once,
     # so its slots stay full while one batch's last answers are awaited.

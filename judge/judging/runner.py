@@ -54,7 +54,7 @@ from judge.rubrics import Rubric
 from judge.safety.redact import redact_error, redact_judgment, with_safe_id
 from judge.store import Store
 from judge.store.judgments import call_row
-from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage
+from judge.types import ABSTAIN_LABEL, Case, Judgment, Order, Status, Usage, Verdict
 from judge.version import __version__
 
 OrdersOption = Literal["one", "both"]
@@ -288,50 +288,44 @@ def build_judgment(
     elapsed: float,
 ) -> Judgment:
     """The judgment of a call: its verdict in the canonical frame, or its typed failure."""
-    key = prepared.key
-    jid = judgment_id(key)
+    verdict: Verdict | None = None
+    why: str | None = None
     if result is None:
         assert error is not None
-        failure: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
+        status: Status = "parse_error" if isinstance(error, ParseError) else "infra_error"
+        why, raw_output = str(error), error.last_output
         usage = Usage(
             prompt_tokens=int(error.usage.get("prompt_tokens", 0)),
             completion_tokens=int(error.usage.get("completion_tokens", 0)),
             latency_s=elapsed,
             attempts=error.attempts,
         )
-        return Judgment(
-            id=jid,
-            case_id=case_id,
-            cache_key=key,
-            status=failure,
-            error=str(error),
-            provenance=prepared.provenance,
-            usage=usage,
-            raw_output=error.last_output,
+    else:
+        verdict = rubric.interpret(
+            result.answer,
+            shown_ids=prepared.shown,
+            order=spec.order,
+            label_probs=result.label_probs,
         )
-    verdict = rubric.interpret(
-        result.answer,
-        shown_ids=prepared.shown,
-        order=spec.order,
-        label_probs=result.label_probs,
-    )
-    status: Status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
-    usage = Usage(
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        cost_usd=result.cost_usd,
-        latency_s=elapsed,
-        attempts=result.attempts,
-    )
+        status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
+        raw_output = result.raw_output
+        usage = Usage(
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost_usd=result.cost_usd,
+            latency_s=elapsed,
+            attempts=result.attempts,
+        )
     return Judgment(
-        id=jid,
+        id=judgment_id(prepared.key),
         case_id=case_id,
-        cache_key=key,
+        cache_key=prepared.key,
         status=status,
         verdict=verdict,
+        error=why,
         provenance=prepared.provenance,
         usage=usage,
-        raw_output=result.raw_output,
+        raw_output=raw_output,
     )
 
 

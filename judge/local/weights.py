@@ -36,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from judge.defaults import LOCAL_PREFIX
+from judge.defaults import LOCAL_PREFIX, user_cache
 from judge.errors import JudgeError
 
 #: The provider prefix under which litellm routes to the embedded models.
@@ -145,7 +145,7 @@ def judge_home() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg and Path(xdg).is_absolute():
         return Path(xdg) / "judge"
-    return Path.home() / ".cache" / "judge"
+    return user_cache()
 
 
 def models_dir() -> Path:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from calibration.ppi import Population, PPIResult, labels_only, ppi_difference, ppi_mean
 from judge.errors import InputError
@@ -120,6 +122,18 @@ def _missing(n_human: int, reason: str) -> LabelEstimate:
     return LabelEstimate(value=None, ci95=None, n_labels=n_human, note=reason)
 
 
+def _clustered(x: Inputs, level: float) -> dict[str, Any]:
+    """The keywords every one-group estimator of calibration.ppi takes from ``x``: tasks,
+    runs, inclusion probabilities, the population and the level."""
+    return {
+        "task_ids": x.tasks,
+        "run_ids": x.run_ids,
+        "probs": x.probs,
+        "population": POPULATION,
+        "level": level,
+    }
+
+
 def group_estimates(
     runs: Sequence[ScoredRun], task_of: TaskOf, *, with_judge: bool, level: float = 0.95
 ) -> tuple[LabelEstimate | None, LabelEstimate]:
@@ -130,27 +144,8 @@ def group_estimates(
         reason = "no human label in this group"
         return (_missing(0, reason) if with_judge else None), _missing(0, reason)
     try:
-        alone = labels_only(
-            x.labels,
-            task_ids=x.tasks,
-            run_ids=x.run_ids,
-            probs=x.probs,
-            population=POPULATION,
-            level=level,
-        )
-        both = (
-            ppi_mean(
-                x.scores,
-                x.labels,
-                task_ids=x.tasks,
-                run_ids=x.run_ids,
-                probs=x.probs,
-                population=POPULATION,
-                level=level,
-            )
-            if with_judge
-            else None
-        )
+        alone = labels_only(x.labels, **_clustered(x, level))
+        both = ppi_mean(x.scores, x.labels, **_clustered(x, level)) if with_judge else None
     except InputError as exc:
         return (_missing(x.n_human, exc.reason) if with_judge else None), _missing(
             x.n_human, exc.reason
@@ -200,33 +195,23 @@ def paired_estimates(
             "treatments need some"
         )
     else:
+        difference = partial(
+            ppi_difference,
+            x.scores,
+            x.labels,
+            x.treatments,
+            x.tasks,
+            first=cand,
+            second=base,
+            run_ids=x.run_ids,
+            probs=x.probs,
+            population=POPULATION,
+            level=level,
+        )
         try:
-            alone = ppi_difference(
-                x.scores,
-                x.labels,
-                x.treatments,
-                x.tasks,
-                first=cand,
-                second=base,
-                run_ids=x.run_ids,
-                probs=x.probs,
-                lam=0.0,
-                population=POPULATION,
-                level=level,
-            )
+            alone = difference(lam=0.0)
             if with_judge:
-                both = ppi_difference(
-                    x.scores,
-                    x.labels,
-                    x.treatments,
-                    x.tasks,
-                    first=cand,
-                    second=base,
-                    run_ids=x.run_ids,
-                    probs=x.probs,
-                    population=POPULATION,
-                    level=level,
-                )
+                both = difference()
         except InputError as exc:
             reason, alone, both = exc.reason, None, None
     if alone is None:

@@ -187,30 +187,21 @@ def evaluate_gate(
     ``labels``: the runs carry human labels that are a label plan's sample; pass@1's difference
     and interval are then PPI++'s (falling back to the bootstrap, with a warning, when it
     cannot be estimated)."""
-    if margin < 0:
-        raise InputError(f"the margin must be >= 0, got {margin}", field="margin")
-    treatments = {r.treatment for r in runs}
-    for name, value in (("baseline", baseline), ("candidate", candidate)):
-        if value not in treatments:
-            raise InputError(
-                f"no treatment {value!r} in the runs",
-                field=name,
-                hint=f"treatments: {', '.join(sorted(treatments))}",
-            )
+    _check_request(runs, baseline=baseline, candidate=candidate, margin=margin)
     multi = len({r.benchmark for r in runs}) > 1
     base = [r for r in runs if r.treatment == baseline]
     cand = [r for r in runs if r.treatment == candidate]
-    d = paired_difference(
-        base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot, seed=seed, level=level
+    d, method, label_warnings, ppi_used = _difference(
+        base,
+        cand,
+        metric=metric,
+        k=k,
+        multi=multi,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        labels=labels,
     )
-    method = (
-        f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
-        f"two-sided {level:.0%} interval of the mean per-task difference"
-    )
-    label_warnings: list[str] = []
-    ppi_used = False
-    if labels and (metric, k) == ("pass@k", 1):
-        d, method, label_warnings, ppi_used = _with_ppi(d, method, base, cand, multi, level)
     shared = set(d.per_task)
     hard = [c.id for c in criteria if c.hard_gate]
     gates = _hard_gates(base, cand, hard, multi, shared)
@@ -249,6 +240,48 @@ def evaluate_gate(
         warnings=warnings,
         cannot_support=_cannot_support(decision, d, base, cand, gates, calibrated, ppi_used),
     )
+
+
+def _check_request(
+    runs: Sequence[ScoredRun], *, baseline: str, candidate: str, margin: float
+) -> None:
+    """Refuse a negative margin and a baseline or candidate the runs do not have."""
+    if margin < 0:
+        raise InputError(f"the margin must be >= 0, got {margin}", field="margin")
+    treatments = {r.treatment for r in runs}
+    for name, value in (("baseline", baseline), ("candidate", candidate)):
+        if value not in treatments:
+            raise InputError(
+                f"no treatment {value!r} in the runs",
+                field=name,
+                hint=f"treatments: {', '.join(sorted(treatments))}",
+            )
+
+
+def _difference(
+    base: Sequence[ScoredRun],
+    cand: Sequence[ScoredRun],
+    *,
+    metric: str,
+    k: int,
+    multi: bool,
+    n_boot: int,
+    seed: int,
+    level: float,
+    labels: bool,
+) -> tuple[PairedDifference, str, list[str], bool]:
+    """The paired difference candidate - baseline, how it was estimated, the warnings of the
+    labels, and whether PPI++ made it (``labels``, for pass@1) instead of the bootstrap."""
+    d = paired_difference(
+        base, cand, metric=metric, k=k, multi=multi, n_boot=n_boot, seed=seed, level=level
+    )
+    method = (
+        f"paired task-cluster bootstrap ({n_boot} resamples, seed {seed}); "
+        f"two-sided {level:.0%} interval of the mean per-task difference"
+    )
+    if labels and (metric, k) == ("pass@k", 1):
+        return _with_ppi(d, method, base, cand, multi, level)
+    return d, method, [], False
 
 
 def _with_ppi(

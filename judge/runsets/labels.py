@@ -17,7 +17,7 @@ then are prediction-powered (PPI++) figures valid.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,12 +108,21 @@ def load_labels(path: str | Path, runs: Sequence[Run], *, kind: str = "binary") 
     file = str(path)
     if not Path(path).is_file():
         raise InputError("no such file", file=file, hint=LABELS_HINT)
-    allowed = kinds.kind(kind).gold_labels
-    by_id = {r.run_id: r for r in runs}
-    labels: dict[str, str] = {}
+    records = _read_records(file, kinds.kind(kind).gold_labels)
+    _check_runs(records, {r.run_id: r for r in runs}, file)
+    return HumanLabels(
+        path=file,
+        labels={r.id: r.gold for _, r in records},
+        lines={r.id: n for n, r in records},
+    )
+
+
+def _read_records(file: str, allowed: Sequence[str]) -> list[tuple[int, LabelRecord]]:
+    """The records of a labels file with their line numbers: each a gold-format record with one
+    of the ``allowed`` labels, one per run, and at least one."""
     lines: dict[str, int] = {}
     records: list[tuple[int, LabelRecord]] = []
-    for number, obj in iter_jsonl(Path(path)):
+    for number, obj in iter_jsonl(Path(file)):
         if isinstance(obj, InputError):
             raise obj
         try:
@@ -140,11 +149,18 @@ def load_labels(path: str | Path, runs: Sequence[Run], *, kind: str = "binary") 
                 field="id",
                 hint="keep one label per run",
             )
-        labels[record.id] = record.gold
         lines[record.id] = number
         records.append((number, record))
     if not records:
         raise InputError("the labels file is empty", file=file, hint=LABELS_HINT)
+    return records
+
+
+def _check_runs(
+    records: Sequence[tuple[int, LabelRecord]], by_id: Mapping[str, Run], file: str
+) -> None:
+    """Refuse labels of runs the run set does not have (all of them: another run set's file),
+    of runs a declared rule decides, and of runs whose case is not the record's."""
     unknown = [(n, r) for n, r in records if r.id not in by_id]
     if len(unknown) == len(records):
         n, r = unknown[0]
@@ -187,7 +203,6 @@ def load_labels(path: str | Path, runs: Sequence[Run], *, kind: str = "binary") 
                 field=mismatch,
                 hint="label the runs of this run set",
             )
-    return HumanLabels(path=file, labels=labels, lines=lines)
 
 
 def _other_case(record: LabelRecord, case: Case | None) -> str | None:

@@ -35,7 +35,13 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from judge.cases import GOLD_ONLY_FIELDS, iter_jsonl, record_to_case, validation_error
+from judge.cases import (
+    GOLD_ONLY_FIELDS,
+    iter_jsonl,
+    record_to_case,
+    repeated,
+    validation_error,
+)
 from judge.digests import sha256_hex
 from judge.errors import InputError
 from judge.traces import import_traces
@@ -138,15 +144,11 @@ def load_runs(path: str | Path) -> LoadedRuns:
             out.errors.append(exc)
             continue
         rec = run.record
-        if rec.run_id in seen_ids:
-            out.errors.append(
-                InputError(
-                    f"duplicate run id (first on line {seen_ids[rec.run_id]})",
-                    file=str(path),
-                    line=number,
-                    field="run_id",
-                )
-            )
+        again = repeated(
+            seen_ids, rec.run_id, "run id", file=str(path), line=number, field="run_id"
+        )
+        if again is not None:
+            out.errors.append(again)
             continue
         slot = (rec.benchmark, rec.treatment, rec.task_id, rec.repetition)
         if slot in seen_slots:
@@ -307,63 +309,104 @@ def runset_from_gold(
     used: dict[tuple[str, str], set[int]] = {}
     for line, record in records:
         derived: dict[str, str] = {}
-        task_id = _lookup(record, task_key)
-        if task_id is None and isinstance(record.get("task"), str) and record["task"].strip():
-            task_id = task_id_of(record["task"])
-            derived["task_id"] = "task text"
-        if task_id is None:
-            raise InputError(
-                f"no '{task_key}' to read the task_id from, and no task text",
-                file=file,
-                line=line,
-                field=task_key,
-                hint="choose the key with --task-key",
-            )
-        chosen = treatment
-        if chosen is None and treatment_key is not None:
-            found = _lookup(record, treatment_key)
-            chosen = str(found) if found is not None else None
-        if chosen is None and record.get("agent_model"):
-            chosen = str(record["agent_model"])
-            derived["treatment"] = "agent_model"
-        if chosen is None:
-            raise InputError(
-                "no treatment",
-                file=file,
-                line=line,
-                field=treatment_key,
-                hint="give --treatment NAME",
-            )
-        taken = used.setdefault((chosen, str(task_id)), set())
+        task_id = str(_task_of(record, task_key, derived, file=file, line=line))
+        chosen = _treatment_of(record, treatment, treatment_key, derived, file=file, line=line)
+        taken = used.setdefault((chosen, task_id), set())
         repetition = _lookup(record, repetition_key)
         if repetition is None:
             repetition = next(n for n in range(len(taken) + 1) if n not in taken)
             derived["repetition"] = "file order"
         if isinstance(repetition, int | str) and str(repetition).isdigit():
             taken.add(int(repetition))
-        case = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
-        slices = record.get("slices") if isinstance(record.get("slices"), Mapping) else {}
-        agent_model = record.get("agent_model") or (slices or {}).get("agent_model")
-        run: dict[str, Any] = {
-            "run_id": str(record.get("id") or f"line-{line}"),
-            "task_id": str(task_id),
-            "treatment": chosen,
-            "repetition": int(repetition),
-            "benchmark": benchmark,
-            "case": case,
-        }
-        if agent_model:
-            run["agent_model"] = str(agent_model)
-        if record.get("gold") in ("pass", "fail"):
-            run["official"] = record["gold"]
-        if _lookup(record, "slices.infra_error") is True:
-            # The importer says the harness failed (tau-bench's crashed runs, Inspect samples
-            # that errored): the run is left out of the analysis set, not scored as a failure.
-            run["status"] = "infra_error"
+        run = _gold_run(
+            record,
+            line,
+            task_id=task_id,
+            treatment=chosen,
+            repetition=int(repetition),
+            benchmark=benchmark,
+        )
         if derived:
             run["meta"] = {"derived": derived}
         out.append(run)
     return out
+
+
+def _task_of(
+    record: Mapping[str, Any], task_key: str, derived: dict[str, str], *, file: str, line: int
+) -> Any:
+    """A gold record's task id: at ``task_key``, else derived from its task text."""
+    task_id = _lookup(record, task_key)
+    if task_id is None and isinstance(record.get("task"), str) and record["task"].strip():
+        task_id = task_id_of(record["task"])
+        derived["task_id"] = "task text"
+    if task_id is None:
+        raise InputError(
+            f"no '{task_key}' to read the task_id from, and no task text",
+            file=file,
+            line=line,
+            field=task_key,
+            hint="choose the key with --task-key",
+        )
+    return task_id
+
+
+def _treatment_of(
+    record: Mapping[str, Any],
+    treatment: str | None,
+    treatment_key: str | None,
+    derived: dict[str, str],
+    *,
+    file: str,
+    line: int,
+) -> str:
+    """A gold record's treatment: the one given, else at ``treatment_key``, else its agent
+    model."""
+    chosen = treatment
+    if chosen is None and treatment_key is not None:
+        found = _lookup(record, treatment_key)
+        chosen = str(found) if found is not None else None
+    if chosen is None and record.get("agent_model"):
+        chosen = str(record["agent_model"])
+        derived["treatment"] = "agent_model"
+    if chosen is None:
+        raise InputError(
+            "no treatment", file=file, line=line, field=treatment_key, hint="give --treatment NAME"
+        )
+    return chosen
+
+
+def _gold_run(
+    record: Mapping[str, Any],
+    line: int,
+    *,
+    task_id: str,
+    treatment: str,
+    repetition: int,
+    benchmark: str,
+) -> dict[str, Any]:
+    """The run-set record of a gold record: its run, the case inline, the agent model, the
+    gold as ``official``, an importer's infra_error mark."""
+    case = {k: v for k, v in record.items() if k not in GOLD_ONLY_FIELDS}
+    slices = record.get("slices") if isinstance(record.get("slices"), Mapping) else {}
+    agent_model = record.get("agent_model") or (slices or {}).get("agent_model")
+    run: dict[str, Any] = {
+        "run_id": str(record.get("id") or f"line-{line}"),
+        "task_id": task_id,
+        "treatment": treatment,
+        "repetition": repetition,
+        "benchmark": benchmark,
+        "case": case,
+    }
+    if agent_model:
+        run["agent_model"] = str(agent_model)
+    if record.get("gold") in ("pass", "fail"):
+        run["official"] = record["gold"]
+    if _lookup(record, "slices.infra_error") is True:
+        # The importer says the harness failed (tau-bench's crashed runs, Inspect samples
+        # that errored): the run is left out of the analysis set, not scored as a failure.
+        run["status"] = "infra_error"
+    return run
 
 
 def task_id_of(task: str) -> str:

@@ -109,56 +109,114 @@ def score_runs(
     judged (:func:`judge.runsets.labels.load_labels`).
     """
     options = report or ReportOptions()
-    if labels is not None and gold_labels:
-        raise InputError(
-            "human labels (--labels) combine with a judge; scoring from gold labels uses none",
-            field="labels",
-        )
     if gold_labels:
-        if models or card is not None or rubric is not None or options.correct_for_judge:
-            raise InputError(
-                "scoring from gold labels uses no judge: give no model, rubric or "
-                "card, and no correction for a judge",
-                field="gold_labels",
-            )
+        _check_gold_scoring(labels=labels, models=models, card=card, rubric=rubric, options=options)
         ctx = ReportContext(runset=source, mode="gold")
         scored = score_from_gold(runs, source)
     else:
-        if not models or rubric is None or store is None:
-            raise InputError(
-                "judging a run set needs a rubric, one or more models and a store",
-                field="models",
-                hint="or score from the runs' gold labels",
-            )
-        if options.correct_for_judge and card is None:
-            raise InputError("a correction for the judge needs the judge's card", field="card")
-        chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
-        if chosen.kind == "pairwise":
-            raise InputError(
-                f"rubric {chosen.ref} is pairwise; a run set is scored with a "
-                "binary or multi-criterion rubric",
-                field="rubric",
-            )
-        eligibility(runs, models)  # refuse a same-family judge before anything is paid for
-        opts = judge_options or JudgeOptions()
-        check_models(models, api_base=opts.api_base, router=opts.router)
-        verified = load_verified_card(card, models, chosen) if card is not None else None
-        # Bad labels are refused before anything is paid for, too.
-        human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None
-        opened = nullcontext(store) if isinstance(store, Store) else Store(store)
+        request = _check_judging(
+            runs,
+            store=store,
+            rubric=rubric,
+            models=models,
+            card=card,
+            labels=labels,
+            judge_options=judge_options,
+            options=options,
+        )
+        opened = (
+            nullcontext(request.store) if isinstance(request.store, Store) else Store(request.store)
+        )
         with opened as where:
             ctx, scored = _judged(
                 where,
                 runs,
                 source=source,
-                rubric=chosen,
+                rubric=request.rubric,
                 models=models,
-                options=opts,
-                card=verified,
-                human=human,
+                options=request.options,
+                card=request.card,
+                human=request.human,
                 on_start=on_start,
                 on_done=on_done,
             )
+    _state_options(ctx, options)
+    return build_report(scored, ctx)
+
+
+def _check_gold_scoring(
+    *,
+    labels: str | Path | None,
+    models: Sequence[str],
+    card: Card | str | None,
+    rubric: str | Rubric | None,
+    options: ReportOptions,
+) -> None:
+    """Refuse what scoring from gold labels cannot use: human labels, a judge, a correction."""
+    if labels is not None:
+        raise InputError(
+            "human labels (--labels) combine with a judge; scoring from gold labels uses none",
+            field="labels",
+        )
+    if models or card is not None or rubric is not None or options.correct_for_judge:
+        raise InputError(
+            "scoring from gold labels uses no judge: give no model, rubric or "
+            "card, and no correction for a judge",
+            field="gold_labels",
+        )
+
+
+@dataclass(frozen=True)
+class _Judging:
+    """A checked request to judge a run set: where, with what, and the human labels."""
+
+    store: Store | str | Path
+    rubric: Rubric
+    options: JudgeOptions
+    card: Card | None
+    human: HumanLabels | None
+
+
+def _check_judging(
+    runs: Sequence[Run],
+    *,
+    store: Store | str | Path | None,
+    rubric: str | Rubric | None,
+    models: Sequence[str],
+    card: Card | str | None,
+    labels: str | Path | None,
+    judge_options: JudgeOptions | None,
+    options: ReportOptions,
+) -> _Judging:
+    """Check a request to judge ``runs`` before anything is paid for (or a store created): the
+    rubric, the models (of another family than each run's agent, with credentials), the card
+    and the labels file."""
+    if not models or rubric is None or store is None:
+        raise InputError(
+            "judging a run set needs a rubric, one or more models and a store",
+            field="models",
+            hint="or score from the runs' gold labels",
+        )
+    if options.correct_for_judge and card is None:
+        raise InputError("a correction for the judge needs the judge's card", field="card")
+    chosen = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    if chosen.kind == "pairwise":
+        raise InputError(
+            f"rubric {chosen.ref} is pairwise; a run set is scored with a "
+            "binary or multi-criterion rubric",
+            field="rubric",
+        )
+    eligibility(runs, models)  # refuse a same-family judge before anything is paid for
+    opts = judge_options or JudgeOptions()
+    check_models(models, api_base=opts.api_base, router=opts.router)
+    verified = load_verified_card(card, models, chosen) if card is not None else None
+    # Bad labels are refused before anything is paid for, too.
+    human = load_labels(labels, runs, kind=chosen.kind) if labels is not None else None
+    return _Judging(store, chosen, opts, verified, human)
+
+
+def _state_options(ctx: ReportContext, options: ReportOptions) -> None:
+    """Put the report options into the report's context."""
     ctx.title, ctx.ks, ctx.n_boot, ctx.seed = (
         options.title,
         list(options.ks or []) or None,
@@ -167,7 +225,6 @@ def score_runs(
     )
     ctx.correct_for_judge = options.correct_for_judge
     ctx.notes.extend(options.notes)
-    return build_report(scored, ctx)
 
 
 def _judged(

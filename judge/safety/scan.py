@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from judge.defaults import user_cache
 from judge.digests import sha256_hex
 
 #: Environment variable choosing the backend: "hyperscan" (the default where it imports) or
@@ -370,7 +371,7 @@ def cache_dir() -> Path | None:
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return Path(configured) if configured else None
-    return Path.home() / ".cache" / "judge"
+    return user_cache()
 
 
 def hyperscan_available() -> bool:

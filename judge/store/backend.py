@@ -16,8 +16,9 @@ from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, Literal
 
+from judge.digests import now_iso
 from judge.errors import ConflictError, JudgeError, UnavailableError
-from judge.store.migrations import MIGRATIONS
+from judge.store.migrations import MIGRATIONS, Schema
 
 Row = dict[str, Any]
 Args = Sequence[Any]
@@ -77,6 +78,11 @@ def where_equal(filters: Mapping[str, Any], prefix: str = "") -> tuple[str, list
     given = {column: value for column, value in filters.items() if value is not None}
     clause = " AND ".join(f"{prefix}{quote(column)} = ?" for column in given)
     return (f" WHERE {clause}" if clause else ""), list(given.values())
+
+
+def page(limit: int, offset: int = 0) -> str:
+    """The `` LIMIT n OFFSET m`` clause of one page of rows."""
+    return f" LIMIT {int(limit)} OFFSET {int(offset)}"
 
 
 class Backend(ABC):
@@ -152,9 +158,11 @@ class Backend(ABC):
         sql = insert_sql(table, tuple(rows[0]), conflict, tuple(key))
         self.executemany(sql, [list(r.values()) for r in rows])
 
-    @abstractmethod
     def applied_migrations(self) -> set[str]:
         """Names of the migrations that have run here (empty for a new database)."""
+        if "_migrations" not in self.tables():
+            return set()
+        return {r["name"] for r in self.query("SELECT name FROM _migrations")}
 
     def pending_migrations(self) -> list[str]:
         """Names of the registered migrations that have not run here."""
@@ -165,6 +173,22 @@ class Backend(ABC):
     def migrate(self) -> list[str]:
         """Run the pending migrations (once, even when several processes open a new store at
         the same moment); return the names run now."""
+
+    def run_pending(self, schema: Schema) -> list[str]:
+        """Run the migrations that have not run here through ``schema``, recording each in
+        ``_migrations`` (which must exist); the names run now. :meth:`migrate` calls it holding
+        the lock that makes it run once."""
+        done = self.applied_migrations()
+        applied: list[str] = []
+        for name, fn in MIGRATIONS:
+            if name in done:
+                continue
+            fn(schema)
+            self.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now_iso()]
+            )
+            applied.append(name)
+        return applied
 
     @abstractmethod
     def tables(self) -> list[str]:

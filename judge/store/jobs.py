@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from judge.digests import now_iso, utcnow
-from judge.store.backend import Backend, StoreError, quote
+from judge.store.backend import Backend, StoreError, page, quote, where_equal
 from judge.store.replicas import DEAD_OWNER
 from judge.types import Case, JobRecord
 
@@ -74,10 +74,9 @@ class JobTables:
         self, *, key_id: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[JobRecord]:
         """Jobs, newest first (only those created by API key ``key_id`` when given)."""
-        where, params = ("WHERE key_id = ? ", [key_id]) if key_id is not None else ("", [])
+        where, params = where_equal({"key_id": key_id})
         rows = self.backend.query(
-            f"SELECT * FROM jobs {where}ORDER BY created_at DESC "
-            f"LIMIT {int(limit)} OFFSET {int(offset)}",
+            f"SELECT * FROM jobs{where} ORDER BY created_at DESC{page(limit, offset)}",
             params,
         )
         return [_job(r) for r in rows]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from judge.digests import digest, now_iso
 from judge.store.backend import Backend, StoreError, quote, where_equal
@@ -160,34 +160,9 @@ class JudgmentTables:
         return int(self.backend.scalar(f"SELECT count(*) AS n FROM {quote(table)}"))
 
     # --- calls -----------------------------------------------------------------------------
-    def record_call(
-        self,
-        *,
-        cache_key: str,
-        model: str,
-        attempt: int,
-        outcome: str,
-        error: str | None = None,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
-        cost_usd: float | None = None,
-        latency_s: float = 0.0,
-    ) -> None:
+    def record_call(self, **attempt: Unpack[CallAttempt]) -> None:
         """Append one provider call attempt to the call log."""
-        self.backend.insert(
-            "calls",
-            call_row(
-                cache_key=cache_key,
-                model=model,
-                attempt=attempt,
-                outcome=outcome,
-                error=error,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                cost_usd=cost_usd,
-                latency_s=latency_s,
-            ),
-        )
+        self.backend.insert("calls", call_row(**attempt))
 
     def calls(self, *, cache_key: str | None = None) -> list[dict[str, Any]]:
         """The call log (every attempt), oldest first."""
@@ -313,29 +288,33 @@ def case_row(case: Case) -> dict[str, Any]:
     }
 
 
-def call_row(
-    *,
-    cache_key: str,
-    model: str,
-    attempt: int,
-    outcome: str,
-    error: str | None = None,
-    prompt_tokens: int = 0,
-    completion_tokens: int = 0,
-    cost_usd: float | None = None,
-    latency_s: float = 0.0,
-) -> dict[str, Any]:
+class CallAttempt(TypedDict):
+    """One provider call attempt, as the call log records it (the keywords of
+    :meth:`JudgmentTables.record_call` and :func:`call_row`)."""
+
+    cache_key: str
+    model: str
+    attempt: int
+    outcome: str
+    error: NotRequired[str | None]
+    prompt_tokens: NotRequired[int]
+    completion_tokens: NotRequired[int]
+    cost_usd: NotRequired[float | None]
+    latency_s: NotRequired[float]
+
+
+def call_row(**attempt: Unpack[CallAttempt]) -> dict[str, Any]:
     """The ``calls`` row of one provider attempt, as :meth:`JudgmentTables.record_call`
     writes it."""
     return {
-        "cache_key": cache_key,
-        "model": model,
-        "attempt": attempt,
-        "outcome": outcome,
-        "error": error,
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "cost_usd": cost_usd,
-        "latency_s": latency_s,
+        "cache_key": attempt["cache_key"],
+        "model": attempt["model"],
+        "attempt": attempt["attempt"],
+        "outcome": attempt["outcome"],
+        "error": attempt.get("error"),
+        "prompt_tokens": attempt.get("prompt_tokens", 0),
+        "completion_tokens": attempt.get("completion_tokens", 0),
+        "cost_usd": attempt.get("cost_usd"),
+        "latency_s": attempt.get("latency_s", 0.0),
         "created_at": now_iso(),
     }

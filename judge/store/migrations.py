@@ -9,12 +9,31 @@ generated statements), so one list of migrations serves both.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 
-class Schema(Protocol):
-    """What a migration may do to a store."""
+@dataclass(frozen=True)
+class Table:
+    """A table a migration creates: typed columns (str, int or float), its primary key (one
+    column or several), the columns that may not be null, and column defaults."""
+
+    name: str
+    columns: Mapping[str, type]
+    pk: str | tuple[str, ...]
+    not_null: frozenset[str] = frozenset()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The primary key's columns."""
+        return (self.pk,) if isinstance(self.pk, str) else tuple(self.pk)
+
+
+class Schema(ABC):
+    """What a migration may do to a store; each backend writes it as its own DDL."""
 
     def create_table(
         self,
@@ -26,10 +45,19 @@ class Schema(Protocol):
         defaults: Mapping[str, Any] | None = None,
     ) -> None:
         """Create a table with these typed columns (str, int or float) and primary key."""
+        self.make_table(
+            Table(name, dict(columns), pk, frozenset(not_null or ()), dict(defaults or {}))
+        )
 
+    @abstractmethod
+    def make_table(self, table: Table) -> None:
+        """Write the DDL that creates ``table``."""
+
+    @abstractmethod
     def create_index(self, table: str, columns: Sequence[str], *, unique: bool = False) -> None:
         """Create an index named ``idx_<table>_<columns>``."""
 
+    @abstractmethod
     def add_column(self, table: str, name: str, kind: type) -> None:
         """Add a nullable column of type str, int or float to an existing table."""
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judge.store.backend import Backend
+from judge.store.backend import Backend, page, where_equal
 from judge.store.judgments import ID_CHUNK
 from judge.types import ReviewItem, ReviewLabel, ReviewStatus, Role
 
@@ -103,8 +103,8 @@ class ReviewTables:
             args = [reviewer, int(adjudicator), reviewer]
         sql = (
             f"{_ITEM_SQL} WHERE {where} ORDER BY (CASE WHEN q.status = 'adjudicate' THEN 1 "
-            "ELSE 0 END) DESC, q.priority DESC, q.audit DESC, q.created_at, q.id "
-            f"LIMIT {int(limit)} OFFSET {int(offset)}"
+            "ELSE 0 END) DESC, q.priority DESC, q.audit DESC, q.created_at, q.id"
+            + page(limit, offset)
         )
         return [_item(r) for r in self.backend.query(sql, args)]
 
@@ -112,26 +112,16 @@ class ReviewTables:
         self, *, status: str | None = None, limit: int = 100, offset: int = 0
     ) -> list[ReviewItem]:
         """Review items in any state (optionally one status), oldest first."""
-        where, args = "", []
-        if status is not None:
-            where, args = " WHERE q.status = ?", [status]
-        sql = (
-            f"{_ITEM_SQL}{where} ORDER BY q.created_at, q.id "
-            f"LIMIT {int(limit)} OFFSET {int(offset)}"
-        )
+        where, args = where_equal({"status": status}, prefix="q.")
+        sql = f"{_ITEM_SQL}{where} ORDER BY q.created_at, q.id{page(limit, offset)}"
         return [_item(r) for r in self.backend.query(sql, args)]
 
     def review_labels(
         self, *, item_id: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[ReviewLabel]:
         """Labels given, oldest first (optionally for one item)."""
-        where, args = "", []
-        if item_id is not None:
-            where, args = " WHERE item_id = ?", [item_id]
-        sql = (
-            f"SELECT * FROM review_labels{where} ORDER BY created_at, id "
-            f"LIMIT {int(limit)} OFFSET {int(offset)}"
-        )
+        where, args = where_equal({"item_id": item_id})
+        sql = f"SELECT * FROM review_labels{where} ORDER BY created_at, id{page(limit, offset)}"
         return [ReviewLabel.model_validate(r) for r in self.backend.query(sql, args)]
 
     def label_item(

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from judge.digests import full_digest, now_iso
-from judge.store.backend import Backend, where_equal
+from judge.store.backend import Backend, page, where_equal
 from judge.types import CardRecord, RoutingDecision
 
 _CARD_COLUMNS = (
@@ -101,7 +101,7 @@ class RoutingTables:
         where, args = where_equal({"card_digest": digest, "decision": decision, "case_id": case_id})
         sql = f"SELECT * FROM routing_decisions{where} ORDER BY routed_at, {self.backend.rowid}"
         if limit is not None:
-            sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+            sql += page(limit, offset)
         return [_decision(r) for r in self.backend.query(sql, args)]
 
     def decision_judgment_ids(self, routing_id: str | None) -> list[str]:

@@ -12,14 +12,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.digests import now_iso
 from judge.store.backend import Args, Backend, DuplicateError, Row, StoreError
-from judge.store.migrations import MIGRATIONS
+from judge.store.migrations import Schema, Table
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -49,23 +48,18 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
     return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
 
 
-class _Schema:
+class _Schema(Schema):
     """Migrations' table and index creation through sqlite-utils (as every store so far)."""
 
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
 
-    def create_table(
-        self,
-        name: str,
-        columns: Mapping[str, type],
-        *,
-        pk: str | tuple[str, ...],
-        not_null: set[str] | None = None,
-        defaults: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.db.table(name).create(
-            dict(columns), pk=pk, not_null=not_null, defaults=dict(defaults or {})
+    def make_table(self, table: Table) -> None:
+        self.db.table(table.name).create(
+            dict(table.columns),
+            pk=table.pk,
+            not_null=set(table.not_null) or None,
+            defaults=dict(table.defaults),
         )
 
     def create_index(self, table: str, columns: Sequence[str], *, unique: bool = False) -> None:
@@ -181,32 +175,16 @@ class SQLiteBackend(Backend):
         rows = self.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         return [r["name"] for r in rows]
 
-    def applied_migrations(self) -> set[str]:
-        if "_migrations" not in self.tables():
-            return set()
-        return {r["name"] for r in self.query("SELECT name FROM _migrations")}
-
     def migrate(self) -> list[str]:
         """Apply the pending migrations under SQLite's write lock (``BEGIN IMMEDIATE`` waits
         for the busy timeout), re-reading what ran once the lock is held: two processes that
         open a new file at once each see the whole schema, and each migration runs once."""
         if not self.pending_migrations():
             return []
-        applied: list[str] = []
         with self.transaction(lock=True):
-            done = self.applied_migrations()
             if "_migrations" not in self.tables():
                 self.db.table("_migrations").create({"name": str, "applied_at": str}, pk="name")
-            schema = _Schema(self.db)
-            for name, fn in MIGRATIONS:
-                if name in done:
-                    continue
-                fn(schema)
-                self.execute(
-                    "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now_iso()]
-                )
-                applied.append(name)
-        return applied
+            return self.run_pending(_Schema(self.db))
 
     def integrity(self) -> str:
         return str(self.scalar("PRAGMA integrity_check"))

@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from judge import plugins
 from judge.errors import InputError
+from judge.traces.case_set import Added, CaseSet
 from judge.traces.inspect_cases import inspect_case as inspect_case
 from judge.traces.tasks import TaskSource, settle
 from judge.traces.tasks import read_tasks as read_tasks
@@ -35,7 +36,9 @@ from judge.traces.tasks import task_text as task_text
 from judge.types import Case
 
 __all__ = [
+    "Added",
     "BaseImporter",
+    "CaseSet",
     "CriticalStep",
     "ImportResult",
     "Importer",

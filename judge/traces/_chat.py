@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from judge.errors import InputError
-from judge.traces._common import Loose, TraceBuilder, to_text, validate
+from judge.traces._common import Loose, TraceBuilder, agent_run, to_text, validate
+from judge.types import Case
 
 
 class ChatFunction(Loose):
@@ -144,3 +145,30 @@ class ChatConverter:
     def assistant_text(self, text: str, source: str) -> None:
         """An assistant's text: a message."""
         self.builder.add("assistant", text, "message", source, self.step)
+
+    def role_notes(self, where: str) -> list[str]:
+        """A note for each role kept as ``note`` turns, prefixed with ``where``."""
+        return [
+            f"{where}: messages with role {r!r} kept as notes" for r in sorted(self.other_roles)
+        ]
+
+    def case(
+        self,
+        case_id: str,
+        *,
+        diff: str | None,
+        model: str | None,
+        meta: dict[str, Any],
+        slices: dict[str, Any] | None = None,
+    ) -> Case:
+        """The agent run of the messages added: its task is the first user message's text
+        (:func:`~judge.traces._common.agent_run`), its trace the builder's turns."""
+        return agent_run(
+            case_id,
+            self.builder.turns,
+            task=self.task,
+            diff=diff,
+            agent_model=model,
+            meta=meta,
+            slices=slices,
+        )

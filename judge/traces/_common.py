@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
-from judge.types import EvidenceKind, TraceTurn
+from judge.types import Case, EvidenceKind, TraceTurn
 
 #: AgentRx's ground truth, beside its tau-bench result files (judge/traces/stepwise.py).
 AGENTRX_GROUND_TRUTH = "tau_ground_truth.json"
@@ -102,14 +102,22 @@ def read_json(path: Path) -> Any | InputError:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        return InputError(
-            f"not valid JSON ({exc.msg}, column {exc.colno})",
-            file=name,
-            line=exc.lineno,
-            hint="is the file truncated?",
-        )
+        return json_error(exc, name, hint="is the file truncated?")
     except RecursionError:
         return InputError("JSON nested too deeply", file=name)
+
+
+def json_error(
+    exc: json.JSONDecodeError, file: str, *, line: int | None = None, hint: str | None = None
+) -> InputError:
+    """A JSON text that does not parse, as an InputError naming the file, the line (``line``
+    when the text is one line of the file, else the decoder's) and the column."""
+    return InputError(
+        f"not valid JSON ({exc.msg}, column {exc.colno})",
+        file=file,
+        line=line if line is not None else exc.lineno,
+        hint=hint,
+    )
 
 
 def looks_like_jsonl(path: Path) -> bool:
@@ -170,6 +178,14 @@ def schema_error(
     return InputError(message, file=file, line=line, field=field)
 
 
+def missing_field(file: str, line: int | None, field: str, expected: str) -> InputError:
+    """The error of a record whose required ``field`` is absent or not ``expected`` (``a
+    string``, ``an object``, ``a list``): it names the file, the record's line and the field."""
+    return InputError(
+        f"required field is missing or not {expected}", file=file, line=line, field=field
+    )
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -208,19 +224,21 @@ def to_text(value: Any) -> str:
         return repr(value)
 
 
-def parse_arguments(arguments: Any) -> Any:
-    """Tool-call arguments as JSON: OpenAI sends them as a JSON string; keep it if it is not."""
-    if isinstance(arguments, str):
+def maybe_json(value: Any) -> Any:
+    """A string as the JSON value it holds; the string itself when it is not JSON, and any
+    other value as it is. Tool-call arguments (OpenAI sends them as a JSON string), attributes
+    kept as JSON text (MLflow, OpenLLMetry) and platform inputs (Langfuse v2) read this way."""
+    if isinstance(value, str):
         try:
-            return json.loads(arguments)
+            return json.loads(value)
         except (json.JSONDecodeError, RecursionError):
-            return arguments
-    return arguments
+            return value
+    return value
 
 
 def command_of(arguments: Any) -> str | None:
     """The shell command in a tool call's arguments, if there is one."""
-    arguments = parse_arguments(arguments)
+    arguments = maybe_json(arguments)
     if isinstance(arguments, Mapping):
         if any(k not in COMMAND_KEYS and k not in SHELL_OPTIONS for k in arguments):
             return None
@@ -238,7 +256,7 @@ def render_call(name: str, arguments: Any) -> str:
     command = command_of(arguments)
     if command is not None:
         return f"[{name}] $ {command}"
-    parsed = parse_arguments(arguments)
+    parsed = maybe_json(arguments)
     if parsed is None or parsed == {}:
         return f"[{name}]"
     return f"[{name}] {to_text(parsed)}"
@@ -394,6 +412,14 @@ class TraceBuilder:
         """(turn id, diff) of the last tool output that printed a git diff, if any."""
         return self._diff
 
+    def noted_diff(self, meta: dict[str, Any]) -> str | None:
+        """The diff of the last tool output that printed one (None when none did), with that
+        turn's id noted as ``meta["diff_source"]``."""
+        if self._diff is None:
+            return None
+        meta["diff_source"] = self._diff[0]
+        return self._diff[1]
+
     def finish(
         self,
         *,
@@ -419,6 +445,32 @@ class TraceBuilder:
         if last is not None:
             self.turns[last] = self.turns[last].model_copy(update={"kind": "final_answer"})
         return self.turns
+
+
+def agent_run(
+    case_id: str,
+    turns: list[TraceTurn],
+    *,
+    task: str | None,
+    diff: str | None,
+    agent_model: str | None,
+    meta: dict[str, Any],
+    slices: dict[str, Any] | None = None,
+) -> Case:
+    """The ``agent_run`` case of an imported trace; without a task (None), ``meta`` notes
+    ``task_missing`` and the task is empty (:mod:`judge.traces.tasks` settles it)."""
+    if task is None:
+        meta["task_missing"] = True
+    return Case(
+        id=case_id,
+        kind="agent_run",
+        task=task or "",
+        diff=diff,
+        trace=turns,
+        agent_model=agent_model,
+        slices=slices or {},
+        meta=meta,
+    )
 
 
 def _prints_diff(command: str | None, content: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 from judge.cases import iter_jsonl
 from judge.errors import InputError
 from judge.traces import ImportResult
+from judge.traces._common import missing_field
 
 
 class StreamReader:
@@ -28,6 +29,11 @@ class StreamReader:
         """Count one line passed over (``what`` says which kind and why)."""
         first, count = self.skipped.get(what, (number, 0))
         self.skipped[what] = (first, count + 1)
+
+    def missing(self, number: int, field: str, expected: str) -> None:
+        """Add the error of line ``number``, whose required ``field`` is absent or not
+        ``expected`` (:func:`~judge.traces._common.missing_field`)."""
+        self.out.errors.append(missing_field(self.file, number, field, expected))
 
     def unique_id(self, base: str) -> str:
         """``base``, or ``base#N`` when the file already produced a case with that id."""

@@ -58,13 +58,13 @@ from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import (
     Loose,
     TraceBuilder,
+    agent_run,
     first_json_object,
     read_head,
     to_text,
     validate,
 )
 from judge.traces._stream import StreamReader
-from judge.types import Case
 
 
 class _Text(Loose):
@@ -116,8 +116,9 @@ class _System(Loose):
     claude_code_version: str | None = None
 
 
-class _Assistant(Loose):
-    type: Literal["assistant"]
+class _MessageLine(Loose):
+    """What an assistant line and a user line both carry."""
+
     message: _Message
     parent_tool_use_id: str | None = None
     session_id: str | None = None
@@ -125,13 +126,12 @@ class _Assistant(Loose):
     isSidechain: bool | None = None  # noqa: N815
 
 
-class _User(Loose):
+class _Assistant(_MessageLine):
+    type: Literal["assistant"]
+
+
+class _User(_MessageLine):
     type: Literal["user"]
-    message: _Message
-    parent_tool_use_id: str | None = None
-    session_id: str | None = None
-    sessionId: str | None = None  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
     isMeta: bool | None = None  # noqa: N815
 
 
@@ -276,14 +276,7 @@ class _Reader(StreamReader):
     def line(self, number: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         if kind in _SKIPPED:
             self.skip(f"'{kind}' events ({_SKIPPED[kind]})", number)
@@ -458,22 +451,16 @@ class _Reader(StreamReader):
         meta = dict(session.meta, session_id=session.session_id, first_line=session.line)
         if session.project:
             meta["format"] = "claude-code project session"
-        printed = session.builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
-        if session.task is None:
-            meta["task_missing"] = True
+        diff = session.builder.noted_diff(meta)
         base = session.session_id or f"{Path(self.file).stem}@line{session.line}"
-        case_id = self.unique_id(base)
         self.out.cases.append(
-            Case(
-                id=case_id,
-                kind="agent_run",
-                task=session.task or "",
-                diff=printed[1] if printed else None,
-                trace=session.builder.turns,
+            agent_run(
+                self.unique_id(base),
+                session.builder.turns,
+                task=session.task,
+                diff=diff,
                 agent_model=session.model,
-                slices={"agent": "claude-code", "exit_status": session.meta.get("exit_status")},
                 meta=meta,
+                slices={"agent": "claude-code", "exit_status": session.meta.get("exit_status")},
             )
         )

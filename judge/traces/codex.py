@@ -48,12 +48,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult
-from judge.traces._common import Loose, TraceBuilder, first_json_object, to_text, validate
+from judge.traces._common import (
+    Loose,
+    TraceBuilder,
+    agent_run,
+    first_json_object,
+    to_text,
+    validate,
+)
 from judge.traces._stream import StreamReader
 from judge.traces.codex_session import looks_like_session, read_session
-from judge.types import Case
 
 
 class _Item(Loose):
@@ -222,14 +227,7 @@ class _Reader(StreamReader):
                     "lines of the pre-0.44 codex envelope ({'id', 'msg'}), not supported", number
                 )
                 return
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         handler = {
             "thread.started": self.thread_started,
@@ -315,21 +313,17 @@ class _Reader(StreamReader):
         if thread.usage:
             meta["usage"] = dict(thread.usage)
         meta["exit_status"] = "failed" if thread.failed else "completed"
-        printed = builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
+        diff = builder.noted_diff(meta)
         base = thread.thread_id or f"{Path(self.file).stem}@line{thread.line}"
-        case_id = self.unique_id(base)
         self.out.cases.append(
-            Case(
-                id=case_id,
-                kind="agent_run",
-                task="",
-                diff=printed[1] if printed else None,
-                trace=builder.turns,
+            agent_run(
+                self.unique_id(base),
+                builder.turns,
+                task=None,  # codex exec --json never records the prompt
+                diff=diff,
                 agent_model=None,
-                slices={"agent": "codex", "exit_status": meta["exit_status"]},
                 meta=meta,
+                slices={"agent": "codex", "exit_status": meta["exit_status"]},
             )
         )
 

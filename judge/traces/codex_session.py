@@ -44,7 +44,6 @@ calls). There is no diff in a rollout: ``diff`` is the output of the last ``git 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -52,9 +51,15 @@ from typing import Any
 
 from judge.errors import InputError
 from judge.traces import ImportResult
-from judge.traces._common import Loose, TraceBuilder, to_text, validate
+from judge.traces._common import (
+    Loose,
+    TraceBuilder,
+    agent_run,
+    maybe_json,
+    to_text,
+    validate,
+)
 from judge.traces._stream import StreamReader
-from judge.types import Case
 
 #: Line types of the rollout envelope.
 ENVELOPE_TYPES = frozenset(
@@ -191,14 +196,7 @@ class _Reader(StreamReader):
         payload = obj.get("payload")
         if kind in ENVELOPE_TYPES:
             if not isinstance(payload, dict):
-                self.out.errors.append(
-                    InputError(
-                        "required field is missing or not an object",
-                        file=self.file,
-                        line=number,
-                        field="payload",
-                    )
-                )
+                self.missing(number, "payload", "an object")
                 return
             if kind == "session_meta":
                 self.session_meta(number, payload)
@@ -227,14 +225,7 @@ class _Reader(StreamReader):
             self.item(number, obj, "")
             return
         if not isinstance(kind, str):
-            self.out.errors.append(
-                InputError(
-                    "required field is missing or not a string",
-                    file=self.file,
-                    line=number,
-                    field="type",
-                )
-            )
+            self.missing(number, "type", "a string")
             return
         self.skip(f"lines of unknown type '{kind}'", number)
 
@@ -331,7 +322,7 @@ class _Reader(StreamReader):
         elif kind == "function_call":
             call = validate(_FunctionCall, raw, errors, file, line=number, where=where)
             if call is not None:
-                arguments = _shell_arguments(_parse(call.arguments))
+                arguments = _shell_arguments(maybe_json(call.arguments))
                 self.builder.call(call.call_id, call.name, arguments, source, self.assistant_step())
         elif kind == "custom_tool_call":
             custom = validate(_CustomCall, raw, errors, file, line=number, where=where)
@@ -407,22 +398,16 @@ class _Reader(StreamReader):
         if self.usage:
             meta["usage"] = self.usage
         meta["exit_status"] = self.exit_status or "unfinished"
-        printed = self.builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
-        if task is None:
-            meta["task_missing"] = True
-        case_id = self.session_id or f"{Path(self.file).stem}@line{self.first_line}"
+        diff = self.builder.noted_diff(meta)
         self.out.cases.append(
-            Case(
-                id=case_id,
-                kind="agent_run",
-                task=task or "",
-                diff=printed[1] if printed else None,
-                trace=turns,
+            agent_run(
+                self.session_id or f"{Path(self.file).stem}@line{self.first_line}",
+                turns,
+                task=task,
+                diff=diff,
                 agent_model=self.model,
-                slices={"agent": "codex", "exit_status": meta["exit_status"]},
                 meta=meta,
+                slices={"agent": "codex", "exit_status": meta["exit_status"]},
             )
         )
 
@@ -437,15 +422,6 @@ def _content_text(content: list[dict[str, Any]] | str | None) -> str:
         else:
             parts.append(f"[{to_text(part.get('type')) or 'part'}]")
     return "\n".join(parts)
-
-
-def _parse(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except (json.JSONDecodeError, RecursionError):
-            return arguments
-    return arguments
 
 
 def _shell_arguments(arguments: Any) -> Any:
@@ -479,7 +455,7 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
             for p in output
         )
     text = to_text(output)
-    decoded = _parse(text) if text.lstrip().startswith("{") else None
+    decoded = maybe_json(text) if text.lstrip().startswith("{") else None
     if isinstance(decoded, dict) and "output" in decoded:
         metadata = decoded.get("metadata")
         code = metadata.get("exit_code") if isinstance(metadata, dict) else None

@@ -51,7 +51,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judge.errors import InputError
-from judge.traces._common import Loose, TraceBuilder, parse_arguments, schema_error, to_text
+from judge.traces._common import Loose, TraceBuilder, maybe_json, schema_error, to_text
 from judge.types import Case
 
 #: Log schema versions this reader knows: 1 and 2 (``LOG_SCHEMA_VERSION = 2`` in
@@ -276,6 +276,45 @@ class SampleReader:
 
     def read(self, raw: Any) -> SampleCase | None:
         """The case of sample ``raw`` (a JSON object), or None with an error."""
+        sample = self.sample(raw)
+        if sample is None:
+            return None
+        for index, message in enumerate(sample.messages or []):
+            self.message(message, f"messages[{index}]")
+        turns = self.builder.finish()
+        scores = dict(sample.scores or {})
+        if not scores and isinstance(sample.score, dict):
+            scores[self.info.headline or "score"] = sample.score
+        official, scored_by = self.official(scores)
+        diff, diff_source = self.diff(scores)
+        error = _error_text(sample.error)
+        meta = self.meta(sample, scores, official, scored_by, diff_source, error)
+        task = _task_text(sample.input)
+        if not task.strip():
+            meta["task_missing"] = True
+        unique = sample.uuid or self.info.eval_id or self.info.run_id
+        case = Case(
+            id=f"{sample.id}/epoch{sample.epoch}" + (f"/{unique}" if unique else ""),
+            kind="agent_run",
+            task=task,
+            diff=diff,
+            trace=turns,
+            agent_model=self.info.model,
+            slices={
+                "agent": "inspect",
+                "eval_task": self.info.task,
+                "task_id": str(sample.id),
+                "trial": sample.epoch,
+                "agent_model": self.info.model,
+                "infra_error": error is not None and official is None,
+            },
+            meta={k: v for k, v in meta.items() if v is not None},
+        )
+        notes = [f"{self.label} failed: {error[:200]}"] if error is not None else []
+        return SampleCase(case, official, notes)
+
+    def sample(self, raw: Any) -> _Sample | None:
+        """Sample ``raw`` validated, with messages to judge; None with an error otherwise."""
         if not isinstance(raw, dict):
             self.error(f"a sample is a JSON object, not {type(raw).__name__}")
             return None
@@ -296,17 +335,21 @@ class SampleReader:
                     hint="a harness failure is not a judged run (in a run set, status infra_error)",
                 )
             return None
-        for index, message in enumerate(sample.messages):
-            self.message(message, f"messages[{index}]")
-        turns = self.builder.finish()
-        scores = dict(sample.scores or {})
-        if not scores and isinstance(sample.score, dict):
-            scores[self.info.headline or "score"] = sample.score
-        official, scored_by = self.official(scores)
-        diff, diff_source = self.diff(scores)
-        error = _error_text(sample.error)
-        infra = error is not None and official is None
-        meta: dict[str, Any] = {
+        return sample
+
+    def meta(
+        self,
+        sample: _Sample,
+        scores: dict[str, Any],
+        official: str | None,
+        scored_by: str | None,
+        diff_source: str | None,
+        error: str | None,
+    ) -> dict[str, Any]:
+        """The case's meta: where the sample comes from (eval, run, task, log, place in the
+        file), its scores and official outcome, its error, limit and timing (None values are
+        dropped by the caller)."""
+        return {
             "format": "inspect",
             "eval_task": self.info.task,
             "eval_id": self.info.eval_id,
@@ -331,29 +374,6 @@ class SampleReader:
             "working_time": sample.working_time,
             "sample_metadata": finite(sample.metadata) or None,
         }
-        task = _task_text(sample.input)
-        if not task.strip():
-            meta["task_missing"] = True
-        unique = sample.uuid or self.info.eval_id or self.info.run_id
-        case = Case(
-            id=f"{sample.id}/epoch{sample.epoch}" + (f"/{unique}" if unique else ""),
-            kind="agent_run",
-            task=task,
-            diff=diff,
-            trace=turns,
-            agent_model=self.info.model,
-            slices={
-                "agent": "inspect",
-                "eval_task": self.info.task,
-                "task_id": str(sample.id),
-                "trial": sample.epoch,
-                "agent_model": self.info.model,
-                "infra_error": infra,
-            },
-            meta={k: v for k, v in meta.items() if v is not None},
-        )
-        notes = [f"{label} failed: {error[:200]}"] if error is not None else []
-        return SampleCase(case, official, notes)
 
     # --- messages --------------------------------------------------------------------------
 
@@ -453,7 +473,7 @@ class SampleReader:
         """A provider-side tool use (web search, MCP, code execution): a call and its result."""
         call_id = to_text(part.get("id")) or None
         name = to_text(part.get("name")) or to_text(part.get("tool_type")) or "tool"
-        self.builder.call(call_id, name, parse_arguments(part.get("arguments")), where, step)
+        self.builder.call(call_id, name, maybe_json(part.get("arguments")), where, step)
         error = part.get("error")
         result = to_text(part.get("result"))
         if error:

@@ -29,7 +29,6 @@ from judge.traces._chat import ChatConverter
 from judge.traces._common import Loose, TraceBuilder, looks_like_jsonl, read_head, read_json
 from judge.traces._common import validate as check
 from judge.traces.inspect_json import is_json_log_head
-from judge.types import Case
 
 
 class _Conversation(Loose):
@@ -124,22 +123,7 @@ def _add_case(
             )
         )
         return
-    for role in sorted(converter.other_roles):
-        out.notes.append(f"{file}: {case_id}: messages with role {role!r} kept as notes")
+    out.notes.extend(converter.role_notes(f"{file}: {case_id}"))
     meta: dict[str, Any] = dict(conversation.metadata or {})
-    printed = builder.printed_diff()
-    if printed:
-        meta["diff_source"] = printed[0]
-    if converter.task is None:
-        meta["task_missing"] = True
-    out.cases.append(
-        Case(
-            id=case_id,
-            kind="agent_run",
-            task=converter.task or "",
-            diff=printed[1] if printed else None,
-            trace=builder.turns,
-            agent_model=conversation.model,
-            meta=meta,
-        )
-    )
+    diff = builder.noted_diff(meta)
+    out.cases.append(converter.case(case_id, diff=diff, model=conversation.model, meta=meta))

@@ -67,7 +67,9 @@ from judge.traces import BaseImporter, ImportResult
 from judge.traces._common import (
     Loose,
     TraceBuilder,
+    agent_run,
     looks_like_jsonl,
+    missing_field,
     read_head,
     read_json,
     to_text,
@@ -75,7 +77,6 @@ from judge.traces._common import (
 )
 from judge.traces.otel_compat import normalise, parts_message
 from judge.traces.otel_console import looks_like_console, read_console
-from judge.traces.otlp import otlp_value as otlp_value
 from judge.types import Case
 
 #: The GenAI semconv version read (and written by judge.connectors.otel: keep the two equal).
@@ -276,7 +277,7 @@ class _Reader:
             )
             return
         if not isinstance(resource_spans, list):
-            self.error("required field is missing or not a list", line, "resourceSpans")
+            self.out.errors.append(missing_field(self.file, line, "resourceSpans", "a list"))
             return
         for i, rs in enumerate(resource_spans):
             where = f"resourceSpans[{i}]"
@@ -301,15 +302,15 @@ class _Reader:
                 )
                 continue
             if not isinstance(scopes, list):
-                self.error("required field is missing or not a list", line, f"{where}.scopeSpans")
+                self.out.errors.append(
+                    missing_field(self.file, line, f"{where}.scopeSpans", "a list")
+                )
                 continue
             for j, scope in enumerate(scopes):
                 spans = scope.get("spans") if isinstance(scope, dict) else None
                 if not isinstance(spans, list):
-                    self.error(
-                        "required field is missing or not a list",
-                        line,
-                        f"{where}.scopeSpans[{j}].spans",
+                    self.out.errors.append(
+                        missing_field(self.file, line, f"{where}.scopeSpans[{j}].spans", "a list")
                     )
                     continue
                 for k, raw in enumerate(spans):
@@ -515,23 +516,18 @@ class _TraceCase:
             "exit_status": "error" if has_agent and _is_error(span.status) else None,
         }
         meta = {k: v for k, v in meta.items() if v is not None}
-        printed = self.builder.printed_diff()
-        if printed:
-            meta["diff_source"] = printed[0]
-        if self.task is None:
-            meta["task_missing"] = True
-        return Case(
-            id=self.trace_id,
-            kind="agent_run",
-            task=self.task or "",
-            diff=printed[1] if printed else None,
-            trace=self.builder.turns,
+        diff = self.builder.noted_diff(meta)
+        return agent_run(
+            self.trace_id,
+            self.builder.turns,
+            task=self.task,
+            diff=diff,
             agent_model=model,
+            meta=meta,
             slices={
                 "agent": to_text(agent_name) or meta.get("service") or "otel-genai",
                 "provider": to_text(provider) or None,
             },
-            meta=meta,
         )
 
     # -- turns ------------------------------------------------------------------------------

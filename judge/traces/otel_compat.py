@@ -56,6 +56,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from judge.traces._common import maybe_json
+
 #: The conventions :func:`normalise` recognises (recorded in ``Case.meta["conventions"]``).
 OPENLLMETRY = "openllmetry"
 OPENINFERENCE = "openinference"
@@ -224,13 +226,21 @@ def _openllmetry(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
     kind = attrs.get("llm.request.type")
     op = {"chat": "chat", "completion": "text_completion"}.get(str(kind), "chat")
     out.setdefault("gen_ai.operation.name", op)
-    for old, new in (
+    _rename(
+        attrs,
+        out,
         ("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"),
         ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens"),
-    ):
+    )
+    return True
+
+
+def _rename(attrs: Mapping[str, Any], out: dict[str, Any], *names: tuple[str, str]) -> None:
+    """Each (old, new) attribute name of ``names``: the value of ``old`` in ``attrs`` under
+    ``new`` in ``out``, unless ``out`` already has one."""
+    for old, new in names:
         if old in attrs:
             out.setdefault(new, attrs[old])
-    return True
 
 
 def _openllmetry_message(node: Any, default_role: str = "user") -> dict[str, Any]:
@@ -238,10 +248,7 @@ def _openllmetry_message(node: Any, default_role: str = "user") -> dict[str, Any
     content = node.get("content")
     if isinstance(content, str) and content[:1] == "[":
         # OpenLLMetry writes list contents (text + image parts) as a JSON string.
-        try:
-            decoded = json.loads(content)
-        except (json.JSONDecodeError, RecursionError):
-            decoded = None
+        decoded = maybe_json(content)
         if isinstance(decoded, list) and all(isinstance(p, dict) for p in decoded):
             content = decoded
     message = {
@@ -263,7 +270,7 @@ def _traceloop_entity(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
     if kind == "tool":
         out.setdefault("gen_ai.operation.name", "execute_tool")
         out.setdefault("gen_ai.tool.name", name)
-        arguments = _decode(attrs.get("traceloop.entity.input"))
+        arguments = maybe_json(attrs.get("traceloop.entity.input"))
         if (
             isinstance(arguments, dict)
             and "kwargs" in arguments
@@ -272,22 +279,13 @@ def _traceloop_entity(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
             arguments = arguments["kwargs"]  # the SDK records {"args": [...], "kwargs": {...}}
         out.setdefault("gen_ai.tool.call.arguments", arguments)
         if "traceloop.entity.output" in attrs:
-            out.setdefault("gen_ai.tool.call.result", _decode(attrs["traceloop.entity.output"]))
+            out.setdefault("gen_ai.tool.call.result", maybe_json(attrs["traceloop.entity.output"]))
         return True
     if kind == "agent":
         out.setdefault("gen_ai.operation.name", "invoke_agent")
         out.setdefault("gen_ai.agent.name", name)
         return True
     return False
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            return value
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +310,7 @@ def _role_content(
                 "gen_ai.output.messages"
             ] or event_attrs.get("gen_ai.completion")
     for key, raw in sources.items():
-        messages = _decode(raw)
+        messages = maybe_json(raw)
         if isinstance(messages, list) and key not in out:
             out[key] = [parts_message(m) for m in messages if isinstance(m, Mapping)]
             found = True
@@ -325,18 +323,18 @@ def _role_content(
                     {
                         "role": event_attrs.get("role") or role,
                         "content": _decode_content(event_attrs.get("content")),
-                        "tool_calls": _decode(event_attrs.get("tool_calls")),
+                        "tool_calls": maybe_json(event_attrs.get("tool_calls")),
                         "tool_call_id": event_attrs.get("id"),
                     }
                 )
             )
         elif name == "gen_ai.choice":
-            message = _decode(event_attrs.get("message"))
+            message = maybe_json(event_attrs.get("message"))
             message = dict(message) if isinstance(message, Mapping) else {}
             message.setdefault("role", "assistant")
             if "content" in event_attrs:
                 message.setdefault("content", _decode_content(event_attrs.get("content")))
-            message.setdefault("tool_calls", _decode(event_attrs.get("tool_calls")))
+            message.setdefault("tool_calls", maybe_json(event_attrs.get("tool_calls")))
             message["finish_reason"] = event_attrs.get("finish_reason")
             outputs.append(parts_message(message))
     if inputs and "gen_ai.input.messages" not in out:
@@ -350,7 +348,7 @@ def _role_content(
 
 def _decode_content(value: Any) -> Any:
     """Content that is a JSON list of parts is decoded; plain text stays text."""
-    decoded = _decode(value) if isinstance(value, str) and value[:1] == "[" else value
+    decoded = maybe_json(value) if isinstance(value, str) and value[:1] == "[" else value
     return decoded
 
 
@@ -378,12 +376,12 @@ def _openinference(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
         provider = attrs.get("llm.provider") or attrs.get("llm.system")
         if isinstance(provider, str):
             out.setdefault("gen_ai.provider.name", provider)
-        for old, new in (
+        _rename(
+            attrs,
+            out,
             ("llm.token_count.prompt", "gen_ai.usage.input_tokens"),
             ("llm.token_count.completion", "gen_ai.usage.output_tokens"),
-        ):
-            if old in attrs:
-                out.setdefault(new, attrs[old])
+        )
     elif kind == "TOOL":
         out.setdefault("gen_ai.operation.name", "execute_tool")
         out.setdefault("gen_ai.tool.name", attrs.get("tool.name"))
@@ -392,7 +390,7 @@ def _openinference(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
             out.setdefault("gen_ai.tool.call.id", call_id)
         arguments = attrs.get("input.value", attrs.get("tool.parameters"))
         if arguments is not None:
-            out.setdefault("gen_ai.tool.call.arguments", _decode(arguments))
+            out.setdefault("gen_ai.tool.call.arguments", maybe_json(arguments))
         if "output.value" in attrs:
             out.setdefault("gen_ai.tool.call.result", attrs["output.value"])
     elif kind == "AGENT":
@@ -447,7 +445,7 @@ def _plain_text(value: Any, mime: Any) -> str | None:
         return None
     if mime == "application/json":
         return None
-    if value.lstrip()[:1] in ("{", "[") and not isinstance(_decode(value), str):
+    if value.lstrip()[:1] in ("{", "[") and not isinstance(maybe_json(value), str):
         return None
     return value
 
@@ -485,18 +483,20 @@ def _mlflow(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
     """MLflow's span attributes as GenAI ones, where the span lacks them; True when it added
     any."""
     before = set(out)
-    kind = _decode(attrs.get("mlflow.spanType"))
+    kind = maybe_json(attrs.get("mlflow.spanType"))
     op = out.get("gen_ai.operation.name")
     if not isinstance(op, str):
         op = _MLFLOW_OPS.get(kind.upper()) if isinstance(kind, str) else None
     if op is None:
         return False
-    inputs = _decode(attrs.get("mlflow.spanInputs"))
-    outputs = _decode(attrs.get("mlflow.spanOutputs"))
+    inputs = maybe_json(attrs.get("mlflow.spanInputs"))
+    outputs = maybe_json(attrs.get("mlflow.spanOutputs"))
     if op in ("chat", "text_completion", "generate_content"):
         messages = _mlflow_inputs(inputs, agent=False)
         replies = _mlflow_outputs(outputs, agent=False)
-        history = [m for m in _list(_decode(attrs.get("mlflow.chat.messages"))) if _is_message(m)]
+        history = [
+            m for m in _list(maybe_json(attrs.get("mlflow.chat.messages"))) if _is_message(m)
+        ]
         if not messages and history:
             # MLflow 2.x: the whole conversation, the reply last.
             last = history[-1]
@@ -507,7 +507,7 @@ def _mlflow(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
             out.setdefault("gen_ai.input.messages", messages)
         if replies:
             out.setdefault("gen_ai.output.messages", replies)
-        model = _decode(attrs.get("mlflow.llm.model"))
+        model = maybe_json(attrs.get("mlflow.llm.model"))
         if not isinstance(model, str) and isinstance(inputs, Mapping):
             model = inputs.get("model")
         response_model = outputs.get("model") if isinstance(outputs, Mapping) else None
@@ -515,10 +515,10 @@ def _mlflow(attrs: Mapping[str, Any], out: dict[str, Any]) -> bool:
             out.setdefault("gen_ai.request.model", model)
         if isinstance(response_model, str) and response_model:
             out.setdefault("gen_ai.response.model", response_model)
-        provider = _decode(attrs.get("mlflow.llm.provider"))
+        provider = maybe_json(attrs.get("mlflow.llm.provider"))
         if isinstance(provider, str) and provider:
             out.setdefault("gen_ai.provider.name", provider)
-        usage = _decode(attrs.get("mlflow.chat.tokenUsage"))
+        usage = maybe_json(attrs.get("mlflow.chat.tokenUsage"))
         if isinstance(usage, Mapping):
             for key in ("input_tokens", "output_tokens"):
                 if isinstance(usage.get(key), int):

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from judge.errors import InputError
-from judge.traces.otlp import otlp_value
+from judge.traces.otlp import otlp_attribute
 
 _STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
 
@@ -92,7 +92,7 @@ def _nanos(value: Any) -> int:
 def _attributes(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, dict):
         return []
-    return [{"key": str(k), "value": otlp_value(v)} for k, v in value.items()]
+    return [otlp_attribute(str(k), v) for k, v in value.items()]
 
 
 def _span(obj: Any, file: str, line: int, errors: list[InputError]) -> dict[str, Any] | None:

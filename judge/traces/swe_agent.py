@@ -43,7 +43,6 @@ from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter, ChatMessage
 from judge.traces._common import Loose, TraceBuilder, inner_tag, read_head, read_json, validate
-from judge.types import Case
 
 _TASK_TAGS = ("pr_description", "issue", "task", "problem_statement")
 _ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n?```", re.DOTALL)
@@ -216,7 +215,6 @@ def _load_mini(out: ImportResult, path: Path, data: dict[str, Any]) -> None:
         path,
         run.instance_id or _stem(path),
         converter,
-        builder,
         diff=info.submission,
         model=model if isinstance(model, str) else None,
         agent="mini-swe-agent",
@@ -282,7 +280,6 @@ def _load_swe_agent(out: ImportResult, path: Path, data: dict[str, Any]) -> None
         path,
         problem_id if isinstance(problem_id, str) else _stem(path),
         converter,
-        builder,
         diff=diff,
         model=model if isinstance(model, str) else None,
         agent="swe-agent",
@@ -306,27 +303,15 @@ def _add(
     path: Path,
     case_id: str,
     converter: ChatConverter,
-    builder: TraceBuilder,
     *,
     diff: str | None,
     model: str | None,
     agent: str,
     meta: dict[str, Any],
 ) -> None:
-    for role in sorted(converter.other_roles):
-        out.notes.append(f"{path}: messages with role {role!r} kept as notes")
+    out.notes.extend(converter.role_notes(str(path)))
     meta = {k: v for k, v in meta.items() if v is not None}
-    if converter.task is None:
-        meta["task_missing"] = True
+    slices = {"agent": agent, "exit_status": meta.get("exit_status")}
     out.cases.append(
-        Case(
-            id=case_id,
-            kind="agent_run",
-            task=converter.task or "",
-            diff=diff or None,
-            trace=builder.turns,
-            agent_model=model,
-            slices={"agent": agent, "exit_status": meta.get("exit_status")},
-            meta=meta,
-        )
+        converter.case(case_id, diff=diff or None, model=model, meta=meta, slices=slices)
     )

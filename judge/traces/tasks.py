@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from judge.errors import InputError
+from judge.traces._common import json_error
 from judge.types import Case, Strict
 
 if TYPE_CHECKING:
@@ -123,12 +124,7 @@ def _parse(text: str, file: str, line: int | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg}, column {exc.colno})",
-            file=file,
-            line=line if line is not None else exc.lineno,
-            hint=MAPPING_HINT,
-        ) from exc
+        raise json_error(exc, file, line=line, hint=MAPPING_HINT) from exc
 
 
 def _from_records(

@@ -39,11 +39,11 @@ from judge.traces._common import (
     AGENTRX_GROUND_TRUTH,
     Loose,
     TraceBuilder,
+    agent_run,
     read_head,
     read_json,
     validate,
 )
-from judge.types import Case
 
 _DOMAINS = ("airline", "retail")
 _CHECKPOINT_NAME = re.compile(
@@ -179,17 +179,15 @@ def _add_case(
         )
     if model is not None:
         meta["agent_model_source"] = "file name"
-    if not task:
-        meta["task_missing"] = True
     out.cases.append(
-        Case(
-            id=case_id,
-            kind="agent_run",
-            task=task,
-            trace=builder.turns,
+        agent_run(
+            case_id,
+            builder.turns,
+            task=task or None,
+            diff=None,
             agent_model=model,
-            slices=slices,
             meta=meta,
+            slices=slices,
         )
     )
     if not infra and result.reward is not None:

@@ -385,7 +385,8 @@ def test_published_grid_certifies_about_56_percent_for_gpt4_turbo() -> None:
     assert len(scores.items) == 246 and int(scores.correct().sum()) == 189  # README: 189 of 246
     policy = certify(scores, alpha_accept=0.15, delta=0.1, grid="levels:5000")
     band = policy.bands["decide"]
-    # Measured: 137 of 246 (55.7%) with 14 disagreements, U = 0.144 <= 0.15; CALIBRATION.md: ~56%.
+    # Measured: 137 of 246 (55.7%) with 14 disagreements, U = 0.144 <= 0.15; published: ~56%
+    # (CALIBRATION_RESULTS.md section 1).
     assert band.n == 137 and band.errors == 14
     assert band.coverage == pytest.approx(0.557, abs=0.001)
     assert band.upper_bound is not None and band.upper_bound <= 0.15

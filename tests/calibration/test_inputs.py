@@ -1,5 +1,5 @@
 """Judgment inputs: recorded verdicts, Judgment JSONL, gold join, arrays (the judge store is
-read on the judge side: tests/judge/test_calibrating.py)."""
+read on the judge side: tests/judge/test_carding.py)."""
 
 from __future__ import annotations
 

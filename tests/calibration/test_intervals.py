@@ -44,7 +44,7 @@ def test_wilson_narrows_with_n_and_level() -> None:
     assert w90[1] - w90[0] < w10[1] - w10[0]
 
 
-# The table in CALIBRATION.md section 4: smallest n that certifies rate <= alpha at
+# The table in docs/metrics.md section 4: smallest n that certifies rate <= alpha at
 # delta = 0.05 with k errors observed.
 CERTIFY_TABLE = {
     0.10: {0: 29, 1: 46, 2: 61, 5: 103},

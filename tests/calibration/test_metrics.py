@@ -473,7 +473,7 @@ def test_position_bias_repetition_consistency(judge: str, sample: int, consisten
 
 @pytest.mark.shared
 def test_position_bias_repetition_stability_is_high_for_gpt4() -> None:
-    # CALIBRATION.md: RS >= 0.95 for the best judges
+    # Position-Bias-Analyzer: RS >= 0.95 for the best judges
     rows = load_recorded(
         shared_path("judgments/position_bias_repetition.jsonl"), judge="gpt-4-0613"
     )

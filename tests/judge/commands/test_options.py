@@ -10,8 +10,10 @@ default changed in one place is changed everywhere; a command that sets its own 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType, UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import click
 import pytest
@@ -19,6 +21,9 @@ from click.testing import CliRunner
 
 import judge
 import judge.judging
+import judge.runsets
+from calibration.confidence import CALIBRATORS
+from calibration.options import CalibrationOptions, CompareOptions
 from judge.api import schemas
 from judge.cli import cli, main
 from judge.commands.judging_options import ENGINE_OPTIONS
@@ -116,14 +121,16 @@ class _Stop(Exception):
     pass
 
 
-def _capture(monkeypatch: pytest.MonkeyPatch, function: str) -> dict[str, Any]:
+def _capture(monkeypatch: pytest.MonkeyPatch, package: ModuleType, function: str) -> dict[str, Any]:
+    """Replace ``package.function`` (the library verb a command calls) by one that records its
+    keyword arguments and stops."""
     seen: dict[str, Any] = {}
 
     def fake(*args: Any, **kwargs: Any) -> None:
         seen.update(kwargs)
         raise _Stop
 
-    monkeypatch.setattr(judge, function, fake)
+    monkeypatch.setattr(package, function, fake)
     return seen
 
 
@@ -140,7 +147,11 @@ def test_the_embedded_model_runs_one_judgment_at_a_time_in_every_command(
         "score": ["score", str(RUNS), "--rubric", "agent-run-success@2"],
         "demo": ["demo", "--limit", "1", "--out", str(tmp_path / "demo")],
     }[name]
-    seen = _capture(monkeypatch, "score_runs" if name == "score" else "judge_cases")
+    seen = (
+        _capture(monkeypatch, judge.runsets, "score_runs")
+        if name == "score"
+        else _capture(monkeypatch, judge.judging, "judge_cases")
+    )
     quiet = [] if name == "demo" else ["--quiet"]
     result = CliRunner().invoke(
         cli, [*args, "--model", model, "--db", str(tmp_path / "j.db"), *quiet]
@@ -228,3 +239,81 @@ def test_calibrate_and_compare_take_their_defaults_from_their_option_models(
         if name == "costs":  # --cost NAME=COST, parsed into the model's dict
             continue
         assert params[name].default == default, name
+
+
+def _command(path: str) -> click.Command:
+    """A command or subcommand by its words (``"drift check"``)."""
+    command: click.Command | None = cli
+    for word in path.split():
+        assert isinstance(command, click.Group)
+        command = command.get_command(click.Context(command), word)
+    assert command is not None
+    return command
+
+
+def _every_command(group: click.Group = cli, path: str = "") -> Iterator[tuple[str, click.Command]]:
+    for name in group.list_commands(click.Context(group)):
+        command = group.get_command(click.Context(group), name)
+        assert command is not None
+        yield f"{path} {name}".strip(), command
+        if isinstance(command, click.Group):
+            yield from _every_command(command, f"{path} {name}")
+
+
+@pytest.mark.parametrize(
+    ("path", "names"),
+    [
+        ("probe", {"orders", "variants", "api_base", "token_budget", "concurrency"}),
+        ("drift check", {"variants", "api_base", "token_budget", "concurrency"}),
+        ("serve", {"api_base", "concurrency"}),
+    ],
+)
+def test_commands_that_offer_some_judging_options_take_them_from_judge_options(
+    path: str, names: set[str]
+) -> None:
+    params = {p.name: p for p in _command(path).params}
+    assert set(params) & set(OFFERED) == names
+    for name in names:
+        param = params[name]
+        assert isinstance(param, click.Option)
+        assert (param.default, param.help) == (OFFERED[name].default, OFFERED[name].help), name
+        assert param.opts == ["--" + name.replace("_", "-")]
+
+
+def test_every_judging_option_has_one_help_text_in_every_command() -> None:
+    seen: dict[str, set[str | None]] = {}
+    for _, command in _every_command():
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name in OFFERED:
+                seen.setdefault(param.name, set()).add(param.help)
+    assert seen["concurrency"] == {OFFERED["concurrency"].help}
+    assert seen["api_base"] == {OFFERED["api_base"].help}
+    assert all(helps == {OFFERED[name].help} for name, helps in seen.items()), seen
+
+
+@pytest.mark.parametrize(
+    ("command", "model"),
+    [("calibrate", CalibrationOptions), ("compare", CompareOptions)],
+)
+def test_calibrate_and_compare_take_their_choices_from_their_literals(
+    command: str, model: type[Any]
+) -> None:
+    params = _params(command)
+    literal = 0
+    for name, field in model.model_fields.items():
+        hint = field.annotation
+        if get_origin(hint) in (Union, UnionType):
+            (hint,) = (a for a in get_args(hint) if a is not type(None))
+        if get_origin(hint) is not Literal:
+            continue
+        literal += 1
+        param = params[name]
+        assert isinstance(param.type, click.Choice), name
+        assert list(param.type.choices) == list(get_args(hint)), name
+    assert literal == {"calibrate": 5, "compare": 1}[command]
+
+
+def test_the_calibrators_offered_are_the_registered_ones() -> None:
+    param = _params("calibrate")["calibrator"]
+    assert isinstance(param.type, click.Choice)
+    assert list(param.type.choices) == ["none", *CALIBRATORS]

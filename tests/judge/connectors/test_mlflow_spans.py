@@ -18,7 +18,7 @@ from judge.connectors.mlflow import (
     trace_document,
     trace_id_of,
 )
-from judge.platforms import pool
+from judge.exchange import pool
 from judge.traces.otel import read_otlp
 from judge.types import Case, RoutingDecision
 from tests.conftest import DATA

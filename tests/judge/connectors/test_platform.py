@@ -29,7 +29,7 @@ from judge.connectors import (
 from judge.connectors.http import HttpClient
 from judge.connectors.phoenix import PhoenixConnector, otlp_span, root_span
 from judge.errors import InputError
-from judge.platforms import parse_label_map, pool, verdict_key
+from judge.exchange import parse_label_map, pool, verdict_key
 from judge.store import Store
 from judge.types import Case, Judgment, Provenance, RoutingDecision, Verdict
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from calibration.gold import GoldRecord, load_gold
+from judge.cases import load_cases
 from judge.diagnosis import DiagnosisResult, RunDiagnosis, stored_diagnoses
 from judge.errors import ConflictError, JudgeError
 from judge.review import (
@@ -253,9 +254,13 @@ def test_a_located_label_is_exported_as_a_failed_run_with_its_critical_step(
         f"review:{item_b}"
     ]
     assert b.lineage.created_at == item.closed_at
-    # Each record is a valid gold record of the run (its step a step of a failed run).
+    # Each record is a valid gold record of the run (its step a step of a failed run), and
+    # reads back as people's steps for calibrating step scores.
     assert GoldRecord.model_validate(b.model_dump()).critical_step == 6
     assert len(b.trace) == N_STEPS
+    loaded = load_cases(out.path)
+    assert loaded.errors == [] and loaded.critical == {"run-a": 2, "run-b": 6}
+    assert loaded.gold == {"run-a": "fail", "run-b": "fail"}
 
 
 def _item_of_done(store: Store, case_id: str) -> str:

@@ -1,4 +1,4 @@
-"""pass@k and pass^k on hand-worked cases (CALIBRATION.md section 6)."""
+"""pass@k and pass^k on hand-worked cases (docs/metrics.md section 6)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from calibration.bands import Grid
 from calibration.card import (
     RECORDED_SOURCE,
     Card,
+    GoldRef,
     JudgeSection,
     RubricRef,
     SelectorRef,
@@ -359,6 +360,18 @@ def _source(
     )
 
 
+def _with_gold(loaded: LoadedVerdicts, gold: str | Path | None) -> tuple[list[VerdictRow], GoldRef]:
+    """The verdict rows with the labels of the gold file ``gold`` (None: the labels the
+    verdicts carry), and the reference the card records of it."""
+    gold_text = None if gold is None else str(gold)
+    return attach_gold(
+        loaded.rows,
+        load_gold(gold_text) if gold_text else None,
+        source=str(loaded.path),
+        gold_label=gold_text,
+    )
+
+
 def plan_labels_for_card(
     *,
     db: str | Path | None = None,
@@ -447,13 +460,7 @@ def calibrate(
     if options.grid is not None:
         Grid.parse(options.grid)  # an unknown grid is an InputError now, before any verdict is read
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, selector))
-    gold_text = None if gold is None else str(gold)
-    rows, gold_ref = attach_gold(
-        loaded.rows,
-        load_gold(gold_text) if gold_text else None,
-        source=str(loaded.path),
-        gold_label=gold_text,
-    )
+    rows, gold_ref = _with_gold(loaded, gold)
     card_plan = load_plan(plan) if plan is not None else None
     result = calibrate_rows(
         rows, gold=gold_ref, judge=binder(loaded), options=options, plan=card_plan
@@ -481,13 +488,7 @@ def compare_judges(
     items against ``gold``; write the HTML page and the full study as JSON when asked."""
     options = options or CompareOptions()
     loaded = load_verdicts(_source(db, judgments, recorded, rubric, None))
-    gold_text = None if gold is None else str(gold)
-    rows, _ = attach_gold(
-        loaded.rows,
-        load_gold(gold_text) if gold_text else None,
-        source=str(loaded.path),
-        gold_label=gold_text,
-    )
+    rows, _ = _with_gold(loaded, gold)
     study = compare_rows(rows, options)
     if html:
         Path(html).write_text(study.to_html(), encoding="utf-8")

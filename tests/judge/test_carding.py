@@ -1,4 +1,4 @@
-"""judge/calibrating.py: the judge store read on the judge side, and calibration's layering."""
+"""judge/carding.py: the judge store read on the judge side, and calibration's layering."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.calibrating import VerdictSource, load_store_rows, load_verdicts
+from judge.carding import VerdictSource, load_store_rows, load_verdicts
 from judge.errors import InputError
 from judge.store import Store
 from tests.calibration.test_inputs import _judgments, judgment
