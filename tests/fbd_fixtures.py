@@ -74,7 +74,8 @@ def fbd_report(step: str | None, verdict: str = "located") -> str:
     )
 
 
-def _answer(request: dict[str, Any]) -> Reply:
+def fbd_answer(request: dict[str, Any]) -> Reply:
+    """The scripted judge's answer to a diagnosing request (``ANSWERS``)."""
     prompt = str(request["messages"][1]["content"])
     case_id = next(c for c in ANSWERS if f"({c})" in prompt)
     said = ANSWERS[case_id]
@@ -87,6 +88,6 @@ def _answer(request: dict[str, Any]) -> Reply:
 
 def diagnose_runs(db: Path, case_ids: tuple[str, ...] = tuple(ANSWERS)) -> DiagnosisResult:
     """Diagnose the runs ``case_ids`` into the store ``db`` (a second call is served from it)."""
-    with LoopbackServer(_answer) as server, judge.open_store(db) as store:
+    with LoopbackServer(fbd_answer) as server, judge.open_store(db) as store:
         options = judge.JudgeOptions(api_base=server.api_base, max_attempts=1)
         return diagnose(store, [fbd_run(c) for c in case_ids], models=[MODEL], options=options)

@@ -441,3 +441,50 @@ def test_the_checks_proposals_are_marked_on_their_steps() -> None:
     # No judgment: no report, its status said; nothing picked.
     assert view.judge_status == "infra_error" and view.selected is None
     assert fbd_view(item, case, [], blind=True).checks == []
+
+
+def test_diagnose_review_label_and_export_from_the_command_line(tmp_path: Path) -> None:
+    import json
+
+    from judge.cli import cli
+    from judge.testing.loopback import LoopbackServer
+    from tests.fbd_fixtures import ANSWERS, fbd_answer
+
+    cases = tmp_path / "runs.jsonl"
+    cases.write_text(
+        "".join(fbd_run(c).model_dump_json() + "\n" for c in ANSWERS), encoding="utf-8"
+    )
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["diagnose", str(cases), "--db", db, "--unlocated-only"])
+    assert refused.exit_code == 2 and "--unlocated-only goes with --review" in refused.output
+    with LoopbackServer(fbd_answer) as server:
+        base = ["diagnose", str(cases), "--model", MODEL, "--api-base", server.api_base]
+        base += ["--db", db, "--format", "jsonl", "--quiet"]
+        out = runner.invoke(cli, [*base, "--review"])
+        assert out.exit_code == 3, out.output  # run-d's diagnosis failed (a parse error)
+        assert "review: 3 run(s) in the queue, 3 new" in out.stderr
+        assert "not queued run-d: its diagnosis failed (parse_error)" in out.stderr
+        with Store(tmp_path / "cli.db") as store:
+            item = _item_of(store, "run-b")
+        labelled = runner.invoke(
+            cli,
+            ["review", "label", item, "--label", "located", "--step", "5", "--reviewer", "ann"]
+            + ["--db", db],
+        )
+        assert labelled.exit_code == 0 and "done -> located step 5" in labelled.output
+        again = runner.invoke(cli, base)
+    lines = {x["case_id"]: x for x in map(json.loads, again.stdout.splitlines())}
+    assert (lines["run-b"]["fbd_status"], lines["run-b"]["confirmed_step"]) == ("confirmed", 5)
+    assert lines["run-b"]["step_index"] == 4 and lines["run-b"]["review_item"] == item
+    assert lines["run-a"]["fbd_status"] == "tentative"
+    gold = tmp_path / "gold.jsonl"
+    exported = runner.invoke(cli, ["gold", "export", "--out", str(gold), "--db", db])
+    assert exported.exit_code == 0, exported.output
+    (record,) = load_gold(gold)
+    assert (record.id, record.gold, record.critical_step, record.critical_agent) == (
+        "run-b",
+        "fail",
+        5,
+        ROLES[5],
+    )
