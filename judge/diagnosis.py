@@ -13,6 +13,14 @@ reason; a record with no label is diagnosed unless the store holds a ``pass`` ve
 no ``fail`` one. A run with no steps is skipped with its reason. Every first bad decision is
 ``tentative``: only a person's confirmation on the review page or a recorded replay confirms it
 (:func:`fbd_status`).
+
+Confirmation is read from the store each time a diagnosis is built: a diagnosis answers one
+review item of kind ``fbd`` (:func:`review_item_id`: its run, judge and rubric; queued by
+``judge.review.queue_diagnoses``), and it is ``confirmed`` only when that item is done with a
+person's critical step (:func:`confirmed_step`): the judge's step when the person confirmed it,
+the person's when they moved it (then the judge's was wrong). Nothing else confirms a
+diagnosis: not an open or disagreeing item, not "no single step" or "cannot determine", not a
+gold file's step, not another judge's item or a pass/fail review of the same run.
 """
 
 from __future__ import annotations
@@ -38,13 +46,13 @@ from calibration.fbd import (
 from calibration.options import DEFAULT_VALID_DAYS
 from judge import kinds
 from judge.cases import load_cases
-from judge.digests import bytes_digest
+from judge.digests import bytes_digest, short_hash
 from judge.errors import InputError, RubricError
 from judge.judging import JudgeOptions, Outcome, RunSummary, Step, judge_cases
 from judge.rubrics import Rubric, load_rubric
 from judge.steps import candidate_steps
 from judge.store import Store
-from judge.types import Case, Diagnosis, FbdStatus, Judgment, Status
+from judge.types import Case, Diagnosis, FbdStatus, Judgment, ReviewItem, Status
 
 #: The diagnosing rubric, pinned (a new version never changes diagnoses silently).
 DEFAULT_FBD_RUBRIC = "first-bad-decision@1"
@@ -78,6 +86,13 @@ class RunDiagnosis:
     fbd_status: FbdStatus = "tentative"
     #: The steps the deterministic checks proposed (recomputed from the stored case).
     proposed: list[dict[str, Any]] = field(default_factory=list)
+    #: The diagnosing rubric (id@version of the judgments).
+    rubric: str = DEFAULT_FBD_RUBRIC
+    #: The review item that answers this diagnosis, when one is queued.
+    review_item: str | None = None
+    #: The critical step a person confirmed (the judge's step, or the one they moved it to);
+    #: set only when ``fbd_status`` is confirmed.
+    confirmed_step: int | None = None
 
     @property
     def critical_step(self) -> str | None:
@@ -86,6 +101,12 @@ class RunDiagnosis:
     @property
     def step_index(self) -> int | None:
         return self.report.step_index if self.report else None
+
+    @property
+    def located(self) -> bool:
+        """The certified step set is a single step (still tentative until a person confirms
+        it); False without a card."""
+        return self.status == "ok" and self.step_set is not None and len(self.step_set) == 1
 
     def as_json(self) -> dict[str, Any]:
         """The machine form, one line per run (``judge diagnose --format jsonl``)."""
@@ -99,6 +120,8 @@ class RunDiagnosis:
             "violated_invariant": self.report.violated_invariant if self.report else None,
             "owner": self.report.owner if self.report else None,
             "fbd_status": self.fbd_status,
+            "confirmed_step": self.confirmed_step,
+            "review_item": self.review_item,
             "n_steps": self.n_steps,
             "samples": self.samples,
             "step_scores": {str(j): round(s, 6) for j, s in enumerate(self.step_scores) if s},
@@ -107,16 +130,22 @@ class RunDiagnosis:
     def as_report(self) -> dict[str, Any]:
         """The human form practitioners use (YAML per run)."""
         r = self.report
+
+        def step(index: int | None) -> str | None:
+            return None if index is None or index < 0 else f"step {index} (E{index + 1})"
+
+        confirmed = (
+            {"confirmed_step": step(self.confirmed_step)} if self.confirmed_step is not None else {}
+        )
         if r is None:
             return {
                 "failure_id": self.case_id,
                 "status": self.status,
                 "critical_step": None,
                 "reason": self.error or self.rationale or "no step named",
+                "fbd_status": self.fbd_status,
+                **confirmed,
             }
-
-        def step(index: int | None) -> str | None:
-            return None if index is None or index < 0 else f"step {index} (E{index + 1})"
 
         return {
             "failure_id": self.case_id,
@@ -142,6 +171,7 @@ class RunDiagnosis:
             "step_set": self.step_set,
             "checks": self.proposed,
             "fbd_status": self.fbd_status,
+            **confirmed,
         }
 
 
@@ -152,6 +182,8 @@ class DiagnosisResult:
     runs: list[RunDiagnosis]
     skipped: list[Skipped]
     summary: RunSummary | None
+    #: The digest of the step card that gave the runs their step sets, if one did.
+    card_digest: str | None = None
 
     def step_runs(self, gold: Mapping[str, int | None] | None = None) -> list[StepRun]:
         """The runs as step scores (``calibration.fbd``), with people's steps when given."""
@@ -233,7 +265,42 @@ def fbd_status(confirmed: bool) -> FbdStatus:
     return "confirmed" if confirmed else "tentative"
 
 
-def _row(case: Case, model: str, judgments: list[Judgment], card: StepCard | None) -> RunDiagnosis:
+# --- Confirmation by people (the review queue's fbd items) ------------------------------------
+
+
+def review_item_id(case_id: str, model: str, rubric: str) -> str:
+    """The id of the review item that answers the diagnosis of run ``case_id`` by ``model``
+    with ``rubric`` (id@version): one item per diagnosis, however often it is queued."""
+    return "f-" + short_hash(f"{case_id}\n{model}\n{rubric}")
+
+
+def confirmed_step(item: ReviewItem) -> int | None:
+    """The critical step people settled on in a finished ``fbd`` item (None while it is open
+    or awaits adjudication, and when they said "no single step" or "cannot determine")."""
+    if item.kind != "fbd" or item.status != "done" or item.final_label != "located":
+        return None
+    return item.final_step
+
+
+def with_reviews(store: Store, runs: list[RunDiagnosis]) -> list[RunDiagnosis]:
+    """``runs`` with what people said in their review items: the item of each (when queued),
+    and ``fbd_status`` confirmed with the person's step when the item confirms one; every other
+    run stays tentative."""
+    items = {i.id: i for i in store.fbd_items([r.case_id for r in runs])}
+    for run in runs:
+        item = items.get(review_item_id(run.case_id, run.model, run.rubric))
+        run.review_item = item.id if item else None
+        step = confirmed_step(item) if item else None
+        run.confirmed_step = step
+        run.fbd_status = fbd_status(step is not None)
+    return runs
+
+
+def run_diagnosis(
+    case: Case, model: str, judgments: list[Judgment], card: StepCard | None = None
+) -> RunDiagnosis:
+    """One run's diagnosis by one judge from its stored judgments (all samples), with its
+    step set when ``card`` is given; tentative (:func:`with_reviews` reads confirmations)."""
     judgments = sorted(judgments, key=lambda j: j.provenance.sample)
     answered = [j for j in judgments if j.status in ("ok", "abstain")]
     n_steps = len(case.trace)
@@ -268,9 +335,11 @@ def _row(case: Case, model: str, judgments: list[Judgment], card: StepCard | Non
             step_run(case.id, model, n_steps, dict(enumerate(scores)), None),
             card.policy.threshold,
         )
+    p = judgments[0].provenance if judgments else None
     return RunDiagnosis(
         case_id=case.id,
         model=model,
+        rubric=f"{p.rubric_id}@{p.rubric_version}" if p else DEFAULT_FBD_RUBRIC,
         n_steps=n_steps,
         status=status,
         samples=len(answered),
@@ -331,10 +400,11 @@ def diagnose(
         for model in models:
             judgments = by_run.get((case.id, model), [])
             if judgments:
-                rows.append(_row(case, model, judgments, card))
+                rows.append(run_diagnosis(case, model, judgments, card))
     for step, err in summary.errors:
         skipped.append(Skipped(step.case.id, str(err)))
-    return DiagnosisResult(rows, skipped, summary)
+    digest = (card.card_digest or card.computed_digest()) if card is not None else None
+    return DiagnosisResult(with_reviews(store, rows), skipped, summary, digest)
 
 
 # --- Calibration and routing of step scores ---------------------------------------------------
@@ -353,8 +423,8 @@ def stored_diagnoses(
             if j.provenance.rubric_digest == chosen.digest and j.provenance.masked_from is None
         ]
         if judgments:
-            rows.append(_row(case, model, judgments, None))
-    return rows
+            rows.append(run_diagnosis(case, model, judgments))
+    return with_reviews(store, rows)
 
 
 def step_card(

@@ -27,6 +27,9 @@ CaseKind = Literal["agent_run", "pairwise"]
 #: What a calibration card decided for one (case, judge).
 Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
 ReviewStatus = Literal["open", "adjudicate", "done"]
+#: What a review item asks: a verdict's label (its scoring kind), or a failed run's first bad
+#: decision (``fbd``: the reviewer names the critical step).
+ReviewKind = Literal["binary", "pairwise", "fbd"]
 #: The role of an API key (what it may do; the route table is judge/api/roles.py): ``admin``
 #: (keys, cards, routing, gold export, every job), ``client`` (submits and reads its own jobs and
 #: judgments), ``reviewer`` and ``adjudicator`` (the review queue and page only).
@@ -322,7 +325,7 @@ class ReviewItem(Strict):
     case_id: str
     model: str | None
     rubric_id: str | None
-    kind: ScoringKind
+    kind: ReviewKind
     reason: str
     detail: str | None
     audit: bool
@@ -338,6 +341,13 @@ class ReviewItem(Strict):
     closed_at: datetime | None
     #: Labels given so far by reviewers (adjudication not counted).
     n_labels: int = 0
+    #: An ``fbd`` item answers a diagnosis, not a routing decision: the judgments it answers,
+    #: the step the judge proposed, the step set a card certified (when one did), and the step
+    #: people settled on (0-based steps of the run's trace). Empty on other kinds.
+    judgment_ids: list[str] = Field(default_factory=list)
+    proposed_step: int | None = None
+    step_set: list[int] | None = None
+    final_step: int | None = None
 
 
 class ReviewLabel(Strict):
@@ -350,6 +360,8 @@ class ReviewLabel(Strict):
     label: str
     note: str
     created_at: datetime
+    #: The critical step a label on an ``fbd`` item names (0-based; only with ``located``).
+    step: int | None = None
 
 
 class CardRecord(Strict):

@@ -14,10 +14,11 @@ from rich.table import Table
 import judge
 import judge.diagnosis
 import judge.providers
+import judge.review
 import judge.store
 from calibration.fbd import load_step_card
 from judge.commands.judging_options import judging_options
-from judge.commands.options import db_option
+from judge.commands.options import db_option, double_fraction_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MODEL
 from judge.errors import InputError
@@ -56,6 +57,20 @@ FORMATS = ("table", "jsonl", "yaml")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the runs here (JSONL).")
 @click.option("--limit", type=int, help="Diagnose only the first N failed runs.")
+@click.option(
+    "--review",
+    "queue_review",
+    is_flag=True,
+    help="Queue every diagnosed run for review (judge serve's page): a person confirms the "
+    "critical step, moves it or says there is none; only that confirms a diagnosis.",
+)
+@click.option(
+    "--unlocated-only",
+    is_flag=True,
+    help="With --review: leave out the located runs (step set of one step), which are "
+    "otherwise queued after the others.",
+)
+@double_fraction_option()
 @judging_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def diagnose(
@@ -67,6 +82,9 @@ def diagnose(
     fmt: str,
     out: str | None,
     limit: int | None,
+    queue_review: bool,
+    unlocated_only: bool,
+    double_fraction: float,
     quiet: bool,
     options: judge.JudgeOptions,
 ) -> None:
@@ -74,10 +92,14 @@ def diagnose(
     or, with no INPUT, of the runs in the store that a judge found failed.
 
     Runs labelled pass are skipped, with the reason. Every diagnosis is tentative until a
-    person confirms it. Repeated --samples give each run step scores; with --card, the step
-    set certified to hold people's critical step. Exit code 0: all diagnosed; 1: invalid input
-    records; 3: some diagnoses failed (provider or parse failure, stored with that status).
+    person confirms it on the review page (--review queues the runs there; a confirmed one
+    shows as confirmed here). Repeated --samples give each run step scores; with --card, the
+    step set certified to hold people's critical step. Exit code 0: all diagnosed; 1: invalid
+    input records; 3: some diagnoses failed (provider or parse failure, stored with that
+    status).
     """
+    if unlocated_only and not queue_review:
+        raise click.UsageError("--unlocated-only goes with --review")
     rubric = judge.load_rubric(rubric_ref)
     judge.providers.check_models(models, api_base=options.api_base, router=options.router)
     step_card = load_step_card(card) if card else None
@@ -104,8 +126,19 @@ def diagnose(
                 on_start=shown.on_start,
                 on_done=shown.on_done,
             )
+        queued = (
+            judge.review.queue_diagnoses(
+                store, result, unlocated_only=unlocated_only, double_fraction=double_fraction
+            )
+            if queue_review
+            else None
+        )
     for skipped in result.skipped:
         click.echo(f"skipped {skipped.case_id}: {skipped.reason}", err=True)
+    if queued is not None:
+        for left in queued.skipped:
+            click.echo(f"not queued {left.case_id}: {left.reason}", err=True)
+        click.echo(f"review: {len(queued.items)} run(s) in the queue, {queued.new} new", err=True)
     if fmt == "jsonl":
         for run in result.runs:
             click.echo(json.dumps(run.as_json()))
@@ -138,11 +171,15 @@ def _table(result: judge.diagnosis.DiagnosisResult) -> None:
         invariant = (r.report.violated_invariant or "-") if r.report else "-"
         owner = (r.report.owner or "-") if r.report else "-"
         sets = "-" if r.step_set is None else ",".join(map(str, r.step_set)) or "(empty)"
-        table.add_row(r.case_id, r.status, step, invariant, owner, sets, r.fbd_status)
+        fbd: str = r.fbd_status
+        if r.confirmed_step is not None and r.confirmed_step != r.step_index:
+            fbd += f" (moved to step {r.confirmed_step})"
+        table.add_row(r.case_id, r.status, step, invariant, owner, sets, fbd)
     console = Console()
     console.print(table)
     located = sum(1 for r in result.runs if r.step_index is not None)
+    confirmed = sum(1 for r in result.runs if r.fbd_status == "confirmed")
     console.print(
         f"{len(result.runs)} diagnosed, {located} with a critical step, "
-        f"{len(result.skipped)} skipped; every one tentative until confirmed"
+        f"{len(result.skipped)} skipped, {confirmed} confirmed by a person; the rest tentative"
     )

@@ -19,7 +19,7 @@ import judge.store
 from calibration.card import load_card
 from calibration.fbd import is_step_card_file, load_step_card
 from judge.commands.judging_options import some_judging_options
-from judge.commands.options import db_option
+from judge.commands.options import db_option, double_fraction_option
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
@@ -48,13 +48,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Share of automatic decisions also sent to review (seeded, per item).",
 )
-@click.option(
-    "--double-fraction",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of review items that need two independent labels.",
-)
+@double_fraction_option()
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--blind", is_flag=True, help="Queue items for blind review.")
 @click.option(
