@@ -27,6 +27,9 @@ from judge.errors import InputError
 CALIBRATORS = ("none", "platt", "isotonic")
 #: ``--kind fbd`` without --rubric: judge.diagnosis.DEFAULT_FBD_RUBRIC (held equal by a test).
 FBD_RUBRIC = "first-bad-decision@1"
+#: ``--kind`` choices beyond the verdict kinds of CalibrationOptions: step scores (a
+#: first-bad-decision card, judge.diagnosis.calibrate_steps).
+STEP_KINDS = ("fbd",)
 
 
 def parse_costs(costs: Sequence[str]) -> dict[str, float]:
@@ -75,7 +78,7 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @click.option("--selector", help="Only judgments made with this evidence selector version.")
 @calibration_option(
     "kind",
-    type=click.Choice([*get_args(Kind), "fbd"]),
+    type=click.Choice([*get_args(Kind), *STEP_KINDS]),
     help="Rubric kind; default: from the labels. fbd: a first-bad-decision card from step "
     "scores (--recorded, or --db with --gold and --judge); its step set misses people's "
     "critical step with probability at most --alpha-accept.",
