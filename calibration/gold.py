@@ -21,9 +21,12 @@ from typing import Any, Literal
 
 from pydantic import (
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
+    model_validator,
 )
 
 from judge.base import Strict
@@ -108,6 +111,34 @@ class GoldRecord(Strict):
     slices: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
     lineage: Lineage | None = None
+    #: A failed run's first bad decision as people labelled it: the 0-based index of the step
+    #: in ``trace``, and the agent that took it (multi-agent runs). Written only when set.
+    critical_step: int | None = Field(default=None, ge=0)
+    critical_agent: str | None = None
+
+    @model_validator(mode="after")
+    def _critical_step_is_a_step_of_a_failed_run(self) -> GoldRecord:
+        if self.critical_step is None:
+            return self
+        if self.gold != "fail":
+            raise ValueError(
+                f"critical_step labels a failed run; this record's gold is {self.gold}"
+            )
+        if self.critical_step >= len(self.trace):
+            raise ValueError(
+                f"critical_step {self.critical_step} is out of range: the run has "
+                f"{len(self.trace)} steps (0-{len(self.trace) - 1})"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_unset_critical(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in ("critical_step", "critical_agent"):
+                if data.get(name, 0) is None:
+                    del data[name]
+        return data
 
     @field_validator("candidates")
     @classmethod

@@ -35,6 +35,7 @@ from judge.carding import CalibrationRun as CalibrationRun
 from judge.carding import calibrate as calibrate
 from judge.carding import compare_judges as compare_judges
 from judge.carding import plan_labels_for_card as plan_labels_for_card
+from judge.diagnosis import calibrate_steps as calibrate_steps
 
 # Probing a judge: perturbations of gold cases whose right answer is known (judge.probes has
 # the options, the report and the drift checks on an anchor set).

@@ -21,7 +21,15 @@ from judge.safety.redact import with_safe_id
 from judge.types import Case
 
 #: Fields of the gold-set format that are labels or provenance, not part of what is judged.
-GOLD_ONLY_FIELDS = ("source", "license", "gold", "gold_source", "lineage")
+GOLD_ONLY_FIELDS = (
+    "source",
+    "license",
+    "gold",
+    "gold_source",
+    "lineage",
+    "critical_step",
+    "critical_agent",
+)
 #: Records nested deeper than this are refused: no case needs it, and storing or sending one
 #: would fail later, in the middle of a batch (tests/test_bad_input.py).
 MAX_DEPTH = 100
@@ -44,6 +52,8 @@ class LoadedCases:
     cases: list[Case] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     gold: dict[str, str] = field(default_factory=dict)
+    #: People's critical step of a failed run (0-based step of its trace), where labelled.
+    critical: dict[str, int] = field(default_factory=dict)
 
 
 def case_data(record: dict[str, Any]) -> dict[str, Any]:
@@ -223,10 +233,26 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
         if again is not None:
             out.errors.append(again)
             continue
+        step = obj.get("critical_step")
+        if step is not None and not (
+            isinstance(step, int) and not isinstance(step, bool) and 0 <= step < len(case.trace)
+        ):
+            out.errors.append(
+                InputError(
+                    f"critical_step {step!r} is not a step of this run: a 0-based index below "
+                    f"its {len(case.trace)} trace turns",
+                    file=str(path),
+                    line=number,
+                    field="critical_step",
+                )
+            )
+            continue
         seen[case.id] = number
         out.cases.append(case)
         if gold is not None:
             out.gold[case.id] = gold
+        if step is not None:
+            out.critical[case.id] = step
     if records == 0:
         out.errors.append(
             InputError(

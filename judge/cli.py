@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "db": "judge.commands.db:db",
     "probe": "judge.commands.probe:probe",
     "drift": "judge.commands.drift:drift",
+    "diagnose": "judge.commands.diagnose:diagnose",
 }
 
 
@@ -87,6 +88,7 @@ _SUMMARIES = {
     "keys": "Create, list and revoke API keys (stored hashed).",
     "review": "Review queue, labels, agreement, card audits and gold export.",
     "db": "Migrate a store, or copy it to another database (SQLite <-> PostgreSQL).",
+    "diagnose": "Name the first bad decision of each failed run (tentative until confirmed).",
 }
 
 

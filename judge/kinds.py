@@ -1,11 +1,14 @@
 """The registry of rubric kinds: everything that differs between a pass/fail rubric and a
 pairwise one, in one table instead of branches spread over the code.
 
-A *rubric kind* (``binary``, ``pairwise``, ``multi-criterion``) says what a rubric asks; its
-*scoring kind* (``binary`` or ``pairwise``) says how its verdicts are scored, calibrated, routed
-and reviewed (a multi-criterion rubric ends in pass or fail, so it scores as ``binary``); its
-*case kind* (``agent_run`` or ``pairwise``) says which cases it judges. Calibration, routing,
-review and gold export all read their labels from here.
+A *rubric kind* (``binary``, ``pairwise``, ``multi-criterion``, ``fbd``) says what a rubric asks;
+its *scoring kind* (``binary`` or ``pairwise``) says how its verdicts are scored, calibrated,
+routed and reviewed (a multi-criterion rubric ends in pass or fail, so it scores as ``binary``);
+its *case kind* (``agent_run`` or ``pairwise``) says which cases it judges. Calibration, routing,
+review and gold export all read their labels from here. An ``fbd`` rubric (first bad decision)
+locates the critical step of a failed run: it is in no scoring table (``SCORING``), so no verdict
+card, metric or run-set rate ever reads its judgments as pass or fail; its own calibration is
+``calibration.fbd``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Literal
 
 from judge.types import ABSTAIN_LABEL, CaseKind, Order, ScoringKind
 
-RubricKind = Literal["binary", "pairwise", "multi-criterion"]
+RubricKind = Literal["binary", "pairwise", "multi-criterion", "fbd"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,10 @@ class KindSpec:
     must_show: str | None = None
     #: The answer carries one verdict per criterion, and the rubric must list criteria.
     criteria: bool = False
+    #: The answer is a first-bad-decision report over every step of a run (judge.steps): the
+    #: evidence is the numbered steps, never a selection, and verdicts are not scored as pass or
+    #: fail (the kind is in no scoring table).
+    steps: bool = False
 
     @property
     def allowed(self) -> frozenset[str]:
@@ -106,6 +113,19 @@ KINDS: Mapping[str, KindSpec] = MappingProxyType(
             must_show="candidates",
         ),
         "multi-criterion": replace(_BINARY, name="multi-criterion", criteria=True),
+        "fbd": KindSpec(
+            name="fbd",
+            scoring="binary",
+            case_kind="agent_run",
+            labels=("located", "no_single_step"),
+            required=frozenset({"located", "no_single_step"}),
+            positive="located",
+            negative="no_single_step",
+            half=None,
+            votes=MappingProxyType({"located": 1.0, "no_single_step": 0.0}),
+            visible=("task", "trace"),
+            steps=True,
+        ),
     }
 )
 

@@ -39,7 +39,20 @@ from judge.digests import bytes_digest
 from judge.errors import RubricError
 from judge.evidence import EvidenceSet, check_citations
 from judge.kinds import RubricKind
-from judge.types import ABSTAIN_LABEL, Case, CriterionVerdict, EvidenceItem, Order, Strict, Verdict
+from judge.steps import candidate_steps, step_of
+from judge.types import (
+    ABSTAIN_LABEL,
+    OWNERS,
+    CandidateVerdict,
+    Case,
+    CriterionVerdict,
+    Diagnosis,
+    EvidenceItem,
+    Order,
+    StepClaim,
+    Strict,
+    Verdict,
+)
 
 #: The rubrics shipped with the project; override with $JUDGE_RUBRICS_DIR or ``root=``.
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
@@ -69,6 +82,13 @@ class CriterionSpec(Strict):
     weight: float = Field(default=1.0, ge=0.0)
 
 
+class InvariantSpec(Strict):
+    """One invariant of an ``fbd`` rubric's catalogue: what a run must not break."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    statement: str = Field(min_length=1)
+
+
 class RubricSpec(Strict):
     """The validated content of a ``rubric.yaml``."""
 
@@ -90,6 +110,9 @@ class RubricSpec(Strict):
     variants: list[str] = Field(default_factory=list)
     #: The most evidence ids one answer may cite (a cap keeps small models from listing all).
     max_citations: int = Field(default=MAX_CITATIONS, ge=1, le=MAX_CITATIONS)
+    #: An ``fbd`` rubric's invariant catalogue (versioned with the rubric); a judge names one of
+    #: these ids, or ``other``, as the invariant the critical step broke.
+    invariants: list[InvariantSpec] = Field(default_factory=list)
 
     @field_validator("labels")
     @classmethod
@@ -121,6 +144,10 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
         )
     if rule.criteria and not spec.criteria:
         raise RubricError(f"{file}: field 'criteria': a {spec.kind} rubric needs criteria")
+    if rule.steps and not spec.invariants:
+        raise RubricError(f"{file}: field 'invariants': a {spec.kind} rubric needs a catalogue")
+    if spec.invariants and not rule.steps:
+        raise RubricError(f"{file}: field 'invariants': only an fbd rubric has invariants")
     if rule.must_show is not None and rule.must_show not in spec.evidence_visible:
         raise RubricError(
             f"{file}: field 'evidence_visible': a {spec.kind} rubric must show '{rule.must_show}'"
@@ -446,6 +473,8 @@ class Rubric:
             "criterion_labels": list(CRITERION_LABELS),
             "rationale_max_chars": RATIONALE_MAX_CHARS,
             "max_citations": self.spec.max_citations,
+            "invariants": [i.model_dump() for i in self.spec.invariants],
+            "owners": list(OWNERS),
         }
 
     @property
@@ -506,15 +535,25 @@ class Rubric:
                 view = _item_view(by_source[f"candidate:{canonical}"], f"response-{label_shown}")
                 candidates.append({"label": label_shown, "item": view})
         rest = [_item_view(i) for i in evidence.items if i.kind not in ("task", "candidate")]
-        return {
+        context: dict[str, Any] = {
             "task": _item_view(task) if task is not None else None,
             "candidates": candidates,
             "evidence": rest,
             "n_dropped": len(evidence.dropped),
         }
+        if kinds.kind(self.kind).steps:
+            # What the checks propose (written by the checks, with no text of the run).
+            context["checks"] = [
+                {"id": f"E{c.step + 1}", "invariant": c.invariant, "reason": c.reason}
+                for c in candidate_steps(case.trace)
+            ]
+        return context
 
     def answer_model(self) -> type[BaseModel]:
         """The structured answer a judge must return (``verdict`` is the first key)."""
+        if kinds.kind(self.kind).steps:
+            invariants = tuple(i.id for i in self.spec.invariants)
+            return _diagnosis_model(self.ref, tuple(self.all_labels), invariants)
         with_criteria = kinds.kind(self.kind).criteria
         criteria = tuple(c.id for c in self.spec.criteria) if with_criteria else ()
         return _answer_model(self.ref, tuple(self.all_labels), criteria, self.spec.max_citations)
@@ -537,6 +576,8 @@ class Rubric:
         data = answer.model_dump()
         if "verdict" not in data:
             raise RubricError(f"rubric {self.ref}: the answer has no verdict: {data!r}")
+        if kinds.kind(self.kind).steps:
+            return _diagnosis_verdict(data, shown_ids, label_probs)
         label_shown = str(data["verdict"])
         spec = kinds.kind(self.kind)
         swap = order == "BA" and bool(spec.swap)
@@ -672,3 +713,186 @@ def _check_each_once(answers: list[Any], expected: tuple[str, ...]) -> list[Any]
             f"answer every criterion exactly once; missing {missing}, repeated {repeated}"
         )
     return answers
+
+
+# ---------------------------------------------------------------------------------------------
+# First-bad-decision answers (``fbd`` rubrics).
+
+#: The longest free text kept in a diagnosis field (longer is cut, never a failed judgment).
+DIAGNOSIS_TEXT_MAX = 400
+CONFIDENCES = ("low", "medium", "high")
+CHECK_ANSWERS = ("confirmed", "rejected")
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > DIAGNOSIS_TEXT_MAX:
+        return value[: DIAGNOSIS_TEXT_MAX - 1].rstrip() + "…"
+    return value
+
+
+def _text(description: str) -> Any:
+    return (str, Field(default="", description=description))
+
+
+@lru_cache(maxsize=32)
+def _diagnosis_model(
+    ref: str, labels: tuple[str, ...], invariants: tuple[str, ...]
+) -> type[BaseModel]:
+    """The answer of an ``fbd`` rubric; field order is the order a judge writes them."""
+    cut = {"cut_text": field_validator("*", mode="before")(_cut)}
+    claim: Any = create_model(
+        _model_name(ref, "Claim"),
+        __base__=Strict,
+        __validators__=cut,
+        id=(str, Field(description="A step id, e.g. E4.")),
+        claim=_text("One line: what that step showed the agent."),
+    )
+    link: Any = create_model(
+        _model_name(ref, "Link"),
+        __base__=Strict,
+        __validators__=cut,
+        id=(str, Field(description="A step id.")),
+        did=_text("One line: what the step did."),
+    )
+    symptom: Any = create_model(
+        _model_name(ref, "Symptom"),
+        __base__=Strict,
+        __validators__=cut,
+        id=(str | None, Field(default=None, description="The step where the failure showed.")),
+        description=_text("What was finally seen."),
+    )
+    check: Any = create_model(
+        _model_name(ref, "Check"),
+        __base__=Strict,
+        id=(str, Field(description="The step id a check proposed.")),
+        verdict=(_literal(CHECK_ANSWERS), Field(description="confirmed or rejected.")),
+    )
+    fields: dict[str, Any] = {
+        "verdict": (_literal(labels), Field(description=f"One of {', '.join(labels)}.")),
+        # Required (null allowed): a grammar-constrained model must write the key, not skip
+        # it; the step is the point of the answer.
+        "critical_step": (
+            str | None,
+            Field(description="The step id of the first bad decision, e.g. E7, or null."),
+        ),
+        "evidence": (
+            list[str],
+            Field(max_length=MAX_CITATIONS, description="Ids of the steps this rests on."),
+        ),
+        "decision": _text("One line: the decision taken at the critical step."),
+        "information_available": (list[claim], Field(default_factory=list, max_length=8)),
+        "violated_invariant": (
+            _literal((*invariants, "other")) | None,
+            Field(default=None, description=f"One of {', '.join(invariants)}, or other."),
+        ),
+        "invariant_note": _text("With other: the invariant, in one line."),
+        "symptom": (symptom | None, Field(default=None)),
+        "causal_chain": (list[link], Field(default_factory=list, max_length=10)),
+        "counterfactual": _text("The smallest other action at the critical step."),
+        "recoverable_at_step": (str | None, Field(default=None)),
+        "owner": (_literal(OWNERS) | None, Field(default=None)),
+        "confidence": (_literal(CONFIDENCES) | None, Field(default=None)),
+        "minimal_fix": _text("The smallest change that would prevent it."),
+        "checks": (list[check], Field(default_factory=list, max_length=8)),
+        "rationale": (
+            str,
+            Field(max_length=RATIONALE_MAX_CHARS, description="One or two sentences: why."),
+        ),
+    }
+    validators = {
+        "short_rationale": field_validator("rationale", mode="before")(_truncate_rationale),
+        **cut,
+    }
+    model: type[BaseModel] = create_model(
+        _model_name(ref, "Diagnosis"), __base__=Strict, __validators__=validators, **fields
+    )
+    return model
+
+
+def _step_claim(raw: Any, shown: set[str], text_key: str, bad: list[str]) -> StepClaim | None:
+    """A cited step as a claim (None, with the id in ``bad``, when it names no shown step)."""
+    if not isinstance(raw, Mapping) or raw.get("id") is None:
+        return None
+    ids, wrong = check_citations([str(raw["id"])], list(shown))
+    step = step_of(ids[0]) if ids else None
+    if step is None:
+        bad.extend(w for w in [*wrong, *ids] if w not in bad)
+        return None
+    return StepClaim(step=step, id=ids[0], text=str(raw.get(text_key) or ""))
+
+
+def _step_index(raw: Any, shown: set[str], bad: list[str]) -> tuple[str | None, int | None]:
+    if raw is None:
+        return None, None
+    claim = _step_claim({"id": raw}, shown, "", bad)
+    return (claim.id, claim.step) if claim is not None else (None, None)
+
+
+def _diagnosis_verdict(
+    data: Mapping[str, Any], shown_ids: Sequence[str], label_probs: Mapping[str, float] | None
+) -> Verdict:
+    """An ``fbd`` answer as a verdict carrying its :class:`Diagnosis` in step indexes. A
+    located verdict whose critical step is no step shown cites nothing (so it is re-asked, and
+    routed to a person if it stays so)."""
+    shown = set(shown_ids)
+    bad: list[str] = []
+    label = str(data["verdict"])
+    critical, index = _step_index(data.get("critical_step"), shown, bad)
+    cited, invalid = check_citations(data.get("evidence") or [], shown_ids)
+    info = [
+        c
+        for c in (
+            _step_claim(r, shown, "claim", bad) for r in data.get("information_available") or []
+        )
+        if c is not None
+    ]
+    chain = [
+        c
+        for c in (_step_claim(r, shown, "did", bad) for r in data.get("causal_chain") or [])
+        if c is not None
+    ]
+    symptom_raw = data.get("symptom") or {}
+    symptom = _step_claim(symptom_raw, shown, "description", bad) if symptom_raw else None
+    if symptom is None and symptom_raw.get("description"):
+        symptom = StepClaim(step=-1, id="", text=str(symptom_raw["description"]))
+    _, recoverable = _step_index(data.get("recoverable_at_step"), shown, bad)
+    checks = []
+    for raw in data.get("checks") or []:
+        claim = _step_claim({"id": raw.get("id")}, shown, "", bad)
+        if claim is not None:
+            checks.append(
+                CandidateVerdict(
+                    step=claim.step, invariant="", check="", reason="", judged=raw["verdict"]
+                )
+            )
+    if critical is not None and critical not in cited:
+        cited = [critical, *cited]
+    if label == "located" and critical is None:
+        cited = []  # located, but at no step shown: re-asked, then sent to a person
+    probs = {k: float(v) for k, v in label_probs.items()} if label_probs is not None else None
+    return Verdict(
+        label=label,
+        label_shown=label,
+        label_probs=probs,
+        confidence=probs.get(label) if probs is not None else None,
+        cited=cited,
+        invalid_citations=invalid + [b for b in bad if b not in invalid],
+        rationale=str(data.get("rationale") or ""),
+        diagnosis=Diagnosis(
+            critical_step=critical,
+            step_index=index,
+            decision=str(data.get("decision") or ""),
+            symptom=symptom,
+            information_available=info,
+            violated_invariant=data.get("violated_invariant"),
+            invariant_note=str(data.get("invariant_note") or ""),
+            causal_chain=chain,
+            counterfactual=str(data.get("counterfactual") or ""),
+            recoverable_at_step=recoverable,
+            owner=data.get("owner"),
+            confidence=data.get("confidence"),
+            minimal_fix=str(data.get("minimal_fix") or ""),
+            candidates=checks,
+            invalid_steps=bad,
+        ),
+    )

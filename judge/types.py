@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from judge.base import Strict as Strict
 from judge.defaults import ScoringKind
@@ -27,6 +27,9 @@ CaseKind = Literal["agent_run", "pairwise"]
 #: What a calibration card decided for one (case, judge).
 Decision = Literal["auto_accept", "auto_reject", "auto_decide", "review"]
 ReviewStatus = Literal["open", "adjudicate", "done"]
+#: What a review item asks: a verdict's label (its scoring kind), or a failed run's first bad
+#: decision (``fbd``: the reviewer names the critical step).
+ReviewKind = Literal["binary", "pairwise", "fbd"]
 #: The role of an API key (what it may do; the route table is judge/api/roles.py): ``admin``
 #: (keys, cards, routing, gold export, every job), ``client`` (submits and reads its own jobs and
 #: judgments), ``reviewer`` and ``adjudicator`` (the review queue and page only).
@@ -112,6 +115,56 @@ class CriterionVerdict(Strict):
     rationale: str = ""
 
 
+#: Who owns a first bad decision (the component or party whose decision it was).
+Owner = Literal["model", "harness", "tool", "environment", "task", "user"]
+OWNERS: tuple[Owner, ...] = ("model", "harness", "tool", "environment", "task", "user")
+#: A first bad decision stays tentative until a person confirms it (the review page) or a
+#: recorded replay from that step recovers the run; nothing else confirms it.
+FbdStatus = Literal["tentative", "confirmed"]
+
+
+class StepClaim(Strict):
+    """One step the diagnosis rests on: its 0-based index, evidence id and what it shows."""
+
+    step: int
+    id: str
+    text: str = ""
+
+
+class CandidateVerdict(Strict):
+    """A step a deterministic check proposed, and what the judge said of it."""
+
+    step: int
+    invariant: str
+    check: str
+    reason: str
+    #: confirmed, rejected, or unjudged (the judge did not answer for it).
+    judged: Literal["confirmed", "rejected", "unjudged"] = "unjudged"
+
+
+class Diagnosis(Strict):
+    """A first-bad-decision report (an ``fbd`` rubric's answer, in step indexes)."""
+
+    #: The evidence id and 0-based step of the critical step; None when the judge named none.
+    critical_step: str | None = None
+    step_index: int | None = None
+    decision: str = ""
+    symptom: StepClaim | None = None
+    information_available: list[StepClaim] = Field(default_factory=list)
+    #: An id of the rubric's invariant catalogue, or "other" (then ``invariant_note`` says it).
+    violated_invariant: str | None = None
+    invariant_note: str = ""
+    causal_chain: list[StepClaim] = Field(default_factory=list)
+    counterfactual: str = ""
+    recoverable_at_step: int | None = None
+    owner: Owner | None = None
+    confidence: Literal["low", "medium", "high"] | None = None
+    minimal_fix: str = ""
+    candidates: list[CandidateVerdict] = Field(default_factory=list)
+    #: Cited ids that name no step shown (made up, or the task where a step was asked for).
+    invalid_steps: list[str] = Field(default_factory=list)
+
+
 class Verdict(Strict):
     """What the judge concluded, in the case's canonical frame."""
 
@@ -129,6 +182,16 @@ class Verdict(Strict):
     rationale: str = ""
     criteria: list[CriterionVerdict] = Field(default_factory=list)
     failed_hard_gates: list[str] = Field(default_factory=list)
+    #: The first-bad-decision report of an ``fbd`` rubric (written only when set, so every
+    #: other verdict is stored as before).
+    diagnosis: Diagnosis | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_diagnosis(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("diagnosis", 0) is None:
+            del data["diagnosis"]
+        return data
 
     @property
     def uncited(self) -> bool:
@@ -262,7 +325,7 @@ class ReviewItem(Strict):
     case_id: str
     model: str | None
     rubric_id: str | None
-    kind: ScoringKind
+    kind: ReviewKind
     reason: str
     detail: str | None
     audit: bool
@@ -278,6 +341,13 @@ class ReviewItem(Strict):
     closed_at: datetime | None
     #: Labels given so far by reviewers (adjudication not counted).
     n_labels: int = 0
+    #: An ``fbd`` item answers a diagnosis, not a routing decision: the judgments it answers,
+    #: the step the judge proposed, the step set a card certified (when one did), and the step
+    #: people settled on (0-based steps of the run's trace). Empty on other kinds.
+    judgment_ids: list[str] = Field(default_factory=list)
+    proposed_step: int | None = None
+    step_set: list[int] | None = None
+    final_step: int | None = None
 
 
 class ReviewLabel(Strict):
@@ -290,6 +360,8 @@ class ReviewLabel(Strict):
     label: str
     note: str
     created_at: datetime
+    #: The critical step a label on an ``fbd`` item names (0-based; only with ``located``).
+    step: int | None = None
 
 
 class CardRecord(Strict):

@@ -77,6 +77,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.traces",
             "judge.safety",
             "judge.connectors",
+            "judge.steps",
         ),
     ),
     (
@@ -90,6 +91,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.carding",
             "judge.probes",
             "judge.exchange",
+            "judge.diagnosis",
         ),
     ),
     ("library", ("judge",)),

@@ -8,7 +8,10 @@ the access middleware (key or session, role, the Origin of form posts). Every fo
 CSRF token (``judge.api.csrf``), checked before anything is done. Blind items are shown blinded
 everywhere, the queue included (no score, priority, reason or judge model), and so is every
 item of a case whose blind item still awaits the reviewer's label (``judge.review.blindness``).
-Labels given on the page are in the shown frame; the server maps them to canonical labels.
+Labels given on the page are in the shown frame; the server maps them to canonical labels. A
+first-bad-decision item shows the run's steps as a timeline; its form posts ``located`` with the
+``step`` picked on it (the judge's step, or another), ``no_single_step`` or
+``cannot_determine``.
 After a label the next page says it was saved (``?done=ITEM``: the message is built from the
 stored label, never from text in the URL).
 
@@ -67,8 +70,18 @@ _NO_LOGIN_COOKIE = (
     "when it is https)."
 )
 
-#: Keyboard shortcut of each label (shown on the buttons).
-SHORTCUTS = {"pass": "p", "fail": "f", "A": "a", "B": "b", "tie": "t", "cannot_determine": "c"}
+#: Keyboard shortcut of each label (shown on the buttons). On a first-bad-decision item, J and
+#: K also move the picked step, O opens it (static/review.js).
+SHORTCUTS = {
+    "pass": "p",
+    "fail": "f",
+    "A": "a",
+    "B": "b",
+    "tie": "t",
+    "cannot_determine": "c",
+    "located": "l",
+    "no_single_step": "s",
+}
 #: Rows of the queue page (the count above it is of the whole queue).
 QUEUE_SHOWN = 200
 LABEL_TEXT = {
@@ -78,9 +91,18 @@ LABEL_TEXT = {
     "B": "B is better",
     "tie": "Tie",
     "cannot_determine": "Cannot determine",
+    "located": "Critical step",
+    "no_single_step": "No single step",
 }
 #: The labels on the compact bar of a narrow screen (one row of buttons).
-SHORT_TEXT = {**LABEL_TEXT, "A": "A better", "B": "B better", "cannot_determine": "Can't tell"}
+SHORT_TEXT = {
+    **LABEL_TEXT,
+    "A": "A better",
+    "B": "B better",
+    "cannot_determine": "Can't tell",
+    "located": "This step",
+    "no_single_step": "No single",
+}
 #: What each label means, for a reviewer who hovers a button.
 LABEL_HELP = {
     "pass": "The run does what the task asks.",
@@ -89,6 +111,9 @@ LABEL_HELP = {
     "B": "Response B is the better one.",
     "tie": "Neither response is better.",
     "cannot_determine": "What is shown cannot decide it (counted as neither).",
+    "located": "The step picked on the timeline is the first bad decision (confirm the judge's "
+    "step, or pick another to move it).",
+    "no_single_step": "The run failed, but no single step was its first bad decision.",
 }
 
 
@@ -260,6 +285,7 @@ def queue_page(
     # A blind item shows nothing of what the judge said: no score, priority or reason; nor
     # does any item of a case whose blind item awaits this reviewer (judge.review.blindness).
     shown = [mine.shown(i) for i in mine.items[:QUEUE_SHOWN]]
+    hide_judges = config.blind or any(i.blind for i in shown)
     return render(
         "queue.html",
         who=who,
@@ -270,8 +296,12 @@ def queue_page(
         waiting=len(mine.items),
         counts=store.review_counts(),
         pairs=judge.review.agreement(store),
+        # Judges' rows name the judge model: only people's beside blind items.
+        steps=[
+            a for a in judge.review.step_agreement(store) if a.who == "people" or not hide_judges
+        ],
         # Cards name the judge model: not beside blind items.
-        cards=[] if any(i.blind for i in shown) else store.card_records(),
+        cards=[] if hide_judges else store.card_records(),
     )
 
 
@@ -295,6 +325,8 @@ def _flash(store: Store, who: Principal, done: str | None) -> str | None:
     if item is None or not given:
         return None
     shown = judge.review.to_shown(item, given[-1].label) or given[-1].label
+    if given[-1].step is not None:
+        return f"Saved: {item.case_id} labelled {LABEL_TEXT[shown].lower()} {given[-1].step}."
     return f"Saved: {item.case_id} labelled {LABEL_TEXT.get(shown, shown)}."
 
 
@@ -348,14 +380,18 @@ def label(
     A refused label shows the item again with the reason."""
     if not csrf.token_ok(token, form.get(csrf.FIELD)):
         return _item_page(store, who, config, token, item_id, _FORM_EXPIRED, 403)
+    shown = form.get("label", "")
     try:
         judge.review.add_shown_label(
             store,
             item_id,
             reviewer=who.name,
             role=who.role,
-            shown_label=form.get("label", ""),
+            shown_label=shown,
             note=form.get("note", "")[:4000],
+            # The timeline's picked step goes with "located" only (it stays picked on the form
+            # whichever button is pressed).
+            step=_picked_step(form) if shown == "located" else None,
         )
     except JudgeError as err:
         return _item_page(store, who, config, token, item_id, str(err), 409)
@@ -374,6 +410,16 @@ def page_router() -> APIRouter:
     router.add_api_route("/review/items/{item_id}", item_page, methods=["GET"])
     router.add_api_route("/review/items/{item_id}/label", label, methods=["POST"])
     return router
+
+
+def _picked_step(form: dict[str, str]) -> int | None:
+    """The step picked on a first-bad-decision item's timeline (None when none is)."""
+    picked = form.get("step", "").strip()
+    if not picked:
+        return None
+    if not picked.isdigit():
+        raise JudgeError(f"the picked step must be a step number, not {picked[:20]!r}")
+    return int(picked)
 
 
 def _can_label(view: Any, who: Principal) -> bool:

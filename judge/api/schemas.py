@@ -15,7 +15,7 @@ import judge.judging
 import judge.service
 from judge.cases import bad_value, case_data
 from judge.judging import OrdersOption
-from judge.review import ItemView, PairAgreement
+from judge.review import ItemView, PairAgreement, StepAgreement
 from judge.routing import AuditStatus
 from judge.types import (
     ApiKeyRecord,
@@ -57,6 +57,7 @@ __all__ = [
     "RouteRequest",
     "RouteResponse",
     "RoutingList",
+    "StepAgreement",
     "WhoAmI",
 ]
 
@@ -305,10 +306,13 @@ class QueueResponse(_Body):
 
 class LabelRequest(_Body):
     """A reviewer's label in the canonical frame (pass / fail / cannot_determine, or A / B /
-    tie / cannot_determine for pairwise items) with an optional note."""
+    tie / cannot_determine for pairwise items; located / no_single_step / cannot_determine for
+    first-bad-decision items, located with the critical ``step``, 0-based) with an optional
+    note."""
 
     label: str = Field(min_length=1, max_length=32)
     note: str = Field(default="", max_length=4000)
+    step: int | None = Field(default=None, ge=0)
 
 
 class LabelResponse(_Body):
@@ -325,6 +329,8 @@ class LabelList(_Body):
 
 
 class AgreementResponse(_Body):
-    """Inter-reviewer agreement per reviewer pair."""
+    """Inter-reviewer agreement per reviewer pair; on first-bad-decision items, agreement on
+    the critical step between people and of each judge with people."""
 
     pairs: list[PairAgreement]
+    steps: list[StepAgreement] = []

@@ -9,12 +9,15 @@ sklearn and matplotlib are imported only when the command runs.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from typing import get_args
 
 import click
 
 import judge
-from calibration.options import CalibrationOptions
+import judge.store
+from calibration.options import CalibrationOptions, Kind
 from judge.commands.options import calibration_option, env_db
 from judge.errors import InputError
 
@@ -22,6 +25,11 @@ from judge.errors import InputError
 #: not a Literal, and loading it would slow ``judge calibrate --help``: the choices of the other
 #: options come from their Literals; tests/judge/commands/test_options.py holds these equal).
 CALIBRATORS = ("none", "platt", "isotonic")
+#: ``--kind fbd`` without --rubric: judge.diagnosis.DEFAULT_FBD_RUBRIC (held equal by a test).
+FBD_RUBRIC = "first-bad-decision@1"
+#: ``--kind`` choices beyond the verdict kinds of CalibrationOptions: step scores (a
+#: first-bad-decision card, judge.diagnosis.calibrate_steps).
+STEP_KINDS = ("fbd",)
 
 
 def parse_costs(costs: Sequence[str]) -> dict[str, float]:
@@ -68,7 +76,13 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 )
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
 @click.option("--selector", help="Only judgments made with this evidence selector version.")
-@calibration_option("kind")
+@calibration_option(
+    "kind",
+    type=click.Choice([*get_args(Kind), *STEP_KINDS]),
+    help="Rubric kind; default: from the labels. fbd: a first-bad-decision card from step "
+    "scores (--recorded, or --db with --gold and --judge); its step set misses people's "
+    "critical step with probability at most --alpha-accept.",
+)
 @calibration_option("alpha_accept", type=float)
 @calibration_option(
     "alpha_reject",
@@ -131,6 +145,9 @@ def calibrate(
     **options: object,
 ) -> None:
     """Measure a judge against gold and write a calibration card and report."""
+    if options.get("kind") == "fbd":
+        _calibrate_steps(gold_path, db, recorded, rubric, out, options)
+        return
     opts = CalibrationOptions.model_validate({**options, "costs": parse_costs(costs)})
     # judge.carding.calibrate, loaded on first use (see the module's docstring).
     run = judge.calibrate(
@@ -150,3 +167,38 @@ def calibrate(
     click.echo(f"card: {run.card_path} ({run.card_digest})")
     if report:
         click.echo(f"report: {report}")
+
+
+def _calibrate_steps(
+    gold: str | None,
+    db: str | None,
+    recorded: str | None,
+    rubric: str | None,
+    out: str | None,
+    options: dict[str, object],
+) -> None:
+    """``--kind fbd``: a first-bad-decision card (judge.diagnosis.calibrate_steps)."""
+    judges = options.get("judges") or ()
+    assert isinstance(judges, tuple)
+    alpha = options.get("alpha_accept")
+    valid_days = options.get("valid_days")
+    with contextlib.ExitStack() as stack:
+        store = (
+            stack.enter_context(judge.store.open_store(db or env_db() or ""))
+            if recorded is None and (db or env_db())
+            else None
+        )
+        # judge.diagnosis.calibrate_steps, loaded on first use like judge.calibrate.
+        run = judge.calibrate_steps(
+            alpha=float(alpha) if isinstance(alpha, int | float) else 0.1,
+            recorded=recorded,
+            store=store,
+            gold=gold,
+            judge=str(judges[0]) if judges else None,
+            rubric=rubric or FBD_RUBRIC,
+            out=out,
+            valid_days=int(valid_days) if isinstance(valid_days, int) else None,
+        )
+    for line in run.lines():
+        click.echo(line)
+    click.echo(f"card: {run.path} ({run.card.card_digest})")

@@ -43,6 +43,17 @@ def db_option(help: str = DB_HELP, default: str | None = DEFAULT_DB) -> Callable
     )
 
 
+def double_fraction_option() -> Callable[[F], F]:
+    """``--double-fraction``: the share of queued review items that need two labels."""
+    return click.option(
+        "--double-fraction",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Share of review items that need two independent labels.",
+    )
+
+
 def models_option(help: str) -> Callable[[F], F]:
     """``--model`` (repeatable, as ``models``): judge model ids, the default model unless given."""
     return click.option(

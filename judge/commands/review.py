@@ -63,13 +63,21 @@ def queue_cmd(db: str, reviewer: str | None, role: str, limit: int) -> None:
     "--label",
     "label_",
     required=True,
-    help="pass, fail or cannot_determine (A, B, tie or cannot_determine for pairwise).",
+    help="pass, fail or cannot_determine (A, B, tie or cannot_determine for pairwise; "
+    "located, no_single_step or cannot_determine for a first bad decision).",
+)
+@click.option(
+    "--step",
+    type=click.IntRange(min=0),
+    help="With located: the critical step (0-based) of a first-bad-decision item.",
 )
 @click.option("--reviewer", required=True, help="Your reviewer name.")
 @click.option("--role", type=click.Choice(["reviewer", "adjudicator"]), default="reviewer")
 @click.option("--note", default="")
 @db_option()
-def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db: str) -> None:
+def label_cmd(
+    item_id: str, label_: str, step: int | None, reviewer: str, role: str, note: str, db: str
+) -> None:
     """Label one item (canonical frame)."""
     with judge.store.open_store(db) as store:
         item = judge.review.add_label(
@@ -79,17 +87,22 @@ def label_cmd(item_id: str, label_: str, reviewer: str, role: str, note: str, db
             role=role,  # type: ignore[arg-type]
             label=label_,
             note=note,
+            step=step,
         )
     final = f" -> {item.final_label}" if item.final_label else ""
+    final += f" step {item.final_step}" if item.final_step is not None else ""
     click.echo(f"{item.id}: {item.status}{final}")
 
 
 @review.command("agreement")
 @db_option()
 def agreement_cmd(db: str) -> None:
-    """Raw agreement and Cohen's kappa per reviewer pair."""
+    """Raw agreement and Cohen's kappa per reviewer pair; on first-bad-decision items, how
+    often people's critical steps agree (exact, within 1, within 3 steps), beside each
+    judge's agreement with people."""
     with judge.store.open_store(db) as store:
         pairs = judge.review.agreement(store)
+        steps = judge.review.step_agreement(store)
     if not pairs:
         click.echo("no item has labels from two reviewers yet")
     for p in pairs:
@@ -97,6 +110,20 @@ def agreement_cmd(db: str) -> None:
         click.echo(
             f"{p.reviewer_a} / {p.reviewer_b} ({p.kind}): {p.n} items, raw "
             f"{p.raw:.3f}, kappa {kappa}"
+        )
+    for a in steps:
+        who = "people with people" if a.who == "people" else f"{a.who} with people"
+        shares = ", ".join(
+            f"{name} {hits}/{a.n}" + (f" ({hits / a.n:.2f})" if a.n else "")
+            for name, hits in (
+                ("exact", a.exact),
+                ("within 1", a.within_1),
+                ("within 3", a.within_3),
+            )
+        )
+        click.echo(
+            f"critical step, {who}: {a.n} pairs with a step on both sides: {shares}; "
+            f"{a.unmatched} with a step on one side only"
         )
 
 

@@ -11,13 +11,15 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+import judge.diagnosis
 import judge.judging
 import judge.review
 import judge.routing
 import judge.store
 from calibration.card import load_card
+from calibration.fbd import is_step_card_file, load_step_card
 from judge.commands.judging_options import some_judging_options
-from judge.commands.options import db_option
+from judge.commands.options import db_option, double_fraction_option
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
@@ -46,13 +48,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Share of automatic decisions also sent to review (seeded, per item).",
 )
-@click.option(
-    "--double-fraction",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of review items that need two independent labels.",
-)
+@double_fraction_option()
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--blind", is_flag=True, help="Queue items for blind review.")
 @click.option(
@@ -94,6 +90,9 @@ def route(
     the card cannot route whole (an item without a verdict of one of its judges, a duplicate
     verdict, a verdict of another rubric kind) is refused with its line, and nothing is routed.
     """
+    if is_step_card_file(card_path):
+        _route_steps(card_path, db, recorded, fmt, limit)
+        return
     if recorded is not None:
         _route_recorded(card_path, recorded, fmt, limit)
         return
@@ -187,3 +186,33 @@ def _table(decisions: list[RoutingDecision]) -> None:
     console = Console()
     # Piped output defaults to 80 columns, which folds every row; give the table room.
     Console(width=max(console.width, 140)).print(table)
+
+
+def _route_steps(card_path: str, db: str, recorded: str | None, fmt: str, limit: int) -> None:
+    """A first-bad-decision card: each run's certified step set; one step is located, any
+    other set goes to review (recorded step scores, or the card judge's stored diagnoses)."""
+    card = load_step_card(card_path)
+    if recorded is not None:
+        decisions = judge.diagnosis.route_steps_of(card, recorded=recorded)
+    else:
+        with judge.store.open_store(db) as store:
+            decisions = judge.diagnosis.route_steps_of(card, store=store)
+    if fmt == "jsonl":
+        for d in decisions:
+            click.echo(
+                json.dumps({"item_id": d.item_id, "decision": d.decision, "step_set": d.step_set})
+            )
+    elif limit:
+        table = Table()
+        for column in ("run", "decision", "step set"):
+            table.add_column(column, overflow="fold")
+        for d in decisions[:limit]:
+            table.add_row(d.item_id[-40:], d.decision, ",".join(map(str, d.step_set)) or "(empty)")
+        Console(width=max(Console().width, 140)).print(table)
+    located = sum(1 for d in decisions if d.decision == "located")
+    click.echo(
+        f"card {card.card_digest[:19]} ({card.judge.model}, first bad decision): "
+        f"{len(decisions)} run(s), {located} located, {len(decisions) - located} to review; "
+        f"{card.policy.statement}",
+        err=True,
+    )

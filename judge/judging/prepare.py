@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from judge import kinds
 from judge.digests import cache_key, digest
 from judge.errors import JudgeError
 from judge.evidence import select_evidence
@@ -27,6 +28,7 @@ from judge.providers import ModelParams
 from judge.rubrics import Rubric, load_rubric_dir
 from judge.safety.injection import certain_flags, suspect_items
 from judge.safety.redact import redact_case
+from judge.steps import step_evidence
 from judge.store.judgments import case_row
 from judge.types import Case, Order, Provenance
 from judge.version import __version__
@@ -100,9 +102,16 @@ def prepare_case(
     stored = redact_case(case)[0]
     out = PreparedCase(case_row=case_row(stored))
     try:
-        evidence = select_evidence(
-            case, visible=rubric.spec.evidence_visible, token_budget=token_budget, redacted=stored
-        )
+        if kinds.kind(rubric.kind).steps:
+            # A diagnosing judge must be able to name any step: every step, numbered.
+            evidence = step_evidence(case, stored, token_budget)
+        else:
+            evidence = select_evidence(
+                case,
+                visible=rubric.spec.evidence_visible,
+                token_budget=token_budget,
+                redacted=stored,
+            )
     except JudgeError as exc:
         out.errors = [(index, exc) for index in range(len(specs))]
         return out

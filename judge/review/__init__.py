@@ -6,12 +6,20 @@ decisions and a seeded fraction of automatic ones, as audits); ``queue`` holds t
 protocol; ``agreement`` compares reviewers; ``views`` builds what the page shows;
 ``gold_export`` writes finished items as a gold set; ``planned`` queues the runs a label
 plan drew (blind, for prediction-powered estimates); ``blindness`` keeps a case blind for a
-reviewer who still owes it a blind label, on every item of the case.
+reviewer who still owes it a blind label, on every item of the case; ``fbd`` queues diagnosed
+failed runs (their first bad decisions) and builds the timeline the page shows of one.
 """
 
-from judge.review.agreement import PairAgreement, agreement, pair_agreement
+from judge.review.agreement import (
+    PairAgreement,
+    StepAgreement,
+    agreement,
+    pair_agreement,
+    step_agreement,
+)
 from judge.review.apply import RoutingRun, route
 from judge.review.blindness import ReviewerQueue, reviewer_queue
+from judge.review.fbd import FbdQueued, FbdView, StepView, queue_diagnoses
 from judge.review.gold_export import GoldExport, export_gold, gold_records
 from judge.review.planned import (
     StoredPlan,
@@ -49,11 +57,15 @@ __all__ = [
     "CandidateView",
     "DiffLine",
     "EvidenceView",
+    "FbdQueued",
+    "FbdView",
     "GoldExport",
     "ItemView",
     "PairAgreement",
     "ReviewerQueue",
     "RoutingRun",
+    "StepAgreement",
+    "StepView",
     "StoredPlan",
     "VerdictView",
     "add_label",
@@ -75,9 +87,11 @@ __all__ = [
     "plan_item_ids",
     "plans_for",
     "queue",
+    "queue_diagnoses",
     "reviewer_queue",
     "runs_digest",
     "save_plan",
+    "step_agreement",
     "to_canonical",
     "to_shown",
     "uncertainty",

@@ -5,6 +5,9 @@ Protocol:
   A reviewer never sees another reviewer's label on an open item and labels an item once.
 - Two labels that disagree send the item to adjudication; a reviewer with the adjudicator role
   who has not labelled it gives the final label.
+- A first-bad-decision item (kind ``fbd``, ``judge.review.fbd``) is labelled ``located`` with
+  the critical step (0-based, a step of the run), ``no_single_step`` or ``cannot_determine``;
+  two located labels agree only on the same step.
 - Blind items hide the judges' verdicts, scores, routing reasons and system (model) names.
   Pairwise candidates are shown in an order fixed per item by a keyed hash, and labels given in
   the shown frame are mapped back to the canonical A/B frame here, never by the client.
@@ -94,6 +97,23 @@ def review_priority(decision: RoutingDecision, edges: Sequence[float] = ()) -> f
     return round(0.9 * max(0.0, 1.0 - distance / 0.5), 6)
 
 
+def check_double_fraction(double_fraction: float) -> None:
+    """Refuse a double-label fraction outside [0, 1]."""
+    if not 0.0 <= double_fraction <= 1.0:
+        raise JudgeError(f"double-label fraction must be in [0, 1], got {double_fraction}")
+
+
+def required_labels(seed: int, item_id: str, double_fraction: float) -> int:
+    """Labels an item needs: two for a seeded ``double_fraction`` of items, else one."""
+    return 2 if seeded_unit(seed, "double:" + item_id) < double_fraction else 1
+
+
+def item_judgment_ids(store: Store, item: ReviewItem) -> list[str]:
+    """The judgments an item answers: its own list (an ``fbd`` item answers a diagnosis), or
+    those its routing decision pooled."""
+    return list(item.judgment_ids) or store.decision_judgment_ids(item.routing_id)
+
+
 def item_id_for(decision_id: str) -> str:
     """The review item id of a routing decision."""
     return "q-" + decision_id.removeprefix("r-")
@@ -115,8 +135,7 @@ def enqueue(
     ``double_fraction`` of the items (seeded, per item) need two independent labels. With the
     ``card`` that made the decisions, priorities measure closeness to its band edges.
     """
-    if not 0.0 <= double_fraction <= 1.0:
-        raise JudgeError(f"double-label fraction must be in [0, 1], got {double_fraction}")
+    check_double_fraction(double_fraction)
     moment = (now or utcnow()).isoformat()
     rows = []
     for d in decisions:
@@ -142,7 +161,7 @@ def enqueue(
                 "auto_label": d.label,
                 "score": d.score,
                 "priority": review_priority(d, band_edges(card, d)),
-                "required_labels": 2 if seeded_unit(seed, "double:" + qid) < double_fraction else 1,
+                "required_labels": required_labels(seed, qid, double_fraction),
                 "blind": int(blind),
                 "status": "open",
                 "created_at": moment,
@@ -208,6 +227,9 @@ def blinded(item: ReviewItem) -> ReviewItem:
             "score": None,
             "priority": 0.0,
             "blind": True,
+            "judgment_ids": [],
+            "proposed_step": None,
+            "step_set": None,
         }
     )
 
@@ -241,14 +263,18 @@ def add_label(
     label: str,
     note: str = "",
     now: datetime | None = None,
+    step: int | None = None,
 ) -> ReviewItem:
     """Record ``reviewer``'s label (canonical frame) on an item; return the item's new state.
+    On an ``fbd`` item, ``located`` names the critical ``step`` (0-based); no other label or
+    kind takes a step.
 
     Raises NotFoundError for an unknown item, JudgeError for a label the item's kind does not
-    allow, ConflictError when the item is closed, awaits someone else or was labelled by this
-    reviewer already. The item is locked while its state is read and written, so labels given
-    at the same moment (by two replicas of the service) are applied one after the other. A
-    finished audit item refreshes its card's live error bounds.
+    allow (or a step missing, out of the run, or not asked for), ConflictError when the item is
+    closed, awaits someone else or was labelled by this reviewer already. The item is locked
+    while its state is read and written, so labels given at the same moment (by two replicas of
+    the service) are applied one after the other. A finished audit item refreshes its card's
+    live error bounds.
     """
     if not reviewer:
         raise JudgeError("a label needs a reviewer name")
@@ -261,6 +287,7 @@ def add_label(
                 f"label {label!r} is not allowed for a {item.kind} item; use one of "
                 f"{', '.join(allowed)}"
             )
+        _check_step(store, item, label, step)
         if any(x.reviewer == reviewer for x in given):
             raise ConflictError(f"{reviewer} has already labelled {item_id}")
         if item.status == "done":
@@ -279,12 +306,24 @@ def add_label(
             label=label,
             note="",
             created_at=moment,
+            step=step,
         )
         status, final = _next_state(item, [*given, new])
-        return LabelWrite(role=as_role, status=status, final_label=final)
+        return LabelWrite(
+            role=as_role,
+            status=status,
+            final_label=final[0] if final else None,
+            final_step=final[1] if final else None,
+        )
 
     updated = store.label_item(
-        item_id, reviewer=reviewer, label=label, note=note, moment=moment.isoformat(), rule=rule
+        item_id,
+        reviewer=reviewer,
+        label=label,
+        note=note,
+        moment=moment.isoformat(),
+        rule=rule,
+        step=step,
     )
     if updated is None:
         raise NotFoundError(f"no review item {item_id!r}")
@@ -293,11 +332,34 @@ def add_label(
     return updated
 
 
-def _next_state(item: ReviewItem, given: Sequence[ReviewLabel]) -> tuple[ReviewStatus, str | None]:
+def _check_step(store: Store, item: ReviewItem, label: str, step: int | None) -> None:
+    """Refuse a step where none is asked for, and a located label without a step of the run."""
+    if not kinds.kind(item.kind).steps:
+        if step is not None:
+            raise JudgeError(f"a {item.kind} item takes no step: only a first-bad-decision does")
+        return
+    if label != "located":
+        if step is not None:
+            raise JudgeError(f"label {label!r} names no step: give a step only with located")
+        return
+    case = store.get_case(item.case_id)
+    n_steps = len(case.trace) if case is not None else 0
+    if step is None or not 0 <= step < n_steps:
+        raise JudgeError(
+            f"located needs the critical step: a step of the run, 0 to {n_steps - 1}"
+            + (f" (got {step})" if step is not None else "")
+        )
+
+
+#: A label as the protocol compares them: the label and, on an fbd item, its step.
+Vote = tuple[str, int | None]
+
+
+def _next_state(item: ReviewItem, given: Sequence[ReviewLabel]) -> tuple[ReviewStatus, Vote | None]:
     adjudicated = [x for x in given if x.role == "adjudicator"]
     if adjudicated:
-        return "done", adjudicated[-1].label
-    votes = [x.label for x in given if x.role == "reviewer"]
+        return "done", (adjudicated[-1].label, adjudicated[-1].step)
+    votes = [(x.label, x.step) for x in given if x.role == "reviewer"]
     if len(votes) < item.required_labels:
         return "open", None
     if len(set(votes)) == 1:
@@ -313,6 +375,7 @@ def add_shown_label(
     role: Role,
     shown_label: str,
     note: str = "",
+    step: int | None = None,
 ) -> ReviewItem:
     """Record a label given in the frame the reviewer saw (the page shows pairwise candidates
     in a per-item order); it is mapped to the canonical frame here, never by the client."""
@@ -324,4 +387,5 @@ def add_shown_label(
         role=role,
         label=to_canonical(item, shown_label),
         note=note,
+        step=step,
     )

@@ -2,7 +2,8 @@
 first; the task and the diff once, under their evidence ids), tool calls with their arguments
 pretty-printed, the diff by line with line numbers (and paired side by side), the candidates in
 the item's display order, and the judges' verdicts labelled by prompt variant and answer order
-(never on blind items)."""
+(never on blind items). A first-bad-decision item shows every step of the run as a timeline
+instead of the evidence, with the diagnosis beside it (``judge.review.fbd``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ from judge import kinds
 from judge.errors import JudgeError, NotFoundError
 from judge.evidence import select_evidence
 from judge.review.blindness import ReviewerQueue
-from judge.review.queue import blinded, display_swapped, get_item, labels, to_shown
+from judge.review.fbd import FBD_REASONS, FbdView, fbd_view
+from judge.review.queue import (
+    blinded,
+    display_swapped,
+    get_item,
+    item_judgment_ids,
+    labels,
+    to_shown,
+)
 from judge.routing.reasons import REASONS
 from judge.rubrics import load_rubric
 from judge.safety.redact import redact
@@ -134,6 +143,8 @@ class ItemView(Strict):
     #: The blind item of the same case that still awaits this reviewer's label, and so hides
     #: the judge here too (``judge.review.blindness``); None when there is none.
     blind_item: str | None = None
+    #: A first-bad-decision item: the run's steps as a timeline, the diagnosis beside it.
+    fbd: FbdView | None = None
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -247,7 +258,7 @@ def tool_arguments(text: str) -> tuple[str, list[ToolArg]] | None:
 
 
 def _judgments_of(store: Store, item: ReviewItem) -> list[Judgment]:
-    return store.judgments_by_id(store.decision_judgment_ids(item.routing_id))
+    return store.judgments_by_id(item_judgment_ids(store, item))
 
 
 def _evidence(
@@ -322,7 +333,13 @@ def item_view(
     judgments = _judgments_of(store, item)
     cited = {c for j in judgments if j.verdict for c in j.verdict.cited}
     task = redact(case.task)[0]
-    evidence, note = _evidence(case, judgments, cited, blind, task)
+    fbd = None
+    evidence: list[EvidenceView] = []
+    note: str | None = None
+    if kinds.kind(item.kind).steps:  # every step is on the timeline: no evidence selection
+        fbd = fbd_view(item, case, judgments, blind)
+    else:
+        evidence, note = _evidence(case, judgments, cited, blind, task)
     # The task and the diff are shown once, on their own, under their evidence ids.
     task_item = next((e for e in evidence if e.kind == "task"), None)
     diff_item = next((e for e in evidence if e.kind == "diff"), None)
@@ -371,6 +388,7 @@ def item_view(
         diff_rows=side_by_side(diff) if diff else None,
         diff_digits=len(str(max((n for d in diff or [] for n in (d.old, d.new) if n), default=0))),
         blind_item=blocking,
+        fbd=fbd,
     )
 
 
@@ -381,7 +399,7 @@ def reason_text(item: ReviewItem) -> str:
         checked = (item.detail or "").removeprefix("audit of ").strip()
         text = "a sample of the card's automatic decisions, checked by people"
         return f"{text}: {checked}" if checked else text
-    text = REASONS.get(item.reason, item.reason.replace("_", " "))
+    text = FBD_REASONS.get(item.reason) or REASONS.get(item.reason, item.reason.replace("_", " "))
     return f"{text} ({item.detail})" if item.detail else text
 
 

@@ -64,6 +64,9 @@ class LabelRecord(Strict):
     slices: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
     lineage: dict[str, Any] | None = None
+    #: A failed run's critical step and agent (a gold record's first bad decision): read, unused.
+    critical_step: int | None = None
+    critical_agent: str | None = None
 
     @field_validator("id", mode="before")
     @classmethod

@@ -483,6 +483,54 @@ class HardGateFailure(_Model):
     gates: list[str]
 
 
+class DiagnosingJudge(_Model):
+    """One diagnosing judge (a model with an fbd rubric) on the run set's failed runs: what
+    ``judge diagnose`` stored, summarised."""
+
+    model: str
+    #: The fbd rubric, id@version.
+    rubric: str
+    #: Failed runs it diagnosed (status ok or abstain).
+    diagnosed: int
+    #: Of those, the runs where it named a critical step.
+    located: int
+    #: Of those, the runs it said have no single critical step, or abstained on.
+    no_single_step: int
+    #: Failed runs whose diagnosis failed (parse or provider error): not diagnoses.
+    failed: int
+    #: Diagnosed runs a person confirmed (every other first bad decision is tentative).
+    confirmed: int
+    #: Diagnosed runs whose review item awaits a person.
+    queued_for_review: int
+    #: Located runs by the owner of the critical step, and by the invariant it broke
+    #: ("unstated" when the report named none).
+    by_owner: dict[str, int]
+    by_invariant: dict[str, int]
+
+
+class FirstBadDecisions(_Model):
+    """Why the failed runs failed: the first bad decisions stored for them (``judge
+    diagnose``), by judge, owner and invariant. Absent when the store holds none."""
+
+    #: Completed runs judged fail or with an official fail label.
+    failed_runs: int
+    #: Failed runs with a diagnosis by at least one judge.
+    diagnosed_runs: int
+    #: Failed runs with none (or only failed ones), by run id.
+    undiagnosed: list[str]
+    #: Of the undiagnosed runs, those the judge did not find failed (their official label is
+    #: fail): ``judge diagnose --db`` diagnoses only runs judged fail.
+    undiagnosed_not_judged_fail: int
+    judges: list[DiagnosingJudge]
+    #: The store the diagnoses were read from.
+    db: str
+    #: "tentative until a person confirms" while no diagnosis is confirmed ("the others ..."
+    #: once some are).
+    status: str
+    #: The command that diagnoses the rest (None when every failed run is diagnosed).
+    command: str | None
+
+
 class UnscoredRun(_Model):
     """An analysed run without a verdict, and why."""
 
@@ -601,7 +649,7 @@ class Headline(_Model):
 class RunSetReport(_OmitNone):
     """The whole report. ``model_dump(mode="json")`` is report.json."""
 
-    omit_when_none: ClassVar[tuple[str, ...]] = ("labels",)
+    omit_when_none: ClassVar[tuple[str, ...]] = ("labels", "first_bad_decisions")
 
     report_version: int
     title: str
@@ -628,6 +676,9 @@ class RunSetReport(_OmitNone):
     headline: Headline
     #: With ``--labels``: the labels, their plan and whether PPI++ may use them.
     labels: LabelsInfo | None = None
+    #: The first bad decisions ``judge diagnose`` stored for the failed runs (absent when the
+    #: store holds none, and when scoring from gold labels).
+    first_bad_decisions: FirstBadDecisions | None = None
 
 
 def load_report(path: str | Path) -> RunSetReport:

@@ -93,7 +93,7 @@ def sections(report: RunSetReport) -> list[Section]:
     out += [s for s in (_balanced(report), _matrix(report), _paired(report)) if s]
     out.append(_per_task(report))
     out.append(_cost(report))
-    out += [s for s in (_criteria(report), _gates(report)) if s]
+    out += [s for s in (_criteria(report), _gates(report), _first_bad(report)) if s]
     out.append(_decisions(report))
     out += [s for s in (_card(report), _corrected(report), _gate(report), _unscored(report)) if s]
     return out
@@ -513,6 +513,83 @@ def _gates(report: RunSetReport) -> Section | None:
         else ["No run failed a hard gate."],
         [Table(["run", "treatment", "task", "repetition", "gates"], rows)] if rows else [],
     )
+
+
+def _by_judge(name: str, counts: list[tuple[str, dict[str, int]]]) -> Table:
+    """Located runs by ``name`` (owner or invariant): a column per judge."""
+    keys = list(dict.fromkeys(k for _, c in counts for k in c))
+    return Table(
+        [name, *[f"{judge}: located runs" for judge, _ in counts]],
+        [[k, *[str(c.get(k, 0)) for _, c in counts]] for k in keys],
+    )
+
+
+def _first_bad(report: RunSetReport) -> Section | None:
+    fbd = report.first_bad_decisions
+    if fbd is None:
+        return None
+    undiagnosed = len(fbd.undiagnosed)
+    sec = Section(
+        "First bad decisions",
+        [
+            f"{fbd.failed_runs} failed run(s) (completed, judged fail or labelled fail): "
+            f"{fbd.diagnosed_runs} diagnosed by `judge diagnose`, {undiagnosed} not "
+            f"(diagnoses read from {fbd.db}; nothing was called for this report). Located: "
+            "the judge named the critical step. Confirmed: "
+            f"{sum(j.confirmed for j in fbd.judges)} ({fbd.status})."
+        ],
+    )
+    sec.tables.append(
+        Table(
+            [
+                "judge",
+                "fbd rubric",
+                "diagnosed",
+                "located",
+                "no single step or abstained",
+                "diagnosis failed",
+                "confirmed",
+                "queued for review",
+            ],
+            [
+                [
+                    j.model,
+                    j.rubric,
+                    str(j.diagnosed),
+                    str(j.located),
+                    str(j.no_single_step),
+                    str(j.failed),
+                    str(j.confirmed),
+                    str(j.queued_for_review),
+                ]
+                for j in fbd.judges
+            ],
+        )
+    )
+    # A column per judge, named by its model (and its rubric when a model used several).
+    models = [j.model for j in fbd.judges]
+    names = [
+        j.model if models.count(j.model) == 1 else f"{j.model} ({j.rubric})" for j in fbd.judges
+    ]
+    owners = [(n, j.by_owner) for n, j in zip(names, fbd.judges, strict=True)]
+    invariants = [(n, j.by_invariant) for n, j in zip(names, fbd.judges, strict=True)]
+    if any(c for _, c in owners):
+        sec.tables.append(_by_judge("owner", owners))
+    if any(c for _, c in invariants):
+        sec.tables.append(_by_judge("violated invariant", invariants))
+    if fbd.command is not None:
+        text = (
+            f"{undiagnosed} failed run(s) have no diagnosis: `{fbd.command}` diagnoses the runs "
+            "the store's judges found failed (those diagnosed already come from the store)."
+        )
+        if fbd.undiagnosed_not_judged_fail:
+            text += (
+                " Not judged fail (their official label is fail), so left out by `judge "
+                f"diagnose --db`: {fbd.undiagnosed_not_judged_fail}; give those to `judge "
+                "diagnose FILE` as records labelled fail."
+            )
+        sec.paragraphs.append(text)
+    return sec
 
 
 def _decisions(report: RunSetReport) -> Section:

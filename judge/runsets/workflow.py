@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from calibration.card import Card, load_card, verify_card
+from judge.diagnosis import diagnoses_of
 from judge.errors import CardError, InputError
 from judge.evidence import SELECTOR_VERSION
 from judge.judging import JudgeOptions, Outcome, Step
@@ -30,7 +31,7 @@ from judge.runsets.models import (
     RunSetReport,
 )
 from judge.runsets.records import Run
-from judge.runsets.report import ReportContext, build_report
+from judge.runsets.report import ReportContext, build_report, failed_runs
 from judge.runsets.scoring import ScoredRun, eligibility, judge_runs, score_from_gold
 from judge.store import Store
 
@@ -282,6 +283,8 @@ def _judged(
         notes=notes,
     )
     scored = judged.runs
+    # What `judge diagnose` stored of the failed runs (read, never called for).
+    ctx.diagnoses = diagnoses_of(store, [r.run_id for r in failed_runs(scored)])
     if human is not None:
         check = check_labels(store, runs, human)
         scored = with_labels(scored, human, check)

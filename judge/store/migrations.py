@@ -469,3 +469,16 @@ def m014_drift_checks(s: Schema) -> None:
         not_null={"card_digest", "anchor_digest", "model", "checked_at", "json"},
     )
     s.create_index("drift_checks", ["card_digest", "anchor_digest"])
+
+
+@migration
+def m015_fbd_review(s: Schema) -> None:
+    """First-bad-decision review: a review item of kind ``fbd`` answers a diagnosis, not a
+    routing decision, so it keeps the judgments it answers (a JSON list), the step the judge
+    proposed and the certified step set (a JSON list, when a card gave one); a label on it
+    names a step, and a finished item its final step. Every step is 0-based in the run's trace."""
+    s.add_column("review_items", "judgment_ids", str)
+    s.add_column("review_items", "proposed_step", int)
+    s.add_column("review_items", "step_set", str)
+    s.add_column("review_items", "final_step", int)
+    s.add_column("review_labels", "step", int)

@@ -40,6 +40,7 @@ __all__ = [
     "Added",
     "BaseImporter",
     "CaseSet",
+    "CriticalStep",
     "ImportResult",
     "Importer",
     "TaskSource",
@@ -55,6 +56,15 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class CriticalStep:
+    """People's label of a failed run's critical step: the 0-based ``step`` of its trace turns
+    (``TraceTurn.step``) and, when known, the agent that took it."""
+
+    step: int
+    agent: str | None = None
+
+
 @dataclass
 class ImportResult:
     """The cases read from one file, an error for each bad record, and notes on what was
@@ -67,6 +77,8 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
     gold: dict[str, str] = field(default_factory=dict)
     warnings: list[InputError] = field(default_factory=list)
+    #: People's critical step of a failed run (case id -> step), where the file labels one.
+    critical: dict[str, CriticalStep] = field(default_factory=dict)
 
 
 @runtime_checkable

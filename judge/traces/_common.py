@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from judge.errors import InputError
 from judge.types import Case, EvidenceKind, TraceTurn
 
+#: AgentRx's ground truth, beside its tau-bench result files (judge/traces/stepwise.py).
+AGENTRX_GROUND_TRUTH = "tau_ground_truth.json"
 #: How much of a file a sniffer reads to guess its format.
 SNIFF_BYTES = 64 * 1024
 

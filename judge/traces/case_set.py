@@ -21,7 +21,7 @@ from judge.errors import InputError
 from judge.types import Case
 
 if TYPE_CHECKING:
-    from judge.traces import ImportResult
+    from judge.traces import CriticalStep, ImportResult
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ class CaseSet:
     gold: dict[str, str] = field(default_factory=dict)
     #: Case id -> the import (file, or masked URL) it came from.
     origins: dict[str, str] = field(default_factory=dict)
+    #: Case id -> people's critical step of the failed run, where its import labels one.
+    critical: dict[str, CriticalStep] = field(default_factory=dict)
 
     def add(self, result: ImportResult, source: str) -> Added:
         """Add the cases of ``result``, the import of ``source``: those without a task are
@@ -71,15 +73,22 @@ class CaseSet:
             self.cases.append(case)
             if case.id in result.gold:
                 self.gold[case.id] = result.gold[case.id]
+            if case.id in result.critical:
+                self.critical[case.id] = result.critical[case.id]
         return Added(read, duplicates)
 
     def records(self) -> list[dict[str, Any]]:
         """The cases as JSON records (the case schema), each with its ``gold`` label when its
-        import found one."""
+        import found one, and its ``critical_step`` (and ``critical_agent``) when labelled."""
         records = []
         for case in self.cases:
             record = case.model_dump(mode="json")
             if case.id in self.gold:
                 record["gold"] = self.gold[case.id]
+            critical = self.critical.get(case.id)
+            if critical is not None:
+                record["critical_step"] = critical.step
+                if critical.agent is not None:
+                    record["critical_agent"] = critical.agent
             records.append(record)
         return records

@@ -36,6 +36,7 @@ from judge.errors import InputError
 from judge.traces import BaseImporter, ImportResult
 from judge.traces._chat import ChatConverter
 from judge.traces._common import (
+    AGENTRX_GROUND_TRUTH,
     Loose,
     TraceBuilder,
     agent_run,
@@ -75,6 +76,8 @@ class TauBenchImporter(BaseImporter):
 
     def sniff(self, path: Path) -> bool:
         """A JSON list whose records have ``task_id`` and ``traj``."""
+        if (path.parent / AGENTRX_GROUND_TRUTH).is_file():
+            return False  # AgentRx's runs, with their critical steps: the agentrx-tau importer
         head = read_head(path)
         return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
 

@@ -43,6 +43,8 @@ PUBLISHED = {
     "e3e69e837d1cf99089ef866323d33eba15c9888cd8703d66403a2e6bd473bb2b",
     "support-run-success@1": "sha256:"
     "b449279a1ce4a01be767c35d19465949c4a8d8fa2a18107f936f5e0c676ef587",
+    "first-bad-decision@1": "sha256:"
+    "c2119e7479571893bf9a732a7c772fa241d83b2c068fe18fa8930c09332e8b63",
 }
 
 BINARY: dict[str, Any] = {

@@ -57,7 +57,13 @@ def label_item(
     items as blind: no judge label, score, model or audit state, even after the label; so is
     an item whose case still has a blind item awaiting this key's label)."""
     item = judge.review.add_label(
-        store, item_id, reviewer=caller.name, role=caller.role, label=body.label, note=body.note
+        store,
+        item_id,
+        reviewer=caller.name,
+        role=caller.role,
+        label=body.label,
+        note=body.note,
+        step=body.step,
     )
     viewer = _viewer(caller, store, config)
     if viewer.blind(item):
@@ -80,8 +86,11 @@ def review_labels(
 
 
 def review_agreement(caller: Caller, store: Db) -> s.AgreementResponse:
-    """Raw agreement and Cohen's kappa per reviewer pair."""
-    return s.AgreementResponse(pairs=judge.review.agreement(store))
+    """Raw agreement and Cohen's kappa per reviewer pair; critical-step agreement on
+    first-bad-decision items (people with people, each judge with people)."""
+    return s.AgreementResponse(
+        pairs=judge.review.agreement(store), steps=judge.review.step_agreement(store)
+    )
 
 
 def review_gold(

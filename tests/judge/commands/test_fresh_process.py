@@ -57,6 +57,13 @@ def _score(tmp: Path, api_base: str) -> list[str]:
     ]  # fmt: skip
 
 
+def _diagnose(tmp: Path, api_base: str) -> list[str]:
+    return [
+        "diagnose", str(tmp / "gold.jsonl"), "--model", "openai/loopback", "--api-base",
+        api_base, "--db", str(tmp / "j.db"), "--format", "jsonl", "--quiet",
+    ]  # fmt: skip
+
+
 def _probe(tmp: Path, api_base: str) -> list[str]:
     return [
         "probe", str(tmp / "gold.jsonl"), "--rubric", "agent-run-success",
@@ -66,12 +73,13 @@ def _probe(tmp: Path, api_base: str) -> list[str]:
 
 
 #: Every judging command: (name, arguments, exit codes that mean it finished). Add a new
-#: judging command here (e.g. ``judge diagnose`` when it exists) and it is run the same way.
+#: judging command here and it is run the same way.
 COMMANDS: list[tuple[str, Arguments, frozenset[int]]] = [
     ("run", _run, frozenset({0})),
     ("score", _score, frozenset({0})),
     # 4: the judge failed a probe (the reports are written either way).
     ("probe", _probe, frozenset({0, 4})),
+    ("diagnose", _diagnose, frozenset({0})),
 ]
 
 
@@ -111,8 +119,13 @@ def _backend(name: str) -> Any:
 
 
 def _answer(request: dict[str, Any]) -> Reply:
-    """A judge that decides from the prompt: pass when a test run passed and none failed."""
+    """A judge that decides from the prompt: pass when a test run passed and none failed; a
+    diagnosing prompt gets the first step as the first bad decision."""
     prompt = json.dumps(request.get("messages", []))
+    if "first bad decision" in prompt:
+        report = {"verdict": "located", "critical_step": "E1", "evidence": ["E1"],
+                  "rationale": "E1 went wrong"}  # fmt: skip
+        return Reply(content=json.dumps(report))
     label = "pass" if " passed" in prompt and " failed" not in prompt else "fail"
     text = json.dumps({"verdict": label, "evidence": ["E1"], "rationale": "from the test run"})
     p_pass = 0.8 if label == "pass" else 0.2

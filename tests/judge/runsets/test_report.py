@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import judge
 from judge.cli import cli
+from judge.diagnosis import DEFAULT_FBD_RUBRIC, diagnose
 from judge.errors import InputError
 from judge.rubrics import load_rubric
 from judge.runsets import rogan_gladen
@@ -474,6 +476,111 @@ def test_criteria_rates_weighted_overall_and_hard_gates(tmp_path: Path, env: Non
     assert "functional" in failed["base-a2-r0"]
     md = (tmp_path / "r" / "report.md").read_text()
     assert "Failed hard gates" in md and "weighted overall" in md
+
+
+# --- first bad decisions that `judge diagnose` stored ---------------------------------------------
+
+DIAGNOSER = "openai/diagnoser"
+#: What the diagnosing judge says of three failed runs: (critical step, owner, invariant).
+FOUND = {
+    "base-a2-r0": ("E2", "model", "verify-before-claiming-success"),
+    "base-a2-r1": ("E1", "tool", "do-not-ignore-tool-errors"),
+    "cand-b2-r0": (None, None, None),
+}
+
+
+def _diagnosis_answer(request: dict[str, Any]) -> Reply:
+    text = json.dumps(request["messages"])
+    run = next(r for r in FOUND if f"[{r}]" in text)
+    step, owner, invariant = FOUND[run]
+    body = {
+        "verdict": "located" if step else "no_single_step",
+        "critical_step": step,
+        "evidence": [step or "E1"],
+        "decision": "claimed success" if step else "",
+        "information_available": [{"id": "E1", "claim": "the test run"}],
+        "violated_invariant": invariant,
+        "symptom": {"id": "E2", "description": "the test still fails"},
+        "causal_chain": [{"id": step or "E1", "did": "went on"}],
+        "counterfactual": "run the test again",
+        "recoverable_at_step": None,
+        "owner": owner,
+        "confidence": "medium",
+        "minimal_fix": "rerun the test",
+        "checks": [],
+        "rationale": f"{step or 'no step'} decided it.",
+    }
+    return Reply(content=json.dumps(body))
+
+
+def _fbd_review_item(case_id: str) -> dict[str, Any]:
+    """A review item that answers the diagnosis of ``case_id`` (open, awaiting a person)."""
+    return {
+        "id": f"f-{case_id}",
+        "routing_id": None,
+        "card_digest": None,
+        "case_id": case_id,
+        "model": DIAGNOSER,
+        "rubric_id": "first-bad-decision",
+        "kind": "binary",
+        "reason": "a first bad decision to confirm",
+        "detail": None,
+        "audit": 0,
+        "band": None,
+        "auto_label": "located",
+        "score": None,
+        "priority": 0.5,
+        "required_labels": 1,
+        "blind": 0,
+        "status": "open",
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+
+
+def test_score_reports_the_first_bad_decisions_judge_diagnose_stored(
+    tmp_path: Path, env: None
+) -> None:
+    runs, db = _runset(tmp_path), tmp_path / "j.db"
+    with LoopbackServer(_answer) as server:
+        first = _score(server, runs, tmp_path / "r1", db, "--model", "openai/loopback")
+        assert first.exit_code == 0, first.output
+        before = json.loads((tmp_path / "r1" / "report.json").read_text())
+        assert "first_bad_decisions" not in before  # nothing diagnosed yet: no section
+        assert "First bad decisions" not in (tmp_path / "r1" / "report.md").read_text()
+        with LoopbackServer(_diagnosis_answer) as doctor, judge.open_store(db) as store:
+            options = judge.JudgeOptions(api_base=doctor.api_base)
+            cases = list(store.get_cases(sorted(FOUND)).values())
+            diagnosed = diagnose(store, cases, models=[DIAGNOSER], options=options)
+            assert [r.status for r in diagnosed.runs] == ["ok", "ok", "ok"]
+            store.enqueue_items([_fbd_review_item("base-a2-r0")])  # awaits a person
+        assert len(doctor.requests) == 3
+        second = _score(server, runs, tmp_path / "r2", db, "--model", "openai/loopback")
+        assert second.exit_code == 0, second.output
+        assert (
+            len(server.requests) == 21
+        )  # verdicts from the store; `judge score` diagnoses nothing
+    fbd = json.loads((tmp_path / "r2" / "report.json").read_text())["first_bad_decisions"]
+    # 9 completed runs failed (the timed-out one failed by rule, unjudged: not counted).
+    assert (fbd["failed_runs"], fbd["diagnosed_runs"], len(fbd["undiagnosed"])) == (9, 3, 6)
+    (j,) = fbd["judges"]
+    assert (j["model"], j["rubric"]) == (DIAGNOSER, DEFAULT_FBD_RUBRIC)
+    assert (j["diagnosed"], j["located"], j["no_single_step"], j["failed"]) == (3, 2, 1, 0)
+    assert (j["confirmed"], j["queued_for_review"]) == (0, 1)
+    assert j["by_owner"] == {"model": 1, "tool": 1}
+    assert j["by_invariant"] == {
+        "verify-before-claiming-success": 1,
+        "do-not-ignore-tool-errors": 1,
+    }
+    assert fbd["status"] == "tentative until a person confirms"
+    assert fbd["command"] == f"judge diagnose --db {db} --model {DIAGNOSER}"
+    md = (tmp_path / "r2" / "report.md").read_text()
+    assert "## First bad decisions" in md
+    assert "9 failed run(s) (completed, judged fail or labelled fail): 3 diagnosed" in md
+    assert "Confirmed: 0 (tentative until a person confirms)." in md
+    assert f"| {DIAGNOSER} | {DEFAULT_FBD_RUBRIC} | 3 | 2 | 1 | 0 | 0 | 1 |" in md
+    assert "| do-not-ignore-tool-errors | 1 |" in md and "| tool | 1 |" in md
+    assert f"6 failed run(s) have no diagnosis: `judge diagnose --db {db} --model" in md
+    assert "First bad decisions" in (tmp_path / "r2" / "report.html").read_text()
 
 
 def _card(path: Path, model: str = "openai/loopback") -> Path:

@@ -82,6 +82,8 @@ def test_report_json_is_the_model_dump_and_reads_back(gold_json: Path) -> None:
     assert "1" in data["per_treatment"]["base"]["tasks"][0]["pass^k"]
     # No correction asked for: no "corrected" key at all (as before the typed report).
     assert "corrected" not in data["per_treatment"]["base"]
+    # Scored from gold labels (no store): no first bad decisions either.
+    assert "first_bad_decisions" not in data
 
 
 def test_a_report_with_an_unknown_field_is_refused_naming_it(

@@ -20,11 +20,18 @@ from judge.traces import (
     import_traces,
     importers,
 )
-from judge.traces._common import TraceBuilder, classify_result, diff_in, render_call
+from judge.traces._common import (
+    AGENTRX_GROUND_TRUTH,
+    TraceBuilder,
+    classify_result,
+    diff_in,
+    render_call,
+)
 from tests.conftest import DATA as TEST_DATA
 
 DATA = TEST_DATA / "traces"
 FORMATS = [
+    "agentrx-tau",
     "claude-code",
     "codex",
     "gold",
@@ -34,6 +41,7 @@ FORMATS = [
     "otel-genai",
     "swe-agent",
     "tau-bench",
+    "who-and-when",
 ]
 
 
@@ -62,7 +70,12 @@ def test_import_traces_names_a_missing_file_and_an_unknown_format(tmp_path: Path
         import_traces(present, "nope")
 
 
-SAMPLES = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.suffix not in (".md", ".py"))
+#: Every trace sample (AgentRx's ground truth is a companion of its runs, not a trace).
+SAMPLES = sorted(
+    p
+    for p in DATA.glob("*/*")
+    if p.is_file() and p.suffix not in (".md", ".py") and p.name != AGENTRX_GROUND_TRUTH
+)
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
