@@ -78,6 +78,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.safety",
             "judge.connectors",
             "judge.steps",
+            "judge.answers",
         ),
     ),
     (

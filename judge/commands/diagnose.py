@@ -133,6 +133,22 @@ def diagnose(
             if queue_review
             else None
         )
+    _write(result, queued, fmt, out)
+    failed = sum(1 for r in result.runs if r.status in ("parse_error", "infra_error"))
+    if errors:
+        sys.exit(EXIT_INVALID_INPUT)
+    if failed:
+        sys.exit(EXIT_FAILED_JUDGMENTS)
+
+
+def _write(
+    result: judge.diagnosis.DiagnosisResult,
+    queued: judge.review.FbdQueued | None,
+    fmt: str,
+    out: str | None,
+) -> None:
+    """The skipped and queued runs on stderr, the runs in ``fmt`` on stdout, and ``out``
+    (JSONL)."""
     for skipped in result.skipped:
         click.echo(f"skipped {skipped.case_id}: {skipped.reason}", err=True)
     if queued is not None:
@@ -155,11 +171,6 @@ def diagnose(
         Path(out).write_text(
             "".join(json.dumps(r.as_json()) + "\n" for r in result.runs), encoding="utf-8"
         )
-    failed = sum(1 for r in result.runs if r.status in ("parse_error", "infra_error"))
-    if errors:
-        sys.exit(EXIT_INVALID_INPUT)
-    if failed:
-        sys.exit(EXIT_FAILED_JUDGMENTS)
 
 
 def _table(result: judge.diagnosis.DiagnosisResult) -> None:

@@ -20,6 +20,7 @@ from judge.providers import check_models
 from judge.routing import card_models
 from judge.rubrics import Rubric, load_rubric
 from judge.runsets.estimates import METHOD, POPULATION
+from judge.runsets.fbd import failed_runs
 from judge.runsets.gating import gate_from_report
 from judge.runsets.labels import HumanLabels, LabelCheck, check_labels, load_labels
 from judge.runsets.models import (
@@ -31,7 +32,7 @@ from judge.runsets.models import (
     RunSetReport,
 )
 from judge.runsets.records import Run
-from judge.runsets.report import ReportContext, build_report, failed_runs
+from judge.runsets.report import ReportContext, build_report
 from judge.runsets.scoring import ScoredRun, eligibility, judge_runs, score_from_gold
 from judge.store import Store
 

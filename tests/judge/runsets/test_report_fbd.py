@@ -10,8 +10,8 @@ from typing import Any
 
 from judge.diagnosis import DEFAULT_FBD_RUBRIC, RunDiagnosis, StoredDiagnoses
 from judge.runsets import ReportContext, build_report, render_markdown
+from judge.runsets.fbd import TENTATIVE, first_bad_decisions
 from judge.runsets.models import RunSetReport
-from judge.runsets.report import TENTATIVE, first_bad_decisions
 from judge.runsets.scoring import ScoredRun
 from judge.types import Diagnosis
 from tests.conftest import DATA
