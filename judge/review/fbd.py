@@ -62,7 +62,7 @@ def _reason(run: RunDiagnosis) -> tuple[str, str]:
     if run.step_set is None:
         return "fbd_no_card", f"step {run.step_index} proposed; {n} steps"
     if run.located:
-        return "fbd_located", f"step set {{{run.step_index}}} of {n} steps"
+        return "fbd_located", f"step set {{{run.step_set[0]}}} of {n} steps"
     steps = ",".join(map(str, run.step_set)) or "empty"
     size = len(run.step_set)
     return "fbd_unlocated", f"step {run.step_index} proposed; set {{{steps}}}, {size} of {n} steps"
