@@ -603,7 +603,14 @@ def _finish(drafts: Sequence[_Draft], budget: int, dropped: list[str]) -> Eviden
         )
         for n, draft in enumerate(sorted(drafts, key=lambda d: d.position), start=1)
     ]
-    # Each item on its own, then neighbours joined (an injection split over two tool outputs).
+    return evidence_set(unflagged, SELECTOR_VERSION, budget, dropped)
+
+
+def evidence_set(
+    unflagged: Sequence[EvidenceItem], selector_version: str, budget: int, dropped: list[str]
+) -> EvidenceSet:
+    """Numbered items flagged and sealed as an evidence set: each item on its own, then
+    neighbours joined (an injection split over two tool outputs); its digest and token count."""
     items: list[EvidenceItem] = []
     for item, split in zip(unflagged, flag_adjacent(unflagged), strict=True):
         flags = flag_item(item)
@@ -612,7 +619,7 @@ def _finish(drafts: Sequence[_Draft], budget: int, dropped: list[str]) -> Eviden
     return EvidenceSet(
         items=items,
         digest=items_digest(items),
-        selector_version=SELECTOR_VERSION,
+        selector_version=selector_version,
         token_budget=budget,
         dropped=dropped,
         total_tokens=sum(estimate_tokens(item.text) for item in items),

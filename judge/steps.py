@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from judge.errors import InputError
-from judge.evidence import EvidenceSet, clip_text, estimate_tokens, flag_item, items_digest
-from judge.safety.injection import flag_adjacent
+from judge.evidence import EvidenceSet, clip_text, estimate_tokens, evidence_set
 from judge.types import Case, EvidenceItem, EvidenceKind, TraceTurn
 
 #: The selector version of step evidence (provenance and cache keys).
@@ -306,16 +305,4 @@ def step_evidence(case: Case, redacted: Case, token_budget: int) -> EvidenceSet:
                 clipped=clipped,
             )
         )
-    flagged: list[EvidenceItem] = []
-    for item, split in zip(items, flag_adjacent(items), strict=True):
-        flags = flag_item(item)
-        flags.extend(r for r in split if r not in flags)
-        flagged.append(item.model_copy(update={"flags": flags}) if flags else item)
-    return EvidenceSet(
-        items=flagged,
-        digest=items_digest(flagged),
-        selector_version=STEPS_SELECTOR_VERSION,
-        token_budget=token_budget,
-        dropped=[],
-        total_tokens=sum(estimate_tokens(item.text) for item in flagged),
-    )
+    return evidence_set(items, STEPS_SELECTOR_VERSION, token_budget, [])
