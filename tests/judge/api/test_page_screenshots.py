@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,17 @@ def shots(tmp_path: Path) -> Path:
     where = Path(configured) if configured else tmp_path / "shots"
     where.mkdir(parents=True, exist_ok=True)
     return where
+
+
+def _wait_until(page: Any, expression: str, timeout_s: float = 10.0) -> None:
+    """Poll ``expression`` from the test until it is true. Playwright's wait_for_function
+    polls inside the page with a function built from the string, which the page's security
+    policy (script-src 'self', no eval) refuses whenever the first check is false."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout_s} s: {expression}")
+        time.sleep(0.05)
 
 
 def _evidence_id(prompt: str, kind: str, starts: str = "") -> str:
@@ -222,7 +234,7 @@ def test_review_item_fits_a_laptop_screen(
 
     # Scrolled to the bottom, the decision is still on screen.
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-    page.wait_for_function("window.scrollY > 0")
+    _wait_until(page, "window.scrollY > 0")
     _on_screen(page, "button[value=pass]")
     page.keyboard.press("f")
     page.wait_for_url("**/review?done=*")
@@ -298,7 +310,7 @@ def test_review_item_on_a_phone(service: RunningService, browser: Any, shots: Pa
     # The links under the title reach each part.
     page.evaluate("window.scrollTo(0, 0)")
     page.click(".jump a[href='#verdicts']")
-    page.wait_for_function("window.scrollY > 0")
+    _wait_until(page, "window.scrollY > 0")
     assert page.evaluate(_SEEN, "#verdicts h2")
     # The judge's verdicts read on a phone: three rows, each verdict and its reason.
     assert page.locator("#verdicts tr.head").count() == 3
@@ -308,7 +320,7 @@ def test_review_item_on_a_phone(service: RunningService, browser: Any, shots: Pa
 
     # The note (in the decision card, after the verdicts), then Fail from the bar.
     page.click("#quickbar a")
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'note'")
+    _wait_until(page, "document.activeElement && document.activeElement.id === 'note'")
     page.keyboard.type("edge case -- untested")
     page.click("#quickbar button[value=fail]")
     page.wait_for_url("**/review?done=*")
