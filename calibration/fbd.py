@@ -435,12 +435,6 @@ class StepCard(Strict):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
 
 
-def _round(value: float) -> float:
-    """Fitted numbers enter a card at 10 significant digits, so its bytes do not depend on the
-    machine's last floating-point digits."""
-    return float(f"{value:.10g}")
-
-
 def build_step_card(
     runs: Sequence[StepRun],
     *,
@@ -462,7 +456,9 @@ def build_step_card(
         ),
         policy=StepPolicySection(
             alpha=alpha,
-            threshold=_round(policy.threshold),
+            # A score from the data, not a fitted number: kept exact (rounding it up would
+            # leave out the very steps the guarantee counts on).
+            threshold=policy.threshold,
             n=policy.n,
             k=policy.k,
             n_no_single_step=policy.n_no_single_step,

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+import yaml
 
 from calibration.card import GoldRef, JudgeSection
 from calibration.fbd import (
@@ -219,3 +220,13 @@ def test_the_baselines_match_the_published_figures_of_who_and_when() -> None:
     assert math.isclose(b["random"]["exact"]["rate"], 0.120, abs_tol=0.0005)
     assert round(b["last"]["exact"]["rate"], 3) == 0.008
     assert round(b["first"]["exact"]["rate"], 3) == 0.159
+
+
+def test_the_card_keeps_the_threshold_exact() -> None:
+    """A threshold of 2/3 written to 10 digits (0.6666666667) would leave out the runs whose
+    gold step scored exactly 2/3, the very ones the guarantee counts."""
+    runs = [_run([0.0, 2 / 3], 1) for _ in range(9)] + [_run([0.0, 1.0], 1)]
+    card = _card(runs, alpha=0.2)
+    assert card.policy.threshold == 2 / 3
+    again = parse_step_card(yaml.safe_load(card.to_yaml()))
+    assert all(d.step_set == [1] for d in route_steps(again, runs))
