@@ -39,6 +39,7 @@ from judge.traces._common import (
     to_text,
     validate,
 )
+from judge.traces.tau_bench import looks_like_results, read_results
 from judge.types import Case, TraceTurn
 
 WHO_AND_WHEN_SOURCE = "Who&When (ag2ai/Agents_Failure_Attribution), Algorithm-Generated, MIT"
@@ -321,19 +322,12 @@ class AgentRxTauImporter(BaseImporter):
         """A tau-bench result list with AgentRx's ground truth beside it."""
         if path.is_dir() or not (path.parent / AGENTRX_GROUND_TRUTH).is_file():
             return False
-        head = read_head(path)
-        return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
+        return looks_like_results(path)
 
     def load(self, path: Path) -> ImportResult:
         out = ImportResult()
-        data = read_json(path)
-        if isinstance(data, InputError):
-            out.errors.append(data)
-            return out
-        if not isinstance(data, list):
-            out.errors.append(
-                InputError("a tau-bench result file holds a JSON list", file=str(path))
-            )
+        data = read_results(path, out)
+        if data is None:
             return out
         truths = _ground_truth(path, out)
         seen: set[str] = set()

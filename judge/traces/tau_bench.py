@@ -69,6 +69,24 @@ class _SimulatedUser(ChatConverter):
         self.builder.add("user(simulated)", text, "message", source)
 
 
+def looks_like_results(path: Path) -> bool:
+    """A JSON list whose records have ``task_id`` and ``traj`` (tau-bench's result files)."""
+    head = read_head(path)
+    return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
+
+
+def read_results(path: Path, out: ImportResult) -> list[Any] | None:
+    """The results of a tau-bench file, or None with the reason in ``out.errors``."""
+    data = read_json(path)
+    if isinstance(data, InputError):
+        out.errors.append(data)
+        return None
+    if not isinstance(data, list):
+        out.errors.append(InputError("a tau-bench result file holds a JSON list", file=str(path)))
+        return None
+    return data
+
+
 class TauBenchImporter(BaseImporter):
     """tau-bench results: one case per (task, trial)."""
 
@@ -78,20 +96,13 @@ class TauBenchImporter(BaseImporter):
         """A JSON list whose records have ``task_id`` and ``traj``."""
         if (path.parent / AGENTRX_GROUND_TRUTH).is_file():
             return False  # AgentRx's runs, with their critical steps: the agentrx-tau importer
-        head = read_head(path)
-        return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
+        return looks_like_results(path)
 
     def load(self, path: Path) -> ImportResult:
         """Every result of ``path`` as a case; an error for each bad result or message."""
         out = ImportResult()
-        data = read_json(path)
-        if isinstance(data, InputError):
-            out.errors.append(data)
-            return out
-        if not isinstance(data, list):
-            out.errors.append(
-                InputError("a tau-bench result file holds a JSON list", file=str(path))
-            )
+        data = read_results(path, out)
+        if data is None:
             return out
         model = _model_from_name(path.stem)
         trials: Counter[str] = Counter()
