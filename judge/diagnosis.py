@@ -527,15 +527,7 @@ def calibrate_steps(
                 file=recorded,
                 hint=", ".join(judges),
             )
-        card = step_card(
-            runs,
-            judge=chosen,
-            source="recorded step scores",
-            gold_name=Path(recorded).name,
-            gold_digest=bytes_digest(Path(recorded).read_bytes()),
-            alpha=alpha,
-            valid_days=valid_days,
-        )
+        source, labels, bound = "recorded step scores", Path(recorded), None
     else:
         if store is None or gold is None or judge is None:
             raise InputError(
@@ -554,17 +546,17 @@ def calibrate_steps(
                 file=gold,
             )
         runs = DiagnosisResult(rows, [], None).step_runs(loaded.critical)
-        chosen = judge
-        card = step_card(
-            runs,
-            judge=judge,
-            source="judge store",
-            gold_name=Path(gold).name,
-            gold_digest=bytes_digest(Path(gold).read_bytes()),
-            alpha=alpha,
-            rubric=chosen_rubric,
-            valid_days=valid_days,
-        )
+        chosen, source, labels, bound = judge, "judge store", Path(gold), chosen_rubric
+    card = step_card(
+        runs,
+        judge=chosen,
+        source=source,
+        gold_name=labels.name,
+        gold_digest=bytes_digest(labels.read_bytes()),
+        alpha=alpha,
+        rubric=bound,
+        valid_days=valid_days,
+    )
     path = out or f"{chosen.replace('/', '_')}.fbd.card.yaml"
     write_step_card(card, path)
     return StepCalibration(card, path, [r for r in runs if r.judge == chosen])
