@@ -105,6 +105,29 @@ class EvidenceItem(Strict):
     flags: list[str] = Field(default_factory=list)
 
 
+#: What a deterministic check found on one case: ``unknown`` when its inputs do not settle it
+#: (no diff, a diff that does not parse, a binary hunk), never ``pass`` by default.
+CheckStatus = Literal["pass", "fail", "unknown"]
+
+
+class CheckResult(Strict):
+    """One deterministic check's outcome on one case (judge/checks/): versioned code, no model.
+
+    ``hard`` checks (measured precision at least 0.95 on their suites) decide their criterion
+    when they fail; every other firing is evidence for the judge and sends the run to review.
+    ``evidence`` names what the outcome rests on: evidence ids (``E7``) or diff hunks
+    (``diff:tests/test_x.py@@-10,7+10,6``)."""
+
+    id: str
+    version: int
+    status: CheckStatus
+    hard: bool = False
+    #: The rubric criterion this check speaks to (e.g. ``environment_integrity``), if any.
+    criterion: str | None = None
+    evidence: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
 class CriterionVerdict(Strict):
     """The verdict on one criterion of a multi-criterion rubric."""
 

@@ -79,6 +79,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.connectors",
             "judge.steps",
             "judge.answers",
+            "judge.checks",
         ),
     ),
     (
@@ -93,6 +94,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "judge.probes",
             "judge.exchange",
             "judge.diagnosis",
+            "judge.failures",
         ),
     ),
     ("library", ("judge",)),

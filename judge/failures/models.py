@@ -1,0 +1,66 @@
+"""The records of failure clusters: one failed (or audited) run's labels, and a named cluster.
+
+A run carries three orthogonal labels, never one flat error code (DIAGNOSIS.md section 3):
+``symptom`` (what was finally seen), ``critical_cause`` (what the critical step did) and
+``root_mechanism`` (which component or contract let it happen), plus its ``owner``. A cluster is
+defined by a condition a rule can check on a run's structured features, so that its exposure
+(every run where the condition holds, failed or not) can be counted, not only its failures.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from judge.base import Strict
+from judge.types import Owner
+
+#: Why a run is outside the failure analysis: not an agent failure (DIAGNOSIS.md: the validity
+#: and infrastructure filter comes first).
+Exclusion = Literal["parse_error", "infra_error", "invalid_task", "no_diagnosis"]
+
+
+class RunRecord(Strict):
+    """One run as the failure analysis sees it: its outcome, its labels and its features."""
+
+    case_id: str
+    #: The run set (or store) the run came from, and its place in time or version order.
+    run_set: str = ""
+    order: int = 0
+    #: The system under test (model, harness...): kept, but never shown to the namer.
+    system: dict[str, str] = Field(default_factory=dict)
+    failed: bool
+    excluded: Exclusion | None = None
+    symptom: str | None = None
+    critical_cause: str | None = None
+    root_mechanism: str | None = None
+    owner: Owner | None = None
+    #: Structured fields of the trace and task (tool class, error type, stage, retries, language,
+    #: horizon, risk...): what cluster conditions are written over. Values are strings.
+    features: dict[str, str] = Field(default_factory=dict)
+    #: The local summary of the critical-step window (what text clustering reads).
+    summary: str = ""
+    #: Whether the first bad decision was confirmed by a person (or a replay), else tentative.
+    fbd_confirmed: bool = False
+    cost_usd: float | None = None
+    #: Cost spent after the first bad decision, when known.
+    cost_after_fbd_usd: float | None = None
+    #: Effects the run had: e.g. "duplicate", "irreversible", "data_loss", "safety".
+    effects: list[str] = Field(default_factory=list)
+
+
+class Cluster(Strict):
+    """A named failure mechanism: a checkable condition, its definition and its members."""
+
+    cluster_id: str
+    definition: str
+    exclusions: list[str] = Field(default_factory=list)
+    #: The rule: feature name -> required value; a run is exposed when every pair matches.
+    condition: dict[str, str] = Field(default_factory=dict)
+    #: Failed runs assigned to the cluster (case ids).
+    members: list[str] = Field(default_factory=list)
+    owners: list[str] = Field(default_factory=list)
+    hypothesis: str = ""
+    #: Where the cluster came from: "auto" (clustering), or a person's merge, split or rename.
+    lineage: list[str] = Field(default_factory=list)
