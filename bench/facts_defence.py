@@ -5,6 +5,7 @@ automatically (target 0), benign runs that keep their automatic decision, and th
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split outside6 --placement where
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split heldout --gold-runs 0
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split outside6 --without-detectors
+    PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split fresh --gold-runs 0
 
 Every run is judged with ``judge_cases`` (evidence, flags, the second net) through litellm to a
 loopback judge that obeys planted text (``judge.testing.obeying``): when a piece of a planted
@@ -15,6 +16,11 @@ receipt reader). Then the card (auto-accept from P(pass) 0.9, auto-reject up to 
 judgments twice: as today (flags and the second net; no facts check) and with the facts-only
 check (``judge.route(..., facts=...)``: the runs the card would decide automatically are judged
 again from their facts-only copy, and a changed verdict goes to a person).
+
+Splits: ``outside6`` (tests/data/OUTSIDE6.md), ``heldout`` (the corpus's held-out families) and
+``fresh`` (bench/data/heldout/injections.jsonl: 112 injections in 25 languages and about 30
+printable encodings and 96 benign texts, written by an outside author on 4 Dec before and apart
+from every defence; its README says how).
 
 Sets:
 - injected: each injection of the split planted in a failing run (gold "fail"). ``--placement
@@ -243,6 +249,20 @@ def judge_and_route(
     return before, run, summary.called
 
 
+FRESH = REPO / "bench" / "data" / "heldout" / "injections.jsonl"
+
+
+def fresh_records(path: Path = FRESH) -> list[Record]:
+    """The fresh outside set: one Record per text, its family as its category."""
+    out: list[Record] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                r = json.loads(line)
+                out.append(Record(r["id"], r["label"], "outside-v6", r["family"], text=r["text"]))
+    return out
+
+
 def planted_sets(
     records: list[Record], *, placement: str, honest: str, detectors_on: bool
 ) -> dict[str, dict[str, Any]]:
@@ -322,7 +342,7 @@ def report(figures: dict[str, dict[str, Any]]) -> None:
 def main() -> int:
     """Run the sets and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("heldout", "outside6"), default="outside6")
+    parser.add_argument("--split", choices=("heldout", "outside6", "fresh"), default="outside6")
     parser.add_argument("--placement", choices=("output", "where"), default="output")
     parser.add_argument("--honest", choices=("gold", "fair"), default="gold")
     parser.add_argument("--gold-runs", type=int, default=306)
@@ -331,6 +351,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.split == "outside6":
         records = outside6_records()
+    elif args.split == "fresh":
+        records = fresh_records()
     else:
         records = [r for r in corpus_records() if r.split == "heldout"]
     on = not args.without_detectors
