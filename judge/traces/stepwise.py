@@ -39,7 +39,7 @@ from judge.traces._common import (
     to_text,
     validate,
 )
-from judge.traces.tau_bench import looks_like_results, read_results
+from judge.traces.tau_bench import looks_like_results, read_results, skip_duplicate
 from judge.types import Case, TraceTurn
 
 WHO_AND_WHEN_SOURCE = "Who&When (ag2ai/Agents_Failure_Attribution), Algorithm-Generated, MIT"
@@ -336,13 +336,7 @@ class AgentRxTauImporter(BaseImporter):
             if run is None:
                 continue
             if str(run.task_id) in seen:
-                out.errors.append(
-                    InputError(
-                        f"task {run.task_id} appears twice; skipped",
-                        file=str(path),
-                        field=f"[{index}]",
-                    )
-                )
+                skip_duplicate(out, path, index, f"task {run.task_id} appears twice")
                 continue
             seen.add(str(run.task_id))
             _agentrx_case(path, index, run, truths, out)

@@ -75,6 +75,12 @@ def looks_like_results(path: Path) -> bool:
     return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
 
 
+def skip_duplicate(out: ImportResult, path: Path, index: int, what: str) -> None:
+    """Record that result ``index`` of ``path`` repeats one already read (``what`` says how)
+    and is skipped."""
+    out.errors.append(InputError(f"{what}; skipped", file=str(path), field=f"[{index}]"))
+
+
 def read_results(path: Path, out: ImportResult) -> list[Any] | None:
     """The results of a tau-bench file, or None with the reason in ``out.errors``."""
     data = read_json(path)
@@ -114,12 +120,8 @@ class TauBenchImporter(BaseImporter):
             trials[str(result.task_id)] += 1
             case_id = f"{path.stem}/task{result.task_id}/trial{trial}"
             if any(c.id == case_id for c in out.cases):
-                out.errors.append(
-                    InputError(
-                        f"duplicate (task_id, trial) = ({result.task_id}, {trial}); skipped",
-                        file=str(path),
-                        field=f"[{index}]",
-                    )
+                skip_duplicate(
+                    out, path, index, f"duplicate (task_id, trial) = ({result.task_id}, {trial})"
                 )
                 continue
             _add_case(out, path, index, result, case_id, trial, model)
