@@ -93,11 +93,18 @@ class LocalServer(Stoppable):
     ready_path: ClassVar[str]
     #: What is raised when the server is missing or does not start.
     unavailable: ClassVar[type[RuntimeError]]
+    #: The path of the things a judge target URL names on this server (``/projects``).
+    targets: ClassVar[str]
 
     @property
     def url(self) -> str:
         """The HTTP root, ``http://127.0.0.1:PORT``."""
         return f"http://127.0.0.1:{self.port}"
+
+    def target(self, name: str) -> str:
+        """The judge target URL of ``name`` (a project, an experiment id) on this server:
+        ``PROGRAM+http://127.0.0.1:PORT/TARGETS/NAME``."""
+        return f"{self.program}+{self.url}{self.targets}/{name}"
 
     @property
     def log(self) -> Path:
