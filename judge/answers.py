@@ -145,24 +145,23 @@ def diagnosis_model(
 ) -> type[BaseModel]:
     """The answer of an ``fbd`` rubric; field order is the order a judge writes them."""
     cut = {"cut_text": field_validator("*", mode="before")(_cut)}
-    claim: Any = create_model(
-        model_name(ref, "Claim"),
-        __base__=Strict,
-        __validators__=cut,
+
+    def cut_part(name: str, **fields: Any) -> Any:
+        # A part of the answer whose over-long texts are cut.
+        return create_model(model_name(ref, name), __base__=Strict, __validators__=cut, **fields)
+
+    claim: Any = cut_part(
+        "Claim",
         id=(str, Field(description="A step id, e.g. E4.")),
         claim=_text("One line: what that step showed the agent."),
     )
-    link: Any = create_model(
-        model_name(ref, "Link"),
-        __base__=Strict,
-        __validators__=cut,
+    link: Any = cut_part(
+        "Link",
         id=(str, Field(description="A step id.")),
         did=_text("One line: what the step did."),
     )
-    symptom: Any = create_model(
-        model_name(ref, "Symptom"),
-        __base__=Strict,
-        __validators__=cut,
+    symptom: Any = cut_part(
+        "Symptom",
         id=(str | None, Field(default=None, description="The step where the failure showed.")),
         description=_text("What was finally seen."),
     )

@@ -9,9 +9,10 @@ Kept free of heavy imports: the CLI reads it at start-up.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from judge.errors import InputError
 
@@ -54,22 +55,39 @@ def user_cache() -> Path:
     return Path.home() / ".cache" / "judge"
 
 
-def env_seconds(name: str, default: float) -> float:
-    """A positive number of seconds from the environment variable ``name``, else ``default``."""
+Number = TypeVar("Number", int, float)
+
+
+def env_positive(
+    name: str, default: Number, parse: Callable[[str], Number], error: Callable[[str], Exception]
+) -> Number:
+    """A positive number (``parse``: int or float) from the environment variable ``name``, else
+    ``default``; ``error(raw)`` is raised when it is set to anything else."""
     raw = os.environ.get(name)
     if not raw:
         return default
+    value: Number | None
     try:
-        value = float(raw)
+        value = parse(raw)
     except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise InputError(
+        value = None
+    if value is None or value <= 0:
+        raise error(raw)
+    return value
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment variable ``name``, else ``default``."""
+    return env_positive(
+        name,
+        default,
+        float,
+        lambda raw: InputError(
             f"{name}={raw!r} is not a positive number of seconds",
             field=name,
             hint="give seconds, e.g. 60",
-        )
-    return value
+        ),
+    )
 
 
 #: Completion-token cap of a judge call (the verdict JSON with its reason and citations).

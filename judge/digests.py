@@ -10,6 +10,7 @@ stored timestamp is UTC ISO 8601.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -89,6 +90,16 @@ def cache_key(
         }
     )
     return key if masked_from is None else digest({"cache_key": key, "masked_from": masked_from})
+
+
+#: The parts of a cache key: the parameters of :func:`cache_key`.
+CACHE_KEY_PARTS: tuple[str, ...] = tuple(inspect.signature(cache_key).parameters)
+
+
+def cache_key_of(source: object) -> str:
+    """The cache key of a record that carries every part of one as an attribute of the same
+    name (a judgment's Provenance)."""
+    return cache_key(**{part: getattr(source, part) for part in CACHE_KEY_PARTS})
 
 
 class Hasher:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from judge.types import ABSTAIN_LABEL, CaseKind, Order, ScoringKind
 
@@ -81,18 +81,26 @@ class KindSpec:
 
 _SWAP = MappingProxyType({"A": "B", "B": "A"})
 
+
+def _two_labels(name: RubricKind, positive: str, negative: str, **rest: Any) -> KindSpec:
+    """A binary-scored kind of agent runs with two labels, both required: ``positive`` votes 1,
+    ``negative`` 0, and there is no tie. ``rest``: the other fields of its spec."""
+    return KindSpec(
+        name=name,
+        scoring="binary",
+        case_kind="agent_run",
+        labels=(positive, negative),
+        required=frozenset({positive, negative}),
+        positive=positive,
+        negative=negative,
+        half=None,
+        votes=MappingProxyType({positive: 1.0, negative: 0.0}),
+        **rest,
+    )
+
+
 #: A pass/fail rubric; a multi-criterion rubric is one with a verdict per criterion.
-_BINARY = KindSpec(
-    name="binary",
-    scoring="binary",
-    case_kind="agent_run",
-    labels=("pass", "fail"),
-    required=frozenset({"pass", "fail"}),
-    positive="pass",
-    negative="fail",
-    half=None,
-    votes=MappingProxyType({"pass": 1.0, "fail": 0.0}),
-)
+_BINARY = _two_labels("binary", "pass", "fail")
 
 #: Rubric kind -> its spec. New kinds register here.
 KINDS: Mapping[str, KindSpec] = MappingProxyType(
@@ -113,18 +121,8 @@ KINDS: Mapping[str, KindSpec] = MappingProxyType(
             must_show="candidates",
         ),
         "multi-criterion": replace(_BINARY, name="multi-criterion", criteria=True),
-        "fbd": KindSpec(
-            name="fbd",
-            scoring="binary",
-            case_kind="agent_run",
-            labels=("located", "no_single_step"),
-            required=frozenset({"located", "no_single_step"}),
-            positive="located",
-            negative="no_single_step",
-            half=None,
-            votes=MappingProxyType({"located": 1.0, "no_single_step": 0.0}),
-            visible=("task", "trace"),
-            steps=True,
+        "fbd": _two_labels(
+            "fbd", "located", "no_single_step", visible=("task", "trace"), steps=True
         ),
     }
 )

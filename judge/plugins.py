@@ -54,3 +54,17 @@ def load_group(group: str) -> tuple[tuple[str, Any], ...]:
                 f"loaded: {err!r}; reinstall or uninstall that package"
             ) from err
     return tuple(loaded)
+
+
+def load_named(group: str, kind: type[Any], needs: str) -> dict[str, Any]:
+    """name -> plugin of every entry point of ``group`` (a class is instantiated; its name is the
+    entry point's); one that is not a ``kind`` is an error: "the GROUP plugin NAME is not
+    ``needs``" (``kind``: a runtime-checkable protocol with a ``name``)."""
+    found: dict[str, Any] = {}
+    for name, obj in load_group(group):
+        instance = obj() if isinstance(obj, type) else obj
+        if not isinstance(instance, kind):
+            raise PluginError(f"the {group} plugin {name!r} is not {needs}")
+        instance.name = name
+        found[name] = instance
+    return found

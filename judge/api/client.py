@@ -36,6 +36,7 @@ from judge.api.schemas import (
     RoutingList,
     WhoAmI,
 )
+from judge.base import Closing
 from judge.errors import JudgeError
 from judge.review import PairAgreement
 from judge.types import Case, Judgment, ReviewItem, ReviewLabel, RoutingDecision
@@ -54,7 +55,7 @@ class APIError(JudgeError):
         self.retry_after = retry_after
 
 
-class JudgeClient:
+class JudgeClient(Closing):
     """Typed calls to one judge service with one API key."""
 
     def __init__(
@@ -75,12 +76,6 @@ class JudgeClient:
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()
-
-    def __enter__(self) -> JudgeClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- plumbing ------------------------------------------------------------------------------
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:

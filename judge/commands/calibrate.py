@@ -18,7 +18,7 @@ import click
 import judge
 import judge.store
 from calibration.options import CalibrationOptions, Kind
-from judge.commands.options import calibration_option, env_db
+from judge.commands.options import calibration_option, env_db, file_option, gold_option
 from judge.errors import InputError
 
 #: ``--calibrator``: none, or a calibrator of ``calibration.confidence.CALIBRATORS`` (a registry,
@@ -47,27 +47,14 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--gold",
-    "gold_path",
-    type=click.Path(dir_okay=False),
-    help="Gold JSONL; default: the gold labels the verdict rows carry.",
-)
+@gold_option("Gold JSONL; default: the gold labels the verdict rows carry.")
 @click.option(
     "--db",
     help="Judge store to read judgments from: a SQLite file or a postgresql:// URL "
     "(default $JUDGE_DB when neither --judgments nor --recorded is given).",
 )
-@click.option(
-    "--judgments",
-    type=click.Path(dir_okay=False),
-    help="JSONL of judgments (or of recorded verdicts).",
-)
-@click.option(
-    "--recorded",
-    type=click.Path(dir_okay=False),
-    help="JSONL of recorded verdicts (../shared/judgments format).",
-)
+@file_option("--judgments", help="JSONL of judgments (or of recorded verdicts).")
+@file_option("--recorded", help="JSONL of recorded verdicts (../shared/judgments format).")
 @calibration_option(
     "judges",
     "--judge",
@@ -119,15 +106,10 @@ def parse_costs(costs: Sequence[str]) -> dict[str, float]:
 @calibration_option("seed", type=int)
 @calibration_option("n_boot", type=int)
 @calibration_option("valid_days", type=int)
-@click.option(
-    "--out", type=click.Path(dir_okay=False), help="Card path (default: <judge>.card.yaml)."
-)
-@click.option(
-    "--report", type=click.Path(dir_okay=False), help="Write a self-contained HTML report here."
-)
-@click.option(
+@file_option("--out", help="Card path (default: <judge>.card.yaml).")
+@file_option("--report", help="Write a self-contained HTML report here.")
+@file_option(
     "--plan",
-    type=click.Path(dir_okay=False),
     help="The label plan the gold was drawn by (`judge review plan --for-card --out`): bands "
     "certified on its labels, with its scan, covering a share of its pool (the verdicts).",
 )

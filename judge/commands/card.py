@@ -9,6 +9,7 @@ import click
 
 import judge.carding
 from calibration.card import Card, load_card
+from judge.commands.options import gold_option
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,12 +22,7 @@ def card() -> None:
 @click.option("--model", help="The judge model about to use the card.")
 @click.option("--rubric", help="The judge's rubric: a digest (sha256:...) or ID@VERSION to load.")
 @click.option("--selector", help="The evidence selector version in use.")
-@click.option(
-    "--gold",
-    "gold_path",
-    type=click.Path(dir_okay=False),
-    help="Gold JSONL the card must have been calibrated on.",
-)
+@gold_option("Gold JSONL the card must have been calibrated on.")
 @click.option(
     "--recorded", is_flag=True, help="The judge uses no rubric or selector (recorded verdicts)."
 )

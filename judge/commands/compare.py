@@ -10,23 +10,18 @@ import click
 
 import judge.carding
 from calibration.options import CompareOptions
-from judge.commands.options import compare_option, env_db
+from judge.commands.options import compare_option, env_db, file_option, gold_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--recorded", type=click.Path(dir_okay=False), help="JSONL of recorded verdicts.")
-@click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL of judgments.")
+@file_option("--recorded", help="JSONL of recorded verdicts.")
+@file_option("--judgments", help="JSONL of judgments.")
 @click.option(
     "--db",
     help="Judge store: a SQLite file or a postgresql:// URL (default $JUDGE_DB "
     "when neither --judgments nor --recorded is given).",
 )
-@click.option(
-    "--gold",
-    "gold_path",
-    type=click.Path(dir_okay=False),
-    help="Gold JSONL (default: gold carried by the rows).",
-)
+@gold_option("Gold JSONL (default: gold carried by the rows).")
 @click.option("--rubric", help="Only judgments of this rubric (ID or ID@VERSION).")
 @compare_option(
     "judges", "--judge", multiple=True, help="Judges to compare (repeat; default: all)."
@@ -35,15 +30,8 @@ from judge.commands.options import compare_option, env_db
 @compare_option("failures")
 @compare_option("n_boot", type=int)
 @compare_option("seed", type=int)
-@click.option(
-    "--html",
-    "html_out",
-    type=click.Path(dir_okay=False),
-    help="Write a self-contained HTML report.",
-)
-@click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False), help="Write the full study as JSON."
-)
+@file_option("--html", "html_out", help="Write a self-contained HTML report.")
+@file_option("--json", "json_out", help="Write the full study as JSON.")
 def compare(
     recorded: str | None,
     judgments: str | None,

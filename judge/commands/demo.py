@@ -20,7 +20,7 @@ import judge.store
 from calibration.inputs import judgment_to_row
 from calibration.intervals import wilson
 from judge.commands.judging_options import judging_options
-from judge.commands.options import db_option
+from judge.commands.options import db_option, gold_option
 from judge.commands.progress import judging_progress
 from judge.commands.run import write_jsonl
 from judge.defaults import DEFAULT_MODEL, DEFAULT_PROTOCOLS, LOCAL_PREFIX, is_local
@@ -35,14 +35,7 @@ DEMO_MODEL = DEFAULT_MODEL
 
 
 @click.command()
-@click.option(
-    "--gold",
-    "gold_path",
-    type=click.Path(dir_okay=False),
-    default=str(DEMO_GOLD),
-    show_default=True,
-    help="Gold set to judge.",
-)
+@gold_option("Gold set to judge.", default=str(DEMO_GOLD), show_default=True)
 @click.option(
     "--out",
     "out_dir",

@@ -18,7 +18,7 @@ import judge.review
 import judge.store
 from calibration.fbd import load_step_card
 from judge.commands.judging_options import judging_options
-from judge.commands.options import db_option, double_fraction_option
+from judge.commands.options import db_option, double_fraction_option, file_option
 from judge.commands.progress import judging_progress
 from judge.defaults import DEFAULT_MODEL
 from judge.errors import InputError
@@ -49,13 +49,12 @@ FORMATS = ("table", "jsonl", "yaml")
     help="litellm model id; repeat for several diagnosing judges.",
 )
 @db_option()
-@click.option(
+@file_option(
     "--card",
-    type=click.Path(dir_okay=False),
     help="A first-bad-decision card (judge calibrate --kind fbd): adds each run's step set.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), help="Also write the runs here (JSONL).")
+@file_option("--out", help="Also write the runs here (JSONL).")
 @click.option("--limit", type=int, help="Diagnose only the first N failed runs.")
 @click.option(
     "--review",

@@ -13,7 +13,7 @@ import judge.probes
 import judge.store
 from calibration.card import load_card
 from judge.commands.judging_options import some_judging_options
-from judge.commands.options import db_option
+from judge.commands.options import card_option, db_option, file_option
 
 #: Exit code of a check that raised the alarm (the card is now stale).
 EXIT_ALARM = 5
@@ -33,10 +33,8 @@ def drift() -> None:
 
 
 @drift.command("check")
-@click.option(
-    "--anchor", required=True, type=click.Path(dir_okay=False, exists=True), help="Gold JSONL."
-)
-@click.option("--card", "card_path", required=True, type=click.Path(dir_okay=False, exists=True))
+@file_option("--anchor", required=True, exists=True, help="Gold JSONL.")
+@card_option(required=True, exists=True)
 @db_option(help="The store the checks and the card's stale flag are kept in.")
 @some_judging_options("api_base", "variants", "concurrency", "token_budget")
 @click.option(
@@ -82,7 +80,7 @@ def check(
 
 
 @drift.command("show")
-@click.option("--card", "card_path", required=True, type=click.Path(dir_okay=False, exists=True))
+@card_option(required=True, exists=True)
 @db_option()
 def show(card_path: str, db: str) -> None:
     """Print a card's drift checks and both charts."""

@@ -11,7 +11,7 @@ import click
 import judge.exchange
 import judge.store
 from calibration.gold import case_schema_text, check_file, schema_text
-from judge.commands.options import db_option
+from judge.commands.options import db_option, file_option
 from judge.commands.platform_errors import platform_errors
 from judge.commands.review import export_gold_cmd
 
@@ -76,7 +76,7 @@ gold.add_command(export_gold_cmd, "export")
     help="The name of the annotation people gave (in Phoenix: the annotation config's name; "
     "in Langfuse: the score's name; in MLflow: the feedback's name).",
 )
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
+@file_option("--out", required=True, help="Gold JSONL to write.")
 @click.option(
     "--label-map",
     "label_map",

@@ -12,6 +12,7 @@ import click
 import judge.connectors
 import judge.exchange
 import judge.traces
+from judge.commands.options import file_option
 from judge.commands.platform_errors import platform_errors
 
 #: Exit codes: 0 every record imported; 1 some records were invalid (the others were imported).
@@ -60,10 +61,9 @@ EXIT_INVALID_INPUT = 1
     help="The prompt the agent was given, for every case whose log does not record "
     "it (claude -p stream-json, codex exec --json).",
 )
-@click.option(
+@file_option(
     "--task-from",
     "task_from",
-    type=click.Path(dir_okay=False),
     metavar="FILE",
     help="Read the prompt from FILE: a text file (its content, for every case), or "
     'a per-session mapping: .json {"<session id>": "<task>"} or a list of '

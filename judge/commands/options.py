@@ -43,6 +43,21 @@ def db_option(help: str = DB_HELP, default: str | None = DEFAULT_DB) -> Callable
     )
 
 
+def file_option(*decls: str, exists: bool = False, **attrs: Any) -> Callable[[F], F]:
+    """An option that names a file (never a folder; ``exists``: one that must exist)."""
+    return click.option(*decls, type=click.Path(dir_okay=False, exists=exists), **attrs)
+
+
+def gold_option(help: str, **attrs: Any) -> Callable[[F], F]:
+    """``--gold`` (as ``gold_path``): a gold JSONL file."""
+    return file_option("--gold", "gold_path", help=help, **attrs)
+
+
+def card_option(help: str | None = None, **attrs: Any) -> Callable[[F], F]:
+    """``--card`` (as ``card_path``): a calibration card file."""
+    return file_option("--card", "card_path", help=help, **attrs)
+
+
 def double_fraction_option() -> Callable[[F], F]:
     """``--double-fraction``: the share of queued review items that need two labels."""
     return click.option(

@@ -14,6 +14,7 @@ import judge.providers
 import judge.store
 from calibration.card import Card, load_card, write_card
 from judge.commands.judging_options import some_judging_options
+from judge.commands.options import card_option
 from judge.commands.progress import judging_progress
 from judge.errors import InputError
 
@@ -44,10 +45,8 @@ EXIT_PROBE_FAILED = 4
     help="Run only this probe (repeat); default all. See --list.",
 )
 @click.option("--limit", type=int, help="Probe only the first N cases of the gold file.")
-@click.option(
-    "--card",
-    "card_path",
-    type=click.Path(dir_okay=False, exists=True),
+@card_option(
+    exists=True,
     help="The judge's calibration card: write OUT/card.yaml, the same card with a probes "
     "section (routing reads it: e.g. a failed length probe sends long traces to people).",
 )

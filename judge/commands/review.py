@@ -16,7 +16,7 @@ import judge.routing
 import judge.runsets
 import judge.store
 from calibration.options import CalibrationOptions
-from judge.commands.options import calibration_option, db_option
+from judge.commands.options import calibration_option, db_option, file_option
 from judge.urls import mask_url
 
 
@@ -217,7 +217,7 @@ def audit_cmd(db: str, digest: str | None) -> None:
     show_default=True,
     help="--active: share of uniform probability mixed in (keeps every run drawable).",
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Also write the plan as JSON here.")
+@file_option("--out", help="Also write the plan as JSON here.")
 @db_option()
 def plan_cmd(
     runs_file: str,
@@ -369,7 +369,7 @@ def _pilot_counts(text: str) -> tuple[int, int]:
 
 
 @review.command("export-gold")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Gold JSONL to write.")
+@file_option("--out", required=True, help="Gold JSONL to write.")
 @click.option(
     "--license",
     "license_",

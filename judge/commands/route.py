@@ -19,24 +19,17 @@ import judge.store
 from calibration.card import load_card
 from calibration.fbd import is_step_card_file, load_step_card
 from judge.commands.judging_options import some_judging_options
-from judge.commands.options import db_option, double_fraction_option
+from judge.commands.options import card_option, db_option, double_fraction_option, file_option
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
 
 
 @click.command()
-@click.option(
-    "--card",
-    "card_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Calibration card (YAML) written by `judge calibrate`.",
-)
+@card_option("Calibration card (YAML) written by `judge calibrate`.", required=True)
 @db_option()
-@click.option(
+@file_option(
     "--recorded",
-    type=click.Path(dir_okay=False),
     help="Route the recorded verdicts of this JSONL (../shared/judgments format) instead of a "
     "store: one decision per item (A, B or review; pass, fail or review) with its reason; "
     "nothing is stored or queued.",

@@ -16,7 +16,7 @@ import judge.providers
 import judge.rubrics
 import judge.store
 from judge.commands.judging_options import judging_options
-from judge.commands.options import db_option, models_option
+from judge.commands.options import db_option, file_option, models_option
 from judge.commands.progress import judging_progress
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ EXIT_FAILED_JUDGMENTS = 3
 @click.option("--rubric", "rubric_ref", required=True, help="Rubric id or id@version.")
 @models_option(help="litellm model id; repeat for a panel of judges.")
 @db_option()
-@click.option("--out", type=click.Path(dir_okay=False), help="Also write the judgments as JSONL.")
+@file_option("--out", help="Also write the judgments as JSONL.")
 @click.option("--limit", type=int, help="Judge only the first N valid records.")
 @judging_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")

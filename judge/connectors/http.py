@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from judge.base import Closing
 from judge.connectors.errors import (
     ConnectorError,
     PlatformAuthError,
@@ -93,7 +93,7 @@ class _Retry(Exception):
         self.wait_s = wait_s
 
 
-class HttpClient:
+class HttpClient(Closing):
     """One platform's HTTP root (``base``), with the headers every request carries.
 
     ``platform`` and ``auth_env`` name the platform and the environment variable of its
@@ -325,14 +325,3 @@ class HttpClient:
     def close(self) -> None:
         """Close the connections."""
         self._client.close()
-
-    def __enter__(self) -> HttpClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -245,17 +245,12 @@ class Connector(Protocol):
 def connectors() -> Mapping[str, Connector]:
     """name -> connector: every entry point of the group ``judge.connectors`` (a class is
     instantiated; its name is the entry point's)."""
-    found: dict[str, Connector] = {}
-    for name, obj in plugins.load_group(plugins.CONNECTORS):
-        instance = obj() if isinstance(obj, type) else obj
-        if not isinstance(instance, Connector):
-            raise plugins.PluginError(
-                f"the judge.connectors plugin {name!r} is not a connector (it needs a name, a "
-                "description, target(split), cases(target), export(target, verdicts) and "
-                "labels(target, name=))"
-            )
-        instance.name = name
-        found[name] = instance
+    found: dict[str, Connector] = plugins.load_named(
+        plugins.CONNECTORS,
+        Connector,
+        "a connector (it needs a name, a description, target(split), cases(target), "
+        "export(target, verdicts) and labels(target, name=))",
+    )
     return MappingProxyType(found)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from judge import kinds
-from judge.digests import cache_key, digest
+from judge.digests import cache_key_of, digest
 from judge.errors import JudgeError
 from judge.evidence import select_evidence
 from judge.judging.masking import masked_origin
@@ -71,22 +71,6 @@ def params_for_sample(params: ModelParams, sample: int) -> ModelParams:
     if sample == 0 or params.seed is None:
         return params
     return replace(params, seed=params.seed + sample)
-
-
-def step_key(p: Provenance) -> str:
-    """The cache key of a step: the identity of what its provenance says was asked."""
-    return cache_key(
-        rubric_digest=p.rubric_digest,
-        evidence_digest=p.evidence_digest,
-        prompt_digest=p.prompt_digest,
-        model=p.model,
-        params=p.params,
-        order=p.order,
-        sample=p.sample,
-        variant=p.variant,
-        selector_version=p.selector_version,
-        masked_from=p.masked_from,
-    )
 
 
 def prepare_case(
@@ -148,7 +132,7 @@ def prepare_case(
             masked_from=masked_from,
             masked_evidence=masked,
         )
-        out.steps.append(PreparedStep(index, step_key(provenance), messages, provenance, shown))
+        out.steps.append(PreparedStep(index, cache_key_of(provenance), messages, provenance, shown))
     return out
 
 

@@ -47,7 +47,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from judge.defaults import DEFAULT_MAX_TOKENS
+from judge.defaults import DEFAULT_MAX_TOKENS, env_positive
 from judge.digests import full_digest
 from judge.errors import JudgeError
 from judge.local.weights import (
@@ -521,18 +521,12 @@ def get_engine(path: Path, n_ctx: int | None = None, n_threads: int | None = Non
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise JudgeError(
-            f"environment variable {name}={raw!r} must be a positive integer"
-        ) from None
-    if value < 1:
-        raise JudgeError(f"environment variable {name}={raw!r} must be a positive integer")
-    return value
+    return env_positive(
+        name,
+        default,
+        int,
+        lambda raw: JudgeError(f"environment variable {name}={raw!r} must be a positive integer"),
+    )
 
 
 # --- one completion ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ HTML autoescaped). The HTML is one self-contained file: inline CSS and inline SV
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -24,6 +24,7 @@ from judge.runsets.models import (
     LabelEstimate,
     NoCorrection,
     RunSetReport,
+    TreatmentSection,
 )
 from judge.runsets.plots import CHARTS
 
@@ -194,40 +195,45 @@ def _labels(report: RunSetReport) -> Section | None:
     return sec
 
 
+def _treatment_table(
+    report: RunSetReport,
+    part: Callable[[TreatmentSection], object],
+    columns: Sequence[tuple[str, str]],
+) -> Table:
+    """One row per treatment: its name, then each field of ``part`` of its section that
+    ``columns`` name, under the column's header (``columns``: (header, field) pairs)."""
+    rows = [
+        [t, *(str(getattr(part(report.per_treatment[t]), name)) for _, name in columns)]
+        for t in report.treatments
+    ]
+    return Table(["treatment", *(header for header, _ in columns)], rows)
+
+
+#: The counts table's columns: (header, field of the treatment's counts).
+_COUNT_COLUMNS = (
+    ("raw", "raw"),
+    ("excluded (infra_error)", "excluded_infra_error"),
+    ("analysis set", "analysis"),
+    ("timeouts (fail)", "timeouts_counted_as_fail"),
+    ("unscored", "unscored"),
+    ("scored", "scored"),
+    ("passes", "passes"),
+    ("tasks", "tasks"),
+)
+
+#: The "Who decided" table's columns: (header, field of the treatment's routing counts).
+_DECISION_COLUMNS = (
+    ("auto-decided", "auto_decided"),
+    ("awaiting people", "awaiting_people"),
+    ("uncalibrated", "uncalibrated"),
+    ("gold", "gold"),
+    ("by rule", "by_rule"),
+)
+
+
 def _scoring(report: RunSetReport) -> Section:
     sec = Section("Raw runs, analysis set, exclusions")
-    rows = []
-    for t in report.treatments:
-        c = report.per_treatment[t].counts
-        rows.append(
-            [
-                t,
-                str(c.raw),
-                str(c.excluded_infra_error),
-                str(c.analysis),
-                str(c.timeouts_counted_as_fail),
-                str(c.unscored),
-                str(c.scored),
-                str(c.passes),
-                str(c.tasks),
-            ]
-        )
-    sec.tables.append(
-        Table(
-            [
-                "treatment",
-                "raw",
-                "excluded (infra_error)",
-                "analysis set",
-                "timeouts (fail)",
-                "unscored",
-                "scored",
-                "passes",
-                "tasks",
-            ],
-            rows,
-        )
-    )
+    sec.tables.append(_treatment_table(report, lambda s: s.counts, _COUNT_COLUMNS))
     if report.mode == "judge":
         rubric, judging = report.rubric, report.judging
         sec.paragraphs.append(
@@ -593,19 +599,6 @@ def _first_bad(report: RunSetReport) -> Section | None:
 
 
 def _decisions(report: RunSetReport) -> Section:
-    rows = []
-    for t in report.treatments:
-        r = report.per_treatment[t].routing
-        rows.append(
-            [
-                t,
-                str(r.auto_decided),
-                str(r.awaiting_people),
-                str(r.uncalibrated),
-                str(r.gold),
-                str(r.by_rule),
-            ]
-        )
     text = {
         "gold": "Outcomes are gold labels: no judge decided anything.",
         "judge": "Auto-decided: the card's certified bands decide the verdict alone. Awaiting "
@@ -615,12 +608,7 @@ def _decisions(report: RunSetReport) -> Section:
     return Section(
         "Who decided",
         [text],
-        [
-            Table(
-                ["treatment", "auto-decided", "awaiting people", "uncalibrated", "gold", "by rule"],
-                rows,
-            )
-        ],
+        [_treatment_table(report, lambda s: s.routing, _DECISION_COLUMNS)],
     )
 
 

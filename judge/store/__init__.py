@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from judge.base import Closing
 from judge.defaults import DB_ENV, DB_MIGRATE_ENV, DEFAULT_DB
 from judge.store.access import AccessTables
 from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavailable
@@ -138,6 +139,7 @@ class Store(
     ExportTables,
     ReplicaTables,
     DriftTables,
+    Closing,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite
     file path or a ``postgresql://`` URL. ``migrate``: run pending migrations (default: unless
@@ -180,12 +182,6 @@ class Store(
     def close(self) -> None:
         """Close the connection(s)."""
         self.backend.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_store(location: str | Path | None = None) -> Store:

@@ -63,10 +63,7 @@ class MlflowServer(LocalServer):
     env_prefix: ClassVar[str] = "MLFLOW_"
     ready_path: ClassVar[str] = "/health"
     unavailable: ClassVar[type[RuntimeError]] = MlflowUnavailable
-
-    def target(self, experiment_id: str) -> str:
-        """The judge target URL of an experiment of this server."""
-        return f"mlflow+http://127.0.0.1:{self.port}/experiments/{experiment_id}"
+    targets: ClassVar[str] = "/experiments"
 
     def experiment(self, name: str) -> str:
         """The id of a new experiment named ``name``."""

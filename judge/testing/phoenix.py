@@ -57,10 +57,7 @@ class PhoenixServer(LocalServer):
     env_prefix: ClassVar[str] = "PHOENIX_"
     ready_path: ClassVar[str] = "/readyz"
     unavailable: ClassVar[type[RuntimeError]] = PhoenixUnavailable
-
-    def target(self, project: str) -> str:
-        """The judge target URL of a project of this server."""
-        return f"phoenix+http://127.0.0.1:{self.port}/projects/{project}"
+    targets: ClassVar[str] = "/projects"
 
     @classmethod
     def start(cls, executable: Path, *, timeout_s: float = READY_TIMEOUT_S) -> PhoenixServer:

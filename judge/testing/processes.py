@@ -18,8 +18,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any, ClassVar, Self
+
+from judge.base import Closing
 
 
 def descendants(pid: int) -> list[int]:
@@ -52,7 +53,7 @@ def free_port(*, every_interface: bool = False) -> int:
         return int(sock.getsockname()[1])
 
 
-class Stoppable(ABC):
+class Stoppable(Closing, ABC):
     """Something a test started and :meth:`stop` ends: used as a context manager, it is stopped
     when the block ends."""
 
@@ -60,15 +61,8 @@ class Stoppable(ABC):
     def stop(self) -> None:
         """End it and remove what it left behind."""
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
+        """The same as :meth:`stop` (what the block's end calls)."""
         self.stop()
 
 
@@ -99,11 +93,18 @@ class LocalServer(Stoppable):
     ready_path: ClassVar[str]
     #: What is raised when the server is missing or does not start.
     unavailable: ClassVar[type[RuntimeError]]
+    #: The path of the things a judge target URL names on this server (``/projects``).
+    targets: ClassVar[str]
 
     @property
     def url(self) -> str:
         """The HTTP root, ``http://127.0.0.1:PORT``."""
         return f"http://127.0.0.1:{self.port}"
+
+    def target(self, name: str) -> str:
+        """The judge target URL of ``name`` (a project, an experiment id) on this server:
+        ``PROGRAM+http://127.0.0.1:PORT/TARGETS/NAME``."""
+        return f"{self.program}+{self.url}{self.targets}/{name}"
 
     @property
     def log(self) -> Path:

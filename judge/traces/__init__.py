@@ -116,16 +116,11 @@ class BaseImporter:
 def importers() -> Mapping[str, Importer]:
     """name -> importer: every entry point of the group ``judge.importers`` (a class is
     instantiated; its name is the entry point's)."""
-    found: dict[str, Importer] = {}
-    for name, obj in plugins.load_group(plugins.IMPORTERS):
-        instance = obj() if isinstance(obj, type) else obj
-        if not isinstance(instance, Importer):
-            raise plugins.PluginError(
-                f"the judge.importers plugin {name!r} is not an importer (it needs a name, a "
-                "description, load(path) and sniff(path))"
-            )
-        instance.name = name
-        found[name] = instance
+    found: dict[str, Importer] = plugins.load_named(
+        plugins.IMPORTERS,
+        Importer,
+        "an importer (it needs a name, a description, load(path) and sniff(path))",
+    )
     if not found:
         raise plugins.PluginError(
             "no trace importer is installed (the group judge.importers is empty): reinstall "

@@ -25,8 +25,9 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import BinaryIO
+
+from judge.base import Closing
 
 try:  # a base dependency; its absence still leaves deflate logs readable
     import zstandard
@@ -82,7 +83,7 @@ def _zip64_sizes(
     return size, compressed, offset
 
 
-class ZipReader:
+class ZipReader(Closing):
     """The members of one zip file, read on demand. Use as a context manager."""
 
     def __init__(self, path: Path) -> None:
@@ -112,17 +113,6 @@ class ZipReader:
     def close(self) -> None:
         """Close the file."""
         self.handle.close()
-
-    def __enter__(self) -> ZipReader:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- the directory ---------------------------------------------------------------------
 

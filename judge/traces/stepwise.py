@@ -39,7 +39,7 @@ from judge.traces._common import (
     to_text,
     validate,
 )
-from judge.traces.tau_bench import looks_like_results, read_results
+from judge.traces.tau_bench import ResultsImporter, looks_like_results, skip_duplicate
 from judge.types import Case, TraceTurn
 
 WHO_AND_WHEN_SOURCE = "Who&When (ag2ai/Agents_Failure_Attribution), Algorithm-Generated, MIT"
@@ -313,7 +313,7 @@ def _agentrx_case(
         out.critical[case_id] = critical
 
 
-class AgentRxTauImporter(BaseImporter):
+class AgentRxTauImporter(ResultsImporter):
     """AgentRx's tau-bench retail runs, with the critical steps of its ground truth."""
 
     description = "AgentRx tau-bench retail runs (tau_dataset_*.json + tau_ground_truth.json)"
@@ -324,11 +324,7 @@ class AgentRxTauImporter(BaseImporter):
             return False
         return looks_like_results(path)
 
-    def load(self, path: Path) -> ImportResult:
-        out = ImportResult()
-        data = read_results(path, out)
-        if data is None:
-            return out
+    def read(self, path: Path, data: list[Any], out: ImportResult) -> None:
         truths = _ground_truth(path, out)
         seen: set[str] = set()
         for index, raw in enumerate(data):
@@ -336,14 +332,7 @@ class AgentRxTauImporter(BaseImporter):
             if run is None:
                 continue
             if str(run.task_id) in seen:
-                out.errors.append(
-                    InputError(
-                        f"task {run.task_id} appears twice; skipped",
-                        file=str(path),
-                        field=f"[{index}]",
-                    )
-                )
+                skip_duplicate(out, path, index, f"task {run.task_id} appears twice")
                 continue
             seen.add(str(run.task_id))
             _agentrx_case(path, index, run, truths, out)
-        return out

@@ -75,6 +75,12 @@ def looks_like_results(path: Path) -> bool:
     return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
 
 
+def skip_duplicate(out: ImportResult, path: Path, index: int, what: str) -> None:
+    """Record that result ``index`` of ``path`` repeats one already read (``what`` says how)
+    and is skipped."""
+    out.errors.append(InputError(f"{what}; skipped", file=str(path), field=f"[{index}]"))
+
+
 def read_results(path: Path, out: ImportResult) -> list[Any] | None:
     """The results of a tau-bench file, or None with the reason in ``out.errors``."""
     data = read_json(path)
@@ -87,7 +93,23 @@ def read_results(path: Path, out: ImportResult) -> list[Any] | None:
     return data
 
 
-class TauBenchImporter(BaseImporter):
+class ResultsImporter(BaseImporter):
+    """An importer of a tau-bench result list: :meth:`read` makes the cases of its results."""
+
+    def load(self, path: Path) -> ImportResult:
+        """Every result of ``path`` as a case; an error for each bad result or message."""
+        out = ImportResult()
+        data = read_results(path, out)
+        if data is not None:
+            self.read(path, data, out)
+        return out
+
+    def read(self, path: Path, data: list[Any], out: ImportResult) -> None:
+        """Add the cases (and errors) of the results ``data`` of ``path`` to ``out``."""
+        raise NotImplementedError
+
+
+class TauBenchImporter(ResultsImporter):
     """tau-bench results: one case per (task, trial)."""
 
     description = "tau-bench results / historical trajectories (JSON list with traj)"
@@ -98,12 +120,7 @@ class TauBenchImporter(BaseImporter):
             return False  # AgentRx's runs, with their critical steps: the agentrx-tau importer
         return looks_like_results(path)
 
-    def load(self, path: Path) -> ImportResult:
-        """Every result of ``path`` as a case; an error for each bad result or message."""
-        out = ImportResult()
-        data = read_results(path, out)
-        if data is None:
-            return out
+    def read(self, path: Path, data: list[Any], out: ImportResult) -> None:
         model = _model_from_name(path.stem)
         trials: Counter[str] = Counter()
         for index, raw in enumerate(data):
@@ -114,16 +131,11 @@ class TauBenchImporter(BaseImporter):
             trials[str(result.task_id)] += 1
             case_id = f"{path.stem}/task{result.task_id}/trial{trial}"
             if any(c.id == case_id for c in out.cases):
-                out.errors.append(
-                    InputError(
-                        f"duplicate (task_id, trial) = ({result.task_id}, {trial}); skipped",
-                        file=str(path),
-                        field=f"[{index}]",
-                    )
+                skip_duplicate(
+                    out, path, index, f"duplicate (task_id, trial) = ({result.task_id}, {trial})"
                 )
                 continue
             _add_case(out, path, index, result, case_id, trial, model)
-        return out
 
 
 def _model_from_name(stem: str) -> str | None:

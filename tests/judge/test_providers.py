@@ -211,7 +211,7 @@ def test_an_unpriced_model_stays_unpriced_after_a_router_registered_it() -> None
 def test_a_price_is_a_number_or_a_tier() -> None:
     import litellm
 
-    from judge.providers import _priceless
+    from judge.providers.calls import _priceless
 
     assert _priceless({}) and _priceless({"input_cost_per_token": None, "mode": "chat"})
     assert not _priceless({"input_cost_per_token": 0.0, "output_cost_per_token": 0.0})
