@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 from judge.digests import sha256_hex
 from judge.safety import unescape
 from judge.safety.gitleaks import find, load_rules, split_generic
+from judge.safety.lookalikes import is_lookalike
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.safety.secret_patterns import MARKER_PREFIX as MARKER_PREFIX
 from judge.safety.secret_patterns import SPECIFIC, STRUCTURAL, SecretPattern, marker
@@ -301,6 +302,8 @@ def _run_gitleaks(text: str, rule_indexes: Sequence[int]) -> tuple[str, int]:
             continue  # overlaps a secret already replaced
         if any(s < end and start < e for s, e in markers):
             continue
+        if is_lookalike(text[start:end], text, start):
+            continue
         out.append(text[last:start])
         out.append(marker(rule))
         last = end
@@ -316,7 +319,11 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
     def replace(m: re.Match[str]) -> str:
         nonlocal changed
         new = pattern.replace(m)
-        if new != m.group(0):
+        old = m.group(0)
+        if new != old:
+            head, tail = _replaced(old, new)
+            if is_lookalike(old[head:tail], text, m.start() + head):
+                return old
             changed += 1
         return new
 
@@ -340,6 +347,19 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
         return text, 0
     out.append(text[last:])
     return "".join(out), changed
+
+
+def _replaced(old: str, new: str) -> tuple[int, int]:
+    """The span of ``old`` that a rule replaced to make ``new`` (what the two do not share at
+    their ends): the value :func:`judge.safety.lookalikes.is_lookalike` is asked about."""
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, len(old) - tail
 
 
 def pattern_names(patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:
