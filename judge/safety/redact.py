@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 from judge.digests import sha256_hex
 from judge.safety import unescape
+from judge.safety.config_secrets import CONFIG
 from judge.safety.gitleaks import find, load_rules, split_generic
 from judge.safety.lookalikes import is_lookalike
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
@@ -47,8 +48,9 @@ from judge.safety.secret_shapes import SHAPES
 from judge.types import Case, Judgment, TraceTurn
 
 #: Every pattern of this package, in the order :func:`redact` applies them (the gitleaks stages
-#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` last).
-PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES
+#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` and
+#: :data:`judge.safety.config_secrets.CONFIG` last, in that order).
+PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES + CONFIG
 
 
 def redact(
