@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from judge.digests import sha256_hex
-from judge.safety import unescape
+from judge.safety import joins, unescape
 from judge.safety.config_secrets import CONFIG
 from judge.safety.gitleaks import find, load_rules, split_generic
 from judge.safety.lookalikes import is_lookalike
@@ -77,6 +77,12 @@ def redact(
         # the scan allows one: see unescape.SPLIT_GATE); the rules see the joined text.
         text, joined = unescape.joined_secrets(text, _core)
         if joined:
+            scan = _Scan(plan, text)
+    if decode and joins.gate(text):
+        # Two pieces of one token on a line (``"ghp_ab" + "cd"``) or cut by a shell ``\``.
+        text, pieces = joins.joined_pieces(text, _core)
+        if pieces:
+            joined += pieces
             scan = _Scan(plan, text)
     # Which gitleaks rules can match is decided once, on the text as given (a keyword of the
     # rule occurs in it, as gitleaks decides): redaction only removes text.
