@@ -40,6 +40,34 @@ def value_is_secret(value: str) -> bool:
     return _IDENTIFIER.fullmatch(inner) is None and not inner.isdigit()
 
 
+def _word_starts(text: str) -> list[int] | None:
+    """Where a rule that starts at the password word can match, in an ASCII text: each
+    ``pass`` and ``pwd`` of the lower-case text (None for other texts: every position is
+    tried). ``str.find`` is far faster than the regex's case-insensitive start at every
+    position (see :func:`judge.safety.secret_shapes._name_starts`, the same idea)."""
+    if not text.isascii():
+        return None
+    lowered = text.lower()
+    found: list[int] = []
+    for word in ("pass", "pwd"):
+        at = lowered.find(word)
+        while at >= 0:
+            found.append(at)
+            at = lowered.find(word, at + 1)
+    return sorted(found)
+
+
+def _tag_starts(text: str) -> list[int] | None:
+    """Where the XML element rule can match: the last ``<`` at most 40 name characters before
+    each password word (None outside ASCII)."""
+    words = _word_starts(text)
+    if words is None:
+        return None
+    starts = {text.rfind("<", max(0, at - 41), at) for at in words}
+    starts.discard(-1)
+    return sorted(starts)
+
+
 def _keyed(name: str) -> Replacer:
     """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no."""
     text = marker(name)
@@ -61,13 +89,13 @@ CONFIG: tuple[SecretPattern, ...] = (
     SecretPattern(
         "config-password",
         re.compile(
-            r"(?P<keep>(?<![\w.])[\"']?(?:[A-Za-z][\w.-]{0,60}?)?"
-            + _WORD
-            + r"[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5})"
-            + _VALUE
+            # The match starts at the password word (what is before it is kept as it is):
+            # a prefix of the key in the regex would be tried at every position.
+            r"(?P<keep>" + _WORD + r"[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5})" + _VALUE
         ),
         _keyed("config-password"),
         ("pass", "pwd"),
+        _word_starts,
     ),
     # ``<password>x</password>`` (Maven, .NET, Spring XML).
     SecretPattern(
@@ -78,17 +106,30 @@ CONFIG: tuple[SecretPattern, ...] = (
         ),
         _keyed("config-password"),
         ("pass", "pwd"),
+        _tag_starts,
     ),
-    # ``setPassword("x")``, ``.password('x')``, ``define('DB_PASSWORD', 'x')``.
+    # ``setPassword("x")``, ``.password('x')`` (from the password word on, as above).
     SecretPattern(
         "config-password",
         re.compile(
-            r"(?P<keep>(?:\b\w{0,30}" + _WORD + r"\w{0,10}[ \t]{0,3}\([ \t]{0,3}|"
-            r"\bdefine\([ \t]{0,3}[\"']\w{0,40}" + _WORD + r"\w{0,20}[\"'][ \t]{0,3},[ \t]{0,3}))"
+            r"(?P<keep>" + _WORD + r"\w{0,10}[ \t]{0,3}\([ \t]{0,3})"
             r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
         ),
         _keyed("config-password"),
         ("pass", "pwd"),
+        _word_starts,
+    ),
+    # ``define('DB_PASSWORD', 'x')`` (PHP).
+    SecretPattern(
+        "config-password",
+        re.compile(
+            r"(?P<keep>\bdefine\([ \t]{0,3}[\"']\w{0,40}"
+            + _WORD
+            + r"\w{0,20}[\"'][ \t]{0,3},[ \t]{0,3})"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+        ),
+        _keyed("config-password"),
+        ("define(",),
     ),
     # A Go MySQL DSN: ``user:password@tcp(host)/db``.
     SecretPattern(

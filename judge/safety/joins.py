@@ -25,21 +25,26 @@ _CONCAT = re.compile(
 _CONTINUED = re.compile(rf"(?P<a>{_PIECE}{{8,200}})\\\r?\n[ \t]{{0,40}}(?P<b>{_PIECE}{{4,200}})")
 
 
+#: Where either kind of join can be (a rule of the one-pass scan, :mod:`judge.safety.scan`).
+GATE = re.compile(r"[\"'][ \t]{0,3}\+|\\\r?\n")
+
+
 def gate(text: str) -> bool:
     """Whether ``text`` can hold a join of either kind (a cheap test before any regex)."""
     return '" +' in text or "' +" in text or '"+' in text or "'+" in text or "\\\n" in text
 
 
 def joined_pieces(text: str, redact: Redactor) -> tuple[str, int]:
-    """``text`` with every two-piece secret replaced by its marker, and the count."""
-    if not gate(text):
-        return text, 0
+    """``text`` with every two-piece secret replaced by its marker, and the count (callers
+    check :func:`gate` or :data:`GATE` first)."""
     total = 0
     for pattern, quoted in ((_CONCAT, True), (_CONTINUED, False)):
         out: list[str] = []
         last = 0
         for m in pattern.finditer(text):
             joined = m.group("a") + m.group("b")
+            if len(joined) < 16 or not any(c.isdigit() for c in joined):
+                continue  # no token of a rule is this short or without a digit
             redacted, n = redact(joined)
             if not n:
                 continue

@@ -78,7 +78,9 @@ def redact(
         text, joined = unescape.joined_secrets(text, _core)
         if joined:
             scan = _Scan(plan, text)
-    if decode and joins.gate(text):
+    if decode and (
+        plan.join_gate in scan.hits.maybe if scan.hits.maybe is not None else joins.gate(text)
+    ):
         # Two pieces of one token on a line (``"ghp_ab" + "cd"``) or cut by a shell ``\``.
         text, pieces = joins.joined_pieces(text, _core)
         if pieces:
@@ -124,6 +126,8 @@ class _Plan(NamedTuple):
     #: :data:`judge.safety.unescape.ESCAPE_ASCII` (after gitleaks' rules).
     split_gate: int
     escape_gate: int
+    #: Rule id of :data:`judge.safety.joins.GATE`.
+    join_gate: int
     #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
     by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
     #: gitleaks rules with no keyword (always run), split the same way.
@@ -185,6 +189,7 @@ def _plan() -> _Plan:
         gitleaks_offset=len(PATTERNS),
         split_gate=len(PATTERNS) + len(rules.rules),
         escape_gate=len(PATTERNS) + len(rules.rules) + 1,
+        join_gate=len(PATTERNS) + len(rules.rules) + 2,
         by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
         always=(
             frozenset(i for i in always if i not in generic_set),
@@ -197,6 +202,7 @@ def _plan() -> _Plan:
                 *(rule.regex for rule in rules.rules),
                 unescape.SPLIT_GATE,
                 unescape.ESCAPE_ASCII,
+                joins.GATE,
             ),
         ),
     )
