@@ -20,7 +20,7 @@ import re
 from judge.safety.secret_patterns import Replacer, SecretPattern, marker
 
 _WORD = r"(?i:pass(?:word|wd|phrase)?|pwd)"
-_VALUE = r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'<>,;(){}\[\]]{1,200})"
+_VALUE = r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`<>,;(){}\[\]]{1,200})"
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _CODE_START = tuple("$%{<@&*!|>=")
 
@@ -68,13 +68,23 @@ def _tag_starts(text: str) -> list[int] | None:
     return sorted(starts)
 
 
+def _bare_pass(m: re.Match[str]) -> bool:
+    """Whether the key is the word ``pass`` alone (``PASS: test_x``, a test report's status,
+    not a key): ``DB_PASS=`` and ``db.pass=`` are keys, ``PASS:`` is not."""
+    keep = m.group("keep")
+    if keep[:4].lower() != "pass" or keep[4:5].isalpha():
+        return False
+    before = m.string[m.start() - 1 : m.start()] if m.start() else ""
+    return not (before in ("_", "-", ".") or before.isalpha())
+
+
 def _keyed(name: str) -> Replacer:
     """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no."""
     text = marker(name)
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
-        if not value_is_secret(secret):
+        if not value_is_secret(secret) or _bare_pass(m):
             return m.group(0)
         quote = secret[0] if secret[:1] in "\"'" and secret[-1:] == secret[:1] else ""
         return f"{m.group('keep')}{quote}{text}{quote}{m.groupdict().get('after') or ''}"

@@ -25,7 +25,8 @@ JOIN = "\u00ab\u00bb"
         "NEXT_PUBLIC_STRIPE_KEY=pk_test_" + "51Hx9aQ2bC3dE4fG5hI6jK7lM8nO9pQ0rS",
         'const firebaseConfig = {\n  apiKey: "AIza' + 'SyDk3x9Q2bC3dE4fG5hI6jK7lM8nO9pQ0r",\n'
         '  authDomain: "acme.firebaseapp.com",\n};',
-        '<div class="g-recaptcha" data-sitekey="6Lc' + 'Xk3x9Q2bC3dE4fG5hI6jK7lM8nO9pQ0rStUvW"></div>',
+        '<div class="g-recaptcha" data-sitekey="6Lc'
+        + 'Xk3x9Q2bC3dE4fG5hI6jK7lM8nO9pQ0rStUvW"></div>',
         "OPENAI_API_KEY=sk-...your-key-here",
         "api_key: your-key-here",
         "curl -H 'Authorization: Bearer <TOKEN>' https://api.example.com",
@@ -34,8 +35,8 @@ JOIN = "\u00ab\u00bb"
         "SECRET_KEY = 'fake-key'",
         "JWT_SECRET=test-secret",
         "SLACK_BOT_TOKEN=xoxb-your-bot-token",
-        "# jwt.io: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4g"
-        "RG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "# jwt.io: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6"
+        "IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         "password = os.environ['DB_PASSWORD']",
         "password = getpass.getpass()",
         "PASSWORD_MIN_LENGTH = 12",
