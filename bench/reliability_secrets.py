@@ -5,6 +5,9 @@ cost of redaction per case.
     python bench/reliability_secrets.py corpus --split outside6
         # the outside set (tests/data/secrets/outside6_*.jsonl), measured once: which planted
         # values reach the provider, the store or an output, and which look-alikes survive
+    python bench/reliability_secrets.py corpus --split issue36
+        # the set of issue 36 (bench/data/secrets, written before its rules), the same way
+    python bench/reliability_secrets.py lookalikes # gitleaks' false-positive fixtures kept?
     python bench/reliability_secrets.py gold       # redactions on ../shared/gold, with samples
     python bench/reliability_secrets.py timing     # ms per case on the SWE-bench dev traces
     python bench/reliability_secrets.py reuse --baseline DIR --cases FILE
@@ -46,12 +49,14 @@ from reliability_injection import wilson  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JUDGE_SHARED_DIR", REPO.parent / "shared"))
 DATA = REPO / "tests" / "data" / "secrets"
+#: The issue-36 set (written before its rules) and the outside look-alikes.
+HELD_OUT = REPO / "bench" / "data" / "secrets"
 JOIN = "\u00ab\u00bb"
 MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 
 
-def _load(name: str) -> list[dict[str, Any]]:
-    lines = (DATA / name).read_text("utf-8").replace(JOIN, "").splitlines()
+def _load(name: str, data: Path = DATA) -> list[dict[str, Any]]:
+    lines = (data / name).read_text("utf-8").replace(JOIN, "").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -147,14 +152,16 @@ def _is_benign(p: dict[str, Any]) -> bool:
 
 
 def outside6(
-    cases_file: str = "outside6_cases.jsonl", planted_file: str = "outside6_planted.jsonl"
+    cases_file: str = "outside6_cases.jsonl",
+    planted_file: str = "outside6_planted.jsonl",
+    data: Path = DATA,
 ) -> None:
     """Judge the outside set end to end (``judge run`` through a loopback server, then ``judge
     show`` and ``judge export``) and print, per kind, the planted values of which any
     12-character piece reached the provider, the store (its tables and the raw bytes of its
     files) or an output, and the look-alikes that reached the judge unchanged."""
-    cases = _load(cases_file)
-    planted = _load(planted_file)
+    cases = _load(cases_file, data)
+    planted = _load(planted_file, data)
     answer = '{"verdict": "fail", "evidence": ["E1"], "rationale": "E1 shows it."}'
     with tempfile.TemporaryDirectory() as tmp:
         path, db = Path(tmp) / "cases.jsonl", Path(tmp) / "j.db"
@@ -231,10 +238,44 @@ def outside6(
             f"[{lo:.1%}, {hi:.1%}] "
             "(target >= 95%)"
         )
+    families: dict[str, Counter[str]] = defaultdict(Counter)
+    for p in planted:
+        if "family" not in p:
+            continue
+        row = families[("look-alike: " if _is_benign(p) else "") + p["family"]]
+        row["planted"] += 1
+        name = f"{p.get('case')}: {p['kind']}"
+        row["missed"] += any(line.startswith(name + " -> ") for line in leaks) or name in lost
+    if families:
+        print("\n| family | planted | leaked (secrets) or redacted (look-alikes) |")
+        print("|---|---|---|")
+        for family, row in sorted(families.items()):
+            print(f"| {family} | {row['planted']} | {row['missed']} |")
     for line in leaks:
         print("  leaked:", line)
     for line in lost:
         print("  look-alike redacted:", line)
+
+
+def lookalikes() -> None:
+    """The outside look-alikes (gitleaks' false-positive fixtures): the share ``redact`` returns
+    unchanged, and the ones it changes, by the gitleaks rule file they come from."""
+    rows = _load("gitleaks_fps.jsonl", HELD_OUT / "outside")
+    lost: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        redacted, _ = redact(row["text"])
+        if redacted != row["text"]:
+            lost[row["source"].split("#")[0]].append(
+                " ".join(MARKER.findall(redacted)) + " in " + row["text"][:70].replace("\n", " ")
+            )
+    kept = len(rows) - sum(map(len, lost.values()))
+    lo, hi = wilson(kept, len(rows))
+    print(
+        f"outside look-alikes kept {kept}/{len(rows)} = {kept / len(rows):.1%} [{lo:.1%}, {hi:.1%}]"
+    )
+    for source, texts in sorted(lost.items()):
+        for text in texts:
+            print(f"  {source}: {text}")
 
 
 def _texts(record: dict[str, Any]) -> Iterator[str]:
@@ -342,20 +383,25 @@ def reuse(baseline: str, cases: str) -> None:
 def main() -> None:
     """Parse the arguments and run one part."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["corpus", "gold", "timing", "reuse"])
+    parser.add_argument("part", choices=["corpus", "gold", "timing", "reuse", "lookalikes"])
     parser.add_argument("--baseline", help="reuse: a checkout of the earlier code")
     parser.add_argument("--cases", help="reuse: the cases to judge (JSONL)")
     parser.add_argument("--samples", type=int, default=40, help="gold: samples to print")
     parser.add_argument("--repeats", type=int, default=3, help="timing: best of N")
     parser.add_argument(
         "--split",
-        choices=["development", "outside6"],
+        choices=["development", "outside6", "issue36"],
         default="development",
-        help="corpus: the project's corpora, or the outside set (measured once)",
+        help="corpus: the project's corpora, the outside set (measured once), or the set of "
+        "issue 36 (bench/data/secrets, written before its rules)",
     )
     args = parser.parse_args()
     if args.part == "corpus" and args.split == "outside6":
         outside6()
+    elif args.part == "corpus" and args.split == "issue36":
+        outside6("cases.jsonl", "planted.jsonl", HELD_OUT)
+    elif args.part == "lookalikes":
+        lookalikes()
     elif args.part == "corpus":
         corpus()
     elif args.part == "reuse":

@@ -37,8 +37,10 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from judge.digests import sha256_hex
-from judge.safety import unescape
+from judge.safety import joins, unescape
+from judge.safety.config_secrets import CONFIG
 from judge.safety.gitleaks import find, load_rules, split_generic
+from judge.safety.lookalikes import is_lookalike
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.safety.secret_patterns import MARKER_PREFIX as MARKER_PREFIX
 from judge.safety.secret_patterns import SPECIFIC, STRUCTURAL, SecretPattern, marker
@@ -46,8 +48,9 @@ from judge.safety.secret_shapes import SHAPES
 from judge.types import Case, Judgment, TraceTurn
 
 #: Every pattern of this package, in the order :func:`redact` applies them (the gitleaks stages
-#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` last).
-PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES
+#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` and
+#: :data:`judge.safety.config_secrets.CONFIG` last, in that order).
+PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES + CONFIG
 
 
 def redact(
@@ -74,6 +77,14 @@ def redact(
         # the scan allows one: see unescape.SPLIT_GATE); the rules see the joined text.
         text, joined = unescape.joined_secrets(text, _core)
         if joined:
+            scan = _Scan(plan, text)
+    if decode and (
+        plan.join_gate in scan.hits.maybe if scan.hits.maybe is not None else joins.gate(text)
+    ):
+        # Two pieces of one token on a line (``"ghp_ab" + "cd"``) or cut by a shell ``\``.
+        text, pieces = joins.joined_pieces(text, _core)
+        if pieces:
+            joined += pieces
             scan = _Scan(plan, text)
     # Which gitleaks rules can match is decided once, on the text as given (a keyword of the
     # rule occurs in it, as gitleaks decides): redaction only removes text.
@@ -115,6 +126,8 @@ class _Plan(NamedTuple):
     #: :data:`judge.safety.unescape.ESCAPE_ASCII` (after gitleaks' rules).
     split_gate: int
     escape_gate: int
+    #: Rule id of :data:`judge.safety.joins.GATE`.
+    join_gate: int
     #: Literal id -> gitleaks rules with that keyword, split as (provider, generic).
     by_keyword: dict[int, tuple[frozenset[int], frozenset[int]]]
     #: gitleaks rules with no keyword (always run), split the same way.
@@ -176,6 +189,7 @@ def _plan() -> _Plan:
         gitleaks_offset=len(PATTERNS),
         split_gate=len(PATTERNS) + len(rules.rules),
         escape_gate=len(PATTERNS) + len(rules.rules) + 1,
+        join_gate=len(PATTERNS) + len(rules.rules) + 2,
         by_keyword={k: (frozenset(a), frozenset(b)) for k, (a, b) in by_keyword.items()},
         always=(
             frozenset(i for i in always if i not in generic_set),
@@ -188,6 +202,7 @@ def _plan() -> _Plan:
                 *(rule.regex for rule in rules.rules),
                 unescape.SPLIT_GATE,
                 unescape.ESCAPE_ASCII,
+                joins.GATE,
             ),
         ),
     )
@@ -301,6 +316,8 @@ def _run_gitleaks(text: str, rule_indexes: Sequence[int]) -> tuple[str, int]:
             continue  # overlaps a secret already replaced
         if any(s < end and start < e for s, e in markers):
             continue
+        if is_lookalike(text[start:end], text, start):
+            continue
         out.append(text[last:start])
         out.append(marker(rule))
         last = end
@@ -316,7 +333,11 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
     def replace(m: re.Match[str]) -> str:
         nonlocal changed
         new = pattern.replace(m)
-        if new != m.group(0):
+        old = m.group(0)
+        if new != old:
+            head, tail = _replaced(old, new)
+            if is_lookalike(old[head:tail], text, m.start() + head):
+                return old
             changed += 1
         return new
 
@@ -340,6 +361,19 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
         return text, 0
     out.append(text[last:])
     return "".join(out), changed
+
+
+def _replaced(old: str, new: str) -> tuple[int, int]:
+    """The span of ``old`` that a rule replaced to make ``new`` (what the two do not share at
+    their ends): the value :func:`judge.safety.lookalikes.is_lookalike` is asked about."""
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, len(old) - tail
 
 
 def pattern_names(patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:

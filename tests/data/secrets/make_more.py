@@ -461,7 +461,7 @@ case(
 # --- benign look-alikes: every one must reach the judge unchanged --------------------------------
 
 #: Benign look-alikes that are redacted all the same, with the marker that replaces them.
-KNOWN_FALSE = {"dummy-password": "config-secret", "dummy-secret-key": "config-secret"}
+KNOWN_FALSE: dict[str, str] = {}  # known false redactions: none since issue 36
 BENIGN = [
     ("git-sha", "3f786850e387550fdab836ed7e6dc881de23001b"),
     ("uuid", "4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"),
@@ -477,8 +477,7 @@ BENIGN = [
     ("etag", 'ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"'),
     ("uid-gid", "docker run -u 1000:1000 --rm app pytest"),
     ("mkdir-p", "mkdir -p build/secrets && pip install -U pip"),
-    # Known false redactions (``false_positive`` rows): dummy values that the rules older than
-    # the dummy filter still redact, so that the cache keys of cases judged before stay put.
+    # Dummy values (once known false redactions, kept since issue 36's look-alike filter).
     ("dummy-password", "User.objects.create_user(username='alice', password='password')"),
     ("dummy-secret-key", "SECRET_KEY = 'fake-key'"),
     ("token-variable", "token = tokens[0]"),

@@ -1,0 +1,195 @@
+"""Strings that stand where a secret could, or look like one, and are none: kept as evidence.
+
+:func:`is_lookalike` is asked about every value a rule of :func:`judge.safety.redact.redact`
+would replace (this package's patterns and gitleaks' rules alike); a value it calls a
+look-alike is left in place. A judge needs these to read a run: the documented example key a
+test uses, the publishable key a web page embeds, the ``sk-...your-key-here`` of a README.
+
+What is kept, and why it is safe to keep:
+- documented examples: values published by their vendor as examples or test keys (AWS's
+  ``...EXAMPLE`` keys, jwt.io's token, Google's reCAPTCHA test keys, Stripe's docs keys);
+- publishable keys, public by design: Stripe ``pk_live_``/``pk_test_``, Mapbox ``pk.``
+  tokens, a reCAPTCHA *site* key (named so beside it), a Firebase web ``apiKey`` in its
+  ``firebaseConfig`` (Firebase documents these as identifiers, not secrets);
+- placeholders: templates and references (``${VAR}``, ``{{ x }}``, ``<TOKEN>``, ``[PASSWORD]``),
+  masks (``********``, ``xxxx``, eight equal characters in a row), words that say so
+  (``your``, ``here``, ``example``, ``placeholder``, ``replace``, ``changeme``, ``dummy``...),
+  values made only of dummy words (``rootpasswd``, ``test-secret``, ``my-bot-token``), and
+  counting runs (``abcdef``, ``123456``) or one group repeated (``1234-1234-1234``) that no
+  generated token holds;
+- ids: a UUID under a name that says id (``credentialsId``, ``tenant_id``); a PEM block with no
+  key material in it.
+A random token of the real shape passes none of these tests (its chance of holding a six-long
+counting run or eight equal characters is below 1e-4).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from judge.safety.secret_patterns import is_placeholder, is_trivial
+
+#: Values published by their vendors as examples or test keys.
+DOCUMENTED = frozenset(
+    {
+        # jwt.io's example token (HS256, "John Doe").
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+        "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        # Google's reCAPTCHA v2 test keys (site, secret).
+        "6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI",
+        "6LeIxAcTAAAAAGG-vFI1TnRWxMZNFuojJ4WifJWe",
+        # Stripe's documentation keys.
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    }
+)
+
+#: Prefixes of keys that are public by design.
+PUBLISHABLE = ("pk_live_", "pk_test_", "pk.eyJ")
+
+_WRAPPED = re.compile(r"<[^<>\n]{1,80}>|\[[^\[\]\n]{1,80}\]|\$\{[^}\n]{1,120}\}|%[A-Za-z_]{1,60}%")
+_TEMPLATE = re.compile(r"[<>]|\$\{|\{\{|\}\}")
+_WORD = re.compile(
+    r"(?i:your|here|placeholder|replace|changeme|change_me|change-me|dummy|fake|sample|insert|"
+    r"redacted)|example|\.\.\.",
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ID_NAME = re.compile(r"(?:\bid|_id|Id|ID)\b[\"']?\s*[:=]?\s*[\"']?\s*\Z")
+_SITE_KEY = re.compile(r"site[-_ ]?key", re.IGNORECASE)
+_PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}-----(?P<body>.*?)-----END", re.DOTALL)
+_SITE_SHAPE = re.compile(r"6L[0-9A-Za-z_-]{38}")
+
+#: Words a dummy value is made of (``rootpasswd``, ``CleartextPassword1``, ``test-secret``).
+_VOCAB = frozenset(
+    [
+        "my",
+        "some",
+        "your",
+        "the",
+        "a",
+        "wrong",
+        "bad",
+        "fake",
+        "test",
+        "testing",
+        "dummy",
+        "example",
+        "sample",
+        "new",
+        "old",
+        "other",
+        "default",
+        "valid",
+        "invalid",
+        "correct",
+        "incorrect",
+        "super",
+        "top",
+        "not",
+        "no",
+        "pass",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "pw",
+        "secret",
+        "secrets",
+        "key",
+        "keys",
+        "token",
+        "tokens",
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "admin",
+        "user",
+        "username",
+        "root",
+        "guest",
+        "demo",
+        "changeit",
+        "changeme",
+        "value",
+        "here",
+        "api",
+        "app",
+        "bot",
+        "access",
+        "auth",
+        "client",
+        "db",
+        "database",
+        "local",
+        "dev",
+        "mock",
+        "cleartext",
+        "plain",
+        "plaintext",
+        "letmein",
+        "string",
+        "str",
+        "id",
+        "env",
+    ]
+)
+
+
+@lru_cache(maxsize=4096)
+def _dummy_words(value: str) -> bool:
+    """Whether ``value`` is only dummy words, separators and at most four digits."""
+    low = value.lower()
+    digits = sum(c.isdigit() for c in low)
+    letters = re.sub(r"[^a-z]", " ", low).split()
+    if digits > 4 or not letters:
+        return False
+    return all(_segments(word) for word in letters)
+
+
+def _segments(word: str) -> bool:
+    """Whether ``word`` splits into words of :data:`_VOCAB`."""
+    ok = [True] + [False] * len(word)
+    for end in range(1, len(word) + 1):
+        ok[end] = any(
+            ok[start] and word[start:end] in _VOCAB for start in range(max(0, end - 12), end)
+        )
+    return ok[-1]
+
+
+def _placeholder(value: str) -> bool:
+    """:func:`is_placeholder`, but a dotted run with digits (a JWT, a Discord token) is not
+    taken for a reference to code (``settings.TOKEN``)."""
+    if "." in value and (len(value) > 60 or any(c.isdigit() for c in value)):
+        return False
+    return is_placeholder(value)
+
+
+def is_lookalike(secret: str, text: str = "", start: int = 0) -> bool:
+    """Whether ``secret`` (found at ``start`` of ``text``) is a look-alike to keep."""
+    value = secret.strip().strip("\"'`")
+    if not value:
+        return False
+    if value in DOCUMENTED:
+        return True
+    if value.startswith("-----BEGIN"):
+        m = _PEM.match(value)
+        return m is not None and len(re.sub(r"[^A-Za-z0-9+/]", "", m.group("body"))) < 40
+    if _WRAPPED.fullmatch(value):
+        return True
+    if any(c.isspace() for c in value):
+        return False
+    if value.startswith(PUBLISHABLE) or _TEMPLATE.search(value):
+        return True
+    if _placeholder(value) or is_trivial(value) or _WORD.search(value) or _dummy_words(value):
+        return True
+    before = text[max(0, start - 60) : start]
+    if _UUID.fullmatch(value):
+        return _ID_NAME.search(before) is not None
+    if _SITE_SHAPE.fullmatch(value) and _SITE_KEY.search(before):
+        return True
+    if value.startswith("AIza"):
+        around = text[max(0, start - 300) : start + len(secret) + 300].lower()
+        return "authdomain" in around or "firebase" in around
+    return False
