@@ -15,15 +15,18 @@ Detection reads several views of a text and several signals (defence in depth, n
 1. **Fold** (:func:`judge.safety.folding.fold`): undo Unicode disguises (fullwidth, maths and
    small-capital letters, combining marks, variation selectors, zero-width and tag characters,
    look-alike letters), join spaced-out letters, split slug words.
-2. **Decode** (:func:`judge.safety.folding.decoded_views`): base64, hex, percent-encoded and
-   rot13 text is decoded and read like the rest (reason ``injection:encoded``).
+2. **Decode** (:func:`judge.safety.folding.decoded_views`, and
+   :func:`judge.safety.shapes.shape_views` for any printable transform whose shape decodes to
+   language): the decoded text is read like the rest (reason ``injection:encoded``).
 3. **Rules** (:data:`RULES`): named English patterns over the folded text. A match inside quotes
    in a sentence that talks *about* such phrases is a mention, not a use; a verdict object in a
    test fixture, code or a result listing is data.
 4. **Lexicon signals** (:mod:`judge.safety.languages`): "ignore the instructions" and "evaluator +
    favourable verdict" in 20 languages, by proximity of words rather than sentence patterns.
-5. **Learned detector** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
-   character n-gram model for paraphrases the rules have no pattern for.
+5. **Learned detectors** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
+   character n-gram model for paraphrases the rules have no pattern for; and
+   (:mod:`judge.safety.multilingual`, ``injection:multilingual``, when its package is
+   installed) multilingual sentence embeddings for decoded text and other languages.
 6. **Obfuscation** (:func:`obfuscation`): look-alike letters or invisible characters inside
    words, next to a word a judge acts on.
 
@@ -41,7 +44,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from judge.safety import detector, folding
+from judge.safety import detector, folding, multilingual, shapes
 from judge.safety.languages import idea_hits, idea_literals, lexicon_addressed, lexicon_signals
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import EvidenceItem
@@ -444,6 +447,14 @@ def _model_score(folded: str) -> float:
     return float(model.score(folded, _may_open_gate))
 
 
+@lru_cache(maxsize=1024)
+def _multilingual(folded: str, decoded: bool) -> bool:
+    """The multilingual model (:mod:`judge.safety.multilingual`) flags a window of ``folded``
+    text; False when it is not installed."""
+    model = multilingual.shipped_model()
+    return model is not None and model.score(folded, decoded=decoded) >= model.threshold
+
+
 #: Folding, remembered: the flagger, the second net and the split check fold the same texts.
 _fold = lru_cache(maxsize=1024)(folding.fold)
 
@@ -460,6 +471,7 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
     rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
     decoded = folding.decoded_views(text, rot13=rot13)
+    decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
     gates = _gates()
@@ -478,6 +490,9 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
             model = detector.shipped_model()
             if model is not None and _model_score(view) >= model.threshold:
                 found.append("classifier")
+        # The multilingual model reads decoded views and text in other languages only.
+        if classifier and not found and (n or not view.isascii()) and _multilingual(view, n > 0):
+            found.append("multilingual")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
                 if reason not in reasons:
