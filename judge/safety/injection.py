@@ -26,7 +26,8 @@ Detection reads several views of a text and several signals (defence in depth, n
 5. **Learned detectors** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
    character n-gram model for paraphrases the rules have no pattern for; and
    (:mod:`judge.safety.multilingual`, ``injection:multilingual``, when its package is
-   installed) multilingual sentence embeddings for decoded text and other languages.
+   installed and it is switched on: it is off) multilingual sentence embeddings for decoded
+   text and other languages.
 6. **Obfuscation** (:func:`obfuscation`): look-alike letters or invisible characters inside
    words, next to a word a judge acts on.
 
@@ -451,7 +452,7 @@ def _model_score(folded: str) -> float:
 def _multilingual(folded: str, decoded: bool) -> bool:
     """The multilingual model (:mod:`judge.safety.multilingual`) flags a window of ``folded``
     text; False when it is not installed."""
-    model = multilingual.shipped_model()
+    model = multilingual.flagging_model()
     return model is not None and model.score(folded, decoded=decoded) >= model.threshold
 
 

