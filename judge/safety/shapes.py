@@ -360,7 +360,7 @@ def shape_views(text: str) -> list[str]:
             if ok:
                 views.append(decoded)
                 break
-    lines = [line for line in text.split("\n") if line.count(" ") >= 5]
+    lines = [line for line in text.split("\n") if len(line) >= 32 and line.count(" ") >= 5]
     if len(lines) > MAX_LETTER_RUNS:
         lines = lines[: MAX_LETTER_RUNS // 2] + lines[-MAX_LETTER_RUNS // 2 :]
     # A line of prose (common words of the table's languages as written) is left alone:
