@@ -97,7 +97,7 @@ def _common_words() -> frozenset[str]:
 
 def _plain_prose(run: str) -> bool:
     """One in seven of the first 16 words of ``run`` is a common word as written."""
-    words = _WORD_RUN.findall(run[:200].lower())[:16]
+    words = run[:200].lower().split()[:16]
     return 7 * sum(map(_common_words().__contains__, words)) >= len(words)
 
 
@@ -258,9 +258,9 @@ def _unescape(text: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # Letter runs: substitutions and reorderings of letters.
 
-#: Six or more words of letters (or the digits and signs leetspeak puts for them) separated by
+#: Eight or more words of letters (or the digits and signs leetspeak puts for them) separated by
 #: single spaces, as prose is written: code and logs seldom are.
-_LETTER_RUN = re.compile(r"(?<![\w@$|!'])(?:[A-Za-z0-9@$|!']+[,.;:?\"]? ){5,}[A-Za-z0-9@$|!'.]+")
+_LETTER_RUN = re.compile(r"(?<![\w@$|!'])(?:[A-Za-z0-9@$|!']+[,.;:?\"]? ){7,}[A-Za-z0-9@$|!'.]+")
 #: Reversed prose: a word that ends in a capital after small letters, or starts with a mark.
 _BACKWARDS = re.compile(r"[a-z]{2}[A-Z](?![A-Za-z])|^[.!?][a-z]", re.MULTILINE)
 #: At most this many letter runs of a text are scored (the first and the last halves).
@@ -360,7 +360,7 @@ def shape_views(text: str) -> list[str]:
             if ok:
                 views.append(decoded)
                 break
-    lines = [line for line in text.split("\n") if len(line) >= 32 and line.count(" ") >= 5]
+    lines = [line for line in text.split("\n") if len(line) >= 32 and line.count(" ") >= 7]
     if len(lines) > MAX_LETTER_RUNS:
         lines = lines[: MAX_LETTER_RUNS // 2] + lines[-MAX_LETTER_RUNS // 2 :]
     # A line of prose (common words of the table's languages as written) is left alone:
@@ -377,7 +377,7 @@ def shape_views(text: str) -> list[str]:
     for run in runs:
         if budget <= 0:
             break
-        if len(run) < 24:
+        if len(run) < 32:
             continue
         before = language_score(run)
         shift = _best_shift(run) if before < PROSE_SCORE else 0
