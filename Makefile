@@ -49,7 +49,7 @@ $(DEMO_STAMP): pyproject.toml Makefile
 
 $(TEST_STAMP): $(DEMO_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,inspect,fast]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,ray,dev,postgres,inspect,fast,multilingual]'
 	@touch $(TEST_STAMP)
 
 ## browser: Debian's Chromium for the review-page tests (installed when running as root)

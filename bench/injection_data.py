@@ -62,6 +62,8 @@ SPLITS: dict[str, str] = {
     # Written by a separate red-team author (branch h25-outside); read only with --split outside6
     # (bench/injection_eval.py), measured once.
     "outside-v6": "outside6",
+    # bench/data/heldout/injections.jsonl (issue 36), read only with --split heldout-b.
+    "heldout-b": "heldout-b",
     "tensor-trust-extraction": "heldout",
     "swebench-sympy": "heldout",
     "taubench": "heldout",
@@ -129,6 +131,31 @@ def corpus_records() -> list[Record]:
 
 #: The outside set of step 5, never read unless asked for by name.
 OUTSIDE6 = CORPUS_V2 / "heldout6.jsonl"
+#: Set B of bench/data/heldout (issue 36: 25+ languages, 30+ printable encodings, written by a
+#: separate author who saw no defence), never read unless asked for by name.
+HELDOUT_B = ROOT / "bench" / "data" / "heldout" / "injections.jsonl"
+
+
+def heldout_b_records(path: Path = HELDOUT_B) -> list[Record]:
+    """Set B of bench/data/heldout (``bench/injection_eval.py --split heldout-b``), measured
+    once; its family is its id's kind (``ib-l`` languages, ``ib-cs`` code-switched, ``ib-e``
+    encodings, ``ib-p`` English framings, ``ib-b`` benign) and its category the family and the
+    language the author names."""
+    kinds = {"ib-cs": "code-switched", "ib-l": "language", "ib-e": "encoding", "ib-p": "framing"}
+    out: list[Record] = []
+    for r in _jsonl(path):
+        rid = str(r["id"])
+        kind = next((v for k, v in kinds.items() if rid.startswith(k)), "benign")
+        out.append(
+            Record(
+                rid,
+                str(r["label"]),
+                "heldout-b",
+                f"{kind}:{r.get('family', '')}:{r.get('language', '')}",
+                text=str(r["text"]),
+            )
+        )
+    return out
 
 
 def outside6_records(path: Path = OUTSIDE6) -> list[Record]:

