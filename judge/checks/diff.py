@@ -88,6 +88,32 @@ class ParsedDiff:
     def binary_files(self) -> list[FileDiff]:
         return [f for f in self.files if f.binary]
 
+    def render(self) -> str:
+        """The diff as text again (git's format; hunk headers recounted from their lines)."""
+        out: list[str] = []
+        for f in self.files:
+            old, new = f.old_path or f.path, f.new_path or f.path
+            out.append(f"diff --git a/{old} b/{new}")
+            if f.status == "added":
+                out.append("new file mode 100644")
+            elif f.status == "deleted":
+                out.append("deleted file mode 100644")
+            elif f.status == "renamed":
+                out += [f"rename from {old}", f"rename to {new}"]
+            if f.binary:
+                out.append(f"Binary files a/{old} and b/{new} differ")
+                continue
+            if not f.hunks:
+                continue
+            out.append(f"--- a/{f.old_path}" if f.old_path else "--- /dev/null")
+            out.append(f"+++ b/{f.new_path}" if f.new_path else "+++ /dev/null")
+            for h in f.hunks:
+                h.old_len = sum(1 for tag, _ in h.lines if tag != "+")
+                h.new_len = sum(1 for tag, _ in h.lines if tag != "-")
+                out.append(f"@@ -{h.old_start},{h.old_len} +{h.new_start},{h.new_len} @@")
+                out += [tag + text for tag, text in h.lines]
+        return "\n".join(out) + "\n"
+
 
 def _strip_prefix(name: str) -> str | None:
     name = name.split("\t", 1)[0].strip()
