@@ -20,7 +20,7 @@ cache key.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from judge import checks, kinds
@@ -64,12 +64,6 @@ class Gating:
     def decides(self) -> dict[str, str]:
         """Check ref -> the criterion it decides (what its evidence item says)."""
         return {check_ref(c): criterion for criterion, c in self.decided.items()}
-
-
-def _run_checks(case: Case, protected: Sequence[str]) -> list[CheckResult]:
-    """``judge.checks.run_checks`` on the case (nothing while that package has no checks)."""
-    run: Callable[..., list[CheckResult]] | None = getattr(checks, "run_checks", None)
-    return [] if run is None else list(run(case, protected=protected))
 
 
 def _is_action(turn: TraceTurn) -> bool:
@@ -126,7 +120,7 @@ def gate(case: Case, rubric: Rubric) -> Gating | None:
     if spec is None:
         return None
     results = [
-        *_run_checks(case, spec.protected),
+        *checks.run_checks(case, protected=spec.protected),
         *(contract_result(case, c, rubric.version) for c in spec.contracts),
     ]
     results = [_redacted(r) for r in results]
