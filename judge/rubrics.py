@@ -171,6 +171,9 @@ class RubricSpec(Strict):
     invariants: list[InvariantSpec] = Field(default_factory=list)
     #: The checks run before the model (judge.judging.composite); None: no checks.
     checks: ChecksSpec | None = None
+    #: Another rubric whose ``checks`` this one runs as its gate layer (``id@N``: a pinned,
+    #: immutable version), instead of declaring its own.
+    gates: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*@[1-9][0-9]*$")
 
     @field_validator("labels")
     @classmethod
@@ -206,6 +209,8 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
         raise RubricError(f"{file}: field 'invariants': a {spec.kind} rubric needs a catalogue")
     if spec.invariants and not rule.steps:
         raise RubricError(f"{file}: field 'invariants': only an fbd rubric has invariants")
+    if spec.checks is not None and spec.gates is not None:
+        raise RubricError(f"{file}: fields 'checks' and 'gates': declare checks or name them")
     if spec.checks is not None and rule.criteria:
         known = {c.id for c in spec.criteria}
         unknown = [d.criterion for d in spec.checks.decides if d.criterion not in known]
@@ -377,9 +382,25 @@ def load_rubric_dir(folder: Path) -> Rubric:
             "prompt template as UTF-8"
         ) from exc
     digest = bytes_digest(spec_bytes + b"\0" + prompt_bytes)
-    rubric = Rubric(spec=spec, template=template, digest=digest, path=folder)
+    gate_layer = _gate_layer(spec.gates, folder, file) if spec.gates is not None else None
+    rubric = Rubric(spec=spec, template=template, digest=digest, path=folder, gates=gate_layer)
     rubric.system_prompt  # noqa: B018 - render once now so template errors surface at load
     return rubric
+
+
+def _gate_layer(ref: str, folder: Path, file: Path) -> Rubric:
+    """The rubric a ``gates`` field names: beside this one, else in the installed rubrics (a
+    rubric rebuilt elsewhere, e.g. on a Ray worker, finds it there). It must declare checks."""
+    try:
+        try:
+            gate = load_rubric(ref, folder.parent.parent)
+        except RubricError:
+            gate = load_rubric(ref)
+    except RubricError as exc:
+        raise RubricError(f"{file}: field 'gates': {exc}") from exc
+    if gate.spec.checks is None:
+        raise RubricError(f"{file}: field 'gates': rubric {ref} declares no checks")
+    return gate
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,7 +510,19 @@ class Rubric:
     template: str
     digest: str
     path: Path
+    #: The rubric named by ``gates`` (its checks are this rubric's gate layer), if any.
+    gates: Rubric | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def checks(self) -> ChecksSpec | None:
+        """The checks run before the model: this rubric's own, or its gate layer's."""
+        return self.gates.spec.checks if self.gates is not None else self.spec.checks
+
+    @property
+    def checks_version(self) -> int:
+        """The version of the rubric that declares :attr:`checks` (its contracts' version)."""
+        return self.gates.version if self.gates is not None else self.version
 
     @property
     def id(self) -> str:

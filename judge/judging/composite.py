@@ -116,12 +116,12 @@ def _redacted(result: CheckResult) -> CheckResult:
 
 def gate(case: Case, rubric: Rubric) -> Gating | None:
     """Run the rubric's checks on ``case``; None for a rubric that declares none."""
-    spec = rubric.spec.checks
+    spec = rubric.checks
     if spec is None:
         return None
     results = [
         *checks.run_checks(case, protected=spec.protected),
-        *(contract_result(case, c, rubric.version) for c in spec.contracts),
+        *(contract_result(case, c, rubric.checks_version) for c in spec.contracts),
     ]
     results = [_redacted(r) for r in results]
     decided: dict[str, CheckResult] = {}
@@ -188,7 +188,7 @@ def decided_verdict(rubric: Rubric, gating: Gating) -> Verdict | None:
     with_criteria = kinds.kind(rubric.kind).criteria
     if with_criteria:
         every = all(c.id in gating.decided for c in rubric.spec.criteria)
-        judge_rest = rubric.spec.checks is not None and rubric.spec.checks.judge_rest
+        judge_rest = rubric.checks is not None and rubric.checks.judge_rest
         if not every and (judge_rest or decider is None):
             return None
     elif decider is None:

@@ -252,3 +252,24 @@ def test_run_level_contracts_are_checks_written_as_data(
     assert (result.id, result.version, result.status) == (f"contract-{contract.id}", 2, status)
     empty = make_case(2).model_copy(update={"trace": []})
     assert contract_result(empty, contract, 2).status == "unknown"
+
+
+def test_the_default_rubrics_next_version_runs_coding_run_gates_as_its_gate_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rubric = load_rubric("agent-run-success@3")
+    assert rubric.gates is not None and rubric.gates.ref == GATES
+    assert rubric.checks == load_rubric(GATES).spec.checks and rubric.checks_version == 2
+    _checks(monkeypatch, DELETED)
+    judgment, requests = _judge(tmp_path, rubric, _gates_answer)
+    assert requests == []  # a binary rubric: the failing hard check decides the run
+    assert judgment.verdict is not None and judgment.verdict.decided_by == "check:tests-deleted@3"
+
+
+def test_a_rubric_declares_checks_or_names_a_gate_layer_not_both(tmp_path: Path) -> None:
+    from judge.errors import RubricError
+
+    with pytest.raises(RubricError, match="declare checks or name them"):
+        _rubric(tmp_path, GATES, lambda s: s + "gates: coding-run-gates@2\n")
+    with pytest.raises(RubricError, match="declares no checks"):
+        _rubric(tmp_path, "agent-run-success@2", lambda s: s + "gates: coding-run-gates@1\n")
