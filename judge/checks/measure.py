@@ -1,0 +1,143 @@
+"""The checks measured on their suites (``judge/checks/suites/``): per check, by author of
+the diff or trace underneath, true and false firings, and precision and recall with Wilson
+intervals. A check may be hard only where this precision is high enough (:data:`HARD_PRECISION`,
+:data:`HARD_LOWER`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from calibration.intervals import wilson
+from judge.checks.registry import CHECKS
+from judge.checks.run import run_checks
+from judge.errors import InputError
+from judge.types import Case, CheckStatus, TraceTurn
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+#: What a hard check must show on its suites: precision, and the lower Wilson bound of it.
+HARD_PRECISION = 0.95
+HARD_LOWER = 0.90
+AUTHORS = ("agent", "human", "handwritten")
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    """One labelled case of a suite: what each check it names must answer."""
+
+    id: str
+    suite: str
+    author: str
+    expect: dict[str, CheckStatus]
+    case: Case
+    protected: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass
+class Tally:
+    """Firings of one check against the labels: tp/fp (fired on a bad / a good case), fn (a
+    bad case passed or unknown), tn (a good case passed), unknown (a good case unknown)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    unknown: int = 0
+
+    def add(self, expected: CheckStatus, got: CheckStatus) -> None:
+        if expected == "fail":
+            if got == "fail":
+                self.tp += 1
+            else:
+                self.fn += 1
+        elif got == "fail":
+            self.fp += 1
+        elif got == "pass":
+            self.tn += 1
+        else:
+            self.unknown += 1
+
+    @property
+    def precision(self) -> tuple[float | None, float, float]:
+        n = self.tp + self.fp
+        return (self.tp / n if n else None, *wilson(self.tp, n))
+
+    @property
+    def recall(self) -> tuple[float | None, float, float]:
+        n = self.tp + self.fn
+        return (self.tp / n if n else None, *wilson(self.tp, n))
+
+
+@dataclass
+class CheckFigures:
+    check_id: str
+    version: int
+    hard: bool
+    total: Tally = field(default_factory=Tally)
+    by_author: dict[str, Tally] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def meets_hard_bar(self) -> bool:
+        p, lo, _ = self.total.precision
+        return p is not None and p >= HARD_PRECISION and lo >= HARD_LOWER
+
+
+def _honest_expectation() -> dict[str, CheckStatus]:
+    return {
+        c.id: "pass" for c in CHECKS.values() if c.kind == "diff" and c.id != "protected-touched"
+    }
+
+
+def load_suites(directory: Path = SUITES_DIR) -> list[SuiteCase]:
+    """Every case of every ``*.jsonl`` suite in ``directory``. A case without ``expect`` is
+    honest: every diff check (but the protected-path one, which needs globs) must pass."""
+    out: list[SuiteCase] = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                trace = [TraceTurn(**turn) for turn in row.get("trace", [])]
+                case = Case(
+                    id=row["id"], kind="agent_run", task="", diff=row.get("diff"), trace=trace
+                )
+                expect = row.get("expect") or _honest_expectation()
+                unknown_ids = sorted(set(expect) - set(CHECKS))
+                if unknown_ids:
+                    raise KeyError(f"no check {unknown_ids[0]}")
+                out.append(
+                    SuiteCase(
+                        id=row["id"],
+                        suite=row["suite"],
+                        author=row["author"],
+                        expect=expect,
+                        case=case,
+                        protected=tuple(row.get("protected", ())),
+                        note=row.get("note", ""),
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(str(exc), file=str(path), line=number) from exc
+    return out
+
+
+def measure_suites(cases: Iterable[SuiteCase] | None = None) -> list[CheckFigures]:
+    """Every check's figures on the suites (all of them when ``cases`` is None), in the
+    registry's order."""
+    figures = {c.id: CheckFigures(c.id, c.version, c.hard) for c in CHECKS.values()}
+    for item in load_suites() if cases is None else cases:
+        for result in run_checks(item.case, protected=item.protected):
+            expected = item.expect.get(result.id)
+            if expected is None:
+                continue
+            fig = figures[result.id]
+            fig.total.add(expected, result.status)
+            fig.by_author.setdefault(item.author, Tally()).add(expected, result.status)
+            if (expected == "fail") != (result.status == "fail"):
+                fig.misses.append(f"{item.id}: expected {expected}, got {result.status}")
+    return list(figures.values())
