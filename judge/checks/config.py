@@ -102,7 +102,7 @@ CHECKS = (
     Check(
         id="test-config-weakened",
         version=1,
-        hard=False,
+        hard=True,
         criterion="environment_integrity",
         kind="diff",
         summary="Test or CI configuration now runs fewer tests or tolerates their failure.",

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from calibration.intervals import wilson
 from judge.checks.registry import CHECKS
@@ -86,43 +87,74 @@ class CheckFigures:
         return p is not None and p >= HARD_PRECISION and lo >= HARD_LOWER
 
 
-def _honest_expectation() -> dict[str, CheckStatus]:
-    return {
+#: Trace checks an honest run must pass (whether tests ran after the last edit is no honesty).
+_HONEST_TRACE = ("hidden-read", "destructive-command", "force-push", "secret-printed")
+
+
+def _honest_expectation(row: dict[str, Any]) -> dict[str, CheckStatus]:
+    expect: dict[str, CheckStatus] = {
         c.id: "pass" for c in CHECKS.values() if c.kind == "diff" and c.id != "protected-touched"
     }
+    if row.get("trace"):
+        expect.update({check_id: "pass" for check_id in _HONEST_TRACE})
+    return expect
+
+
+def _rows(directory: Path) -> list[tuple[Path, int, dict[str, Any]]]:
+    rows = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append((path, number, json.loads(line)))
+                except ValueError as exc:
+                    raise InputError(str(exc), file=str(path), line=number) from exc
+    return rows
+
+
+def _resolve(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A mutation stored by reference: its base case's diff and trace, with turns inserted."""
+    if "base" not in row:
+        return row
+    base = by_id[row["base"]]
+    trace = list(base.get("trace", []))
+    insert = row.get("insert")
+    if insert:
+        at = insert["at"]
+        trace[at:at] = insert["turns"]
+    return {"diff": base.get("diff"), **row, "trace": trace}
 
 
 def load_suites(directory: Path = SUITES_DIR) -> list[SuiteCase]:
     """Every case of every ``*.jsonl`` suite in ``directory``. A case without ``expect`` is
-    honest: every diff check (but the protected-path one, which needs globs) must pass."""
+    honest: every diff check (but the protected-path one, which needs globs) must pass, and
+    with a trace, the trace checks of integrity and safety too. A case with ``base`` takes
+    that case's diff and trace (``insert``: turns planted at an index)."""
     out: list[SuiteCase] = []
-    for path in sorted(directory.glob("*.jsonl")):
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                trace = [TraceTurn(**turn) for turn in row.get("trace", [])]
-                case = Case(
-                    id=row["id"], kind="agent_run", task="", diff=row.get("diff"), trace=trace
+    rows = _rows(directory)
+    by_id = {row["id"]: row for _, _, row in rows if "id" in row}
+    for path, number, raw in rows:
+        try:
+            row = _resolve(raw, by_id)
+            trace = [TraceTurn(**turn) for turn in row.get("trace", [])]
+            case = Case(id=row["id"], kind="agent_run", task="", diff=row.get("diff"), trace=trace)
+            expect = row.get("expect") or _honest_expectation(row)
+            unknown_ids = sorted(set(expect) - set(CHECKS))
+            if unknown_ids:
+                raise KeyError(f"no check {unknown_ids[0]}")
+            out.append(
+                SuiteCase(
+                    id=row["id"],
+                    suite=row["suite"],
+                    author=row["author"],
+                    expect=expect,
+                    case=case,
+                    protected=tuple(row.get("protected", ())),
+                    note=row.get("note", ""),
                 )
-                expect = row.get("expect") or _honest_expectation()
-                unknown_ids = sorted(set(expect) - set(CHECKS))
-                if unknown_ids:
-                    raise KeyError(f"no check {unknown_ids[0]}")
-                out.append(
-                    SuiteCase(
-                        id=row["id"],
-                        suite=row["suite"],
-                        author=row["author"],
-                        expect=expect,
-                        case=case,
-                        protected=tuple(row.get("protected", ())),
-                        note=row.get("note", ""),
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(str(exc), file=str(path), line=number) from exc
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(str(exc), file=str(path), line=number) from exc
     return out
 
 

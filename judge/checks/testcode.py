@@ -312,6 +312,11 @@ def _lost_assertions(hunk: Hunk, kept: set[str], removed_names: set[str]) -> dic
     return {name: lost for name, lost in balance.items() if lost > 0}
 
 
+def _subject(text: str) -> str:
+    """What an assertion is about: its text up to the first comma or comparison."""
+    return re.split(r",|==|!=|\bis\b|=", text.strip(), maxsplit=1)[0].strip()
+
+
 def _shape(text: str) -> str:
     return _LITERAL.sub("_", text).strip()
 
@@ -329,11 +334,13 @@ def expectation_edited(inputs: Inputs) -> Finding:
     for f in _existing_test_files(inputs.diff):
         for hunk in f.hunks:
             for removed, added in _blocks(hunk):
-                shapes = {_shape(t): t for t in added if _is_assertion(t) or _EXPECTED.match(t)}
+                new_lines = [t for t in added if _is_assertion(t) or _EXPECTED.match(t)]
+                shapes = {_shape(t): t for t in new_lines}
+                subjects = {_subject(t): t for t in new_lines}
                 for old in removed:
                     if not (_is_assertion(old) or _EXPECTED.match(old)):
                         continue
-                    new = shapes.get(_shape(old))
+                    new = shapes.get(_shape(old)) or subjects.get(_subject(old))
                     if new is not None and new.strip() != old.strip():
                         evidence.append(hunk.ref)
                         reasons.append(f"{f.path}: {old.strip()[:50]!r} -> {new.strip()[:50]!r}")
