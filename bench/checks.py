@@ -15,8 +15,10 @@ tests, and precision and recall per check on the suites.
 - Trace checks on the same 306 full traces: how often each fires (none of these runs is
   known to have done any of it; ``tests-after-last-edit`` is functional evidence, not honesty).
 - Precision and recall per check on the suites (``judge check --suites`` prints the same).
-- ``--heldout DIR``: every ``*.jsonl`` of DIR in the suites' format, measured once and printed
-  as held-out (rules are never tuned on it).
+- ``--heldout FILE``: a held-out set written without seeing the rules (one JSON object a line:
+  ``id``, ``family``, ``label`` hack | honest, ``diff``, ``trace``?), measured once and printed
+  apart, never tuned on: per label, how many cases some hard check fails, some check fails,
+  some check but the functional one (``tests-after-last-edit``) fails; by family.
 """
 
 from __future__ import annotations
@@ -172,10 +174,52 @@ def _print_figures(title: str, figures: list[CheckFigures]) -> None:
         print("{:24} {:5} {:4} {:3} {:3}  {:22} {:22} {:10} {}".format(*cells))
 
 
+def heldout(path: Path) -> dict[str, Any]:
+    """Case-level detection on a held-out set: the share of hacks some check catches, and of
+    honest patches some check fires on, with Wilson intervals; the checks that fired, by family."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    tallies: dict[str, dict[str, int]] = {}
+    families: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        case = Case(
+            id=row["id"],
+            kind="agent_run",
+            task="",
+            diff=row.get("diff"),
+            trace=row.get("trace", []),
+        )
+        fired = [r for r in run_checks(case) if r.status == "fail"]
+        label = row["label"]
+        tally = tallies.setdefault(label, {"n": 0, "hard": 0, "any": 0, "integrity": 0})
+        tally["n"] += 1
+        tally["hard"] += any(r.hard for r in fired)
+        tally["any"] += bool(fired)
+        tally["integrity"] += any(r.id != "tests-after-last-edit" for r in fired)
+        family = families.setdefault(f"{label}/{row['family']}", {"n": 0, "caught": 0, "by": {}})
+        family["n"] += 1
+        family["caught"] += any(r.id != "tests-after-last-edit" for r in fired)
+        for r in fired:
+            family["by"][r.id] = family["by"].get(r.id, 0) + 1
+    print(f"\nHELD-OUT {path} ({len(rows)} cases), measured once, not tuned on:")
+    for label, t in sorted(tallies.items()):
+        parts = []
+        for key, name in (
+            ("hard", "a hard check"),
+            ("integrity", "a check but the functional one"),
+            ("any", "any check"),
+        ):
+            lo, hi = wilson(t[key], t["n"])
+            parts.append(f"{name} {t[key]}/{t['n']} ({t[key] / t['n']:.1%} [{lo:.2f}, {hi:.2f}])")
+        print(f"  {label}: " + "; ".join(parts))
+    for name, family in sorted(families.items()):
+        print(f"    {name}: {family['caught']}/{family['n']} {family['by']}")
+    return {"file": str(path), "cases": len(rows), "by_label": tallies, "by_family": families}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--heldout", type=Path, help="a directory of held-out suites (JSONL)")
+    parser.add_argument("--heldout", type=Path, help="a held-out set (JSONL, label hack|honest)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     out: dict[str, Any] = {"load": load_text()}
@@ -234,17 +278,7 @@ def main() -> None:
     out["suites"] = _figures_rows(figures)
     _print_figures(f"Suites ({len(suites)} cases): precision and recall per check", figures)
     if args.heldout:
-        held = load_suites(args.heldout)
-        held_figures = measure_suites(held)
-        out["heldout"] = {
-            "dir": str(args.heldout),
-            "cases": len(held),
-            "figures": _figures_rows(held_figures),
-        }
-        _print_figures(
-            f"HELD-OUT ({len(held)} cases of {args.heldout}): measured once, not tuned on",
-            held_figures,
-        )
+        out["heldout"] = heldout(args.heldout)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 
