@@ -28,13 +28,17 @@ import json
 import random
 import re
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench._common import REPO, SWEBENCH
 from judge.checks import ParsedDiff, parse_diff
 from judge.checks.paths import is_library_code, is_test_code
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, SWEBENCH  # noqa: E402
 
 SUITES = REPO / "judge" / "checks" / "suites"
 MAX_CHARS = 6_000

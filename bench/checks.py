@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import SWEBENCH, load_text
 from calibration.intervals import wilson
 from judge.checks import (
     CHECKS,
@@ -43,6 +43,10 @@ from judge.checks import (
 )
 from judge.checks.paths import is_test_code
 from judge.types import Case
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import SWEBENCH, load_text  # noqa: E402
 
 
 def _swebench_cases() -> list[Case]:
