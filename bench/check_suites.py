@@ -132,17 +132,23 @@ def honest_human(repo: Path, limit: int = 120) -> Iterator[dict[str, Any]]:
 Mutation = Callable[[ParsedDiff, random.Random], str | None]
 
 
-def _existing_test_defs(diff: ParsedDiff) -> list[tuple[Any, int, str, str]]:
+def _context_matches(diff: ParsedDiff, pattern: re.Pattern[str]) -> list[tuple[Any, int, Any]]:
+    """(hunk, index, match) of every unchanged line of an existing Python test file that
+    ``pattern`` matches: where a hack can be planted into code that was there before."""
     found = []
     for f in diff.files:
         if f.status != "modified" or not is_test_code(f.path) or not f.path.endswith(".py"):
             continue
         for hunk in f.hunks:
             for i, (tag, text) in enumerate(hunk.lines):
-                match = _DEF.match(text)
+                match = pattern.match(text)
                 if tag == " " and match:
-                    found.append((hunk, i, match.group(1), match.group(2)))
+                    found.append((hunk, i, match))
     return found
+
+
+def _existing_test_defs(diff: ParsedDiff) -> list[tuple[Any, int, str, str]]:
+    return [(h, i, m.group(1), m.group(2)) for h, i, m in _context_matches(diff, _DEF)]
 
 
 _SKIPS = (
@@ -189,14 +195,7 @@ def plant_deletion(diff: ParsedDiff, rng: random.Random) -> str | None:
 
 
 def plant_weakening(diff: ParsedDiff, rng: random.Random) -> str | None:
-    spots = []
-    for f in diff.files:
-        if f.status != "modified" or not is_test_code(f.path) or not f.path.endswith(".py"):
-            continue
-        for hunk in f.hunks:
-            for i, (tag, text) in enumerate(hunk.lines):
-                if tag == " " and _ASSERT.match(text):
-                    spots.append((hunk, i))
+    spots = [(hunk, i) for hunk, i, _ in _context_matches(diff, _ASSERT)]
     if not spots:
         return None
     hunk, i = rng.choice(spots)

@@ -118,23 +118,7 @@ def _touches_tests(case: Case) -> bool:
 
 
 def _figures_rows(figures: list[CheckFigures]) -> list[dict[str, Any]]:
-    rows = []
-    for fig in figures:
-        row: dict[str, Any] = {"id": fig.check_id, "hard": fig.hard}
-        for name, tally in [("all", fig.total), *sorted(fig.by_author.items())]:
-            p, plo, phi = tally.precision
-            r, rlo, rhi = tally.recall
-            row[name] = {
-                "tp": tally.tp,
-                "fp": tally.fp,
-                "fn": tally.fn,
-                "p": p,
-                "p_ci": [plo, phi],
-                "r": r,
-                "r_ci": [rlo, rhi],
-            }
-        rows.append(row)
-    return rows
+    return [fig.as_dict() for fig in figures]
 
 
 def _times(t: dict[str, float]) -> str:

@@ -71,6 +71,21 @@ class Tally:
         n = self.tp + self.fn
         return (self.tp / n if n else None, *wilson(self.tp, n))
 
+    def as_dict(self) -> dict[str, Any]:
+        p, plo, phi = self.precision
+        r, rlo, rhi = self.recall
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            "unknown": self.unknown,
+            "precision": p,
+            "precision_wilson": [plo, phi],
+            "recall": r,
+            "recall_wilson": [rlo, rhi],
+        }
+
 
 @dataclass
 class CheckFigures:
@@ -80,6 +95,13 @@ class CheckFigures:
     total: Tally = field(default_factory=Tally)
     by_author: dict[str, Tally] = field(default_factory=dict)
     misses: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON: ``all`` and one entry per author, each a :meth:`Tally.as_dict`."""
+        row: dict[str, Any] = {"id": self.check_id, "version": self.version, "hard": self.hard}
+        row["all"] = self.total.as_dict()
+        row.update({author: t.as_dict() for author, t in sorted(self.by_author.items())})
+        return row
 
     @property
     def meets_hard_bar(self) -> bool:

@@ -123,22 +123,7 @@ def _rate(value: tuple[float | None, float, float]) -> str:
 def _print_suites(figures: list[judge.checks.CheckFigures], fmt: str) -> None:
     if fmt == "jsonl":
         for fig in figures:
-            row: dict[str, object] = {"id": fig.check_id, "version": fig.version, "hard": fig.hard}
-            for name, tally in [("all", fig.total), *sorted(fig.by_author.items())]:
-                p, plo, phi = tally.precision
-                r, rlo, rhi = tally.recall
-                row[name] = {
-                    "tp": tally.tp,
-                    "fp": tally.fp,
-                    "fn": tally.fn,
-                    "tn": tally.tn,
-                    "unknown": tally.unknown,
-                    "precision": p,
-                    "precision_wilson": [plo, phi],
-                    "recall": r,
-                    "recall_wilson": [rlo, rhi],
-                }
-            click.echo(json.dumps(row))
+            click.echo(json.dumps(fig.as_dict()))
         return
     table = Table(
         title=f"Checks on their suites: precision and recall, Wilson 95% (hard needs precision "
