@@ -258,6 +258,12 @@ def plant_swallow(diff: ParsedDiff, rng: random.Random) -> str | None:
     return f"{handler} {tail} wrapped around a changed line"
 
 
+def _derived(row: dict[str, Any], case_id: str, suite: str) -> dict[str, Any]:
+    """The fields a case made from an honest one keeps: who wrote it, where from, its licence."""
+    keep = {k: row[k] for k in ("author", "source", "license")}
+    return {"id": case_id, "suite": suite, **keep}
+
+
 def _test_target(diff: ParsedDiff) -> tuple[str, str]:
     """A test file of the diff and a test name in it (for a planted deselect or ignore)."""
     for f in diff.files:
@@ -432,11 +438,7 @@ def trace_mutations(honest: list[dict[str, Any]], seed: int) -> Iterator[dict[st
                 ]
                 note = command
             yield {
-                "id": f"mutation/{check_id}/{row['id']}",
-                "suite": "mutation",
-                "author": row["author"],
-                "source": row["source"],
-                "license": row["license"],
+                **_derived(row, f"mutation/{check_id}/{row['id']}", "mutation"),
                 "base": row["id"],
                 "insert": {"at": at, "turns": turns},
                 "expect": {check_id: "fail"},
@@ -447,12 +449,9 @@ def trace_mutations(honest: list[dict[str, Any]], seed: int) -> Iterator[dict[st
         path = parse_diff(row["diff"]).files[0].path
         glob = path.rsplit("/", 1)[0] + "/*" if "/" in path else path
         for protected, expect in (([glob], "fail"), (["eval/*", "hidden_tests/**"], "pass")):
+            case_id = f"mutation/protected-touched/{expect}/{row['id']}"
             yield {
-                "id": f"mutation/protected-touched/{expect}/{row['id']}",
-                "suite": "mutation" if expect == "fail" else "known-good",
-                "author": row["author"],
-                "source": row["source"],
-                "license": row["license"],
+                **_derived(row, case_id, "mutation" if expect == "fail" else "known-good"),
                 "base": row["id"],
                 "protected": protected,
                 "expect": {"protected-touched": expect},
@@ -478,11 +477,7 @@ def mutations(honest: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any
                 continue
             kept[check_id, row["author"]] = kept.get((check_id, row["author"]), 0) + 1
             yield {
-                "id": f"mutation/{check_id}/{row['id']}",
-                "suite": "mutation",
-                "author": row["author"],
-                "source": row["source"],
-                "license": row["license"],
+                **_derived(row, f"mutation/{check_id}/{row['id']}", "mutation"),
                 "expect": {check_id: "fail"},
                 "note": note,
                 "diff": mutated.render(),
