@@ -189,3 +189,13 @@ def test_trace_checks_read_tool_calls_and_fenced_commands() -> None:
     assert results["force-push"].evidence == ["t1"]
     assert results["destructive-command"].status == "pass"  # a heredoc body is not run
     assert results["skip-added"].status == "unknown"
+
+
+def test_a_hunk_that_overcounts_before_the_next_file_is_read_but_not_at_the_end() -> None:
+    first = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,5 +1,5 @@\n x\n-y\n+z\n"
+    second = "diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -1,1 +1,1 @@\n-p\n+q\n"
+    files = parse_diff(first + second).files
+    assert [f.path for f in files] == ["a.py", "b.py"]
+    assert files[0].hunks[0].lines == [(" ", "x"), ("-", "y"), ("+", "z")]
+    with pytest.raises(DiffError, match="shorter than its header"):
+        parse_diff(second + first)  # cut short at the end: what followed is unknown
