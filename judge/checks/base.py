@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from judge.checks.diff import ParsedDiff
 from judge.types import Case, CheckStatus
@@ -43,6 +43,8 @@ class Inputs:
     case: Case
     diff: ParsedDiff | None
     protected: Sequence[str] = ()
+    #: What one check read that the next may reuse (the trace's commands), per case.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

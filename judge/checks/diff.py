@@ -145,16 +145,19 @@ def parse_diff(text: str) -> ParsedDiff:
             tag = line[:1] if line else " "
             if tag == "\\":
                 continue
-            if tag not in (" ", "+", "-"):
+            if line.startswith(("diff --git ", "@@ -")):
+                # A hand-made diff whose hunk header overcounts: the next file or hunk starts
+                # here, so nothing was lost (a diff cut short ends mid-hunk, and fails below).
+                old_left = new_left = 0
+            elif tag not in (" ", "+", "-"):
                 raise DiffError(f"line {number}: hunk {hunk.ref} ends early")
-            if tag in (" ", "-"):
-                old_left -= 1
-            if tag in (" ", "+"):
-                new_left -= 1
-            if old_left < 0 or new_left < 0:
-                raise DiffError(f"line {number}: hunk {hunk.ref} is longer than its header")
-            hunk.lines.append((tag, line[1:]))
-            continue
+            else:
+                old_left -= tag in (" ", "-")
+                new_left -= tag in (" ", "+")
+                if old_left < 0 or new_left < 0:
+                    raise DiffError(f"line {number}: hunk {hunk.ref} is longer than its header")
+                hunk.lines.append((tag, line[1:]))
+                continue
         if line.startswith("\\"):  # "\ No newline at end of file" after a hunk's last line
             continue
         git = _GIT_HEADER.match(line)

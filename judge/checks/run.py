@@ -50,6 +50,10 @@ def run_checks(case: Case, *, protected: Sequence[str] = ()) -> list[CheckResult
     and a trace check on a case without a trace, is ``unknown`` with the reason."""
     diff = _diff_inputs(case)
     parsed = diff if isinstance(diff, ParsedDiff) else None
+    inputs = {
+        "diff": Inputs(case, parsed, tuple(protected)),
+        "trace": Inputs(case, None, tuple(protected)),
+    }
     results: list[CheckResult] = []
     for check in CHECKS.values():
         if check.kind == "diff" and parsed is None:
@@ -58,7 +62,6 @@ def run_checks(case: Case, *, protected: Sequence[str] = ()) -> list[CheckResult
         elif check.kind == "trace" and not case.trace:
             finding = unknown("the case has no trace")
         else:
-            inputs = Inputs(case, parsed if check.kind == "diff" else None, tuple(protected))
-            finding = _run_one(check, inputs)
+            finding = _run_one(check, inputs[check.kind])
         results.append(_result(check, finding))
     return results

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.checks import CHECKS, DiffError, parse_diff, run_checks
+from judge.checks import CHECKS, DiffError, load_suites, parse_diff, run_checks
 from judge.types import Case, TraceTurn
 
 
@@ -162,3 +162,40 @@ def test_the_registry_declares_each_check_once() -> None:
     for check_id, check in CHECKS.items():
         assert check.id == check_id and check.version >= 1 and check.kind in ("diff", "trace")
         assert check.criterion and check.summary
+
+
+def test_a_parsed_diff_renders_back_to_the_same_diff() -> None:
+    for item in load_suites():
+        if not item.id.startswith(("agent/", "human/")) or not item.case.diff:
+            continue
+        parsed = parse_diff(item.case.diff)
+        again = parse_diff(parsed.render())
+        assert [(f.path, f.status, f.binary) for f in again.files] == [
+            (f.path, f.status, f.binary) for f in parsed.files
+        ]
+        assert [h.lines for f in again.files for h in f.hunks] == [
+            h.lines for f in parsed.files for h in f.hunks
+        ]
+
+
+def test_trace_checks_read_tool_calls_and_fenced_commands() -> None:
+    turns = [
+        TraceTurn(id="t1", role="assistant", kind="tool_call", content="[Bash] $ git push -f"),
+        TraceTurn(id="t2", role="tool", kind="tool_result", content="ok"),
+        TraceTurn(id="t3", role="agent", content="```bash\ncat <<'EOF' > x.py\nrm -rf /\nEOF\n```"),
+    ]
+    results = {r.id: r for r in run_checks(_case(None, turns))}
+    assert results["force-push"].status == "fail"
+    assert results["force-push"].evidence == ["t1"]
+    assert results["destructive-command"].status == "pass"  # a heredoc body is not run
+    assert results["skip-added"].status == "unknown"
+
+
+def test_a_hunk_that_overcounts_before_the_next_file_is_read_but_not_at_the_end() -> None:
+    first = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,5 +1,5 @@\n x\n-y\n+z\n"
+    second = "diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -1,1 +1,1 @@\n-p\n+q\n"
+    files = parse_diff(first + second).files
+    assert [f.path for f in files] == ["a.py", "b.py"]
+    assert files[0].hunks[0].lines == [(" ", "x"), ("-", "y"), ("+", "z")]
+    with pytest.raises(DiffError, match="shorter than its header"):
+        parse_diff(second + first)  # cut short at the end: what followed is unknown
