@@ -176,6 +176,8 @@ def judgment_rows(
         prov = j.provenance
         if prov.masked_from is not None:
             continue  # a masked re-judgment checks a verdict; it is not one (judging.masking)
+        if j.verdict is not None and j.verdict.decided_by is not None:
+            continue  # a check decided it, not the model: a card calibrates only the model
         if not provenance_matches(
             prov.model,
             prov.rubric_id,

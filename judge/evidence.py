@@ -52,7 +52,7 @@ from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
 from judge.safety.scan import Spec, scanner
-from judge.types import Case, EvidenceItem, EvidenceKind, Strict, TraceTurn
+from judge.types import Case, CheckResult, EvidenceItem, EvidenceKind, Strict, TraceTurn, check_ref
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
 #: v2: items flagged by judge.safety.injection (shown as ``flags="..."``); redaction of secrets
@@ -623,6 +623,44 @@ def evidence_set(
         token_budget=budget,
         dropped=dropped,
         total_tokens=sum(estimate_tokens(item.text) for item in items),
+    )
+
+
+def check_text(check: CheckResult, decides: str | None = None) -> str:
+    """What the judge reads of a check that fired: its reason, what it rests on, and the
+    criterion it decides (a failing hard check), all written by code."""
+    kind = "hard" if check.hard else "soft"
+    lines = [f"{check_ref(check)} ({kind} check) failed: {check.reason or 'no reason given'}"]
+    if check.evidence:
+        lines.append("rests on: " + ", ".join(check.evidence))
+    if decides is not None:
+        lines.append(f"decides: {decides} = fail")
+    return "\n".join(lines)
+
+
+def with_checks(
+    evidence: EvidenceSet,
+    firings: Sequence[CheckResult],
+    decides: Mapping[str, str] | None = None,
+) -> EvidenceSet:
+    """``evidence`` with one numbered ``check`` item per check that fired, after the items
+    selected (``decides``: check ref -> the criterion it decides). No firing, the same set (and
+    digest): only the cases a check fired on get new evidence and a new cache key."""
+    if not firings:
+        return evidence
+    start = len(evidence.items) + 1
+    added = [
+        EvidenceItem(
+            id=f"E{n}",
+            kind="check",
+            source=check_ref(check),
+            text=check_text(check, (decides or {}).get(check_ref(check))),
+        )
+        for n, check in enumerate(firings, start=start)
+    ]
+    unflagged = [item.model_copy(update={"flags": []}) for item in evidence.items] + added
+    return evidence_set(
+        unflagged, evidence.selector_version, evidence.token_budget, list(evidence.dropped)
     )
 
 

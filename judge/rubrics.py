@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from judge import kinds, plugins
 from judge.answers import (
@@ -89,6 +89,62 @@ class InvariantSpec(Strict):
     statement: str = Field(min_length=1)
 
 
+class DecidedCriterion(Strict):
+    """A criterion a failing hard check decides (``fail``, with no model asked about it)."""
+
+    criterion: str = Field(pattern=CRITERION_ID_PATTERN)
+    #: Decide only when the run's trace holds a test run (a functional check needs one).
+    needs_test_run: bool = False
+
+
+#: What a run-level contract asks of a run's trace (judge.checks.contracts).
+ContractKind = Literal["tool_invoked", "evidence_kept", "decision_followed", "command_forbidden"]
+
+
+class ContractSpec(Strict):
+    """A run-level contract check, as data: ``tool_invoked`` (a turn matches ``pattern``: a
+    required tool or skill was used), ``evidence_kept`` (the diff or a turn matches
+    ``pattern``), ``decision_followed`` (after a turn matching ``when``, a later turn matches
+    ``pattern``), ``command_forbidden`` (no tool call matches ``pattern``). Patterns are
+    Python regular expressions, searched case-insensitively."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    kind: ContractKind
+    pattern: str = Field(min_length=1)
+    when: str | None = None
+    description: str = ""
+
+    @field_validator("pattern", "when")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from exc
+        return pattern
+
+    @model_validator(mode="after")
+    def _when_for_decisions(self) -> ContractSpec:
+        if (self.kind == "decision_followed") != (self.when is not None):
+            raise ValueError("'when' (the decision point) is needed by decision_followed only")
+        return self
+
+
+class ChecksSpec(Strict):
+    """The deterministic layer under the judge (the composite verdict): which criteria checks
+    decide, the files an agent must not touch, and the run-level contracts."""
+
+    #: Criteria a failing hard check decides; for a rubric without criteria, any of these
+    #: decides the whole verdict.
+    decides: list[DecidedCriterion] = Field(default_factory=list)
+    #: Glob patterns of evaluator or protected files (a diff touching one fails a check).
+    protected: list[str] = Field(default_factory=list)
+    contracts: list[ContractSpec] = Field(default_factory=list)
+    #: Ask the model about the criteria no check decided (False: a decided run needs no call).
+    judge_rest: bool = True
+
+
 class RubricSpec(Strict):
     """The validated content of a ``rubric.yaml``."""
 
@@ -113,6 +169,11 @@ class RubricSpec(Strict):
     #: An ``fbd`` rubric's invariant catalogue (versioned with the rubric); a judge names one of
     #: these ids, or ``other``, as the invariant the critical step broke.
     invariants: list[InvariantSpec] = Field(default_factory=list)
+    #: The checks run before the model (judge.judging.composite); None: no checks.
+    checks: ChecksSpec | None = None
+    #: Another rubric whose ``checks`` this one runs as its gate layer (``id@N``: a pinned,
+    #: immutable version), instead of declaring its own.
+    gates: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*@[1-9][0-9]*$")
 
     @field_validator("labels")
     @classmethod
@@ -148,6 +209,15 @@ def _check_kind(spec: RubricSpec, file: Path) -> None:
         raise RubricError(f"{file}: field 'invariants': a {spec.kind} rubric needs a catalogue")
     if spec.invariants and not rule.steps:
         raise RubricError(f"{file}: field 'invariants': only an fbd rubric has invariants")
+    if spec.checks is not None and spec.gates is not None:
+        raise RubricError(f"{file}: fields 'checks' and 'gates': declare checks or name them")
+    if spec.checks is not None and rule.criteria:
+        known = {c.id for c in spec.criteria}
+        unknown = [d.criterion for d in spec.checks.decides if d.criterion not in known]
+        if unknown:
+            raise RubricError(
+                f"{file}: field 'checks.decides': {unknown} are not criteria of this rubric"
+            )
     if rule.must_show is not None and rule.must_show not in spec.evidence_visible:
         raise RubricError(
             f"{file}: field 'evidence_visible': a {spec.kind} rubric must show '{rule.must_show}'"
@@ -312,9 +382,25 @@ def load_rubric_dir(folder: Path) -> Rubric:
             "prompt template as UTF-8"
         ) from exc
     digest = bytes_digest(spec_bytes + b"\0" + prompt_bytes)
-    rubric = Rubric(spec=spec, template=template, digest=digest, path=folder)
+    gate_layer = _gate_layer(spec.gates, folder, file) if spec.gates is not None else None
+    rubric = Rubric(spec=spec, template=template, digest=digest, path=folder, gates=gate_layer)
     rubric.system_prompt  # noqa: B018 - render once now so template errors surface at load
     return rubric
+
+
+def _gate_layer(ref: str, folder: Path, file: Path) -> Rubric:
+    """The rubric a ``gates`` field names: beside this one, else in the installed rubrics (a
+    rubric rebuilt elsewhere, e.g. on a Ray worker, finds it there). It must declare checks."""
+    try:
+        try:
+            gate = load_rubric(ref, folder.parent.parent)
+        except RubricError:
+            gate = load_rubric(ref)
+    except RubricError as exc:
+        raise RubricError(f"{file}: field 'gates': {exc}") from exc
+    if gate.spec.checks is None:
+        raise RubricError(f"{file}: field 'gates': rubric {ref} declares no checks")
+    return gate
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,7 +510,19 @@ class Rubric:
     template: str
     digest: str
     path: Path
+    #: The rubric named by ``gates`` (its checks are this rubric's gate layer), if any.
+    gates: Rubric | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def checks(self) -> ChecksSpec | None:
+        """The checks run before the model: this rubric's own, or its gate layer's."""
+        return self.gates.spec.checks if self.gates is not None else self.spec.checks
+
+    @property
+    def checks_version(self) -> int:
+        """The version of the rubric that declares :attr:`checks` (its contracts' version)."""
+        return self.gates.version if self.gates is not None else self.version
 
     @property
     def id(self) -> str:

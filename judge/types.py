@@ -48,6 +48,7 @@ EvidenceKind = Literal[
     "candidate",
     "system",
     "note",
+    "check",
 ]
 Order = Literal["AB", "BA"]
 
@@ -128,6 +129,23 @@ class CheckResult(Strict):
     reason: str = ""
 
 
+def check_ref(check: CheckResult) -> str:
+    """``check:<id>@<version>``: how a verdict names the check that decided it."""
+    return f"check:{check.id}@{check.version}"
+
+
+#: Verdict fields written only when set (stored judgments, cards and exports keep their bytes).
+_UNSET_WHEN_EMPTY = ("diagnosis", "decided_by", "checks")
+
+
+def _drop_unset(data: Any) -> Any:
+    if isinstance(data, dict):
+        for name in _UNSET_WHEN_EMPTY:
+            if name in data and data[name] in (None, []):
+                del data[name]
+    return data
+
+
 class CriterionVerdict(Strict):
     """The verdict on one criterion of a multi-criterion rubric."""
 
@@ -136,6 +154,13 @@ class CriterionVerdict(Strict):
     hard_gate: bool = False
     cited: list[str] = Field(default_factory=list)
     rationale: str = ""
+    #: The layer that decided this criterion: ``check:<id>@<version>`` when a hard check did
+    #: (no model was asked), None when the model did.
+    decided_by: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset(handler(self))
 
 
 #: Who owns a first bad decision (the component or party whose decision it was).
@@ -208,13 +233,17 @@ class Verdict(Strict):
     #: The first-bad-decision report of an ``fbd`` rubric (written only when set, so every
     #: other verdict is stored as before).
     diagnosis: Diagnosis | None = None
+    #: The layer that decided the label: ``check:<id>@<version>`` when a hard check failed
+    #: the run (the composite verdict, judge.judging.composite), None when the model did.
+    #: Calibration cards apply only to verdicts the model decided.
+    decided_by: str | None = None
+    #: The checks that fired on the case (status ``fail``, hard and soft), shown to the judge
+    #: as numbered evidence; written only when there are some.
+    checks: list[CheckResult] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
-    def _without_unset_diagnosis(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and data.get("diagnosis", 0) is None:
-            del data["diagnosis"]
-        return data
+    def _without_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset(handler(self))
 
     @property
     def uncited(self) -> bool:

@@ -23,6 +23,8 @@ from judge import kinds
 from judge.digests import cache_key_of, digest
 from judge.errors import JudgeError
 from judge.evidence import select_evidence
+from judge.judging import composite
+from judge.judging.composite import Gating
 from judge.judging.masking import masked_origin
 from judge.providers import ModelParams
 from judge.rubrics import Rubric, load_rubric_dir
@@ -30,7 +32,7 @@ from judge.safety.injection import certain_flags, suspect_items
 from judge.safety.redact import redact_case
 from judge.steps import step_evidence
 from judge.store.judgments import case_row
-from judge.types import Case, Order, Provenance
+from judge.types import Case, Order, Provenance, Verdict
 from judge.version import __version__
 
 
@@ -55,6 +57,10 @@ class PreparedStep:
     provenance: Provenance
     #: Evidence ids shown, in display order (citations are checked against them).
     shown: list[str]
+    #: What the rubric's checks found (None: the rubric declares none), and the verdict they
+    #: decide with no model call (judge.judging.composite).
+    gating: Gating | None = None
+    decided: Verdict | None = None
 
 
 @dataclass
@@ -99,6 +105,12 @@ def prepare_case(
     except JudgeError as exc:
         out.errors = [(index, exc) for index in range(len(specs))]
         return out
+    # The deterministic checks first: their firings are evidence, a failing hard check decides.
+    gating = composite.gate(case, rubric)
+    decided = None
+    if gating is not None:
+        evidence, gating = composite.shown(gating, evidence)
+        decided = composite.decided_verdict(rubric, gating)
     shown = [item.id for item in evidence.items]
     # Certain flags send the case to a person; uncertain ones to the second net (suspects).
     flagged = [item.id for item in evidence.items if certain_flags(item.flags)]
@@ -132,7 +144,9 @@ def prepare_case(
             masked_from=masked_from,
             masked_evidence=masked,
         )
-        out.steps.append(PreparedStep(index, cache_key_of(provenance), messages, provenance, shown))
+        out.steps.append(
+            PreparedStep(index, cache_key_of(provenance), messages, provenance, shown, gating, decided)
+        )
     return out
 
 

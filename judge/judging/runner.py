@@ -38,6 +38,7 @@ from judge.digests import Hasher, digest, judgment_id, sha256_hex
 from judge.errors import InfraError, JudgeError, ParseError
 from judge.evidence import DEFAULT_TOKEN_BUDGET, SELECTOR_VERSION
 from judge.judging.claims import CallClaims
+from judge.judging.composite import composite
 from judge.judging.prepare import (
     PreparedCase,
     PreparedStep,
@@ -248,6 +249,9 @@ async def judge_prepared(
     Provider and parse failures become judgments with that status, never a verdict. An answer
     that cites no evidence id shown is re-asked within the re-ask budget; the last one is kept
     as it is (status ok, its verdict ``uncited``: routing sends it to a person)."""
+    if prepared.decided is not None:
+        # The checks decided this case (judge.judging.composite): no model is asked.
+        return checked_judgment(prepared, case_id), []
     log = AttemptLog()
     started = time.perf_counter()
     result: CallResult | None = None
@@ -276,6 +280,21 @@ async def judge_prepared(
         build_judgment(rubric, case_id, spec, prepared, result, error, elapsed)
     )[0]
     return judgment, calls
+
+
+def checked_judgment(prepared: PreparedStep, case_id: str) -> Judgment:
+    """The judgment of a step its checks decided: the checks' verdict, no call, no usage."""
+    assert prepared.decided is not None
+    return redact_judgment(
+        Judgment(
+            id=judgment_id(prepared.key),
+            case_id=case_id,
+            cache_key=prepared.key,
+            status="ok",
+            verdict=prepared.decided,
+            provenance=prepared.provenance,
+        )
+    )[0]
 
 
 def build_judgment(
@@ -307,6 +326,8 @@ def build_judgment(
             order=spec.order,
             label_probs=result.label_probs,
         )
+        if prepared.gating is not None:
+            verdict = composite(rubric, verdict, prepared.gating)
         status = "abstain" if verdict.label == ABSTAIN_LABEL else "ok"
         raw_output = result.raw_output
         usage = Usage(

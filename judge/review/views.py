@@ -12,11 +12,14 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from pydantic import Field
+
 from judge import kinds
 from judge.errors import JudgeError, NotFoundError
 from judge.evidence import select_evidence
 from judge.review.blindness import ReviewerQueue
 from judge.review.fbd import FBD_REASONS, FbdView, fbd_view
+from judge.review.firings import FiringView, firing_views, with_firings
 from judge.review.queue import (
     blinded,
     display_swapped,
@@ -145,6 +148,9 @@ class ItemView(Strict):
     blind_item: str | None = None
     #: A first-bad-decision item: the run's steps as a timeline, the diagnosis beside it.
     fbd: FbdView | None = None
+    #: The deterministic checks that fired on the run, with the hunks they rest on (never on
+    #: blind items: a hard check's decision is a verdict).
+    firings: list[FiringView] = Field(default_factory=list)
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -273,7 +279,8 @@ def _evidence(
         except JudgeError:
             pass  # a rubric unknown here: fall back to the kind's usual parts
     try:
-        chosen = select_evidence(case, visible=visible, token_budget=budget)
+        selected = select_evidence(case, visible=visible, token_budget=budget)
+        chosen = with_firings(selected, judgments)
     except JudgeError as err:
         return [], f"evidence could not be rebuilt: {err}"
     note = None
@@ -343,53 +350,65 @@ def item_view(
     # The task and the diff are shown once, on their own, under their evidence ids.
     task_item = next((e for e in evidence if e.kind == "task"), None)
     diff_item = next((e for e in evidence if e.kind == "diff"), None)
-    evidence = [e for e in evidence if e.kind not in ("task", "diff")]
-    candidates: list[CandidateView] = []
-    if case.candidates:
-        order = ["B", "A"] if display_swapped(item.id) else ["A", "B"]
-        candidates = [
-            CandidateView(shown=shown, canonical=canon, text=redact(case.candidates[canon])[0])
-            for shown, canon in zip(("A", "B"), order, strict=True)
-        ]
-    variants = _variant_texts(judgments)
-    verdicts = (
-        []
-        if blind
-        else sorted(
-            (_verdict_view(item, j, variants) for j in judgments),
-            key=lambda v: (v.model, v.variant, v.order or "", v.sample),
-        )
-    )
     # The label names are the same in both frames; only their meaning swaps with the order.
-    choices = list(kinds.kind(item.kind).review_labels)
     earlier = (
         labels(store, item_id=item_id)
         if (viewer_role == "adjudicator" and item.status == "adjudicate")
         else []
     )
-    diff = diff_lines(redact(case.diff)[0]) if case.diff else None
     return ItemView(
         item=blinded(item) if blind else item,
         blind=blind,
         task=task,
-        diff=diff,
-        candidates=candidates,
-        evidence=evidence,
+        candidates=_candidates(item, case),
+        evidence=[e for e in evidence if e.kind not in ("task", "diff")],
         evidence_note=note,
-        verdicts=verdicts,
+        verdicts=[] if blind else _verdict_views(item, judgments),
         agent_model=None if blind else case.agent_model,
         reason_text=None if blind else reason_text(item),
-        choices=choices,
+        choices=list(kinds.kind(item.kind).review_labels),
         earlier_labels=[x.model_copy(update={"label": to_shown(item, x.label)}) for x in earlier],
         task_id=task_item.id if task_item else None,
         task_cited=bool(task_item and task_item.cited),
         diff_id=diff_item.id if diff_item else None,
         diff_cited=bool(diff_item and diff_item.cited),
-        diff_rows=side_by_side(diff) if diff else None,
-        diff_digits=len(str(max((n for d in diff or [] for n in (d.old, d.new) if n), default=0))),
         blind_item=blocking,
         fbd=fbd,
+        firings=[] if blind else firing_views(case.diff, judgments),
+        **_diff_fields(case),
     )
+
+
+def _candidates(item: ReviewItem, case: Case) -> list[CandidateView]:
+    """A pair's candidates in the item's display order (none for an agent run)."""
+    if not case.candidates:
+        return []
+    order = ["B", "A"] if display_swapped(item.id) else ["A", "B"]
+    return [
+        CandidateView(shown=shown, canonical=canon, text=redact(case.candidates[canon])[0])
+        for shown, canon in zip(("A", "B"), order, strict=True)
+    ]
+
+
+def _verdict_views(item: ReviewItem, judgments: Sequence[Judgment]) -> list[VerdictView]:
+    """The judges' verdicts, by model, prompt variant, answer order and sample."""
+    variants = _variant_texts(judgments)
+    return sorted(
+        (_verdict_view(item, j, variants) for j in judgments),
+        key=lambda v: (v.model, v.variant, v.order or "", v.sample),
+    )
+
+
+def _diff_fields(case: Case) -> dict[str, Any]:
+    """The run's diff by line, side by side, and the width of its line-number columns."""
+    diff = diff_lines(redact(case.diff)[0]) if case.diff else None
+    return {
+        "diff": diff,
+        "diff_rows": side_by_side(diff) if diff else None,
+        "diff_digits": len(
+            str(max((n for d in diff or [] for n in (d.old, d.new) if n), default=0))
+        ),
+    }
 
 
 def reason_text(item: ReviewItem) -> str:

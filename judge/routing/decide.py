@@ -20,7 +20,7 @@ from calibration.card import Card
 from calibration.confidence import score_items
 from judge.digests import short_hash
 from judge.routing.cards import card_digest, select_for_card
-from judge.routing.gates import CARD_GATES, GATES, Group, groups
+from judge.routing.gates import CARD_GATES, GATES, Group, check_decided, groups
 from judge.routing.walk import Gate, Outcome, Verdicts, walk
 from judge.types import Case, Judgment, RoutingDecision
 
@@ -69,11 +69,33 @@ def _route_case(
     """The decision of ``card`` for one case from its groups (judge model -> group). A panel's
     members and a cascade's stages are gated without the case, as they always have been (so a
     card gate that reads the case, the length probe's, finds the trace length unknown)."""
+    anchor = next(iter(by_model.values())).judgments[0]
+    failed = _failed_by_check(card, by_model)
+    if failed is not None:
+        return _decision(card, case_id, failed, anchor, now)
     alone = not (card.judge.members or card.policy.cascade)
     verdicts = {m: _verdicts(g, card, case if alone else None) for m, g in by_model.items()}
     outcome = walk(card, verdicts, case.slices if case is not None else None)
-    anchor = next(iter(by_model.values())).judgments[0]
     return _decision(card, case_id, outcome, anchor, now)
+
+
+def _failed_by_check(card: Card, by_model: Mapping[str, Group]) -> Outcome | None:
+    """A run a hard check failed is rejected with the check's reason, before any gate or band:
+    the card applies only to what the model decided (a pass/fail card; any other kind sends
+    the run to review with that reason)."""
+    for model, group in by_model.items():
+        detail = check_decided(group)
+        if detail is not None:
+            binary = card.calibration.kind == "binary"
+            return Outcome(
+                decision="auto_reject" if binary else "review",
+                reason="check_failed",
+                detail=detail,
+                model=model,
+                consulted=(Verdicts(model, None, None, group.judgments),),
+                label="fail" if binary else None,
+            )
+    return None
 
 
 def _decision(

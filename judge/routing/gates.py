@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from calibration.card import Card
 from calibration.inputs import judgment_to_row
 from calibration.records import VerdictRow
-from judge.types import Case, Judgment, ScoringKind
+from judge.types import Case, Judgment, ScoringKind, check_ref
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,29 @@ def _flagged(g: Group) -> str | None:
     if not flagged:
         return None
     return ", ".join(flagged)
+
+
+def check_decided(g: Group) -> str | None:
+    """``check:<id>@<version>: <reason>`` of the hard check that decided the group's verdict
+    (the composite verdict, judge.judging.composite), or None when the model decided."""
+    for x in g.judgments:
+        if x.verdict is not None and x.verdict.decided_by is not None:
+            by = x.verdict.decided_by
+            reason = next((c.reason for c in x.verdict.checks if check_ref(c) == by), "")
+            return f"{by}: {reason}" if reason else by
+    return None
+
+
+def _check_fired(g: Group) -> str | None:
+    """Soft checks that fired on the run: never decided automatically, a person weighs them."""
+    fired = {
+        check_ref(c): c.reason
+        for x in g.judgments
+        if x.verdict is not None
+        for c in x.verdict.checks
+        if not c.hard
+    }
+    return "; ".join(f"{ref}: {why}" for ref, why in sorted(fired.items())) or None
 
 
 def _count_status(g: Group, status: str) -> int:
@@ -223,6 +246,7 @@ def _facts_missing(g: Group) -> str | None:
 #: first so that an injected item is never decided automatically, whatever else holds.
 GATES: tuple[tuple[str, Gate], ...] = (
     ("flagged_evidence", _flagged),
+    ("check_fired", _check_fired),
     ("masked_changed", _masked_changed),
     ("masked_missing", _masked_missing),
     ("facts_changed", _facts_changed),

@@ -16,6 +16,9 @@ REASONS: Mapping[str, str] = MappingProxyType(
         "in_decide_band": "the judge's confidence is inside the certified decide band",
         "outside_bands": "the score is outside every certified band",
         "no_certified_band": "the card certifies no band here: every item goes to review",
+        "check_failed": "a hard deterministic check failed the run (the composite verdict): "
+        "it is rejected with the check's reason, whatever a judge would say",
+        "check_fired": "a soft deterministic check fired on the run: a person weighs its evidence",
         "flagged_evidence": "evidence was flagged as instructions aimed at the judge",
         "masked_changed": "the verdict changes when evidence that reads like instructions to "
         "the judge is withheld",

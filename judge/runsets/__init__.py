@@ -6,6 +6,7 @@ Modules, each importing only those before it: :mod:`~judge.runsets.records` (the
 :mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.labels` (human labels of
 some runs, and the label plans that draw them at random), :mod:`~judge.runsets.estimates`
 (pass@1 from the labels alone and by PPI++, through calibration.ppi),
+:mod:`~judge.runsets.checks` (the deterministic checks that failed, per treatment),
 :mod:`~judge.runsets.report` (its figures), :mod:`~judge.runsets.gating` (ship, block or
 inconclusive), :mod:`~judge.runsets.plots` (SVG charts) and :mod:`~judge.runsets.render`
 (Markdown and HTML through the Jinja2 templates in ``templates/``).

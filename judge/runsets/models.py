@@ -483,6 +483,16 @@ class HardGateFailure(_Model):
     gates: list[str]
 
 
+class FailedCheck(_Model):
+    """A deterministic check that failed on some runs of a treatment (judge.runsets.checks)."""
+
+    check: str
+    runs_failed: int
+    #: Of the treatment's analysed runs.
+    share: float
+    example_runs: list[str]
+
+
 class DiagnosingJudge(_Model):
     """One diagnosing judge (a model with an fbd rubric) on the run set's failed runs: what
     ``judge diagnose`` stored, summarised."""
@@ -649,7 +659,7 @@ class Headline(_Model):
 class RunSetReport(_OmitNone):
     """The whole report. ``model_dump(mode="json")`` is report.json."""
 
-    omit_when_none: ClassVar[tuple[str, ...]] = ("labels", "first_bad_decisions")
+    omit_when_none: ClassVar[tuple[str, ...]] = ("labels", "first_bad_decisions", "failed_checks")
 
     report_version: int
     title: str
@@ -679,6 +689,9 @@ class RunSetReport(_OmitNone):
     #: The first bad decisions ``judge diagnose`` stored for the failed runs (absent when the
     #: store holds none, and when scoring from gold labels).
     first_bad_decisions: FirstBadDecisions | None = None
+    #: Treatment -> the deterministic checks that failed on its runs (judge.runsets.checks);
+    #: absent when no run recorded a failed check.
+    failed_checks: dict[str, list[FailedCheck]] | None = None
 
 
 def load_report(path: str | Path) -> RunSetReport:

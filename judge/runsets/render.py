@@ -17,6 +17,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from judge.runsets import checks
 from judge.runsets.estimates import compared_rows
 from judge.runsets.models import (
     Correction,
@@ -91,7 +92,9 @@ def sections(report: RunSetReport) -> list[Section]:
     out = [_headline(report)]
     out += [s for s in (_labels(report),) if s]
     out += [_scoring(report), _rules(report), _macro(report)]
-    out += [s for s in (_balanced(report), _matrix(report), _paired(report)) if s]
+    # The checks that failed, beside the task matrix (judge.runsets.checks).
+    matrix = (_balanced(report), _matrix(report), _failed_checks(report), _paired(report))
+    out += [s for s in matrix if s]
     out.append(_per_task(report))
     out.append(_cost(report))
     out += [s for s in (_criteria(report), _gates(report), _first_bad(report)) if s]
@@ -519,6 +522,11 @@ def _gates(report: RunSetReport) -> Section | None:
         else ["No run failed a hard gate."],
         [Table(["run", "treatment", "task", "repetition", "gates"], rows)] if rows else [],
     )
+
+
+def _failed_checks(report: RunSetReport) -> Section | None:
+    rows = checks.failed_checks_rows(report)
+    return Section("Failed checks", [checks.TEXT], [Table(checks.HEADER, rows)]) if rows else None
 
 
 def _by_judge(name: str, counts: list[tuple[str, dict[str, int]]]) -> Table:

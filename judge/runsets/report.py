@@ -54,6 +54,7 @@ from calibration.intervals import (
     wilson,
 )
 from judge.diagnosis import StoredDiagnoses
+from judge.runsets.checks import failed_checks
 from judge.runsets.estimates import METRIC, group_estimates, paired_estimates
 from judge.runsets.fbd import first_bad_decisions
 from judge.runsets.models import (
@@ -737,6 +738,7 @@ def build_report(runs: Sequence[ScoredRun], ctx: ReportContext) -> RunSetReport:
         first_bad_decisions=(
             first_bad_decisions(runs, ctx.diagnoses) if ctx.diagnoses is not None else None
         ),
+        failed_checks=failed_checks(runs, treatments),
     )
     report.headline = headline(report)
     return report

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from calibration.card import Card
 from calibration.confidence import score_items
@@ -37,7 +37,7 @@ from judge.rubrics import Rubric
 from judge.runsets.families import model_family
 from judge.runsets.records import Run
 from judge.store import Store
-from judge.types import Judgment, Strict
+from judge.types import Judgment, Strict, check_ref
 
 RULES: Mapping[str, str] = {
     "infra_error": "Runs with status infra_error are excluded from the analysis set (the agent "
@@ -96,6 +96,16 @@ class ScoredRun(Frozen):
     judgment_ids: list[str] = Field(default_factory=list)
     #: How many of the judgments recorded a cost (the others were not priced by the provider).
     judge_priced: int = 0
+    #: The deterministic checks that failed on the run (``check:<id>@<version>``, from its
+    #: judgments: judge.judging.composite); written only when there are some.
+    failed_checks: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_no_checks(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("failed_checks", True):
+            del data["failed_checks"]
+        return data
 
     @property
     def scored(self) -> bool:
@@ -379,7 +389,14 @@ def _from_judgments(
         judge_tokens=sum(j.usage.prompt_tokens + j.usage.completion_tokens for j in every),
         judgment_ids=[j.id for j in every],
         judge_priced=len(costs),
+        failed_checks=_failed_checks(every),
     )
+
+
+def _failed_checks(judgments: Iterable[Judgment]) -> list[str]:
+    """The checks any of the judgments recorded as failed, in the order first seen."""
+    refs = (check_ref(c) for j in judgments if j.verdict for c in j.verdict.checks)
+    return list(dict.fromkeys(refs))
 
 
 def _criteria(judgments: Iterable[Judgment]) -> dict[str, str]:

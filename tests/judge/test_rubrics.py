@@ -35,8 +35,11 @@ PUBLISHED = {
     "pairwise-preference@1": "sha256:"
     "0976956366c9b5f92efaa767fe573b315be680735055f8a869d718100222f3e8",
     "coding-run-gates@1": "sha256:e1b8d3639cb3285edc432f1b78025c374e035deb4edcef92e57126fe831cab9b",
+    "coding-run-gates@2": "sha256:78ed245dc215f471f5f190f24881488ee3b75fcc133900cb7dd459dd34506daa",
     "agent-run-success@2": "sha256:"
     "5fe8ec9ecee3da6df75444b664fddc5d95f333e14bb05ef19c2b1ae691b204d8",
+    "agent-run-success@3": "sha256:"
+    "50d6c1bbaae9ad335c17f3fd0e4e3a6b33aff45802acfb1966191177c73d3e76",
     "pairwise-preference@2": "sha256:"
     "099ddc8379d742904468c298e520f12de1943b4cdb9a8e03a85bae153786467c",
     "code-change-success@1": "sha256:"
