@@ -48,6 +48,16 @@ class RunRecord(Strict):
     cost_after_fbd_usd: float | None = None
     #: Effects the run had: e.g. "duplicate", "irreversible", "data_loss", "safety".
     effects: list[str] = Field(default_factory=list)
+    #: The task the run attempted (what an eval family re-runs), when known.
+    task_id: str | None = None
+    #: The invariant the critical step violated (FBD report's ``violated_invariant``), if any.
+    invariant: str | None = None
+    #: Counterfactual replays from the critical step, and how many of them succeeded; None when
+    #: no replay was recorded (never read as zero).
+    replays: int | None = Field(default=None, ge=0)
+    replays_recovered: int | None = Field(default=None, ge=0)
+    #: The judge's P(pass) for the run, when a judge scored it (audit strata and PPI).
+    judge_score: float | None = Field(default=None, ge=0, le=1)
 
 
 class Cluster(Strict):
