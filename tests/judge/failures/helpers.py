@@ -15,10 +15,11 @@ def runs(
     run_set: str = "v1",
     order: int = 1,
     features: dict[str, str] | None = None,
+    judge_score: float | None = None,
     **fields: Any,
 ) -> list[RunRecord]:
     """``n`` runs named ``{prefix}-{i}``: the first ``failed`` of them failed, the failures
-    carrying ``fields`` (effects, owner, fbd_confirmed...)."""
+    carrying ``fields`` (effects, owner, fbd_confirmed...); every run has ``judge_score``."""
     made = []
     for i in range(n):
         bad = i < failed
@@ -29,6 +30,7 @@ def runs(
                 order=order,
                 failed=bad,
                 features=dict(features or {}),
+                judge_score=judge_score,
                 **(fields if bad else {}),
             )
         )
