@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from calibration.intervals import wilson
 from judge.base import Strict
@@ -373,3 +373,50 @@ def family_runset(family: EvalFamily, sources: Sequence[str | Path]) -> list[dic
             hint="give the run-set files the cluster's runs came from",
         )
     return chosen
+
+
+def read_records(path: str | Path) -> list[RunRecord]:
+    """Runs as the failure analysis sees them, one :class:`RunRecord` JSON object a line.
+    InputError naming the line and field of a bad record."""
+    file = Path(path)
+    found = []
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            found.append(RunRecord.model_validate_json(line))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(first["msg"], file=str(file), line=number, field=where) from err
+    return found
+
+
+def read_clusters(path: str | Path) -> list[Cluster]:
+    """Named clusters from a YAML list (or JSONL: JSON is YAML) of :class:`Cluster` records."""
+    import yaml
+
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    try:
+        lines = [x for x in text.splitlines() if x.strip()]
+        data = (
+            [json.loads(x) for x in lines]
+            if lines and all(x.lstrip().startswith("{") for x in lines)
+            else yaml.safe_load(text)
+        )
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise InputError(f"not YAML or JSONL: {err}", file=str(file)) from err
+    if isinstance(data, dict):
+        data = data.get("clusters", [data])
+    if not isinstance(data, list):
+        raise InputError("expected a list of clusters", file=str(file))
+    found = []
+    for index, item in enumerate(data):
+        try:
+            found.append(Cluster.model_validate(item))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in (index, *first["loc"]))
+            raise InputError(first["msg"], file=str(file), field=where) from err
+    return found

@@ -1,0 +1,197 @@
+"""``judge failures dossier`` and ``judge failures audit``: one cluster's dossier and priority,
+and the review of successes for silent wrong ones.
+
+Both read the runs (one ``RunRecord`` JSON a line, every run of the run sets, failed or not)
+and the named clusters (YAML or JSONL of ``Cluster``) that ``judge failures`` works with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+import judge
+import judge.failures
+from judge.commands.options import db_option
+from judge.errors import InputError
+
+FORMATS = ("yaml", "json")
+
+runs_option = click.option(
+    "--runs",
+    "runs_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The runs: one failure record (JSON) a line, failed or not.",
+)
+
+
+def _clusters_option(required: bool) -> Any:
+    return click.option(
+        "--clusters",
+        "clusters_file",
+        required=required,
+        type=click.Path(exists=True, dir_okay=False),
+        help="The named clusters (YAML list or JSONL).",
+    )
+
+
+def _emit(data: dict[str, Any], fmt: str, out: str | None) -> None:
+    text = (
+        yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        if fmt == "yaml"
+        else json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    )
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _runs(path: str) -> list[judge.failures.RunRecord]:
+    runs = judge.failures.read_records(path)
+    if not any(r.failed and r.excluded is None for r in runs):
+        raise InputError(
+            "no failed run (after the validity filter): there is no failure to explain",
+            file=path,
+            hint="give every run of the run sets, failed or not",
+        )
+    return runs
+
+
+@click.command("dossier")
+@click.argument("cluster_id")
+@runs_option
+@_clusters_option(required=True)
+@click.option(
+    "--harm",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A harm table (YAML) instead of the shipped judge/failures/harm.yaml.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the dossier here.")
+@click.option(
+    "--family-out",
+    type=click.Path(dir_okay=False),
+    help="Write the eval family (its tasks' lines of the --runset files) as a run-set file.",
+)
+@click.option(
+    "--runset",
+    "runsets",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A run-set file the runs came from (repeatable): the source of --family-out.",
+)
+def dossier(
+    cluster_id: str,
+    runs_file: str,
+    clusters_file: str,
+    harm: str | None,
+    fmt: str,
+    out: str | None,
+    family_out: str | None,
+    runsets: tuple[str, ...],
+) -> None:
+    """The dossier of CLUSTER_ID: definition, exposure and failure rate with its interval, the
+    trend across run sets (exposure-normalised), impact, evidence, owners, hypothesis, the eval
+    family to re-run and its ship gate, counterexamples, and its priority with every factor's
+    source."""
+    if family_out and not runsets:
+        raise click.UsageError("--family-out needs the run-set files: --runset FILE")
+    runs = _runs(runs_file)
+    cluster = judge.failures.find_cluster(judge.failures.read_clusters(clusters_file), cluster_id)
+    found = judge.failures.dossier(cluster, runs)
+    if found.population.failures == 0:
+        click.echo(f"note: no failed run is in cluster {cluster_id!r}", err=True)
+    table = judge.failures.load_harm(harm)
+    section = judge.failures.priority(cluster, runs, table).to_data()
+    if family_out:
+        lines = judge.failures.family_runset(found.eval_family, runsets)
+        Path(family_out).write_text(
+            "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
+        )
+        click.echo(f"wrote {family_out} ({len(lines)} runs)", err=True)
+    _emit({**found.model_dump(mode="json"), "priority": section}, fmt, out)
+
+
+@click.command("audit")
+@runs_option
+@_clusters_option(required=False)
+@click.option(
+    "--feature",
+    "features",
+    multiple=True,
+    help="A feature to stratify by (repeatable); default: the clusters' condition features.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--labels",
+    "labels_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help='People\'s labels of the drawn runs: JSONL {"case_id", "label": "pass"|"fail"}.',
+)
+@db_option()
+@click.option("--queue", "to_queue", is_flag=True, help="Queue the drawn runs for blind review.")
+@click.option("--plan-id", help="Read the labels people gave the queued audit with this plan id.")
+@click.option(
+    "--clusters-out",
+    type=click.Path(dir_okay=False),
+    help="Write the clusters with the confirmed wrong successes added as members.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the audit here.")
+def audit(
+    runs_file: str,
+    clusters_file: str | None,
+    features: tuple[str, ...],
+    seed: int,
+    labels_file: str | None,
+    db: str,
+    to_queue: bool,
+    plan_id: str | None,
+    clusters_out: str | None,
+    fmt: str,
+    out: str | None,
+) -> None:
+    """Draw successes for human review, stratified by cluster features and judge confidence
+    (59 per stratum: enough to see a 5% wrong-success rate with 95% probability), and, with
+    people's labels (--labels, or --plan-id of a queued audit), estimate the silent
+    wrong-success rate with its interval; confirmed ones join their clusters."""
+    if labels_file and plan_id:
+        raise click.UsageError("give the labels as --labels FILE or --plan-id ID, not both")
+    if clusters_out and not clusters_file:
+        raise click.UsageError("--clusters-out needs --clusters")
+    runs = judge.failures.read_records(runs_file)
+    clusters = judge.failures.read_clusters(clusters_file) if clusters_file else []
+    plan = judge.failures.plan_audit(runs, clusters, features=features or None, seed=seed)
+    report: dict[str, Any] = {"plan": plan.model_dump(mode="json", exclude={"stratum_of"})}
+    labels: dict[str, bool] | None = None
+    if labels_file:
+        labels = judge.failures.read_labels(labels_file)
+    if to_queue or plan_id:
+        with judge.open_store(db) as store:
+            if to_queue:
+                plan_id, new, missing = judge.failures.queue_audit(store, plan, source=runs_file)
+                report["queued"] = {"plan_id": plan_id, "new_items": new, "not_stored": missing}
+            elif plan_id:
+                labels = judge.failures.queue_labels(store, plan_id, plan)
+    if labels is not None:
+        report["estimate"] = judge.failures.estimate(plan, runs, labels).model_dump(mode="json")
+        wrong = judge.failures.confirmed_wrong(runs, labels)
+        joined, unassigned = judge.failures.join_clusters(clusters, wrong)
+        report["confirmed"] = {
+            "wrong_successes": [r.case_id for r in wrong],
+            "unassigned": unassigned,
+        }
+        if clusters_out:
+            Path(clusters_out).write_text(
+                yaml.safe_dump([c.model_dump(mode="json") for c in joined], sort_keys=False),
+                encoding="utf-8",
+            )
+            click.echo(f"wrote {clusters_out}", err=True)
+    _emit(report, fmt, out)
