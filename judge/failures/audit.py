@@ -20,7 +20,6 @@ N^2 / sum_h (N_h^2 / n_h) (equal to n with one stratum or proportional allocatio
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -34,7 +33,7 @@ from calibration.ppi import PPIResult, ppi_mean
 from judge.base import Strict
 from judge.digests import seeded_unit
 from judge.errors import InputError
-from judge.failures.dossier import exposes, valid_runs
+from judge.failures.dossier import exposes, jsonl_objects, valid_runs
 from judge.failures.models import Cluster, RunRecord
 from judge.review import enqueue_plan, save_plan
 from judge.review.planned import plan_item_id
@@ -367,18 +366,11 @@ def read_labels(path: str | Path) -> dict[str, bool]:
     """Audit labels from a JSONL file: ``{"case_id": ..., "label": "pass"|"fail"}`` a line
     (``fail``: the success was wrong)."""
     found: dict[str, bool] = {}
-    file = Path(path)
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"not JSON: {err.msg}", file=str(file), line=number) from err
-        if not isinstance(record, dict) or record.get("label") not in ("pass", "fail"):
+    for number, record in jsonl_objects(path):
+        if record.get("label") not in ("pass", "fail"):
             raise InputError(
                 "expected {'case_id': ..., 'label': 'pass' or 'fail'}",
-                file=str(file),
+                file=str(path),
                 line=number,
                 field="label",
             )

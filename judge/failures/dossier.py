@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from pydantic import Field, ValidationError
 
 from calibration.intervals import wilson
 from judge.base import Strict
+from judge.cases import iter_jsonl
 from judge.errors import InputError, NotFoundError
 from judge.failures.models import Cluster, RunRecord
 
@@ -349,24 +350,25 @@ def dossier(
     )
 
 
+def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSONL file; the first bad line's
+    InputError (not JSON, not an object) is raised."""
+    for number, record in iter_jsonl(Path(path)):
+        if isinstance(record, InputError):
+            raise record
+        yield number, record
+
+
 def family_runset(family: EvalFamily, sources: Sequence[str | Path]) -> list[dict[str, Any]]:
     """The lines of the run-set files ``sources`` whose task is in the family, as they are:
     the run-set file to re-run (``judge score`` reads it). InputError when none matches."""
     wanted = set(family.tasks)
-    chosen: list[dict[str, Any]] = []
-    for source in sources:
-        path = Path(source)
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputError(f"not JSON: {err.msg}", file=str(path), line=number) from err
-            if not isinstance(record, dict):
-                raise InputError("not a JSON object", file=str(path), line=number)
-            if {str(record.get("task_id")), str(record.get("run_id"))} & wanted:
-                chosen.append(record)
+    chosen = [
+        record
+        for source in sources
+        for _, record in jsonl_objects(source)
+        if {str(record.get("task_id")), str(record.get("run_id"))} & wanted
+    ]
     if not chosen:
         raise InputError(
             f"no line of {', '.join(str(s) for s in sources)} runs a task of {family.name}",
@@ -378,17 +380,14 @@ def family_runset(family: EvalFamily, sources: Sequence[str | Path]) -> list[dic
 def read_records(path: str | Path) -> list[RunRecord]:
     """Runs as the failure analysis sees them, one :class:`RunRecord` JSON object a line.
     InputError naming the line and field of a bad record."""
-    file = Path(path)
     found = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, record in jsonl_objects(path):
         try:
-            found.append(RunRecord.model_validate_json(line))
+            found.append(RunRecord.model_validate(record))
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], file=str(file), line=number, field=where) from err
+            raise InputError(first["msg"], file=str(path), line=number, field=where) from err
     return found
 
 
