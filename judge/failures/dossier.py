@@ -14,17 +14,16 @@ decision, counterfactual replays, a hypothesis.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from calibration.intervals import wilson
 from judge.base import Strict
-from judge.cases import iter_jsonl
+from judge.cases import iter_jsonl, validation_error
 from judge.errors import InputError, NotFoundError
 from judge.failures.models import Cluster, RunRecord
 
@@ -385,37 +384,36 @@ def read_records(path: str | Path) -> list[RunRecord]:
         try:
             found.append(RunRecord.model_validate(record))
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], file=str(path), line=number, field=where) from err
+            raise validation_error(err, str(path), number) from err
     return found
+
+
+def schema_error(err: ValidationError, file: str | Path) -> InputError:
+    """The first problem of a YAML document's validation, naming the file and the field path."""
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or None
+    return InputError(first["msg"], file=str(file), field=where)
 
 
 def read_clusters(path: str | Path) -> list[Cluster]:
-    """Named clusters from a YAML list (or JSONL: JSON is YAML) of :class:`Cluster` records."""
+    """Named clusters: a YAML list of :class:`Cluster` records (or ``clusters:`` holding one),
+    or JSONL, one a line."""
     import yaml
 
-    file = Path(path)
-    text = file.read_text(encoding="utf-8")
-    try:
-        lines = [x for x in text.splitlines() if x.strip()]
-        data = (
-            [json.loads(x) for x in lines]
-            if lines and all(x.lstrip().startswith("{") for x in lines)
-            else yaml.safe_load(text)
-        )
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise InputError(f"not YAML or JSONL: {err}", file=str(file)) from err
-    if isinstance(data, dict):
-        data = data.get("clusters", [data])
-    if not isinstance(data, list):
-        raise InputError("expected a list of clusters", file=str(file))
-    found = []
-    for index, item in enumerate(data):
+    text = Path(path).read_text(encoding="utf-8")
+    lines = [x for x in text.splitlines() if x.strip()]
+    if lines and all(x.lstrip().startswith("{") for x in lines):
+        data: Any = [record for _, record in jsonl_objects(path)]
+    else:
         try:
-            found.append(Cluster.model_validate(item))
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in (index, *first["loc"]))
-            raise InputError(first["msg"], file=str(file), field=where) from err
-    return found
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise InputError(f"not YAML: {err}", file=str(path)) from err
+    if isinstance(data, dict) and "clusters" in data:
+        data = data["clusters"]
+    if not isinstance(data, list):
+        raise InputError("expected a list of clusters", file=str(path))
+    try:
+        return TypeAdapter(list[Cluster]).validate_python(data)
+    except ValidationError as err:
+        raise schema_error(err, path) from err

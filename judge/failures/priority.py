@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError
 
 from judge.base import Strict
 from judge.errors import InputError
-from judge.failures.dossier import exposure
+from judge.failures.dossier import exposure, schema_error
 from judge.failures.models import Cluster, RunRecord
 
 #: The shipped table.
@@ -86,9 +86,7 @@ def load_harm(path: str | Path | None = None) -> HarmTable:
     try:
         return HarmTable.model_validate({**data, "source": source})
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(first["msg"], file=str(file), field=where) from err
+        raise schema_error(err, file) from err
 
 
 class Factor(Strict):

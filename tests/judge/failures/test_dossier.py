@@ -196,3 +196,22 @@ def test_run_sets_follow_their_order_not_their_names() -> None:
     ]
     assert [p.run_set for p in trend(RETRY, population).points] == ["z-first", "a-second"]
     assert trend(RETRY, population[:10]).reading == "one run set: no trend"
+
+
+def test_cluster_and_run_files_name_their_bad_field(tmp_path: Path) -> None:
+    from judge.failures import read_clusters, read_records
+
+    yaml_file = tmp_path / "clusters.yaml"
+    yaml_file.write_text("- {cluster_id: a, definition: d}\n- {cluster_id: b}\n")
+    with pytest.raises(InputError, match="field '1.definition'"):
+        read_clusters(yaml_file)
+    jsonl = tmp_path / "clusters.jsonl"
+    jsonl.write_text('{"cluster_id": "a", "definition": "d", "condition": {"tool": "x"}}\n')
+    assert read_clusters(jsonl)[0].condition == {"tool": "x"}
+    wrapped = tmp_path / "wrapped.yaml"
+    wrapped.write_text("clusters:\n  - {cluster_id: a, definition: d}\n")
+    assert [c.cluster_id for c in read_clusters(wrapped)] == ["a"]
+    records = tmp_path / "runs.jsonl"
+    records.write_text('{"case_id": "a", "failed": true}\n{"case_id": "b"}\n')
+    with pytest.raises(InputError, match="runs.jsonl:2 field 'failed'"):
+        read_records(records)
