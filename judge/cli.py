@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "probe": "judge.commands.probe:probe",
     "drift": "judge.commands.drift:drift",
     "diagnose": "judge.commands.diagnose:diagnose",
+    "failures": "judge.commands.failures:failures",
 }
 
 
@@ -89,6 +90,7 @@ _SUMMARIES = {
     "review": "Review queue, labels, agreement, card audits and gold export.",
     "db": "Migrate a store, or copy it to another database (SQLite <-> PostgreSQL).",
     "diagnose": "Name the first bad decision of each failed run (tentative until confirmed).",
+    "failures": "Group failed runs into named failure clusters: merge, split, rename.",
 }
 
 

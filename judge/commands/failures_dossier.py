@@ -21,23 +21,56 @@ from judge.errors import InputError
 
 FORMATS = ("yaml", "json")
 
-runs_option = click.option(
-    "--runs",
-    "runs_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="The runs: one failure record (JSON) a line, failed or not.",
-)
+
+def _sources(command: Any) -> Any:
+    """Where the runs and clusters come from: the store (``--db``, as ``judge failures``), the
+    recorded RUNS files, or ``--records``/``--clusters`` files."""
+    for option in reversed(
+        [
+            click.argument("files", nargs=-1, metavar="[RUNS...]", type=click.Path(exists=True)),
+            db_option(),
+            click.option(
+                "--records",
+                "records_file",
+                type=click.Path(exists=True, dir_okay=False),
+                help="The runs as failure records (JSONL, failed or not) instead of the store's "
+                "or RUNS'.",
+            ),
+            click.option(
+                "--clusters",
+                "clusters_file",
+                type=click.Path(exists=True, dir_okay=False),
+                help="The clusters (YAML list or JSONL) instead of the store's.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
 
 
-def _clusters_option(required: bool) -> Any:
-    return click.option(
-        "--clusters",
-        "clusters_file",
-        required=required,
-        type=click.Path(exists=True, dir_okay=False),
-        help="The named clusters (YAML list or JSONL).",
-    )
+def _load(
+    db: str, files: tuple[str, ...], records_file: str | None, clusters_file: str | None
+) -> tuple[list[judge.failures.RunRecord], list[judge.failures.Cluster], str]:
+    """The runs, the clusters, and where the runs came from (the store is opened only when
+    one of them comes from it)."""
+    if records_file and clusters_file:
+        return (
+            judge.failures.read_records(records_file),
+            judge.failures.read_clusters(clusters_file),
+            records_file,
+        )
+    with judge.open_store(db) as store:
+        runs = (
+            judge.failures.read_records(records_file)
+            if records_file
+            else judge.failures.failure_records(store, files)
+        )
+        clusters = (
+            judge.failures.read_clusters(clusters_file)
+            if clusters_file
+            else judge.failures.load_clusters(store)
+        )
+        return runs, clusters, records_file or ",".join(files) or store.location
 
 
 def _emit(data: dict[str, Any], fmt: str, out: str | None) -> None:
@@ -53,21 +86,18 @@ def _emit(data: dict[str, Any], fmt: str, out: str | None) -> None:
         click.echo(text, nl=False)
 
 
-def _runs(path: str) -> list[judge.failures.RunRecord]:
-    runs = judge.failures.read_records(path)
-    if not any(r.failed and r.excluded is None for r in runs):
+def _check_failures(runs: list[judge.failures.RunRecord], where: str) -> None:
+    if not judge.failures.valid_failures(runs):
         raise InputError(
             "no failed run (after the validity filter): there is no failure to explain",
-            file=path,
-            hint="give every run of the run sets, failed or not",
+            file=where,
+            hint="give every run of the run sets, failed or not, with their diagnoses",
         )
-    return runs
 
 
 @click.command("dossier")
 @click.argument("cluster_id")
-@runs_option
-@_clusters_option(required=True)
+@_sources
 @click.option(
     "--harm",
     type=click.Path(exists=True, dir_okay=False),
@@ -89,8 +119,10 @@ def _runs(path: str) -> list[judge.failures.RunRecord]:
 )
 def dossier(
     cluster_id: str,
-    runs_file: str,
-    clusters_file: str,
+    files: tuple[str, ...],
+    db: str,
+    records_file: str | None,
+    clusters_file: str | None,
     harm: str | None,
     fmt: str,
     out: str | None,
@@ -100,15 +132,17 @@ def dossier(
     """The dossier of CLUSTER_ID: definition, exposure and failure rate with its interval, the
     trend across run sets (exposure-normalised), impact, evidence, owners, hypothesis, the eval
     family to re-run and its ship gate, counterexamples, and its priority with every factor's
-    source."""
+    source. The runs and clusters are the store's (as judge failures keeps them), or RUNS'."""
     if family_out and not runsets:
         raise click.UsageError("--family-out needs the run-set files: --runset FILE")
-    runs = _runs(runs_file)
-    cluster = judge.failures.find_cluster(judge.failures.read_clusters(clusters_file), cluster_id)
+    table = judge.failures.load_harm(harm)
+    runs, clusters, where = _load(db, files, records_file, clusters_file)
+    _check_failures(runs, where)
+    by_id = {c.cluster_id: c for c in clusters}
+    cluster = judge.failures.require(by_id, cluster_id, clusters_file or where)
     found = judge.failures.dossier(cluster, runs)
     if found.population.failures == 0:
         click.echo(f"note: no failed run is in cluster {cluster_id!r}", err=True)
-    table = judge.failures.load_harm(harm)
     section = judge.failures.priority(cluster, runs, table).to_data()
     if family_out:
         lines = judge.failures.family_runset(found.eval_family, runsets)
@@ -120,8 +154,7 @@ def dossier(
 
 
 @click.command("audit")
-@runs_option
-@_clusters_option(required=False)
+@_sources
 @click.option(
     "--feature",
     "features",
@@ -135,23 +168,23 @@ def dossier(
     type=click.Path(exists=True, dir_okay=False),
     help='People\'s labels of the drawn runs: JSONL {"case_id", "label": "pass"|"fail"}.',
 )
-@db_option()
 @click.option("--queue", "to_queue", is_flag=True, help="Queue the drawn runs for blind review.")
 @click.option("--plan-id", help="Read the labels people gave the queued audit with this plan id.")
 @click.option(
     "--clusters-out",
     type=click.Path(dir_okay=False),
-    help="Write the clusters with the confirmed wrong successes added as members.",
+    help="Write the clusters with the confirmed wrong successes added as members (YAML).",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the audit here.")
 def audit(
-    runs_file: str,
+    files: tuple[str, ...],
+    db: str,
+    records_file: str | None,
     clusters_file: str | None,
     features: tuple[str, ...],
     seed: int,
     labels_file: str | None,
-    db: str,
     to_queue: bool,
     plan_id: str | None,
     clusters_out: str | None,
@@ -164,19 +197,14 @@ def audit(
     wrong-success rate with its interval; confirmed ones join their clusters."""
     if labels_file and plan_id:
         raise click.UsageError("give the labels as --labels FILE or --plan-id ID, not both")
-    if clusters_out and not clusters_file:
-        raise click.UsageError("--clusters-out needs --clusters")
-    runs = judge.failures.read_records(runs_file)
-    clusters = judge.failures.read_clusters(clusters_file) if clusters_file else []
+    labels = judge.failures.read_labels(labels_file) if labels_file else None
+    runs, clusters, where = _load(db, files, records_file, clusters_file)
     plan = judge.failures.plan_audit(runs, clusters, features=features or None, seed=seed)
     report: dict[str, Any] = {"plan": plan.model_dump(mode="json", exclude={"stratum_of"})}
-    labels: dict[str, bool] | None = None
-    if labels_file:
-        labels = judge.failures.read_labels(labels_file)
     if to_queue or plan_id:
         with judge.open_store(db) as store:
             if to_queue:
-                plan_id, new, missing = judge.failures.queue_audit(store, plan, source=runs_file)
+                plan_id, new, missing = judge.failures.queue_audit(store, plan, source=where)
                 report["queued"] = {"plan_id": plan_id, "new_items": new, "not_stored": missing}
             elif plan_id:
                 labels = judge.failures.queue_labels(store, plan_id, plan)

@@ -33,7 +33,8 @@ from calibration.ppi import PPIResult, ppi_mean
 from judge.base import Strict
 from judge.digests import seeded_unit
 from judge.errors import InputError
-from judge.failures.dossier import exposes, jsonl_objects, valid_runs
+from judge.failures.assign import assign
+from judge.failures.dossier import jsonl_objects, valid_runs
 from judge.failures.models import Cluster, RunRecord
 from judge.review import enqueue_plan, save_plan
 from judge.review.planned import plan_item_id
@@ -298,33 +299,26 @@ def confirmed_wrong(runs: Sequence[RunRecord], labels: Mapping[str, bool]) -> li
 def join_clusters(
     clusters: Sequence[Cluster], confirmed: Sequence[RunRecord]
 ) -> tuple[list[Cluster], list[str]]:
-    """Each confirmed wrong success joins the most specific cluster whose condition it meets
-    (most condition pairs, then cluster id); the clusters with their new members (a lineage
-    line says how many came from the audit), and the case ids no cluster took."""
-    added: dict[str, list[str]] = defaultdict(list)
-    unassigned = []
-    ordered = sorted(clusters, key=lambda c: (-len(c.condition), c.cluster_id))
-    for run in confirmed:
-        home = next((c for c in ordered if exposes(c, run)), None)
-        if home is None:
-            unassigned.append(run.case_id)
-        elif run.case_id not in home.members:
-            added[home.cluster_id].append(run.case_id)
-    joined = [
-        c.model_copy(
-            update={
-                "members": [*c.members, *added[c.cluster_id]],
-                "lineage": [
-                    *c.lineage,
-                    f"audit: +{len(added[c.cluster_id])} confirmed silent wrong successes",
-                ],
-            }
-        )
-        if added.get(c.cluster_id)
-        else c
-        for c in clusters
-    ]
-    return joined, unassigned
+    """Each confirmed wrong success joins the named cluster whose condition it meets, as later
+    failures do (:func:`judge.failures.assign.assign`: the most specific condition, then the
+    cluster id); the clusters with their new members (a lineage line says how many came from
+    the audit), and the case ids no cluster took."""
+    home = assign(confirmed, clusters)
+    joined = []
+    for cluster in clusters:
+        added = [c for c, k in home.items() if k == cluster.cluster_id and c not in cluster.members]
+        if added:
+            cluster = cluster.model_copy(
+                update={
+                    "members": [*cluster.members, *added],
+                    "lineage": [
+                        *cluster.lineage,
+                        f"audit: +{len(added)} confirmed silent wrong successes",
+                    ],
+                }
+            )
+        joined.append(cluster)
+    return joined, [r.case_id for r in confirmed if r.case_id not in home]
 
 
 # --- the review queue ---------------------------------------------------------------------------

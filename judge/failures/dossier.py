@@ -24,7 +24,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 from calibration.intervals import wilson
 from judge.base import Strict
 from judge.cases import iter_jsonl, validation_error
-from judge.errors import InputError, NotFoundError
+from judge.errors import InputError
+from judge.failures.assign import exposed
 from judge.failures.models import Cluster, RunRecord
 
 NOT_RECORDED: Literal["not recorded"] = "not recorded"
@@ -36,20 +37,6 @@ SEVERE_EFFECTS = ("irreversible", "data_loss", "safety")
 FAMILY_REPETITIONS = 3
 #: How many counterexample case ids the dossier lists (the count is always complete).
 COUNTEREXAMPLES_SHOWN = 20
-
-
-def exposes(cluster: Cluster, run: RunRecord) -> bool:
-    """Whether the cluster's condition holds on the run's features (every pair matches)."""
-    return all(run.features.get(key) == value for key, value in cluster.condition.items())
-
-
-def find_cluster(clusters: Sequence[Cluster], cluster_id: str) -> Cluster:
-    """The cluster with this id; NotFoundError naming the ids there are."""
-    for cluster in clusters:
-        if cluster.cluster_id == cluster_id:
-            return cluster
-    known = ", ".join(sorted(c.cluster_id for c in clusters)[:10]) or "none"
-    raise NotFoundError(f"no cluster {cluster_id!r} (clusters: {known})")
 
 
 def task_of(run: RunRecord) -> str:
@@ -172,17 +159,19 @@ def valid_runs(runs: Sequence[RunRecord]) -> list[RunRecord]:
 
 
 def exposure(cluster: Cluster, runs: Sequence[RunRecord]) -> tuple[list[RunRecord], set[str]]:
-    """The exposed valid runs and the case ids of the cluster's failures among them.
+    """The exposed valid runs (the condition holds, :func:`judge.failures.assign.exposed`, or
+    the cluster lists the run) and the case ids of the cluster's failures among them.
 
     Failures are the cluster's members when it has any, else every exposed run that failed.
     """
     members = set(cluster.members)
-    exposed = [r for r in valid_runs(runs) if r.case_id in members or exposes(cluster, r)]
+    meeting = {r.case_id for r in exposed(cluster, runs)}
+    found = [r for r in valid_runs(runs) if r.case_id in members or r.case_id in meeting]
     if members:
-        failed = {r.case_id for r in exposed if r.case_id in members and r.failed}
+        failed = {r.case_id for r in found if r.case_id in members and r.failed}
     else:
-        failed = {r.case_id for r in exposed if r.failed}
-    return exposed, failed
+        failed = {r.case_id for r in found if r.failed}
+    return found, failed
 
 
 def _trend_reading(points: Sequence[TrendPoint]) -> str:
@@ -212,12 +201,12 @@ def _trend_reading(points: Sequence[TrendPoint]) -> str:
 
 def trend(cluster: Cluster, runs: Sequence[RunRecord]) -> Trend:
     """The exposure-normalised failure rate of each run set, in (order, run set) order."""
-    exposed, failed = exposure(cluster, runs)
+    exposed_runs, failed = exposure(cluster, runs)
     sets = sorted({(r.order, r.run_set) for r in valid_runs(runs)})
     points = []
     for order, name in sets:
         total = sum(1 for r in valid_runs(runs) if (r.order, r.run_set) == (order, name))
-        here = [r for r in exposed if (r.order, r.run_set) == (order, name)]
+        here = [r for r in exposed_runs if (r.order, r.run_set) == (order, name)]
         k = sum(1 for r in here if r.case_id in failed)
         rate = Rate.of(k, len(here))
         points.append(
@@ -288,13 +277,13 @@ def _high_risk(run: RunRecord) -> bool:
 
 
 def eval_family(
-    cluster: Cluster, exposed: Sequence[RunRecord], repetitions: int = FAMILY_REPETITIONS
+    cluster: Cluster, exposed_runs: Sequence[RunRecord], repetitions: int = FAMILY_REPETITIONS
 ) -> EvalFamily:
     """The exposed runs' tasks as a family to re-run ``repetitions`` times, and its gate:
     pass^k = 100% on the high-risk subset (tasks with ``risk: high`` or a severe effect) when
     there is one, else pass^k not below the baseline's on the whole family."""
-    tasks = sorted({task_of(r) for r in exposed})
-    risky = sorted({task_of(r) for r in exposed if _high_risk(r)})
+    tasks = sorted({task_of(r) for r in exposed_runs})
+    risky = sorted({task_of(r) for r in exposed_runs if _high_risk(r)})
     if risky:
         gate = f"pass^{repetitions} = 100% on the high-risk subset ({len(risky)} tasks)"
     else:
@@ -319,17 +308,17 @@ def dossier(
     cluster: Cluster, runs: Sequence[RunRecord], *, repetitions: int = FAMILY_REPETITIONS
 ) -> Dossier:
     """The dossier of ``cluster`` over ``runs`` (every run of the run sets, failed or not)."""
-    exposed, failed = exposure(cluster, runs)
-    failures = [r for r in exposed if r.case_id in failed]
-    succeeded = [r for r in exposed if not r.failed]
-    rate = Rate.of(len(failures), len(exposed))
+    exposed_runs, failed = exposure(cluster, runs)
+    failures = [r for r in exposed_runs if r.case_id in failed]
+    succeeded = [r for r in exposed_runs if not r.failed]
+    rate = Rate.of(len(failures), len(exposed_runs))
     return Dossier(
         cluster_id=cluster.cluster_id,
         definition=cluster.definition,
         exclusions=list(cluster.exclusions),
         condition=dict(cluster.condition),
         population=Population(
-            exposed_runs=len(exposed),
+            exposed_runs=len(exposed_runs),
             failures=len(failures),
             rate=rate.rate,
             rate_ci=rate.rate_ci,
@@ -340,7 +329,7 @@ def dossier(
         evidence=evidence(failures),
         owners=_owners(cluster, failures),
         hypothesis=cluster.hypothesis or NOT_RECORDED,
-        eval_family=eval_family(cluster, exposed, repetitions),
+        eval_family=eval_family(cluster, exposed_runs, repetitions),
         counterexamples=Counterexamples(
             count=len(succeeded),
             case_ids=sorted(r.case_id for r in succeeded)[:COUNTEREXAMPLES_SHOWN],

@@ -26,7 +26,7 @@ from judge.store import Store
 from judge.types import Case
 from tests.judge.failures.helpers import runs
 
-DEPLOY = Cluster(cluster_id="deploy", definition="d", condition={"tool": "deploy"})
+DEPLOY = Cluster(cluster_id="deploy", definition="d", condition={"tool": "deploy"}, status="named")
 READ = Cluster(cluster_id="read", definition="r", condition={"tool": "read"})
 
 
@@ -140,6 +140,7 @@ def test_confirmed_wrong_successes_join_the_most_specific_cluster() -> None:
         definition="d",
         condition={"tool": "deploy", "env": "prod"},
         members=["old"],
+        status="named",
     )
     made = [
         RunRecord(case_id="a", failed=False, features={"tool": "deploy", "env": "prod"}),

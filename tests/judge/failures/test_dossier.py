@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from calibration.intervals import wilson
-from judge.errors import InputError, NotFoundError
+from judge.errors import InputError
 from judge.failures import Cluster, RunRecord
-from judge.failures.dossier import NOT_RECORDED, dossier, family_runset, find_cluster, trend
+from judge.failures.dossier import NOT_RECORDED, dossier, family_runset, trend
 from tests.judge.failures.helpers import runs
 
 DEPLOY = {"tool": "deploy"}
@@ -140,11 +140,6 @@ def test_family_runset_keeps_the_source_lines_of_the_family(tmp_path: Path) -> N
     other = dossier(RETRY, [RunRecord(case_id="z", task_id="t7", failed=True, features=DEPLOY)])
     with pytest.raises(InputError, match="no line"):
         family_runset(other.eval_family, [source])
-
-
-def test_an_unknown_cluster_id_names_the_known_ones() -> None:
-    with pytest.raises(NotFoundError, match="no cluster 'nope'.*ambiguous-effect-retry"):
-        find_cluster([RETRY], "nope")
 
 
 def test_a_traffic_shift_is_not_read_as_a_fix() -> None:

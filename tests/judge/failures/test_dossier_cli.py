@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from judge.commands.failures_dossier import audit, dossier
-from judge.errors import InputError, NotFoundError
+from judge.errors import InputError
 from judge.failures import Cluster, RunRecord
 from tests.judge.failures.helpers import runs
 
@@ -23,6 +23,7 @@ CLUSTERS = [
         definition="deploy retried after an ambiguous timeout without reconciling",
         condition={"tool": "deploy"},
         owners=["tool"],
+        status="named",
     ),
 ]
 
@@ -51,7 +52,7 @@ def _population() -> list[RunRecord]:
 def test_dossier_yaml_with_its_priority(tmp_path: Path) -> None:
     runs_file, clusters_file = _write(tmp_path, _population())
     result = _invoke(
-        dossier, ["double-deploy", "--runs", str(runs_file), "--clusters", str(clusters_file)]
+        dossier, ["double-deploy", "--records", str(runs_file), "--clusters", str(clusters_file)]
     )
     assert result.exit_code == 0, result.output
     data = yaml.safe_load(result.output)
@@ -70,7 +71,7 @@ def test_dossier_writes_the_eval_family_as_a_run_set(tmp_path: Path) -> None:
     ]
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     family = tmp_path / "family.jsonl"
-    args = ["double-deploy", "--runs", str(runs_file), "--clusters", str(clusters_file)]
+    args = ["double-deploy", "--records", str(runs_file), "--clusters", str(clusters_file)]
     result = _invoke(
         dossier, [*args, "--format", "json", "--family-out", str(family), "--runset", str(source)]
     )
@@ -80,22 +81,23 @@ def test_dossier_writes_the_eval_family_as_a_run_set(tmp_path: Path) -> None:
 
 def test_bad_input_gets_a_clear_message(tmp_path: Path) -> None:
     runs_file, clusters_file = _write(tmp_path, _population())
-    with pytest.raises(NotFoundError, match="no cluster 'nope'.*double-deploy"):
-        _invoke(dossier, ["nope", "--runs", str(runs_file), "--clusters", str(clusters_file)])
+    with pytest.raises(InputError, match="no cluster 'nope'.*known clusters: double-deploy"):
+        _invoke(dossier, ["nope", "--records", str(runs_file), "--clusters", str(clusters_file)])
     no_failures, _ = _write(tmp_path, runs("s", 5, features={"tool": "deploy"}))
     with pytest.raises(InputError, match="no failed run"):
         _invoke(
-            dossier, ["double-deploy", "--runs", str(no_failures), "--clusters", str(clusters_file)]
+            dossier,
+            ["double-deploy", "--records", str(no_failures), "--clusters", str(clusters_file)],
         )
     only_failures, _ = _write(tmp_path, runs("f", 5, failed=5, features={"tool": "deploy"}))
     with pytest.raises(InputError, match="no successful run to audit"):
-        _invoke(audit, ["--runs", str(only_failures)])
+        _invoke(audit, ["--records", str(only_failures)])
 
 
 def test_audit_draws_estimates_and_joins_clusters(tmp_path: Path) -> None:
     made = [*runs("s", 100, features={"tool": "deploy"}), *runs("f", 3, failed=3)]
     runs_file, clusters_file = _write(tmp_path, made)
-    args = ["--runs", str(runs_file), "--clusters", str(clusters_file), "--seed", "4"]
+    args = ["--records", str(runs_file), "--clusters", str(clusters_file), "--seed", "4"]
     plan = yaml.safe_load(_invoke(audit, args).output)["plan"]
     assert plan["per_stratum"] == 59 and len(plan["chosen"]) == 59
     assert "= 59 per stratum" in plan["arithmetic"]
@@ -121,7 +123,21 @@ def test_audit_through_the_review_queue(tmp_path: Path) -> None:
     runs_file, _ = _write(tmp_path, made)
     db = str(tmp_path / "judge.db")
     report = yaml.safe_load(
-        _invoke(audit, ["--runs", str(runs_file), "--db", db, "--queue"]).output
+        _invoke(audit, ["--records", str(runs_file), "--db", db, "--queue"]).output
     )
     assert report["queued"]["new_items"] == 0
     assert report["queued"]["not_stored"] == ["s-0", "s-1", "s-2"]
+
+
+def test_dossier_of_a_cluster_the_store_keeps(tmp_path: Path) -> None:
+    from judge.failures.assign import save_clusters
+    from judge.store import Store
+
+    runs_file, _ = _write(tmp_path, _population())
+    db = str(tmp_path / "judge.db")
+    with Store(db) as store:
+        save_clusters(store, CLUSTERS)
+    result = _invoke(dossier, ["double-deploy", "--records", str(runs_file), "--db", db])
+    assert yaml.safe_load(result.stdout)["population"]["failures"] == 4
+    with pytest.raises(InputError, match="no cluster 'other'"):
+        _invoke(dossier, ["other", "--records", str(runs_file), "--db", db])
