@@ -123,7 +123,13 @@ def plan_audit(
             "no successful run to audit",
             hint="the audit draws from valid runs that did not fail; give the whole run set",
         )
-    names = list(features) if features is not None else default_features(clusters)
+    # Default: the clusters' features that some success has (the critical-step features of
+    # failed runs say nothing about a success and would only lengthen the strata's names).
+    names = (
+        list(features)
+        if features is not None
+        else [f for f in default_features(clusters) if any(f in r.features for r in successes)]
+    )
     n = per_stratum(rate, power)
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     keys: dict[str, dict[str, str]] = {}

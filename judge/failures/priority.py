@@ -107,9 +107,11 @@ class Priority(Strict):
     def to_data(self) -> dict[str, Any]:
         """The priority as a dossier section: the value, the override and each factor."""
         return {
-            "priority": self.priority,
+            "priority": round(self.priority, 6),
             "override": self.override,
-            "factors": {f.name: {"value": f.value, "source": f.source} for f in self.factors},
+            "factors": {
+                f.name: {"value": round(f.value, 6), "source": f.source} for f in self.factors
+            },
         }
 
 
