@@ -140,17 +140,16 @@ def dossier(
     _check_failures(runs, where)
     by_id = {c.cluster_id: c for c in clusters}
     cluster = judge.failures.require(by_id, cluster_id, clusters_file or where)
-    found = judge.failures.dossier(cluster, runs)
+    found = judge.failures.ranked_dossier(cluster, runs, table)
     if found.population.failures == 0:
         click.echo(f"note: no failed run is in cluster {cluster_id!r}", err=True)
-    section = judge.failures.priority(cluster, runs, table).to_data()
     if family_out:
         lines = judge.failures.family_runset(found.eval_family, runsets)
         Path(family_out).write_text(
             "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
         )
         click.echo(f"wrote {family_out} ({len(lines)} runs)", err=True)
-    _emit({**found.model_dump(mode="json"), "priority": section}, fmt, out)
+    _emit(found.model_dump(mode="json"), fmt, out)
 
 
 @click.command("audit")

@@ -36,7 +36,16 @@ from judge.failures.labels import (
     records_from_store,
 )
 from judge.failures.models import Cluster, Exclusion, RunRecord
-from judge.failures.priority import HarmTable, Priority, load_harm, priority, rank, top_clusters
+from judge.failures.priority import (
+    HarmTable,
+    Priority,
+    RankedDossier,
+    load_harm,
+    priority,
+    rank,
+    ranked_dossier,
+    top_clusters,
+)
 
 __all__ = [
     "AuditEstimate",
@@ -48,6 +57,7 @@ __all__ = [
     "FailureReport",
     "HarmTable",
     "Priority",
+    "RankedDossier",
     "RunRecord",
     "assign",
     "cluster_failures",
@@ -68,6 +78,7 @@ __all__ = [
     "queue_audit",
     "queue_labels",
     "rank",
+    "ranked_dossier",
     "read_clusters",
     "read_labels",
     "read_records",

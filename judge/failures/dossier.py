@@ -15,7 +15,7 @@ decision, counterfactual replays, a hypothesis.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -144,13 +144,6 @@ class Dossier(Strict):
     eval_family: EvalFamily
     counterexamples: Counterexamples
     lineage: list[str] = Field(default_factory=list)
-
-    def to_yaml(self, extra: Mapping[str, Any] | None = None) -> str:
-        """The dossier as YAML (``extra`` sections appended, e.g. its priority)."""
-        import yaml
-
-        data = {**self.model_dump(mode="json"), **(extra or {})}
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
 def valid_runs(runs: Sequence[RunRecord]) -> list[RunRecord]:

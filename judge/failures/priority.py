@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError
 
 from judge.base import Strict
 from judge.errors import InputError
-from judge.failures.dossier import exposure, schema_error
+from judge.failures.dossier import Dossier, dossier, exposure, schema_error
 from judge.failures.models import Cluster, RunRecord
 
 #: The shipped table.
@@ -104,15 +104,11 @@ class Priority(Strict):
     override: str | None
     factors: list[Factor]
 
-    def to_data(self) -> dict[str, Any]:
-        """The priority as a dossier section: the value, the override and each factor."""
-        return {
-            "priority": round(self.priority, 6),
-            "override": self.override,
-            "factors": {
-                f.name: {"value": round(f.value, 6), "source": f.source} for f in self.factors
-            },
-        }
+
+class RankedDossier(Dossier):
+    """A cluster's dossier with its priority (what ``judge failures dossier`` writes)."""
+
+    priority: Priority
 
 
 def _failure_harm(run: RunRecord, table: HarmTable) -> tuple[float, str]:
@@ -223,7 +219,7 @@ def priority(cluster: Cluster, runs: Sequence[RunRecord], table: HarmTable) -> P
     return Priority(
         cluster_id=cluster.cluster_id,
         definition=cluster.definition,
-        priority=value,
+        priority=round(value, 9),
         override=_override(failures, table),
         factors=factors,
     )
@@ -256,3 +252,11 @@ def top_clusters(
         }
         for p in rank(clusters, runs, table)[:n]
     ]
+
+
+def ranked_dossier(
+    cluster: Cluster, runs: Sequence[RunRecord], table: HarmTable | None = None
+) -> RankedDossier:
+    """The dossier of ``cluster`` with its priority under ``table`` (the shipped one if None)."""
+    found = dossier(cluster, runs)
+    return RankedDossier(**dict(found), priority=priority(cluster, runs, table or load_harm()))

@@ -65,7 +65,7 @@ def test_unrecorded_figures_say_not_recorded() -> None:
     assert d.hypothesis == NOT_RECORDED
     # Undiagnosed failures are neither confirmed nor tentative.
     assert (d.evidence.confirmed_fbd, d.evidence.tentative_fbd, d.evidence.undiagnosed) == (0, 0, 2)
-    assert "not recorded" in d.to_yaml()
+    assert "not recorded" in d.model_dump_json()
 
 
 def test_impact_and_evidence_add_what_the_failures_recorded() -> None:

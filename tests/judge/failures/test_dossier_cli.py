@@ -59,7 +59,8 @@ def test_dossier_yaml_with_its_priority(tmp_path: Path) -> None:
     assert data["population"]["exposed_runs"] == 20 and data["population"]["failures"] == 4
     assert data["impact"]["cost_after_fbd_usd"] == "not recorded"
     assert data["priority"]["override"].startswith("severe effect")
-    assert data["priority"]["factors"]["cost"]["source"] == "judge/failures/harm.yaml: owners.tool"
+    factors = {f["name"]: f for f in data["priority"]["factors"]}
+    assert factors["cost"]["source"] == "judge/failures/harm.yaml: owners.tool"
 
 
 def test_dossier_writes_the_eval_family_as_a_run_set(tmp_path: Path) -> None:
