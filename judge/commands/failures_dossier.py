@@ -174,6 +174,11 @@ def dossier(
     type=click.Path(dir_okay=False),
     help="Write the clusters with the confirmed wrong successes added as members (YAML).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Do not keep the store's clusters with the confirmed wrong successes added.",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the audit here.")
 def audit(
@@ -187,13 +192,15 @@ def audit(
     to_queue: bool,
     plan_id: str | None,
     clusters_out: str | None,
+    dry_run: bool,
     fmt: str,
     out: str | None,
 ) -> None:
     """Draw successes for human review, stratified by cluster features and judge confidence
     (59 per stratum: enough to see a 5% wrong-success rate with 95% probability), and, with
     people's labels (--labels, or --plan-id of a queued audit), estimate the silent
-    wrong-success rate with its interval; confirmed ones join their clusters."""
+    wrong-success rate with its interval; confirmed ones join their clusters (kept in the
+    store when the clusters are the store's, unless --dry-run; --clusters-out writes them)."""
     if labels_file and plan_id:
         raise click.UsageError("give the labels as --labels FILE or --plan-id ID, not both")
     labels = judge.failures.read_labels(labels_file) if labels_file else None
@@ -215,6 +222,10 @@ def audit(
             "wrong_successes": [r.case_id for r in wrong],
             "unassigned": unassigned,
         }
+        if not clusters_file and not dry_run and joined != clusters:
+            with judge.open_store(db) as store:
+                judge.failures.save_clusters(store, joined)
+            click.echo(f"kept the clusters with {len(wrong)} confirmed run(s) in {db}", err=True)
         if clusters_out:
             Path(clusters_out).write_text(
                 yaml.safe_dump([c.model_dump(mode="json") for c in joined], sort_keys=False),

@@ -9,6 +9,7 @@ from judge.failures.assign import (
     load_clusters,
     meets,
     require,
+    save_clusters,
 )
 from judge.failures.audit import (
     AuditEstimate,
@@ -86,6 +87,7 @@ __all__ = [
     "records_from_files",
     "records_from_store",
     "require",
+    "save_clusters",
     "top_clusters",
     "valid_failures",
 ]

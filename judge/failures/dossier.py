@@ -155,13 +155,15 @@ def exposure(cluster: Cluster, runs: Sequence[RunRecord]) -> tuple[list[RunRecor
     """The exposed valid runs (the condition holds, :func:`judge.failures.assign.exposed`, or
     the cluster lists the run) and the case ids of the cluster's failures among them.
 
-    Failures are the cluster's members when it has any, else every exposed run that failed.
+    Failures are the cluster's members when it has any (a member the audit confirmed, a
+    success people found wrong, counts though its run passed), else every exposed run that
+    failed.
     """
     members = set(cluster.members)
     meeting = {r.case_id for r in exposed(cluster, runs)}
     found = [r for r in valid_runs(runs) if r.case_id in members or r.case_id in meeting]
     if members:
-        failed = {r.case_id for r in found if r.case_id in members and r.failed}
+        failed = {r.case_id for r in found if r.case_id in members}
     else:
         failed = {r.case_id for r in found if r.failed}
     return found, failed
@@ -303,7 +305,7 @@ def dossier(
     """The dossier of ``cluster`` over ``runs`` (every run of the run sets, failed or not)."""
     exposed_runs, failed = exposure(cluster, runs)
     failures = [r for r in exposed_runs if r.case_id in failed]
-    succeeded = [r for r in exposed_runs if not r.failed]
+    succeeded = [r for r in exposed_runs if not r.failed and r.case_id not in failed]
     rate = Rate.of(len(failures), len(exposed_runs))
     return Dossier(
         cluster_id=cluster.cluster_id,

@@ -55,6 +55,15 @@ def test_members_are_the_failures_when_the_cluster_has_them() -> None:
     assert d.population.members == 1
 
 
+def test_a_member_the_audit_confirmed_is_a_failure_though_its_run_passed() -> None:
+    """4 deploy runs passed; people found d-1 wrong and it joined the cluster: 1 failure of 4
+    exposed, and d-1 is no counterexample."""
+    cluster = RETRY.model_copy(update={"members": ["d-1"]})
+    d = dossier(cluster, runs("d", 4, features=DEPLOY))
+    assert (d.population.exposed_runs, d.population.failures) == (4, 1)
+    assert d.counterexamples.case_ids == ["d-0", "d-2", "d-3"]
+
+
 def test_unrecorded_figures_say_not_recorded() -> None:
     d = dossier(
         RETRY.model_copy(update={"hypothesis": ""}), runs("d", 3, failed=2, features=DEPLOY)

@@ -142,3 +142,42 @@ def test_dossier_of_a_cluster_the_store_keeps(tmp_path: Path) -> None:
     assert yaml.safe_load(result.stdout)["population"]["failures"] == 4
     with pytest.raises(InputError, match="no cluster 'other'"):
         _invoke(dossier, ["other", "--records", str(runs_file), "--db", db])
+
+
+def test_confirmed_wrong_successes_join_the_stores_clusters(tmp_path: Path) -> None:
+    """20 deploy successes, 4 deploy failures the cluster lists; people find s-0's success
+    wrong: the store's cluster lists it too, and its dossier counts 5 failures of 24."""
+    from judge.failures import load_clusters
+    from judge.failures.assign import save_clusters
+    from judge.store import Store
+
+    made = [
+        *runs("s", 20, features={"tool": "deploy"}),
+        *runs("f", 4, failed=4, features={"tool": "deploy"}),
+    ]
+    runs_file, _ = _write(tmp_path, made)
+    db = str(tmp_path / "judge.db")
+    with Store(db) as store:
+        members = [f"f-{i}" for i in range(4)]
+        save_clusters(store, [CLUSTERS[0].model_copy(update={"members": members})])
+    plan = yaml.safe_load(_invoke(audit, ["--records", str(runs_file), "--db", db]).stdout)["plan"]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"case_id": c, "label": "fail" if c == "s-0" else "pass"}) + "\n"
+            for c in plan["chosen"]
+        )
+    )
+    base = ["--records", str(runs_file), "--db", db, "--labels", str(labels)]
+    _invoke(audit, [*base, "--dry-run"])
+    with Store(db) as store:
+        assert load_clusters(store)[0].members == members
+    _invoke(audit, base)
+    with Store(db) as store:
+        assert load_clusters(store)[0].members == [*members, "s-0"]
+    result = _invoke(dossier, ["double-deploy", "--records", str(runs_file), "--db", db])
+    assert yaml.safe_load(result.stdout)["population"] == {
+        **yaml.safe_load(result.stdout)["population"],
+        "exposed_runs": 24,
+        "failures": 5,
+    }
