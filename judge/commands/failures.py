@@ -8,7 +8,10 @@ from rich.table import Table
 
 import judge
 import judge.failures
+import judge.providers
+from judge.commands.judging_options import some_judging_options
 from judge.commands.options import db_option
+from judge.defaults import DEFAULT_MODEL
 
 FORMATS = ("table", "jsonl")
 
@@ -57,6 +60,21 @@ def failures() -> None:
     "window only.",
 )
 @click.option("--dry-run", is_flag=True, help="Do not keep the new clusters in the store.")
+@click.option(
+    "--name",
+    "name_them",
+    is_flag=True,
+    help="Ask the judge (--model) to name every unnamed cluster: a definition stating a "
+    "checkable mechanism, exclusions and the member runs it cites; names without one are "
+    "refused and the cluster stays unnamed.",
+)
+@click.option(
+    "--model",
+    default=DEFAULT_MODEL,
+    show_default=True,
+    help="litellm model id of the naming judge (blind to the system under test).",
+)
+@some_judging_options("max_tokens", "api_base")
 def cluster(
     files: tuple[str, ...],
     db: str,
@@ -66,6 +84,9 @@ def cluster(
     seed: int,
     summary: str,
     dry_run: bool,
+    name_them: bool,
+    model: str,
+    options: judge.JudgeOptions,
 ) -> None:
     """Cluster the failed runs of the store (each with its first-bad-decision report), or of
     recorded RUNS (Who&When folders, AgentRx tau-bench files: people's critical steps).
@@ -75,19 +96,97 @@ def cluster(
     cluster whose condition they meet; the rest are clustered into new candidates, kept in the
     store for naming (--name), merging, splitting and renaming.
     """
-    options = judge.failures.ClusterOptions(
+    grouping = judge.failures.ClusterOptions(
         group_by=tuple(f.strip() for f in group_by.split(",") if f.strip()),
         threshold=threshold,
         seed=seed,
     )
+    if name_them:
+        judge.providers.check_models([model], api_base=options.api_base)
     with judge.open_store(db) as store:
         report = judge.failures.cluster_failures(
-            store, files, summary=summary, options=options, save=not dry_run
+            store,
+            files,
+            summary=summary,
+            options=grouping,
+            namer=judge.failures.model_namer(model, options.params()) if name_them else None,
+            save=not dry_run,
         )
     if fmt == "jsonl":
         click.echo(report.jsonl(), nl=False)
     else:
         _table(report)
+
+
+@failures.command("merge")
+@click.argument("cluster_ids", nargs=-1, required=True, metavar="CLUSTER CLUSTER...")
+@db_option()
+@click.option("--into", help="The merged cluster's id (default: the first CLUSTER).")
+def merge(cluster_ids: tuple[str, ...], db: str, into: str | None) -> None:
+    """Merge kept clusters into one: their members together, the condition they share; the
+    others are retired (kept, with the lineage)."""
+    with judge.open_store(db) as store:
+        merged = judge.failures.merge_clusters(store, cluster_ids, into=into)
+    click.echo(f"{merged.cluster_id}: {len(merged.members)} runs; {merged.lineage[-1]}")
+
+
+@failures.command("split")
+@click.argument("cluster_id")
+@click.argument("files", nargs=-1, metavar="[RUNS...]", type=click.Path(exists=True))
+@db_option()
+@click.option(
+    "--where",
+    "where",
+    required=True,
+    metavar="FEATURE=VALUE",
+    help="The members whose run has this feature value move to a new cluster.",
+)
+@click.option("--id", "new_id", help="The new cluster's id (default: CLUSTER-VALUE).")
+def split(cluster_id: str, files: tuple[str, ...], db: str, where: str, new_id: str | None) -> None:
+    """Split a kept cluster by a feature value of its runs (read from the store, or from the
+    recorded RUNS it was made from)."""
+    feature, sep, value = where.partition("=")
+    if not sep or not feature.strip():
+        raise click.BadParameter("give FEATURE=VALUE, e.g. tool=deploy", param_hint="--where")
+    with judge.open_store(db) as store:
+        records = judge.failures.failure_records(store, files)
+        kept, moved = judge.failures.split_cluster(
+            store, cluster_id, records, feature.strip(), value.strip(), new_id=new_id
+        )
+    click.echo(
+        f"{kept.cluster_id}: {len(kept.members)} runs; {moved.cluster_id}: "
+        f"{len(moved.members)} runs ({moved.lineage[-1]})"
+    )
+
+
+@failures.command("rename")
+@click.argument("cluster_id")
+@db_option()
+@click.option("--id", "new_id", help="A new id.")
+@click.option("--definition", help="A person's definition (marks the cluster named).")
+@click.option("--exclusion", "exclusions", multiple=True, help="An exclusion; repeat for more.")
+def rename(
+    cluster_id: str,
+    db: str,
+    new_id: str | None,
+    definition: str | None,
+    exclusions: tuple[str, ...],
+) -> None:
+    """Give a kept cluster a new id, a definition or exclusions."""
+    with judge.open_store(db) as store:
+        renamed = judge.failures.rename_cluster(
+            store,
+            cluster_id,
+            new_id=new_id,
+            definition=definition,
+            exclusions=list(exclusions) if exclusions else None,
+        )
+    click.echo(f"{renamed.cluster_id}: {renamed.lineage[-1]}")
+
+
+def _unnamed(report: judge.failures.FailureReport, cluster_id: str) -> str:
+    refused = next((c.rejected for c in report.clusters if c.cluster_id == cluster_id), None)
+    return f"(unnamed; name refused: {refused})" if refused else "(unnamed)"
 
 
 def _table(report: judge.failures.FailureReport) -> None:
@@ -98,7 +197,7 @@ def _table(report: judge.failures.FailureReport) -> None:
         low, high = line["rate_ci"]
         table.add_row(
             line["cluster_id"],
-            line["definition"] or "(unnamed)",
+            line["definition"] or _unnamed(report, line["cluster_id"]),
             str(line["failures"]),
             str(line["exposed"]),
             f"{line['rate']:.2f} [{low:.2f}, {high:.2f}]",

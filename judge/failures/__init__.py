@@ -30,6 +30,7 @@ from judge.failures.dossier import (
     read_clusters,
     read_records,
 )
+from judge.failures.edits import merge_clusters, rename_cluster, split_cluster
 from judge.failures.labels import (
     failure_records,
     records_from_cases,
@@ -37,6 +38,7 @@ from judge.failures.labels import (
     records_from_store,
 )
 from judge.failures.models import Cluster, Exclusion, RunRecord
+from judge.failures.naming import ClusterName, check_name, model_namer
 from judge.failures.priority import (
     HarmTable,
     Priority,
@@ -52,6 +54,7 @@ __all__ = [
     "AuditEstimate",
     "AuditPlan",
     "Cluster",
+    "ClusterName",
     "ClusterOptions",
     "Dossier",
     "Exclusion",
@@ -61,6 +64,7 @@ __all__ = [
     "RankedDossier",
     "RunRecord",
     "assign",
+    "check_name",
     "cluster_failures",
     "cluster_records",
     "confirmed_wrong",
@@ -74,6 +78,8 @@ __all__ = [
     "load_clusters",
     "load_harm",
     "meets",
+    "merge_clusters",
+    "model_namer",
     "plan_audit",
     "priority",
     "queue_audit",
@@ -86,8 +92,10 @@ __all__ = [
     "records_from_cases",
     "records_from_files",
     "records_from_store",
+    "rename_cluster",
     "require",
     "save_clusters",
+    "split_cluster",
     "top_clusters",
     "valid_failures",
 ]

@@ -159,6 +159,38 @@ def check_records(records: Sequence[RunRecord], where: str) -> None:
         )
 
 
+def unique_id(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or ``wanted-2``, ``wanted-3``... when it is taken."""
+    found, n = wanted, 1
+    while found in taken:
+        n += 1
+        found = f"{wanted}-{n}"
+    return found
+
+
+def name_all(
+    candidates: Sequence[Candidate], records: Sequence[RunRecord], namer: Namer, taken: set[str]
+) -> tuple[list[Cluster], list[Cluster]]:
+    """Each candidate named (or refused, then kept as it was), with a unique id; and the
+    candidates whose id the naming changed, retired with that lineage."""
+    named: list[Cluster] = []
+    retired: list[Cluster] = []
+    for candidate in candidates:
+        old = candidate.cluster
+        wanted = set(old.members)
+        out = namer(candidate, [r for r in records if r.case_id in wanted])
+        if out.cluster_id != old.cluster_id:
+            new_id = unique_id(out.cluster_id, taken - {old.cluster_id})
+            out = out.model_copy(update={"cluster_id": new_id})
+            note = f"named as {new_id}"
+            retired.append(
+                old.model_copy(update={"status": "retired", "lineage": [*old.lineage, note]})
+            )
+        taken.add(out.cluster_id)
+        named.append(out)
+    return named, retired
+
+
 def cluster_records(
     store: Store,
     records: Sequence[RunRecord],
@@ -168,31 +200,45 @@ def cluster_records(
     save: bool = True,
 ) -> FailureReport:
     """Assign ``records`` to the clusters ``store`` keeps, cluster the valid failures left
-    over into new candidates (named by ``namer`` when given) and keep them (unless ``save``
-    is False). Raises InputError when there is nothing to cluster."""
+    over into new candidates, name every unnamed cluster with ``namer`` when given, and keep
+    them (unless ``save`` is False). Raises InputError when there is nothing to cluster."""
     check_records(records, store.location)
-    clusters = load_clusters(store)
-    assignment = assign(records, clusters)
+    stored = load_clusters(store)
+    assignment = assign(records, stored)
     left = [r for r in valid_failures(records) if r.case_id not in assignment]
     found = find_clusters(left, options)
-    new = [namer(c, left) if namer else c.cluster for c in found]
-    for cluster in new:
-        assignment |= {m: cluster.cluster_id for m in cluster.members}
+    terms = {c.cluster.cluster_id: c.terms for c in found}
     # Members a stored cluster gained by its condition are kept in its list.
-    grown = []
-    for cluster in clusters:
+    clusters = []
+    for cluster in stored:
         gained = (c for c, k in assignment.items() if k == cluster.cluster_id)
-        members = sorted({*cluster.members, *gained})
-        if members != cluster.members:
-            grown.append(cluster.model_copy(update={"members": members}))
-    if save and (new or grown):
-        save_clusters(store, [*grown, *new])
-    by_id = {c.cluster_id: c for c in clusters} | {c.cluster_id: c for c in grown + new}
+        clusters.append(cluster.model_copy(update={"members": sorted({*cluster.members, *gained})}))
+    changed = [c for c, before in zip(clusters, stored, strict=True) if c != before]
+    changed += [c.cluster for c in found]
+    retired: list[Cluster] = []
+    if namer is not None:
+        unnamed = [Candidate(c, []) for c in clusters if c.status == "candidate"] + found
+        taken = {c.cluster_id for c in load_clusters(store, retired=True)} | set(terms)
+        named, retired = name_all(unnamed, records, namer, taken)
+        retired = [c for c in retired if c.cluster_id in {s.cluster_id for s in stored}]
+        for before, after in zip(unnamed, named, strict=True):
+            terms[after.cluster_id] = terms.get(before.cluster.cluster_id, [])
+        keep = {c.cluster_id for c in named} | {c.cluster.cluster_id for c in unnamed}
+        clusters = [c for c in clusters if c.cluster_id not in keep] + named
+        changed = [c for c in changed if c.cluster_id not in keep] + named + retired
+    else:
+        clusters += [c.cluster for c in found]
+    if save and changed:
+        save_clusters(store, changed)
+    active = sorted((c for c in clusters if c.status != "retired"), key=lambda c: c.cluster_id)
+    members = {m: c.cluster_id for c in active for m in c.members}
     return FailureReport(
         records=list(records),
-        clusters=sorted(by_id.values(), key=lambda c: c.cluster_id),
-        assignment=assignment,
-        terms={c.cluster.cluster_id: c.terms for c in found},
+        clusters=active,
+        assignment={
+            r.case_id: members[r.case_id] for r in valid_failures(records) if r.case_id in members
+        },
+        terms=terms,
     )
 
 
@@ -210,21 +256,6 @@ def cluster_failures(
     :func:`cluster_records`. The clusters are kept in ``store``."""
     records = failure_records(store, files, summary=summary)
     return cluster_records(store, records, options=options, namer=namer, save=save)
-
-
-def name_clusters(
-    store: Store, records: Sequence[RunRecord], namer: Namer, cluster_ids: Sequence[str] = ()
-) -> list[Cluster]:
-    """Name the stored candidates (or the clusters ``cluster_ids``) with ``namer``; keep them."""
-    clusters = {c.cluster_id: c for c in load_clusters(store)}
-    wanted = list(cluster_ids) or [k for k, c in clusters.items() if c.status == "candidate"]
-    out = []
-    for cluster_id in wanted:
-        cluster = require(clusters, cluster_id, store.location)
-        members = [r for r in records if r.case_id in set(cluster.members)]
-        out.append(namer(Candidate(cluster, []), members))
-    save_clusters(store, out)
-    return out
 
 
 def require(clusters: Mapping[str, Cluster], cluster_id: str, where: str) -> Cluster:
