@@ -48,6 +48,16 @@ def _sources(command: Any) -> Any:
     return command
 
 
+def _output(command: Any) -> Any:
+    """``--format`` (YAML or JSON) and ``--out`` (a file instead of stdout)."""
+    command = click.option(
+        "--out", type=click.Path(dir_okay=False), help="Write it to this file, not stdout."
+    )(command)
+    return click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True
+    )(command)
+
+
 def _load(
     db: str, files: tuple[str, ...], records_file: str | None, clusters_file: str | None
 ) -> tuple[list[judge.failures.RunRecord], list[judge.failures.Cluster], str]:
@@ -103,8 +113,7 @@ def _check_failures(runs: list[judge.failures.RunRecord], where: str) -> None:
     type=click.Path(exists=True, dir_okay=False),
     help="A harm table (YAML) instead of the shipped judge/failures/harm.yaml.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the dossier here.")
+@_output
 @click.option(
     "--family-out",
     type=click.Path(dir_okay=False),
@@ -179,8 +188,7 @@ def dossier(
     is_flag=True,
     help="Do not keep the store's clusters with the confirmed wrong successes added.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="yaml", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the audit here.")
+@_output
 def audit(
     files: tuple[str, ...],
     db: str,
