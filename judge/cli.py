@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "drift": "judge.commands.drift:drift",
     "diagnose": "judge.commands.diagnose:diagnose",
     "check": "judge.commands.check:check",
+    "failures": "judge.commands.failures:failures",
 }
 
 
@@ -91,6 +92,7 @@ _SUMMARIES = {
     "db": "Migrate a store, or copy it to another database (SQLite <-> PostgreSQL).",
     "diagnose": "Name the first bad decision of each failed run (tentative until confirmed).",
     "check": "Deterministic checks of each case's diff and trace (no model); --suites: figures.",
+    "failures": "Group failed runs into named failure clusters: merge, split, rename.",
 }
 
 

@@ -407,7 +407,7 @@ SQL_CALLS = re.compile(r"\.(execute|executemany|executescript|query)\(")
 _TABLES = (
     r"(judgments|calls|cases|batches|cards|routing_decisions|review_items|review_labels|"
     r"api_keys|sessions|jobs|job_cases|job_results|step_keys|label_plans|_migrations|sqlite_master|"
-    r"job_claims|rate_limits|call_claims|exports|signing_secrets|replicas|drift_checks)"
+    r"job_claims|rate_limits|call_claims|exports|signing_secrets|replicas|drift_checks|failure_clusters)"
 )
 SQL_TEXT = re.compile(
     rf"(\bselect\b[^;]*\bfrom\s+\"?{_TABLES}\b|\bselect\s+(\*|count\s*\()|"

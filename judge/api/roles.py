@@ -62,6 +62,9 @@ ROUTE_ROLES: Mapping[str, frozenset[Role]] = {
     # routing decisions hold the judge's label and score: never for reviewers
     "POST /v1/routing": ADMIN,
     "GET /v1/routing": ADMIN,
+    # failure clusters and dossiers: case ids and priorities, for the team that fixes them
+    "GET /v1/failures": ADMIN,
+    "GET /v1/failures/{cluster_id}": ADMIN,
     # review
     "GET /v1/review/queue": REVIEWERS,
     "GET /v1/review/items/{item_id}": REVIEWERS,

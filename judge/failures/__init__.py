@@ -1,5 +1,101 @@
 """Failure clusters: failed runs grouped into checkable mechanisms, with dossiers and priorities."""
 
+from judge.failures.assign import (
+    FailureReport,
+    assign,
+    cluster_failures,
+    cluster_records,
+    exposed,
+    load_clusters,
+    meets,
+    require,
+    save_clusters,
+)
+from judge.failures.audit import (
+    AuditEstimate,
+    AuditPlan,
+    confirmed_wrong,
+    estimate,
+    join_clusters,
+    plan_audit,
+    queue_audit,
+    queue_labels,
+    read_labels,
+)
+from judge.failures.cluster import ClusterOptions, find_clusters, valid_failures
+from judge.failures.dossier import (
+    Dossier,
+    dossier,
+    family_runset,
+    read_clusters,
+    read_records,
+)
+from judge.failures.edits import merge_clusters, rename_cluster, split_cluster
+from judge.failures.labels import (
+    failure_records,
+    records_from_cases,
+    records_from_files,
+    records_from_store,
+)
 from judge.failures.models import Cluster, Exclusion, RunRecord
+from judge.failures.naming import ClusterName, check_name, model_namer
+from judge.failures.priority import (
+    HarmTable,
+    Priority,
+    RankedDossier,
+    load_harm,
+    priority,
+    rank,
+    ranked_dossier,
+    top_clusters,
+)
 
-__all__ = ["Cluster", "Exclusion", "RunRecord"]
+__all__ = [
+    "AuditEstimate",
+    "AuditPlan",
+    "Cluster",
+    "ClusterName",
+    "ClusterOptions",
+    "Dossier",
+    "Exclusion",
+    "FailureReport",
+    "HarmTable",
+    "Priority",
+    "RankedDossier",
+    "RunRecord",
+    "assign",
+    "check_name",
+    "cluster_failures",
+    "cluster_records",
+    "confirmed_wrong",
+    "dossier",
+    "estimate",
+    "exposed",
+    "failure_records",
+    "family_runset",
+    "find_clusters",
+    "join_clusters",
+    "load_clusters",
+    "load_harm",
+    "meets",
+    "merge_clusters",
+    "model_namer",
+    "plan_audit",
+    "priority",
+    "queue_audit",
+    "queue_labels",
+    "rank",
+    "ranked_dossier",
+    "read_clusters",
+    "read_labels",
+    "read_records",
+    "records_from_cases",
+    "records_from_files",
+    "records_from_store",
+    "rename_cluster",
+    "require",
+    "save_clusters",
+    "split_cluster",
+    "top_clusters",
+    "valid_failures",
+]

@@ -48,6 +48,19 @@ class RunRecord(Strict):
     cost_after_fbd_usd: float | None = None
     #: Effects the run had: e.g. "duplicate", "irreversible", "data_loss", "safety".
     effects: list[str] = Field(default_factory=list)
+    #: The task the run attempted (what an eval family re-runs), when known.
+    task_id: str | None = None
+    #: The invariant the critical step violated (FBD report's ``violated_invariant``), if any.
+    invariant: str | None = None
+    #: Counterfactual replays from the critical step, and how many of them succeeded; None when
+    #: no replay was recorded (never read as zero).
+    replays: int | None = Field(default=None, ge=0)
+    replays_recovered: int | None = Field(default=None, ge=0)
+    #: The judge's P(pass) for the run, when a judge scored it (audit strata and PPI).
+    judge_score: float | None = Field(default=None, ge=0, le=1)
+    #: A person's failure category from the source (AgentRx's root-cause category, Who&When's
+    #: mistaken agent): kept for measuring clusters against people, never a feature.
+    category: str | None = None
 
 
 class Cluster(Strict):
@@ -64,3 +77,10 @@ class Cluster(Strict):
     hypothesis: str = ""
     #: Where the cluster came from: "auto" (clustering), or a person's merge, split or rename.
     lineage: list[str] = Field(default_factory=list)
+    #: ``candidate`` (found by clustering, unnamed), ``named`` (a definition the validator
+    #: accepted, or a person's), ``retired`` (merged into another cluster).
+    status: Literal["candidate", "named", "retired"] = "candidate"
+    #: Why the judge's last proposed name was refused (no checkable mechanism...), if it was.
+    rejected: str | None = None
+    #: The member runs the definition cites as its evidence (case ids).
+    cited: list[str] = Field(default_factory=list)

@@ -21,6 +21,7 @@ from judge.store.backend import Backend, DuplicateError, StoreError, StoreUnavai
 from judge.store.coordination import CoordinationTables
 from judge.store.drift import DriftTables
 from judge.store.exports import ExportTables
+from judge.store.failures import FailureTables
 from judge.store.jobs import JobTables
 from judge.store.judgments import JudgmentTables
 from judge.store.migrations import MIGRATIONS
@@ -139,6 +140,7 @@ class Store(
     ExportTables,
     ReplicaTables,
     DriftTables,
+    FailureTables,
     Closing,
 ):
     """A judge store, opened (and migrated to the current schema) at ``location``: a SQLite

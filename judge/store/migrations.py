@@ -482,3 +482,23 @@ def m015_fbd_review(s: Schema) -> None:
     s.add_column("review_items", "step_set", str)
     s.add_column("review_items", "final_step", int)
     s.add_column("review_labels", "step", int)
+
+
+@migration
+def m016_failure_clusters(s: Schema) -> None:
+    """Failure clusters (``judge failures``): one row per cluster, active or retired (merged
+    into another), with its definition and the full record as JSON (condition, members,
+    lineage of people's merges, splits and renames)."""
+    s.create_table(
+        "failure_clusters",
+        {
+            "cluster_id": str,
+            "status": str,
+            "definition": str,
+            "updated_at": str,
+            "json": str,
+        },
+        pk="cluster_id",
+        not_null={"status", "updated_at", "json"},
+    )
+    s.create_index("failure_clusters", ["status"])

@@ -73,6 +73,7 @@ def test_migrations_run_once_and_make_the_same_tables_and_indexes(store_location
             "signing_secrets",
             "replicas",
             "drift_checks",
+            "failure_clusters",
         }
     with Store(store_location) as again:
         assert again.migrated == []
