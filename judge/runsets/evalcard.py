@@ -48,6 +48,11 @@ NO_CLUSTER_SOURCE = (
     "no failure clusters were given to the card (failure clustering is a separate step; "
     "its ranked clusters are not part of the run-set report)"
 )
+#: What the report page says above the card's table.
+CARD_NOTE = (
+    f"Every figure with its contract, as {CARD_FILE} beside this report holds it (schema: "
+    "judge/runsets/eval-card.schema.json); a figure that is not known says why."
+)
 NO_GATE = "no gate ran (judge gate, or judge score --baseline --candidate --margin)"
 
 
@@ -435,7 +440,7 @@ def check_out_dir(folder: str | Path) -> Path:
         raise InputError(
             "the output folder is a file",
             file=str(path),
-            hint="give --out-dir a folder (it is created when missing)",
+            hint="give --out-dir a folder; it is created when missing",
         )
     return path
 
@@ -458,13 +463,17 @@ def write_eval_card(
     return target
 
 
+#: Fields whose null is a value, not an unknown: a cluster without a hard override.
+NULL_MEANS_NONE = frozenset({"override"})
+
+
 def missing_reasons(card: Mapping[str, Any], where: str = "") -> list[str]:
     """The dotted paths of the card's null values whose section gives no reason for them."""
     out = []
     reasons = card.get("unknown", {})
     for key, value in card.items():
         path = f"{where}.{key}" if where else key
-        if value is None and key not in reasons:
+        if value is None and key not in reasons and key not in NULL_MEANS_NONE:
             out.append(path)
         elif isinstance(value, Mapping) and key != "unknown":
             out += missing_reasons(value, path)
