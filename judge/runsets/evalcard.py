@@ -154,6 +154,7 @@ def _task_set(report: RunSetReport) -> dict[str, Any]:
     o = report.overall
     return _section(
         {
+            "population": None,
             "version": None,
             "n_tasks": o.tasks,
             "benchmarks": list(report.benchmarks),
@@ -169,7 +170,11 @@ def _task_set(report: RunSetReport) -> dict[str, Any]:
             },
             "exclusion_rules": dict(report.rules),
         },
-        {"version": "the run-set file records no task-set version"},
+        {
+            "population": "the run set names no target population, sampling frame or "
+            "traffic weights: the figures describe these tasks only",
+            "version": "the run-set file records no task-set version",
+        },
     )
 
 
