@@ -172,6 +172,12 @@ def _invoke(args: list[str]) -> Any:
     return CliRunner().invoke(cli, args)
 
 
+def _gate(report: Path) -> list[str]:
+    """``judge gate`` of cand against base on ``report``, margin 0.1."""
+    pair = ["--baseline", "base", "--candidate", "cand", "--margin", "0.1"]
+    return ["gate", "--report", str(report), *pair]
+
+
 def test_score_and_gate_write_valid_cards(tmp_path: Path) -> None:
     out = tmp_path / "r"
     scored = _invoke(
@@ -191,22 +197,7 @@ def test_score_and_gate_write_valid_cards(tmp_path: Path) -> None:
     assert "Eval card" in (out / "report.html").read_text()
     elsewhere = tmp_path / "gate" / "g.json"
     elsewhere.parent.mkdir()
-    gated = _invoke(
-        [
-            "gate",
-            "--report",
-            str(out / "report.json"),
-            "--baseline",
-            "base",
-            "--candidate",
-            "cand",
-            "--margin",
-            "0.1",
-            "--out",
-            str(elsewhere),
-            "--no-rewrite",
-        ]
-    )
+    gated = _invoke([*_gate(out / "report.json"), "--out", str(elsewhere), "--no-rewrite"])
     assert gated.exit_code == 4, gated.output  # 3 shared tasks < 10: inconclusive
     card = valid_card(elsewhere.parent / "eval-card.yaml")
     assert card["decision"]["value"] == "inconclusive"
@@ -237,10 +228,7 @@ def test_a_report_missing_fields_gets_a_clear_message_and_no_card(tmp_path: Path
     del report["per_treatment"]
     (out / "report.json").write_text(json.dumps(report))
     (out / "eval-card.yaml").unlink()
-    result = _invoke(
-        ["gate", "--report", str(out / "report.json"), "--baseline", "base"]
-        + ["--candidate", "cand", "--margin", "0.1"]
-    )
+    result = _invoke(_gate(out / "report.json"))
     assert isinstance(result.exception, InputError)
     assert result.exception.field == "per_treatment"
     assert "not a run-set report" in str(result.exception)
