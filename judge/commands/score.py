@@ -145,7 +145,7 @@ _collect_gate = collect(
     "--out-dir",
     default=DEFAULT_OUT_DIR,
     show_default=True,
-    help="Where report.json, report.md and report.html go.",
+    help="Where report.json, report.md, report.html and eval-card.yaml go.",
 )
 @db_option()
 @click.option(
@@ -202,6 +202,7 @@ def score(
     code 0: report written; 1: some records were invalid (--skip-invalid); 3: some runs got no
     verdict (listed in the report as unscored).
     """
+    judge.runsets.check_out_dir(out_dir)  # refused before anything is judged
     loaded = _load_runs(runs_file, skip_invalid)
     if loaded.errors:
         note = (
@@ -229,10 +230,12 @@ def score(
     if gate is not None:
         scored.gate = gate.run(scored)
     paths = judge.runsets.write_report(scored, out_dir, charts=not no_charts)
+    card = judge.runsets.write_eval_card(scored, out_dir, artifacts=list(paths.values()))
     click.echo(judge.runsets.headline_markdown(scored))
     for line in label_lines(scored):
         click.echo(line, err=True)
     click.echo(f"report: {paths['html']} ({paths['md'].name}, {paths['json'].name})", err=True)
+    click.echo(f"eval card: {card}", err=True)
     if scored.gate:
         click.echo(f"gate: {scored.gate.decision}: {scored.gate.reason}", err=True)
     if loaded.errors:
@@ -277,7 +280,8 @@ def _load_runs(runs_file: str, skip_invalid: bool) -> judge.runsets.LoadedRuns:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False),
-    help="Write the gate JSON here (default: gate.json beside the report).",
+    help="Write the gate JSON here (default: gate.json beside the report); "
+    "eval-card.yaml goes beside it.",
 )
 @click.option("--no-rewrite", is_flag=True, help="Do not add the gate to report.json/.md/.html.")
 @_collect_gate
@@ -293,9 +297,11 @@ def gate(report_path: str, out: str | None, no_rewrite: bool, gate: GateRequest 
     result = gate.run(report)
     target = Path(out) if out else path.parent / "gate.json"
     target.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
+    report.gate = result
+    files = [path, target]
     if not no_rewrite:
-        report.gate = result
-        judge.runsets.write_report(report, path.parent)
+        files = [*judge.runsets.write_report(report, path.parent).values(), target]
+    card = judge.runsets.write_eval_card(report, target.parent, artifacts=files)
     click.echo(f"{result.decision.upper()}: {result.reason}")
     click.echo(f"  hard gates: {result.hard_gates.summary}")
     ni = result.non_inferiority
@@ -310,6 +316,7 @@ def gate(report_path: str, out: str | None, no_rewrite: bool, gate: GateRequest 
     for item in result.cannot_support:
         click.echo(f"  cannot support: {item}")
     click.echo(f"gate JSON: {target}", err=True)
+    click.echo(f"eval card: {card}", err=True)
     sys.exit(GATE_EXIT[result.decision])
 
 

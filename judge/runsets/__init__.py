@@ -3,16 +3,26 @@ regression gate, and the report's Markdown, HTML and charts.
 
 Modules, each importing only those before it: :mod:`~judge.runsets.records` (the run-set file),
 :mod:`~judge.runsets.passk` (estimators), :mod:`~judge.runsets.scoring` (outcomes of runs),
-:mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.labels` (human labels of
-some runs, and the label plans that draw them at random), :mod:`~judge.runsets.estimates`
-(pass@1 from the labels alone and by PPI++, through calibration.ppi),
-:mod:`~judge.runsets.checks` (the deterministic checks that failed, per treatment),
-:mod:`~judge.runsets.report` (its figures), :mod:`~judge.runsets.gating` (ship, block or
-inconclusive), :mod:`~judge.runsets.plots` (SVG charts) and :mod:`~judge.runsets.render`
-(Markdown and HTML through the Jinja2 templates in ``templates/``).
+:mod:`~judge.runsets.models` (the typed report), :mod:`~judge.runsets.labels` (human labels of some
+runs, and the label plans that draw them at random), :mod:`~judge.runsets.estimates` (pass@1 from
+the labels alone and by PPI++, through calibration.ppi), :mod:`~judge.runsets.correction` (the
+judge's card and pass@1 corrected for its errors), :mod:`~judge.runsets.checks` (the deterministic
+checks that failed, per treatment), :mod:`~judge.runsets.report` (its figures),
+:mod:`~judge.runsets.gating` (ship, block or inconclusive), :mod:`~judge.runsets.evalcard` (the eval
+card: every figure with its contract), :mod:`~judge.runsets.plots` (SVG charts) and
+:mod:`~judge.runsets.render` (Markdown and HTML through the Jinja2 templates in ``templates/``).
 """
 
+from judge.runsets.correction import rogan_gladen
 from judge.runsets.estimates import compared_rows, group_estimates, paired_estimates
+from judge.runsets.evalcard import (
+    CARD_FILE,
+    ClusterSource,
+    check_out_dir,
+    eval_card,
+    load_schema,
+    write_eval_card,
+)
 from judge.runsets.gating import (
     DEFAULT_MIN_TASKS,
     DEFAULT_TOLERANCE,
@@ -68,12 +78,7 @@ from judge.runsets.render import (
     sections,
     write_report,
 )
-from judge.runsets.report import (
-    ReportContext,
-    build_report,
-    paired_difference,
-    rogan_gladen,
-)
+from judge.runsets.report import ReportContext, build_report, paired_difference
 from judge.runsets.scoring import (
     RULES,
     JudgedRuns,
@@ -147,6 +152,12 @@ __all__ = [
     "render_html",
     "render_markdown",
     "rogan_gladen",
+    "CARD_FILE",
+    "ClusterSource",
+    "check_out_dir",
+    "eval_card",
+    "load_schema",
+    "write_eval_card",
     "runset_from_gold",
     "score_from_gold",
     "sections",

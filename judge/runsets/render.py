@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from judge.runsets import checks
 from judge.runsets.estimates import compared_rows
+from judge.runsets.evalcard import CARD_NOTE, card_rows, eval_card
 from judge.runsets.models import (
     Correction,
     CostSection,
@@ -100,6 +101,7 @@ def sections(report: RunSetReport) -> list[Section]:
     out += [s for s in (_criteria(report), _gates(report), _first_bad(report)) if s]
     out.append(_decisions(report))
     out += [s for s in (_card(report), _corrected(report), _gate(report), _unscored(report)) if s]
+    out.append(_eval_card(report))
     return out
 
 
@@ -693,6 +695,11 @@ def _gate(report: RunSetReport) -> Section | None:
     paras += [f"Warning: {w}" for w in gate.warnings]
     paras += [f"Cannot support: {c}" for c in gate.cannot_support]
     return Section("Regression gate", paras)
+
+
+def _eval_card(report: RunSetReport) -> Section:
+    rows = card_rows(eval_card(report))
+    return Section("Eval card", [CARD_NOTE], [Table(["field", "value"], rows)], collapsed=True)
 
 
 def _unscored(report: RunSetReport) -> Section | None:

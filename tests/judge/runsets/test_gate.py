@@ -14,6 +14,7 @@ from judge.cli import cli
 from judge.errors import InputError
 from judge.runsets import RubricCriterion, ScoredRun, evaluate_gate
 from tests.conftest import DATA
+from tests.judge.runsets.evalcards import valid_card
 
 SMALL = DATA / "runsets" / "small.jsonl"
 CRITERIA = [
@@ -192,6 +193,7 @@ def test_gate_command_on_a_report(tmp_path: Path) -> None:
         catch_exceptions=False,
     )
     assert scored.exit_code == 0, scored.output
+    assert valid_card(out / "eval-card.yaml")["decision"]["value"] is None
     result = runner.invoke(
         cli,
         [
@@ -216,6 +218,9 @@ def test_gate_command_on_a_report(tmp_path: Path) -> None:
     assert report["gate"]["decision"] == "inconclusive"
     assert "## Regression gate" in (out / "report.md").read_text()
     assert "Regression gate" in (out / "report.html").read_text()
+    card = valid_card(out / "eval-card.yaml")
+    assert card["decision"]["value"] == "inconclusive" == card["claim"]["decision"]
+    assert card["results"]["comparison"]["delta"] == pytest.approx(1 / 9)
 
 
 def test_a_gate_on_gold_labels_does_not_speak_of_a_rubric(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from judge.rubrics import load_rubric
 from judge.runsets import rogan_gladen
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 from tests.conftest import DATA, shared_path
+from tests.judge.runsets.evalcards import valid_card
 
 SMALL = DATA / "runsets" / "small.jsonl"
 
@@ -581,6 +582,9 @@ def test_score_reports_the_first_bad_decisions_judge_diagnose_stored(
     assert "| do-not-ignore-tool-errors | 1 |" in md and "| tool | 1 |" in md
     assert f"6 failed run(s) have no diagnosis: `judge diagnose --db {db} --model" in md
     assert "First bad decisions" in (tmp_path / "r2" / "report.html").read_text()
+    failures = valid_card(tmp_path / "r2" / "eval-card.yaml")["failures"]
+    assert failures["first_bad_decision_review_n"] == 0  # none confirmed by a person yet
+    assert (failures["first_bad_decisions_diagnosed"], failures["failed_runs"]) == (3, 9)
 
 
 def _card(path: Path, model: str = "openai/loopback") -> Path:
@@ -673,6 +677,10 @@ def test_card_routes_verdicts_and_corrects_rates(tmp_path: Path, env: None) -> N
     assert hi - lo > phi - plo
     md = (tmp_path / "r" / "report.md").read_text()
     assert "Judge calibration card" in md and "Rogan-Gladen" in md
+    scoring = valid_card(tmp_path / "r" / "eval-card.yaml")["scoring"]
+    assert scoring["calibration_card_digest"] == report["card"]["card_digest"]
+    assert scoring["review_band"]["awaiting_people"] == 5  # 2 of base, 3 of cand
+    assert scoring["judge_models"] == ["openai/loopback"]
     # The review band's verdicts were queued for people in the store.
     from judge.store import Store
 
