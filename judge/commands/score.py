@@ -128,6 +128,7 @@ def _store_clusters(db: str) -> judge.runsets.ClusterSource | None:
 
     return source
 
+
 @click.command()
 @click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
 @click.option("--rubric", "rubric_ref", help="Rubric id or id@version (not with --gold-labels).")

@@ -145,7 +145,9 @@ def prepare_case(
             masked_evidence=masked,
         )
         out.steps.append(
-            PreparedStep(index, cache_key_of(provenance), messages, provenance, shown, gating, decided)
+            PreparedStep(
+                index, cache_key_of(provenance), messages, provenance, shown, gating, decided
+            )
         )
     return out
 
