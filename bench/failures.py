@@ -30,6 +30,7 @@ import sys
 import time
 import tracemalloc
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def partition(records: list[RunRecord], options: ClusterOptions) -> dict[str, in
     return {m: k for k, c in enumerate(found) for m in c.cluster.members}
 
 
-def ari(a: list[int], b: list[int]) -> float:
+def ari(a: Sequence[int | str], b: Sequence[int | str]) -> float:
     from sklearn.metrics import adjusted_rand_score
 
     return float(adjusted_rand_score(a, b))
