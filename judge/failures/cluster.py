@@ -75,9 +75,23 @@ def cluster_id(members: Iterable[str]) -> str:
     return "c-" + short_hash("\n".join(sorted(members)))[:10]
 
 
-def _labels(vectors: Any, threshold: float, sample_cap: int, seed: int) -> np.ndarray:
-    """Cluster labels of ``vectors`` (rows, L2-normalised TF-IDF)."""
+def _distances(vectors: Any) -> np.ndarray:
+    """Cosine distances between rows (L2-normalised TF-IDF), from the sparse product; two
+    empty summaries are at distance 0 (alike), an empty one is at 1 from any other."""
     import numpy as np
+
+    similar = np.asarray((vectors @ vectors.T).toarray())
+    empty = np.asarray(vectors.getnnz(axis=1) == 0)
+    similar[np.ix_(empty, empty)] = 1.0
+    distances = np.clip(1.0 - similar, 0.0, 2.0)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def _labels(vectors: Any, threshold: float, sample_cap: int, seed: int) -> np.ndarray:
+    """Cluster labels of ``vectors`` (sparse rows, L2-normalised TF-IDF)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
     from sklearn.cluster import AgglomerativeClustering
 
     n = vectors.shape[0]
@@ -87,17 +101,18 @@ def _labels(vectors: Any, threshold: float, sample_cap: int, seed: int) -> np.nd
     sample = np.sort(rng.choice(n, size=sample_cap, replace=False)) if n > sample_cap else None
     fit = vectors[sample] if sample is not None else vectors
     model = AgglomerativeClustering(
-        n_clusters=None, metric="cosine", linkage="average", distance_threshold=threshold
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=threshold
     )
-    dense = fit.toarray()
-    if not dense.any(axis=1).all():  # an empty summary has no direction: give it one
-        dense = np.where(dense.any(axis=1, keepdims=True), dense, 1e-9)
-    found = model.fit_predict(dense)
+    found = np.asarray(model.fit_predict(_distances(fit)))
     if sample is None:
-        return np.asarray(found)
-    centres = np.vstack([dense[found == k].mean(axis=0) for k in range(found.max() + 1)])
+        return found
+    k = int(found.max()) + 1
+    indicator = csr_matrix(
+        (np.ones(len(found)), (found, np.arange(len(found)))), shape=(k, len(found))
+    )
+    centres = np.asarray((indicator @ fit).toarray())
     centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
-    labels = np.asarray((vectors @ centres.T).argmax(axis=1)).ravel()
+    labels = np.asarray(vectors @ centres.T).argmax(axis=1).ravel()
     labels[sample] = found
     return labels
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from judge.diagnosis import RunDiagnosis, diagnoses_of
 from judge.errors import InputError
-from judge.failures.models import RunRecord
+from judge.failures.models import Exclusion, RunRecord
 from judge.store import Store
 from judge.traces import CriticalStep, ImportResult, import_traces, importers
 from judge.traces.stepwise import normalise_category
@@ -114,30 +114,35 @@ def _owner(value: str | None) -> Owner | None:
     return owners.get((value or "").lower())
 
 
+def unlabelled(
+    case: Case, *, excluded: Exclusion | None, run_set: str, order: int = 0
+) -> RunRecord:
+    """A run without labels: a passed run (``excluded`` None; its run-level features count
+    for exposure) or a failed one the validity filter keeps out (``excluded``, the reason)."""
+    features, system = _task_features(case)
+    if excluded is None:
+        features |= trace_features(case.trace, None)
+    return RunRecord(
+        case_id=case.id,
+        run_set=run_set,
+        order=order,
+        system=system,
+        failed=excluded is not None,
+        excluded=excluded,
+        features=features,
+    )
+
+
 # --- From a store ------------------------------------------------------------------------------
 
 
 def _record_from_diagnosis(case: Case, run: RunDiagnosis, source: str) -> RunRecord:
-    features, system = _task_features(case)
     if run.status in ("parse_error", "infra_error"):
-        return RunRecord(
-            case_id=case.id,
-            run_set=source,
-            system=system,
-            failed=True,
-            excluded=run.status,
-            features=features,
-        )
+        return unlabelled(case, excluded=run.status, run_set=source)
     report = run.report
     if run.status != "ok" or report is None or report.step_index is None:
-        return RunRecord(
-            case_id=case.id,
-            run_set=source,
-            system=system,
-            failed=True,
-            excluded="no_diagnosis",
-            features=features,
-        )
+        return unlabelled(case, excluded="no_diagnosis", run_set=source)
+    features, system = _task_features(case)
     step = run.confirmed_step if run.confirmed_step is not None else report.step_index
     features |= trace_features(case.trace, step)
     invariant = report.violated_invariant
@@ -202,29 +207,12 @@ def records_from_store(store: Store) -> list[RunRecord]:
         if case_id in diagnosed:
             out.append(_record_from_diagnosis(case, diagnosed[case_id], store.location))
         elif said == {"pass"}:
-            features, system = _task_features(case)
-            out.append(
-                RunRecord(
-                    case_id=case_id,
-                    run_set=store.location,
-                    system=system,
-                    failed=False,
-                    features=features | trace_features(case.trace, None),
-                )
-            )
+            out.append(unlabelled(case, excluded=None, run_set=store.location))
         elif "fail" in said or case_id in errors:
-            features, system = _task_features(case)
-            reason = "no_diagnosis" if "fail" in said else sorted(errors[case_id])[0]
-            out.append(
-                RunRecord(
-                    case_id=case_id,
-                    run_set=store.location,
-                    system=system,
-                    failed=True,
-                    excluded=reason,  # type: ignore[arg-type]
-                    features=features,
-                )
-            )
+            reason: Exclusion = "no_diagnosis"
+            if "fail" not in said:
+                reason = "parse_error" if "parse_error" in errors[case_id] else "infra_error"
+            out.append(unlabelled(case, excluded=reason, run_set=store.location))
     return out
 
 
@@ -272,34 +260,13 @@ def records_from_cases(
     person's words)."""
     out: list[RunRecord] = []
     for case in cases:
-        features, system = _task_features(case)
         label = gold.get(case.id)
-        if label == "pass":
-            out.append(
-                RunRecord(
-                    case_id=case.id,
-                    run_set=run_set,
-                    order=order,
-                    system=system,
-                    failed=False,
-                    features=features | trace_features(case.trace, None),
-                )
-            )
-            continue
         step = critical.get(case.id)
-        if step is None:
-            out.append(
-                RunRecord(
-                    case_id=case.id,
-                    run_set=run_set,
-                    order=order,
-                    system=system,
-                    failed=True,
-                    excluded="no_diagnosis",
-                    features=features,
-                )
-            )
+        if label == "pass" or step is None:
+            excluded: Exclusion | None = None if label == "pass" else "no_diagnosis"
+            out.append(unlabelled(case, excluded=excluded, run_set=run_set, order=order))
             continue
+        features, system = _task_features(case)
         report = _recorded(case, step)
         owner = _owner(report["owner"])
         features |= trace_features(case.trace, step.step)

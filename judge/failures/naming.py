@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judge.digests import bytes_digest
-from judge.errors import JudgeError
+from judge.errors import InfraError, JudgeError, ParseError
 from judge.failures.assign import Namer
 from judge.failures.cluster import Candidate, shared_features
 from judge.failures.models import Cluster, RunRecord
@@ -191,7 +191,10 @@ def model_namer(
             assert isinstance(answer, ClusterName)
             return check_name(answer, shared, list(ids))
 
-        result = asyncio.run(call_model(model, messages, ClusterName, (), params, check=check))
+        try:
+            result = asyncio.run(call_model(model, messages, ClusterName, (), params, check=check))
+        except (ParseError, InfraError) as exc:  # no valid name: the cluster stays unnamed
+            return candidate.cluster.model_copy(update={"rejected": f"{model}: {exc}"[:2000]})
         answer = result.answer
         assert isinstance(answer, ClusterName)
         return apply_name(candidate.cluster, answer, ids, result.unmet, f"{spec.ref} {model}")

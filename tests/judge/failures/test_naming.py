@@ -114,3 +114,15 @@ def test_the_validator_names_every_reason() -> None:
     assert re.search(
         "empty", check_name(ok.model_copy(update={"condition": []}), shared, ["M1"]) or ""
     )
+
+
+def test_no_valid_answer_leaves_the_cluster_unnamed_and_the_rest_goes_on(tmp_path: Path) -> None:
+    def broken(request: dict[str, Any]) -> Reply:
+        return Reply(content="no JSON here")
+
+    with LoopbackServer(broken) as server, judge.open_store(tmp_path / "j.db") as store:
+        report = cluster_records(store, _runs(), namer=model_namer(MODEL, _params(server)))
+    (cluster,) = report.clusters
+    assert cluster.status == "candidate" and cluster.rejected is not None
+    assert cluster.rejected.startswith(MODEL)
+    assert len(report.assignment) == 3  # still clustered, only unnamed
