@@ -33,6 +33,7 @@ from judge.api.config import MB, ServiceConfig
 from judge.api.deps import Caller
 from judge.api.docs import docs_router
 from judge.api.errors import error_response, install_error_handlers
+from judge.api.failure_pages import failure_page_router
 from judge.api.icon import favicon
 from judge.api.pages import STATIC, error_page, inline_style_hashes, page_router
 from judge.api.proxy import ProxyHeaders, parse_networks
@@ -78,6 +79,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     install_error_handlers(app)
     app.include_router(api_router())
     app.include_router(page_router())
+    app.include_router(failure_page_router())
     app.include_router(docs_router(app))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _open_routes(app, config)

@@ -65,6 +65,9 @@ ROUTE_ROLES: Mapping[str, frozenset[Role]] = {
     # failure clusters and dossiers: case ids and priorities, for the team that fixes them
     "GET /v1/failures": ADMIN,
     "GET /v1/failures/{cluster_id}": ADMIN,
+    # their pages (an admin key in the X-API-Key header: sessions are for reviewers' keys)
+    "GET /failures": ADMIN,
+    "GET /failures/{cluster_id}": ADMIN,
     # review
     "GET /v1/review/queue": REVIEWERS,
     "GET /v1/review/items/{item_id}": REVIEWERS,

@@ -4,8 +4,10 @@ A run belongs to the stored cluster that lists it; a run no cluster lists joins 
 cluster whose condition it meets (the most specific condition wins, then the cluster id), so
 later runs are assigned to people's clusters by their rules; the runs left over are clustered
 into new candidates (:func:`judge.failures.cluster.find_clusters`) and kept. A cluster's
-exposure is every valid run (failed or not; never an excluded one) whose features meet its
-condition; its rate is failures / exposed with a Wilson interval.
+exposure (:func:`exposure`, the one place it is counted) is every valid run (failed or not;
+never an excluded one) whose run features meet its condition's run-feature pairs
+(:func:`exposure_condition`), and its members; its rate is failures / exposed with a Wilson
+interval.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from calibration.intervals import wilson
 from judge.errors import InputError
 from judge.failures.cluster import Candidate, ClusterOptions, find_clusters, valid_failures
 from judge.failures.labels import failure_records
-from judge.failures.models import Cluster, RunRecord
+from judge.failures.models import STEP_PREFIX, Cluster, RunRecord
 from judge.store import Store
 
 #: Names a candidate (or refuses to): returns the named cluster, or the candidate unchanged
@@ -34,9 +36,30 @@ def meets(condition: Mapping[str, str], record: RunRecord) -> bool:
     return bool(condition) and all(record.features.get(k) == v for k, v in condition.items())
 
 
-def exposed(cluster: Cluster, records: Iterable[RunRecord]) -> list[RunRecord]:
-    """The valid runs, failed or not, where ``cluster``'s condition holds."""
-    return [r for r in records if r.excluded is None and meets(cluster.condition, r)]
+def exposure_condition(condition: Mapping[str, str]) -> dict[str, str]:
+    """The pairs of ``condition`` over run features, which every run has, failed or not (not
+    the critical step's ``step.*`` features, which only failures have): the rule exposure is
+    counted with."""
+    return {k: v for k, v in condition.items() if not k.startswith(STEP_PREFIX)}
+
+
+def exposure(cluster: Cluster, runs: Iterable[RunRecord]) -> tuple[list[RunRecord], set[str]]:
+    """The exposed runs of ``cluster`` and the case ids of its failures among them.
+
+    Exposed: the valid runs (never an excluded one), failed or not, that meet the cluster's
+    :func:`exposure_condition`, and the valid runs the cluster lists. Failures: the cluster's
+    members when it has any (a member the audit confirmed, a success people found wrong,
+    counts though its run passed), else every exposed run that failed. A condition with no
+    run-feature pair exposes the members only.
+    """
+    members = set(cluster.members)
+    rule = exposure_condition(cluster.condition)
+    found = [r for r in runs if r.excluded is None and (r.case_id in members or meets(rule, r))]
+    if members:
+        failed = {r.case_id for r in found if r.case_id in members}
+    else:
+        failed = {r.case_id for r in found if r.failed}
+    return found, failed
 
 
 def load_clusters(store: Store, *, retired: bool = False) -> list[Cluster]:
@@ -120,10 +143,10 @@ class FailureReport:
         ranked = ranked or {}
         out = []
         for cluster in self.clusters:
-            failures = len(self.members(cluster))
-            if not failures:
+            if not self.members(cluster):
                 continue
-            n = max(len(exposed(cluster, self.records)), failures)
+            found, failed = exposure(cluster, self.records)
+            failures, n = len(failed), len(found)
             low, high = wilson(failures, n)
             out.append(
                 {

@@ -33,7 +33,7 @@ from calibration.ppi import PPIResult, ppi_mean
 from judge.base import Strict
 from judge.digests import seeded_unit
 from judge.errors import InputError
-from judge.failures.assign import assign
+from judge.failures.assign import assign, exposure_condition
 from judge.failures.dossier import jsonl_objects, valid_runs
 from judge.failures.models import Cluster, RunRecord
 from judge.review import enqueue_plan, save_plan
@@ -100,8 +100,9 @@ class AuditPlan(Strict):
 
 
 def default_features(clusters: Sequence[Cluster]) -> list[str]:
-    """The features the clusters' conditions are written over."""
-    return sorted({key for c in clusters for key in c.condition})
+    """The run features the clusters' exposure conditions are written over (never the
+    critical step's ``step.*``: a success has none)."""
+    return sorted({key for c in clusters for key in exposure_condition(c.condition)})
 
 
 def plan_audit(
@@ -123,8 +124,8 @@ def plan_audit(
             "no successful run to audit",
             hint="the audit draws from valid runs that did not fail; give the whole run set",
         )
-    # Default: the clusters' features that some success has (the critical-step features of
-    # failed runs say nothing about a success and would only lengthen the strata's names).
+    # Default: the clusters' run features that some success has (a feature no success has
+    # would only lengthen the strata's names).
     names = (
         list(features)
         if features is not None

@@ -2,15 +2,16 @@
 
 The validity filter comes first (:func:`valid_failures`): excluded runs (parse or infrastructure
 errors, runs without a diagnosis) and passed runs never enter a cluster. Runs are then grouped
-by structured fields (``group_by``, default the owner); inside
+by structured fields (``group_by``, default the owner of the first bad decision); inside
 a group, their local summaries are clustered: TF-IDF over word 1-2 grams, cosine distance,
 agglomerative clustering with average linkage cut at ``threshold``. A group larger than
 ``sample_cap`` is clustered on a seeded sample and every other member joins its nearest
 cluster centre, so 10,000 runs take seconds, not a 10,000 x 10,000 distance matrix.
 
 A candidate's condition is every feature all its members share (the group's fields at least):
-the checkable rule its exposure is counted with. Its id is derived from its members, so the
-same runs give the same ids.
+the checkable rule later failures join it by; its pairs over run features (not ``step.*``,
+which only failures have) are the rule its exposure is counted with. Its id is derived from its
+members, so the same runs give the same ids.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 #: Structured fields runs are grouped by before their summaries are clustered.
-DEFAULT_GROUP_BY: tuple[str, ...] = ("owner",)
+DEFAULT_GROUP_BY: tuple[str, ...] = ("step.owner",)
 #: Cosine distance at which agglomerative clustering stops merging (0: identical texts).
 DEFAULT_THRESHOLD = 0.95
 #: Groups larger than this are clustered on a seeded sample of this size.

@@ -1,11 +1,12 @@
 """A cluster's dossier: who is exposed, how often they fail, what it costs, what supports it.
 
 Exposure comes first (DIAGNOSIS.md section 3): a run is *exposed* to a cluster when the
-cluster's condition holds on its features, failed or not; the cluster's members (failed runs
-assigned to it) count as exposed even if a feature is missing. The failure rate is failures /
-exposed, with a Wilson interval, and the trend compares that rate across run sets (in
-``order``, then name): a cluster whose failure count shrinks because fewer runs meet its
-condition (traffic moved) shows an unchanged rate, and the trend says so. Runs the validity
+cluster's condition holds on its run features (task and trace fields every run has, not the
+critical step's), failed or not; the cluster's members (failed runs assigned to it) count as
+exposed even if a feature is missing (:func:`judge.failures.assign.exposure`). The failure
+rate is failures / exposed, with a Wilson interval, and the trend compares that rate across
+run sets (in ``order``, then name): a cluster whose failure count shrinks because fewer runs
+meet its condition (traffic moved) shows an unchanged rate, and the trend says so. Runs the validity
 filter excluded (``RunRecord.excluded``: parse or infra errors, invalid tasks) count nowhere.
 
 What was not recorded is written ``not recorded``, never a zero: cost after the first bad
@@ -25,7 +26,7 @@ from calibration.intervals import wilson
 from judge.base import Strict
 from judge.cases import iter_jsonl, validation_error
 from judge.errors import InputError
-from judge.failures.assign import exposed
+from judge.failures.assign import exposure
 from judge.failures.models import Cluster, RunRecord
 
 NOT_RECORDED: Literal["not recorded"] = "not recorded"
@@ -149,24 +150,6 @@ class Dossier(Strict):
 def valid_runs(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs the validity filter kept."""
     return [r for r in runs if r.excluded is None]
-
-
-def exposure(cluster: Cluster, runs: Sequence[RunRecord]) -> tuple[list[RunRecord], set[str]]:
-    """The exposed valid runs (the condition holds, :func:`judge.failures.assign.exposed`, or
-    the cluster lists the run) and the case ids of the cluster's failures among them.
-
-    Failures are the cluster's members when it has any (a member the audit confirmed, a
-    success people found wrong, counts though its run passed), else every exposed run that
-    failed.
-    """
-    members = set(cluster.members)
-    meeting = {r.case_id for r in exposed(cluster, runs)}
-    found = [r for r in valid_runs(runs) if r.case_id in members or r.case_id in meeting]
-    if members:
-        failed = {r.case_id for r in found if r.case_id in members}
-    else:
-        failed = {r.case_id for r in found if r.failed}
-    return found, failed
 
 
 def _trend_reading(points: Sequence[TrendPoint]) -> str:

@@ -12,11 +12,16 @@ or that has no diagnosis at all, is kept with its ``excluded`` reason and never 
 agent failure. Runs that passed are kept too (``failed`` False): they count in a cluster's
 exposure, never in its failures.
 
-Features are the structured fields of the trace and task, all strings: the critical step's kind
-and role, the tool it called, whether an error came before it, repeated calls (retries), its
-stage in the run, the run's horizon, and the task's slices (benchmark, level, language...). The
-system under test (the agent's model, its harness) goes to ``system``, never to features: the
-namer is blind to it.
+Features are the structured fields of the trace and task, all strings. Run features, which
+every run has, failed or not: the task's slices (benchmark, level, language...), the run's
+horizon, repeated calls (retries), whether an error shows anywhere in it, and each tool class
+it called (``uses.<tool>: yes``). Critical-step features, which only a diagnosed failure has,
+named ``step.*`` (:data:`judge.failures.models.STEP_PREFIX`): the step's kind and role, the
+tool it called, whether an error came before it, its stage in the run, and its report's owner
+and violated invariant. A cluster's exposure is counted over run features only. The system
+under test (the agent's model, its harness) goes to ``system``, never to features: the namer is
+blind to it. A run's ``judge_score`` is the mean P(pass) of its judges' verdicts that gave
+label probabilities (None when none did).
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.inputs import positive_prob
 from judge.diagnosis import RunDiagnosis, diagnoses_of
 from judge.errors import InputError
-from judge.failures.models import Exclusion, RunRecord
+from judge.failures.models import STEP_PREFIX, Exclusion, RunRecord
 from judge.store import Store
 from judge.traces import CriticalStep, ImportResult, import_traces, importers
 from judge.traces.stepwise import normalise_category
@@ -59,26 +65,47 @@ def _stage(step: int, n: int) -> str:
     return "early" if share < 1 / 3 else ("middle" if share < 2 / 3 else "late")
 
 
-def trace_features(trace: Sequence[TraceTurn], step: int | None) -> dict[str, str]:
-    """Structured fields of a run's trace around its critical step ``step`` (0-based)."""
+def _errored(turns: Sequence[TraceTurn]) -> bool:
+    return any(t.kind == "error" or _ERROR.search(t.content[:2000]) for t in turns)
+
+
+def run_features(trace: Sequence[TraceTurn]) -> dict[str, str]:
+    """Structured fields every run's trace has, failed or not: its horizon, retries, whether
+    an error shows in it, and each tool class it called (``uses.<tool>: yes``)."""
     n = len(trace)
-    calls = [t.content for t in trace if t.kind == "tool_call"]
+    calls = [t for t in trace if t.kind == "tool_call"]
+    texts = [t.content for t in calls]
     features = {
         "horizon": _bucket(n, ((10, "short"), (30, "medium")), "long"),
-        "retries": _bucket(len(calls) - len(set(calls)), ((1, "0"), (3, "1-2")), "3+"),
+        "retries": _bucket(len(texts) - len(set(texts)), ((1, "0"), (3, "1-2")), "3+"),
+        "errors": "yes" if _errored(trace) else "no",
     }
+    tools = sorted({_tool_of(t) for t in calls} - {"none"})
+    return features | {f"uses.{tool}": "yes" for tool in tools}
+
+
+def step_features(trace: Sequence[TraceTurn], step: int | None) -> dict[str, str]:
+    """Structured fields of a failed run's critical step ``step`` (0-based), named ``step.*``:
+    only runs with a first bad decision have them."""
+    n = len(trace)
     if step is None or not 0 <= step < n:
-        return features | {"stage": "unknown"}
+        return {f"{STEP_PREFIX}stage": "unknown"}
     turn = trace[step]
-    before = trace[: step + 1]
-    errored = any(t.kind == "error" or _ERROR.search(t.content[:2000]) for t in before[:-1])
-    return features | {
+    found = {
         "stage": _stage(step, n),
-        "critical_kind": turn.kind or "message",
-        "critical_role": turn.role or "unknown",
+        "kind": turn.kind or "message",
+        "role": turn.role or "unknown",
         "tool": _tool_of(turn),
-        "error_before": "yes" if errored else "no",
+        "error_before": "yes" if _errored(trace[:step]) else "no",
     }
+    return {f"{STEP_PREFIX}{k}": v for k, v in found.items()}
+
+
+def trace_features(trace: Sequence[TraceTurn], step: int | None) -> dict[str, str]:
+    """A run's features from its trace: :func:`run_features`, and for a failure with a
+    critical step ``step``, :func:`step_features`."""
+    features = run_features(trace)
+    return features if step is None else features | step_features(trace, step)
 
 
 def window(trace: Sequence[TraceTurn], step: int | None) -> str:
@@ -149,9 +176,9 @@ def _record_from_diagnosis(case: Case, run: RunDiagnosis, source: str) -> RunRec
     note = report.invariant_note
     mechanism = note if invariant == "other" and note else invariant
     if mechanism:
-        features["invariant"] = mechanism
+        features[f"{STEP_PREFIX}invariant"] = mechanism
     if report.owner:
-        features["owner"] = report.owner
+        features[f"{STEP_PREFIX}owner"] = report.owner
     chain = " ".join(c.text for c in report.causal_chain)
     summary = " ".join(
         p for p in (report.decision, mechanism or "", chain, window(case.trace, step)) if p
@@ -171,26 +198,35 @@ def _record_from_diagnosis(case: Case, run: RunDiagnosis, source: str) -> RunRec
     )
 
 
-def _outcomes(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """Per judged run: the labels of its ok verdicts, and the statuses of its failed calls."""
+def _outcomes(
+    store: Store,
+) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, float]]:
+    """Per judged run: the labels of its ok verdicts, the statuses of its failed calls, and
+    the mean P(pass) of its pass/fail verdicts that gave label probabilities."""
     labels: dict[str, set[str]] = {}
     errors: dict[str, set[str]] = {}
+    probs: dict[str, list[float]] = {}
     for j in store.judgments():
         if j.provenance.masked_from is not None:
             continue
         labels.setdefault(j.case_id, set())
         if j.status == "ok" and j.verdict is not None:
             labels.setdefault(j.case_id, set()).add(j.verdict.label)
+            if j.verdict.label in ("pass", "fail"):
+                p = positive_prob(j.verdict.label_probs)
+                if p is not None:
+                    probs.setdefault(j.case_id, []).append(p)
         elif j.status in ("parse_error", "infra_error"):
             errors.setdefault(j.case_id, set()).add(j.status)
-    return labels, errors
+    return labels, errors, {c: sum(ps) / len(ps) for c, ps in probs.items()}
 
 
 def records_from_store(store: Store) -> list[RunRecord]:
     """Every judged run of ``store`` as a record: failed runs with their labels (from the
     diagnosis of the first diagnosing judge, by model name), excluded ones with their reason,
-    passed ones as exposure. No model is called."""
-    labels, errors = _outcomes(store)
+    passed ones as exposure; each with its judges' P(pass) as ``judge_score`` where one was
+    stored. No model is called."""
+    labels, errors, scores = _outcomes(store)
     ids = sorted(set(labels) | set(errors))
     stored = diagnoses_of(store, ids)
     diagnosed: dict[str, RunDiagnosis] = {}
@@ -213,7 +249,10 @@ def records_from_store(store: Store) -> list[RunRecord]:
             if "fail" not in said:
                 reason = "parse_error" if "parse_error" in errors[case_id] else "infra_error"
             out.append(unlabelled(case, excluded=reason, run_set=store.location))
-    return out
+    return [
+        r.model_copy(update={"judge_score": scores[r.case_id]}) if r.case_id in scores else r
+        for r in out
+    ]
 
 
 # --- From recorded files -----------------------------------------------------------------------
@@ -271,7 +310,7 @@ def records_from_cases(
         owner = _owner(report["owner"])
         features |= trace_features(case.trace, step.step)
         if owner:
-            features["owner"] = owner
+            features[f"{STEP_PREFIX}owner"] = owner
         text = window(case.trace, step.step)
         out.append(
             RunRecord(

@@ -5,6 +5,13 @@ A run carries three orthogonal labels, never one flat error code (DIAGNOSIS.md s
 ``root_mechanism`` (which component or contract let it happen), plus its ``owner``. A cluster is
 defined by a condition a rule can check on a run's structured features, so that its exposure
 (every run where the condition holds, failed or not) can be counted, not only its failures.
+
+Features come in two kinds. Run features (task metadata, the tool classes the trace used, its
+horizon, retries, errors...) every run has, failed or not: the part of a condition over them is
+what exposure is counted with. Critical-step features (the step's kind, role, tool, stage, the
+owner and invariant of its first-bad-decision report) only a diagnosed failure has: their names
+start with :data:`STEP_PREFIX`, and a condition's pairs over them only say which failures join
+the cluster (:func:`judge.failures.assign.exposure_condition`).
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from pydantic import Field
 
 from judge.base import Strict
 from judge.types import Owner
+
+#: The prefix of a critical-step feature's name (``step.tool``): a feature only failed runs have.
+STEP_PREFIX = "step."
 
 #: Why a run is outside the failure analysis: not an agent failure (DIAGNOSIS.md: the validity
 #: and infrastructure filter comes first).
@@ -36,8 +46,9 @@ class RunRecord(Strict):
     critical_cause: str | None = None
     root_mechanism: str | None = None
     owner: Owner | None = None
-    #: Structured fields of the trace and task (tool class, error type, stage, retries, language,
-    #: horizon, risk...): what cluster conditions are written over. Values are strings.
+    #: Structured fields of the trace and task (tool classes used, errors, retries, language,
+    #: horizon, risk...; the critical step's under ``step.``): what cluster conditions are
+    #: written over. Values are strings.
     features: dict[str, str] = Field(default_factory=dict)
     #: The local summary of the critical-step window (what text clustering reads).
     summary: str = ""
@@ -69,7 +80,9 @@ class Cluster(Strict):
     cluster_id: str
     definition: str
     exclusions: list[str] = Field(default_factory=list)
-    #: The rule: feature name -> required value; a run is exposed when every pair matches.
+    #: The rule: feature name -> required value. A failure joins the cluster when every pair
+    #: matches; a run (failed or not) is exposed when every pair over run features (not
+    #: ``step.``) matches.
     condition: dict[str, str] = Field(default_factory=dict)
     #: Failed runs assigned to the cluster (case ids).
     members: list[str] = Field(default_factory=list)

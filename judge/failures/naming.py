@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from judge.digests import bytes_digest
 from judge.errors import InfraError, JudgeError, ParseError
-from judge.failures.assign import Namer
+from judge.failures.assign import Namer, exposure_condition
 from judge.failures.cluster import Candidate, shared_features
 from judge.failures.models import Cluster, RunRecord
 from judge.providers import ModelParams, call_model
@@ -212,7 +212,12 @@ def apply_name(
         "cluster_id": answer.cluster_id,
         "definition": answer.definition.strip(),
         "exclusions": [e.strip() for e in answer.exclusions if e.strip()],
-        "condition": {p.feature: p.value for p in answer.condition},
+        # The candidate's run-feature pairs stay (what exposure is counted with: the namer may
+        # name only the critical step's), with the namer's pairs.
+        "condition": {
+            **exposure_condition(cluster.condition),
+            **{p.feature: p.value for p in answer.condition},
+        },
         "cited": [ids[c] for c in answer.cited],
         "status": "named",
         "rejected": None,

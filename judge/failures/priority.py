@@ -29,7 +29,8 @@ from pydantic import Field, ValidationError
 
 from judge.base import Strict
 from judge.errors import InputError
-from judge.failures.dossier import Dossier, dossier, exposure, schema_error
+from judge.failures.assign import exposure
+from judge.failures.dossier import Dossier, dossier, schema_error
 from judge.failures.models import Cluster, RunRecord
 
 #: The shipped table.
@@ -201,7 +202,11 @@ def priority(cluster: Cluster, runs: Sequence[RunRecord], table: HarmTable) -> P
     p = len(failures) / n if n else 0.0
     fixability, cost = _engineering(cluster, failures, table)
     factors = [
-        Factor(name="exposure", value=float(n), source="valid runs where the condition holds"),
+        Factor(
+            name="exposure",
+            value=float(n),
+            source="valid runs where the condition's run features hold, and the members",
+        ),
         Factor(
             name="p_failure",
             value=p,
@@ -225,13 +230,17 @@ def priority(cluster: Cluster, runs: Sequence[RunRecord], table: HarmTable) -> P
     )
 
 
+def rank_key(p: Priority) -> tuple[bool, float, str]:
+    """The order of clusters: overridden ones first, then the highest priority, then the id."""
+    return (p.override is None, -p.priority, p.cluster_id)
+
+
 def rank(
     clusters: Sequence[Cluster], runs: Sequence[RunRecord], table: HarmTable | None = None
 ) -> list[Priority]:
     """Every cluster's priority, highest first: overridden clusters above all others."""
     table = table or load_harm()
-    found = [priority(c, runs, table) for c in clusters]
-    return sorted(found, key=lambda p: (p.override is None, -p.priority, p.cluster_id))
+    return sorted((priority(c, runs, table) for c in clusters), key=rank_key)
 
 
 def top_clusters(
@@ -260,3 +269,13 @@ def ranked_dossier(
     """The dossier of ``cluster`` with its priority under ``table`` (the shipped one if None)."""
     found = dossier(cluster, runs)
     return RankedDossier(**dict(found), priority=priority(cluster, runs, table or load_harm()))
+
+
+def ranked_dossiers(
+    clusters: Sequence[Cluster], runs: Sequence[RunRecord], table: HarmTable | None = None
+) -> list[RankedDossier]:
+    """Every cluster's dossier with its priority, in :func:`rank` order (overridden clusters
+    first, then highest priority): what the clusters' page lists."""
+    table = table or load_harm()
+    found = [ranked_dossier(c, runs, table) for c in clusters]
+    return sorted(found, key=lambda d: rank_key(d.priority))

@@ -19,7 +19,7 @@ from judge.failures import (
     RunRecord,
     assign,
     cluster_records,
-    exposed,
+    exposure,
     find_clusters,
     records_from_store,
     valid_failures,
@@ -66,7 +66,7 @@ def test_the_validity_filter_keeps_excluded_and_passed_runs_out_of_clusters() ->
     retry = next(c.cluster for c in found if "r0" in c.cluster.members)
     # The condition is what every member shares; the passed deploy runs are exposed too.
     assert retry.condition["tool"] == "deploy"
-    assert len(exposed(retry, runs)) == 8
+    assert len(exposure(retry, runs)[0]) == 8
 
 
 def test_candidates_are_the_same_whatever_the_order_of_the_runs() -> None:
@@ -105,7 +105,7 @@ def test_store_runs_carry_three_labels_and_the_filter_excludes_errors(tmp_path: 
     assert records["run-a"].root_mechanism == "do-not-invent-facts"
     assert records["run-a"].symptom == "a dearer flight was booked"
     assert records["run-a"].owner == "model"
-    assert records["run-a"].features["stage"] in ("early", "middle", "late")
+    assert records["run-a"].features["step.stage"] in ("early", "middle", "late")
     assert records["run-c"].excluded == "no_diagnosis"  # the judge named no step
     assert records["run-d"].excluded == "parse_error"  # never an agent failure
 

@@ -36,7 +36,12 @@ def _runs() -> list[RunRecord]:
             critical_cause=RETRY,
             root_mechanism="reconcile-before-retrying-a-non-idempotent-call",
             owner="model",
-            features={"owner": "model", "tool": "deploy", "error_before": "yes"},
+            features={
+                "horizon": "short",
+                "step.owner": "model",
+                "step.tool": "deploy",
+                "step.error_before": "yes",
+            },
             summary=RETRY,
         )
         for i in range(3)
@@ -48,7 +53,7 @@ GOOD = {
     "definition": "After a deploy tool call timed out ambiguously the agent retried it without "
     "reconciling, creating a duplicate deploy.",
     "exclusions": ["read-only retries"],
-    "condition": [{"feature": "tool", "value": "deploy"}],
+    "condition": [{"feature": "step.tool", "value": "deploy"}],
     "cited": ["M1", "M2"],
 }
 VAGUE = GOOD | {"definition": "The model did poorly on a complex task and the deploy failed."}
@@ -74,7 +79,10 @@ def test_a_checkable_mechanism_is_kept_with_its_lineage(tmp_path: Path) -> None:
     assert "tool = deploy" in prompt and 'id="M1"' in prompt
     (cluster,) = report.clusters
     assert cluster.cluster_id == "retry-after-ambiguous-timeout"
-    assert cluster.status == "named" and cluster.condition == {"tool": "deploy"}
+    # The namer's pair over the critical step, and the candidate's run features (what every
+    # run has, failed or not: its exposure is counted with them).
+    assert cluster.status == "named"
+    assert cluster.condition == {"horizon": "short", "step.tool": "deploy"}
     assert cluster.cited == ["secret-run-0", "secret-run-1"]
     assert cluster.lineage[-1].startswith("named retry-after-ambiguous-timeout from c-")
     assert [c.cluster_id for c in kept] == [cluster.cluster_id]
@@ -94,7 +102,7 @@ def test_an_outcome_is_refused_and_the_cluster_stays_unnamed(tmp_path: Path) -> 
 
 
 def test_the_validator_names_every_reason() -> None:
-    shared = {"tool": "deploy", "owner": "model"}
+    shared = {"step.tool": "deploy", "step.owner": "model"}
     ok = ClusterName.model_validate(GOOD)
     assert check_name(ok, shared, ["M1", "M2", "M3"]) is None
     bad = ClusterName(
@@ -110,7 +118,7 @@ def test_the_validator_names_every_reason() -> None:
     unstated = ClusterName.model_validate(
         GOOD | {"definition": "The agent retried a call that timed out without reconciling it."}
     )
-    assert "does not state the condition tool" in (check_name(unstated, shared, ["M1"]) or "")
+    assert "does not state the condition step.tool" in (check_name(unstated, shared, ["M1"]) or "")
     assert re.search(
         "empty", check_name(ok.model_copy(update={"condition": []}), shared, ["M1"]) or ""
     )
