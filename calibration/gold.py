@@ -33,7 +33,7 @@ from judge.base import Strict
 from judge.digests import bytes_digest
 from judge.errors import InputError
 from judge.kinds import SCORING
-from judge.types import Case, EvidenceKind, TraceTurn
+from judge.types import Case, TraceTurn, TurnKind
 
 #: A gold record's kind is the kind of case it labels (this order is gold/schema.json's).
 GoldKind = Literal["pairwise", "agent_run"]
@@ -58,7 +58,7 @@ class GoldTurn(Strict):
     content: str
     step: int | None = None
     #: What the turn is (tool_call, observation, final_answer...), as the importers record it.
-    kind: EvidenceKind | None = None
+    kind: TurnKind | None = None
     #: Where the turn came from in the source log (line, span id, JSON path), for audit.
     source: str | None = None
 

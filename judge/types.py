@@ -36,7 +36,8 @@ ReviewKind = Literal["binary", "pairwise", "fbd"]
 Role = Literal["admin", "client", "reviewer", "adjudicator"]
 ROLES: tuple[Role, ...] = ("admin", "client", "reviewer", "adjudicator")
 JobStatus = Literal["queued", "running", "done", "failed"]
-EvidenceKind = Literal[
+#: What a trace turn may be, as imported or given in a case file.
+TurnKind = Literal[
     "task",
     "diff",
     "message",
@@ -48,8 +49,10 @@ EvidenceKind = Literal[
     "candidate",
     "system",
     "note",
-    "check",
 ]
+#: What an evidence item may be: a turn's kind, or ``check`` for a deterministic check's firing,
+#: which only the judge's own checks write (a case or trace can never supply one).
+EvidenceKind = Literal[TurnKind, "check"]
 Order = Literal["AB", "BA"]
 
 
@@ -60,7 +63,7 @@ class TraceTurn(Strict):
     role: str
     content: str
     step: int | None = None
-    kind: EvidenceKind | None = None
+    kind: TurnKind | None = None
     #: Where this turn came from in the source file (line, span id, JSON path), for audit.
     source: str | None = None
 

@@ -49,7 +49,7 @@ from collections.abc import Iterator, Sequence
 
 from judge.evidence import AGENT_ROLES, classify_turns
 from judge.judging.masking import check_copy, masked_origin
-from judge.types import FACTS_ONLY, Case, EvidenceKind, TraceTurn
+from judge.types import FACTS_ONLY, Case, TraceTurn, TurnKind
 
 #: Appended to the id of the facts-only copy of a case.
 FACTS_SUFFIX = "#facts"
@@ -57,7 +57,7 @@ FACTS_SUFFIX = "#facts"
 FACTS_HEAD = "[output reduced to facts by code; its text is not shown]"
 #: The evidence kinds of a tool's output (reduced to facts); every other non-agent turn is
 #: left out.
-OUTPUT_KINDS: frozenset[EvidenceKind] = frozenset({"tool_result", "test_run", "error"})
+OUTPUT_KINDS: frozenset[TurnKind] = frozenset({"tool_result", "test_run", "error"})
 #: A command shown is cut at this many characters (its first line only).
 COMMAND_CHARS = 200
 #: Test-count summaries shown per output: the last ones (a runner prints its own last).

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
-from judge.types import Case, EvidenceKind, TraceTurn
+from judge.types import Case, TraceTurn, TurnKind
 
 #: AgentRx's ground truth, beside its tau-bench result files (judge/traces/stepwise.py).
 AGENTRX_GROUND_TRUTH = "tau_ground_truth.json"
@@ -308,7 +308,7 @@ def classify_result(
     tool: str | None = None,
     is_error: bool = False,
     exit_code: int | None = None,
-) -> EvidenceKind:
+) -> TurnKind:
     """The kind of a tool's output: ``test_run``, ``error`` or ``tool_result``.
 
     A failing test run stays a ``test_run``: which tests fail is the most useful evidence.
@@ -345,7 +345,7 @@ class TraceBuilder:
         self._diff: tuple[str, str] | None = None  # (turn id, diff) of the last printed diff
 
     def add(
-        self, role: str, content: str, kind: EvidenceKind, source: str, step: int | None = None
+        self, role: str, content: str, kind: TurnKind, source: str, step: int | None = None
     ) -> TraceTurn:
         """Append one turn and return it."""
         turn = TraceTurn(
