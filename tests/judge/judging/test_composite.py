@@ -254,10 +254,10 @@ def test_run_level_contracts_are_checks_written_as_data(
     assert contract_result(empty, contract, 2).status == "unknown"
 
 
-def test_the_default_rubrics_next_version_runs_coding_run_gates_as_its_gate_layer(
+def test_agent_run_gated_runs_coding_run_gates_as_its_gate_layer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rubric = load_rubric("agent-run-success@3")
+    rubric = load_rubric("agent-run-gated@1")
     assert rubric.gates is not None and rubric.gates.ref == GATES
     assert rubric.checks == load_rubric(GATES).spec.checks and rubric.checks_version == 2
     _checks(monkeypatch, DELETED)
