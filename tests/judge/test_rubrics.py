@@ -38,8 +38,7 @@ PUBLISHED = {
     "coding-run-gates@2": "sha256:78ed245dc215f471f5f190f24881488ee3b75fcc133900cb7dd459dd34506daa",
     "agent-run-success@2": "sha256:"
     "5fe8ec9ecee3da6df75444b664fddc5d95f333e14bb05ef19c2b1ae691b204d8",
-    "agent-run-gated@1": "sha256:"
-    "2dff470115047d178a1476897ff74ee34741c13e4e84d577e91e380ec27df60a",
+    "agent-run-gated@1": "sha256:2dff470115047d178a1476897ff74ee34741c13e4e84d577e91e380ec27df60a",
     "pairwise-preference@2": "sha256:"
     "099ddc8379d742904468c298e520f12de1943b4cdb9a8e03a85bae153786467c",
     "code-change-success@1": "sha256:"
