@@ -16,7 +16,7 @@ decision, counterfactual replays, a hypothesis.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +24,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from calibration.intervals import wilson
 from judge.base import Strict
-from judge.cases import iter_jsonl, validation_error
+from judge.cases import jsonl_objects, validation_error
 from judge.errors import InputError
 from judge.failures.assign import exposure
 from judge.failures.models import Cluster, RunRecord
@@ -314,15 +314,6 @@ def dossier(
         ),
         lineage=list(cluster.lineage),
     )
-
-
-def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of a JSONL file; the first bad line's
-    InputError (not JSON, not an object) is raised."""
-    for number, record in iter_jsonl(Path(path)):
-        if isinstance(record, InputError):
-            raise record
-        yield number, record
 
 
 def family_runset(family: EvalFamily, sources: Sequence[str | Path]) -> list[dict[str, Any]]:
