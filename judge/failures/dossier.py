@@ -25,7 +25,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from calibration.intervals import wilson
 from judge.base import Strict
 from judge.cases import jsonl_objects, validation_error
-from judge.errors import InputError
+from judge.errors import InputError, first_error
 from judge.failures.assign import exposure
 from judge.failures.models import Cluster, RunRecord
 
@@ -346,13 +346,6 @@ def read_records(path: str | Path) -> list[RunRecord]:
     return found
 
 
-def schema_error(err: ValidationError, file: str | Path) -> InputError:
-    """The first problem of a YAML document's validation, naming the file and the field path."""
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or None
-    return InputError(first["msg"], file=str(file), field=where)
-
-
 def read_clusters(path: str | Path) -> list[Cluster]:
     """Named clusters: a YAML list of :class:`Cluster` records (or ``clusters:`` holding one),
     or JSONL, one a line."""
@@ -374,4 +367,4 @@ def read_clusters(path: str | Path) -> list[Cluster]:
     try:
         return TypeAdapter(list[Cluster]).validate_python(data)
     except ValidationError as err:
-        raise schema_error(err, path) from err
+        raise first_error(err, file=str(path)) from err
