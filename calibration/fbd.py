@@ -48,7 +48,7 @@ from calibration.intervals import wilson
 from calibration.options import DEFAULT_VALID_DAYS
 from judge.base import Strict
 from judge.digests import digest, utcnow
-from judge.errors import CardError, InputError
+from judge.errors import CardError, InputError, first_error
 
 #: Within how many steps a located step counts as near the human one (issue: exact, 1, 3).
 TOLERANCES = (0, 1, 3)
@@ -170,9 +170,7 @@ def iter_recorded_steps(path: str | Path) -> Iterator[StepRun]:
         try:
             rec = _RecordedSteps.model_validate(raw)
         except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], file=file, line=line_no, field=loc) from err
+            raise first_error(err, file=file, line=line_no) from err
         try:
             yield step_run(
                 rec.item_id,

@@ -34,11 +34,17 @@ MAX_CITATIONS = 20
 CRITERION_LABELS = ("pass", "fail", "not_applicable")
 
 
+def cut_to(value: Any, limit: int) -> Any:
+    """A text longer than ``limit`` characters cut to ``limit`` (an ellipsis last); anything
+    else as it is."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1].rstrip() + "…"
+    return value
+
+
 def truncate_rationale(value: Any) -> Any:
     # The rationale is for people; a long one is cut rather than failing a whole judgment.
-    if isinstance(value, str) and len(value) > RATIONALE_MAX_CHARS:
-        return value[: RATIONALE_MAX_CHARS - 1].rstrip() + "…"
-    return value
+    return cut_to(value, RATIONALE_MAX_CHARS)
 
 
 def model_name(ref: str, suffix: str) -> str:
@@ -130,9 +136,7 @@ CHECK_ANSWERS = ("confirmed", "rejected")
 
 
 def _cut(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > DIAGNOSIS_TEXT_MAX:
-        return value[: DIAGNOSIS_TEXT_MAX - 1].rstrip() + "…"
-    return value
+    return cut_to(value, DIAGNOSIS_TEXT_MAX)
 
 
 def _text(description: str) -> Any:

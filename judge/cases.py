@@ -197,6 +197,15 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
             yield number, obj
 
 
+def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSONL file; the first bad line's
+    InputError (not JSON, not an object) is raised."""
+    for number, record in iter_jsonl(Path(path)):
+        if isinstance(record, InputError):
+            raise record
+        yield number, record
+
+
 def repeated(
     seen: Mapping[str, int], key: str, what: str, *, file: str, line: int, field: str
 ) -> InputError | None:

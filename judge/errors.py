@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 
 class Failure(Exception):
     """Base of every error judge raises on purpose."""
@@ -44,6 +46,20 @@ class InputError(JudgeError):
         if hint:
             text += f" ({hint})"
         super().__init__(text)
+
+
+def first_error(
+    err: ValidationError,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    hint: str | None = None,
+) -> InputError:
+    """The first problem of a pydantic ValidationError as an InputError naming the file, the
+    line and the field (its dotted path; none for the record as a whole), in pydantic's words."""
+    first = err.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    return InputError(first["msg"], file=file, line=line, field=field, hint=hint)
 
 
 class RubricError(JudgeError):

@@ -52,6 +52,7 @@ from judge.errors import InputError
 from judge.safety.injection import flag_adjacent, flag_injection
 from judge.safety.redact import MARKER_PREFIX, redact, redact_turn_fields
 from judge.safety.scan import Spec, scanner
+from judge.traces._common import without_heredocs
 from judge.types import Case, CheckResult, EvidenceItem, EvidenceKind, Strict, TraceTurn, check_ref
 
 #: Bump whenever selection, classification, clipping or redaction changes what a judge sees.
@@ -225,7 +226,7 @@ _ERROR_OUTPUT_NEEDLES = (
     '"error"',
 )
 # The start of a shell here-document: its body is file content, not a command.
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(?P<end>\w+)['\"]?")
 # Turns that print the final diff: "diff --git" followed by a hunk.
 _DIFF_START = re.compile(r"^diff --git ", re.MULTILINE)
 
@@ -278,20 +279,8 @@ def _commands_only(text: str) -> str:
     """``text`` without the bodies of here-documents (files written with ``cat <<EOF``).
 
     A test file written by the agent mentions unittest or pytest without running anything.
-    Line by line, so the cost stays linear.
     """
-    kept: list[str] = []
-    terminator: str | None = None
-    for line in text.splitlines():
-        if terminator is not None:
-            if line.strip() == terminator:
-                terminator = None
-            continue
-        kept.append(line)
-        match = _HEREDOC.search(line)
-        if match:
-            terminator = match.group(1)
-    return "\n".join(kept)
+    return without_heredocs(text.splitlines(), _HEREDOC)
 
 
 def _matches(regex: re.Pattern[str], needles: Sequence[str], text: str) -> bool:

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -58,6 +58,9 @@ from judge.types import (
     Strict,
     Verdict,
 )
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 #: The rubrics shipped with the project; override with $JUDGE_RUBRICS_DIR or ``root=``.
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
@@ -450,6 +453,23 @@ def _environment() -> Any:
     env.filters["evidence"] = evidence_block
     env.filters["marked_evidence"] = marked_evidence_block
     return env
+
+
+def package_environment(package: str, *, keep_trailing_newline: bool = False) -> Environment:
+    """The Jinja environment of the templates a package ships in its ``templates`` folder (the
+    review pages of judge.api, the run-set report of judge.runsets): HTML files escaped,
+    undefined variables an error, a block tag's own line and indent left out. (Rubric prompts
+    are rendered in their own sandboxed environment, not this one.)"""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    return Environment(
+        loader=PackageLoader(package, "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=keep_trailing_newline,
+    )
 
 
 def _split_template(template: str, where: str) -> tuple[str, str]:

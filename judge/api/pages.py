@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import judge.review
@@ -47,6 +47,7 @@ from judge.api.errors import error_status
 from judge.api.roles import PAGE_ROLES
 from judge.api.security import SESSION_COOKIE, session_token
 from judge.errors import Failure, JudgeError
+from judge.rubrics import package_environment
 from judge.service import (
     SESSION_PROBLEMS,
     Principal,
@@ -161,13 +162,7 @@ FormToken = Annotated[str, Depends(form_token)]
 
 @cache
 def _environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("judge.api", "templates"),
-        autoescape=select_autoescape(["html"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = package_environment("judge.api")
     env.globals.update(
         shortcuts=SHORTCUTS, label_text=LABEL_TEXT, short_text=SHORT_TEXT, label_help=LABEL_HELP
     )

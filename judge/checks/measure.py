@@ -5,13 +5,13 @@ intervals. A check may be hard only where this precision is high enough (:data:`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from calibration.intervals import wilson
+from judge.cases import jsonl_objects
 from judge.checks.registry import CHECKS
 from judge.checks.run import run_checks
 from judge.errors import InputError
@@ -123,15 +123,11 @@ def _honest_expectation(row: dict[str, Any]) -> dict[str, CheckStatus]:
 
 
 def _rows(directory: Path) -> list[tuple[Path, int, dict[str, Any]]]:
-    rows = []
-    for path in sorted(directory.glob("*.jsonl")):
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((path, number, json.loads(line)))
-                except ValueError as exc:
-                    raise InputError(str(exc), file=str(path), line=number) from exc
-    return rows
+    return [
+        (path, number, row)
+        for path in sorted(directory.glob("*.jsonl"))
+        for number, row in jsonl_objects(path)
+    ]
 
 
 def _resolve(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:

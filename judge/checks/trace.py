@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from judge.checks.base import Check, Finding, Inputs, failed, passed, unknown
 from judge.safety.redact import redact
 from judge.safety.secret_patterns import SPECIFIC
-from judge.traces._common import is_test_command, looks_like_test_output
+from judge.traces._common import is_test_command, looks_like_test_output, without_heredocs
 from judge.types import TraceTurn
 
 _AGENT_ROLES = frozenset({"agent", "assistant", "ai", "model"})
@@ -65,7 +65,7 @@ _FORCE_PUSH = re.compile(
 )
 
 
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(?P<end>\w+)\1")
 
 
 @dataclass(frozen=True)
@@ -83,18 +83,7 @@ def _without_heredocs(command: str) -> str:
     paths and words that are not commands)."""
     if "<<" not in command:
         return command
-    kept: list[str] = []
-    end: str | None = None
-    for line in command.split("\n"):
-        if end is not None:
-            if line.strip() == end:
-                end = None
-            continue
-        kept.append(line)
-        match = _HEREDOC.search(line)
-        if match:
-            end = match.group(2)
-    return "\n".join(kept)
+    return without_heredocs(command.split("\n"), _HEREDOC)
 
 
 def _is_agent(turn: TraceTurn) -> bool:

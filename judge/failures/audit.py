@@ -31,10 +31,11 @@ from calibration.intervals import wilson
 from calibration.label_plans import LabelPlan
 from calibration.ppi import PPIResult, ppi_mean
 from judge.base import Strict
+from judge.cases import jsonl_objects
 from judge.digests import seeded_unit
 from judge.errors import InputError
 from judge.failures.assign import assign, exposure_condition
-from judge.failures.dossier import jsonl_objects, valid_runs
+from judge.failures.dossier import valid_runs
 from judge.failures.models import Cluster, RunRecord
 from judge.review import enqueue_plan, save_plan
 from judge.review.planned import plan_item_id

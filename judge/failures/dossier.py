@@ -16,7 +16,7 @@ decision, counterfactual replays, a hypothesis.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,8 +24,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from calibration.intervals import wilson
 from judge.base import Strict
-from judge.cases import iter_jsonl, validation_error
-from judge.errors import InputError
+from judge.cases import jsonl_objects, validation_error
+from judge.errors import InputError, first_error
 from judge.failures.assign import exposure
 from judge.failures.models import Cluster, RunRecord
 
@@ -316,15 +316,6 @@ def dossier(
     )
 
 
-def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of a JSONL file; the first bad line's
-    InputError (not JSON, not an object) is raised."""
-    for number, record in iter_jsonl(Path(path)):
-        if isinstance(record, InputError):
-            raise record
-        yield number, record
-
-
 def family_runset(family: EvalFamily, sources: Sequence[str | Path]) -> list[dict[str, Any]]:
     """The lines of the run-set files ``sources`` whose task is in the family, as they are:
     the run-set file to re-run (``judge score`` reads it). InputError when none matches."""
@@ -355,13 +346,6 @@ def read_records(path: str | Path) -> list[RunRecord]:
     return found
 
 
-def schema_error(err: ValidationError, file: str | Path) -> InputError:
-    """The first problem of a YAML document's validation, naming the file and the field path."""
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or None
-    return InputError(first["msg"], file=str(file), field=where)
-
-
 def read_clusters(path: str | Path) -> list[Cluster]:
     """Named clusters: a YAML list of :class:`Cluster` records (or ``clusters:`` holding one),
     or JSONL, one a line."""
@@ -383,4 +367,4 @@ def read_clusters(path: str | Path) -> list[Cluster]:
     try:
         return TypeAdapter(list[Cluster]).validate_python(data)
     except ValidationError as err:
-        raise schema_error(err, path) from err
+        raise first_error(err, file=str(path)) from err

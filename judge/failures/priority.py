@@ -28,9 +28,9 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from judge.base import Strict
-from judge.errors import InputError
+from judge.errors import InputError, first_error
 from judge.failures.assign import exposure
-from judge.failures.dossier import Dossier, dossier, schema_error
+from judge.failures.dossier import Dossier, dossier
 from judge.failures.models import Cluster, RunRecord
 
 #: The shipped table.
@@ -87,7 +87,7 @@ def load_harm(path: str | Path | None = None) -> HarmTable:
     try:
         return HarmTable.model_validate({**data, "source": source})
     except ValidationError as err:
-        raise schema_error(err, file) from err
+        raise first_error(err, file=str(file)) from err
 
 
 class Factor(Strict):

@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from judge.defaults import DEFAULT_MAX_TOKENS, is_local
-from judge.errors import InfraError, InputError, ParseError
+from judge.errors import InfraError, InputError, ParseError, first_error
 from judge.local import register as register_local
 from judge.types import Strict
 
@@ -224,11 +224,9 @@ def read_router_config(path: str | Path) -> str:
     try:
         config = RouterConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(
-            first["msg"],
+        raise first_error(
+            exc,
             file=str(file),
-            field=".".join(str(p) for p in first["loc"]) or None,
             hint="model_list: [{model_name: ..., litellm_params: {model: ...}}]",
         ) from exc
     for n, deployment in enumerate(config.model_list):

@@ -73,23 +73,21 @@ def _check_fired(g: Group) -> str | None:
     return "; ".join(f"{ref}: {why}" for ref, why in sorted(fired.items())) or None
 
 
-def _count_status(g: Group, status: str) -> int:
-    return sum(1 for j in g.judgments if j.status == status)
+def _of_judgments(g: Group, n: int) -> str | None:
+    """``n of N judgments`` when ``n`` of the group's judgments set the gate off, else None."""
+    return f"{n} of {len(g.judgments)} judgments" if n else None
 
 
 def _parse_failed(g: Group) -> str | None:
-    n = _count_status(g, "parse_error")
-    return f"{n} of {len(g.judgments)} judgments" if n else None
+    return _of_judgments(g, sum(1 for j in g.judgments if j.status == "parse_error"))
 
 
 def _provider_failed(g: Group) -> str | None:
-    n = _count_status(g, "infra_error")
-    return f"{n} of {len(g.judgments)} judgments" if n else None
+    return _of_judgments(g, sum(1 for j in g.judgments if j.status == "infra_error"))
 
 
 def _abstained(g: Group) -> str | None:
-    n = sum(1 for r in g.rows if r.status == "abstain")
-    return f"{n} of {len(g.judgments)} judgments" if n else None
+    return _of_judgments(g, sum(1 for r in g.rows if r.status == "abstain"))
 
 
 def majority(labels: Sequence[str]) -> str | None:

@@ -29,7 +29,7 @@ from judge import kinds
 from judge.cases import iter_jsonl, validation_error
 from judge.errors import InputError
 from judge.review import StoredPlan, enqueue_plan, plans_for, save_plan
-from judge.runsets.records import Run
+from judge.runsets.records import Run, id_as_text
 from judge.runsets.scoring import pooled_score
 from judge.safety.redact import redact_case
 from judge.store import Store
@@ -72,9 +72,7 @@ class LabelRecord(Strict):
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
         # Run ids are compared as text (run sets number their runs too).
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        return value
+        return id_as_text(value)
 
 
 @dataclass(frozen=True)

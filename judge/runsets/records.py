@@ -52,6 +52,14 @@ DEFAULT_BENCHMARK = "default"
 FORMAT_HINT = "see gold/README.md, section Run sets, for the run-set format"
 
 
+def id_as_text(value: Any) -> Any:
+    """A run or task id read as text when a file numbers it (``7`` -> ``"7"``; not a bool):
+    ids are compared as text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 class RunRecord(Strict):
     """One line of a run-set file."""
 
@@ -77,9 +85,7 @@ class RunRecord(Strict):
     @classmethod
     def _ids_as_text(cls, value: Any) -> Any:
         # Benchmarks number their tasks (tau-bench task 0..49); ids are compared as text.
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        return value
+        return id_as_text(value)
 
     @model_validator(mode="after")
     def _one_source(self) -> RunRecord:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 from markupsafe import Markup, escape
 
+from judge.rubrics import package_environment
 from judge.runsets import checks
 from judge.runsets.estimates import compared_rows
 from judge.runsets.evalcard import CARD_NOTE, card_rows, eval_card
@@ -728,15 +729,8 @@ def _strong(text: str) -> Markup:
 
 @cache
 def _environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("judge.runsets", "templates"),
-        # report.html is escaped; report.md and table.md are Markdown, not HTML.
-        autoescape=select_autoescape(["html"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    # report.html is escaped; report.md and table.md are Markdown, not HTML.
+    env = package_environment("judge.runsets", keep_trailing_newline=True)
     env.filters.update(md_cell=_md_cell, strong=_strong)
     return env
 

@@ -69,6 +69,9 @@ class ChatConverter:
     command output in the user's).
     """
 
+    #: The role a user's turns get (tau-bench's simulated user says so).
+    user_role = "user"
+
     def __init__(
         self, builder: TraceBuilder, errors: list[InputError], file: str, *, line: int | None = None
     ) -> None:
@@ -131,7 +134,7 @@ class ChatConverter:
         """A user's text: the first one is the task."""
         if self.task is None:
             self.task = text
-        self.builder.add("user", text, "message", source)
+        self.builder.add(self.user_role, text, "message", source)
 
     def tool_text(self, message: ChatMessage, text: str, source: str) -> None:
         """A tool's output: the result of the call named by ``tool_call_id``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +299,24 @@ def is_test_command(command: str | None) -> bool:
 def looks_like_test_output(text: str) -> bool:
     """True when ``text`` holds a test runner's summary line."""
     return _TEST_OUTPUT.search(text) is not None
+
+
+def without_heredocs(lines: Iterable[str], heredoc: re.Pattern[str]) -> str:
+    """The ``lines`` of a shell command, joined, without the bodies of its here-documents
+    (files written with ``cat <<EOF``): after a line ``heredoc`` matches, every line up to the
+    one that is its ``end`` group alone is left out. Line by line, so the cost stays linear."""
+    kept: list[str] = []
+    end: str | None = None
+    for line in lines:
+        if end is not None:
+            if line.strip() == end:
+                end = None
+            continue
+        kept.append(line)
+        match = heredoc.search(line)
+        if match:
+            end = match.group("end")
+    return "\n".join(kept)
 
 
 def classify_result(

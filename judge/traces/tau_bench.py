@@ -63,10 +63,7 @@ class _Result(Loose):
 class _SimulatedUser(ChatConverter):
     """tau-bench's user is a simulator: its turns say so."""
 
-    def user_text(self, text: str, source: str) -> None:
-        if self.task is None:
-            self.task = text
-        self.builder.add("user(simulated)", text, "message", source)
+    user_role = "user(simulated)"
 
 
 def looks_like_results(path: Path) -> bool:
