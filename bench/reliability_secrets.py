@@ -7,6 +7,9 @@ cost of redaction per case.
         # values reach the provider, the store or an output, and which look-alikes survive
     python bench/reliability_secrets.py corpus --split issue36
         # the set of issue 36 (bench/data/secrets, written before its rules), the same way
+    python bench/reliability_secrets.py corpus --split fresh
+        # the set of 5 Dec (bench/data/secrets/fresh, written by an outside author apart from
+        # the rules), the same way
     python bench/reliability_secrets.py lookalikes # gitleaks' false-positive fixtures kept?
     python bench/reliability_secrets.py gold       # redactions on ../shared/gold, with samples
     python bench/reliability_secrets.py timing     # ms per case on the SWE-bench dev traces
@@ -390,16 +393,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timing: best of N")
     parser.add_argument(
         "--split",
-        choices=["development", "outside6", "issue36"],
+        choices=["development", "outside6", "issue36", "fresh"],
         default="development",
         help="corpus: the project's corpora, the outside set (measured once), or the set of "
-        "issue 36 (bench/data/secrets, written before its rules)",
+        "issue 36 (bench/data/secrets, written before its rules), or the fresh set of 5 Dec "
+        "(bench/data/secrets/fresh, written apart from the rules)",
     )
     args = parser.parse_args()
     if args.part == "corpus" and args.split == "outside6":
         outside6()
     elif args.part == "corpus" and args.split == "issue36":
         outside6("cases.jsonl", "planted.jsonl", HELD_OUT)
+    elif args.part == "corpus" and args.split == "fresh":
+        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh")
     elif args.part == "lookalikes":
         lookalikes()
     elif args.part == "corpus":
