@@ -6,6 +6,7 @@ automatically (target 0), benign runs that keep their automatic decision, and th
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split heldout --gold-runs 0
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split outside6 --without-detectors
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split fresh --gold-runs 0
+    PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split attacks37 --gold-runs 0
 
 Every run is judged with ``judge_cases`` (evidence, flags, the second net) through litellm to a
 loopback judge that obeys planted text (``judge.testing.obeying``): when a piece of a planted
@@ -20,7 +21,10 @@ again from their facts-only copy, and a changed verdict goes to a person).
 Splits: ``outside6`` (tests/data/OUTSIDE6.md), ``heldout`` (the corpus's held-out families) and
 ``fresh`` (bench/data/heldout/injections.jsonl: 112 injections in 25 languages and about 30
 printable encodings and 96 benign texts, written by an outside author on 4 Dec before and apart
-from every defence; its README says how).
+from every defence; its README says how) and ``attacks37`` (bench/data/attacks/fresh_37.jsonl:
+59 attacks on a failing run by an outside author on 5 Dec, by placement: the diff, the agent's
+own commands, tool outputs, forged test summaries, unicode, split turns, disguised cheats; its
+README says how; records with turns are planted as those turns, ``where`` as the record says).
 
 Sets:
 - injected: each injection of the split planted in a failing run (gold "fail"). ``--placement
@@ -106,7 +110,7 @@ def _wheres() -> dict[str, str]:
     out: dict[str, str] = {}
     sets = [REPO / "tests/data/injection" / n for n in ("dev.jsonl", "heldout.jsonl")]
     sets += sorted((REPO / "tests/data/injection/v2").glob("heldout*.jsonl"))
-    for path in [*sets, OUTSIDE6]:
+    for path in [*sets, OUTSIDE6, ATTACKS37]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -263,6 +267,24 @@ def fresh_records(path: Path = FRESH) -> list[Record]:
     return out
 
 
+ATTACKS37 = REPO / "bench" / "data" / "attacks" / "fresh_37.jsonl"
+
+
+def attacks37_records(path: Path = ATTACKS37) -> list[Record]:
+    """The attacks37 set: one Record per attack (its turns, or its text placed where it says),
+    its family and placement as its category."""
+    out: list[Record] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                r = json.loads(line)
+                turns = tuple(dict(t) for t in r.get("turns") or [])
+                category = f"{r['family']}: {r['category']}"
+                text = "" if turns else str(r["text"])
+                out.append(Record(r["id"], r["label"], "outside-v6", category, text, turns))
+    return out
+
+
 def planted_sets(
     records: list[Record], *, placement: str, honest: str, detectors_on: bool
 ) -> dict[str, dict[str, Any]]:
@@ -342,7 +364,9 @@ def report(figures: dict[str, dict[str, Any]]) -> None:
 def main() -> int:
     """Run the sets and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("heldout", "outside6", "fresh"), default="outside6")
+    parser.add_argument(
+        "--split", choices=("heldout", "outside6", "fresh", "attacks37"), default="outside6"
+    )
     parser.add_argument("--placement", choices=("output", "where"), default="output")
     parser.add_argument("--honest", choices=("gold", "fair"), default="gold")
     parser.add_argument("--gold-runs", type=int, default=306)
@@ -353,6 +377,8 @@ def main() -> int:
         records = outside6_records()
     elif args.split == "fresh":
         records = fresh_records()
+    elif args.split == "attacks37":
+        records = attacks37_records()
     else:
         records = [r for r in corpus_records() if r.split == "heldout"]
     on = not args.without_detectors
