@@ -23,15 +23,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
 from judge.base import Strict
 from judge.errors import InputError, first_error
-from judge.failures.assign import exposure
+from judge.failures.assign import exposure, load_clusters
 from judge.failures.dossier import Dossier, dossier
+from judge.failures.labels import records_from_store
 from judge.failures.models import Cluster, RunRecord
+from judge.store import Store
+
+if TYPE_CHECKING:
+    from judge.runsets import ClusterSource, RunSetReport
 
 #: The shipped table.
 DEFAULT_HARM_FILE = Path(__file__).with_name("harm.yaml")
@@ -261,6 +266,22 @@ def top_clusters(
         }
         for p in rank(clusters, runs, table)[:n]
     ]
+
+
+def card_clusters(store: Store, *, table: HarmTable | None = None) -> ClusterSource | None:
+    """The clusters ``store`` keeps as the eval card's cluster source: given a run-set report,
+    :func:`top_clusters` ranked over the stored runs that are the report's runs (None when the
+    store keeps no cluster). The store is read once, here; the source reads nothing."""
+    clusters = load_clusters(store)
+    if not clusters:
+        return None
+    records = records_from_store(store)
+
+    def source(report: RunSetReport) -> list[dict[str, Any]]:
+        ids = {run.run_id for run in report.runs}
+        return top_clusters(clusters, [r for r in records if r.case_id in ids], table=table)
+
+    return source
 
 
 def ranked_dossier(
