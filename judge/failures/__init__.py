@@ -50,6 +50,7 @@ from judge.failures.priority import (
     rank,
     ranked_dossier,
     ranked_dossiers,
+    ranked_jsonl,
     top_clusters,
 )
 
@@ -92,6 +93,7 @@ __all__ = [
     "rank",
     "ranked_dossier",
     "ranked_dossiers",
+    "ranked_jsonl",
     "read_clusters",
     "read_labels",
     "read_records",
