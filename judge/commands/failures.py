@@ -118,8 +118,7 @@ def cluster(
             save=not dry_run,
         )
     if fmt == "jsonl":
-        ranked = judge.failures.rank(report.clusters, report.records)
-        click.echo(report.jsonl({p.cluster_id: (p.priority, p.override) for p in ranked}), nl=False)
+        click.echo(judge.failures.ranked_jsonl(report), nl=False)
     else:
         _table(report)
 
