@@ -30,7 +30,7 @@ class _DefaultGroup(click.Group):
 @click.group(cls=_DefaultGroup)
 def failures() -> None:
     """Failed runs grouped into failure clusters: a definition a rule can check, its members,
-    exposure and failure rate. With no subcommand: ``judge failures cluster``."""
+    exposure and failure rate. With no subcommand: judge failures cluster."""
 
 
 failures.add_command(dossier)
