@@ -48,6 +48,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from judge.evidence import AGENT_ROLES, classify_turns
+from judge.judging.facts_diff import facts_diff
 from judge.judging.masking import check_copy, masked_origin
 from judge.types import FACTS_ONLY, Case, TraceTurn, TurnKind
 
@@ -312,7 +313,8 @@ def facts_case(case: Case) -> Case | None:
     without a trace: nothing the agent read is shown)."""
     if case.kind == "pairwise" or not case.trace:
         return None
-    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=list(_facts_turns(case)))
+    diff = facts_diff(case.diff) if case.diff else case.diff
+    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=list(_facts_turns(case)), diff=diff)
 
 
 def facts_origin(case: Case) -> str | None:
