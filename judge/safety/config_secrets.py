@@ -9,6 +9,13 @@ These rules read the structure instead: a key whose name *ends* in a password wo
 not code or a placeholder (a reference to a variable, a call, ``${VAR}``, ``null``: see
 :func:`value_is_secret`; dummies and examples are kept by :mod:`judge.safety.lookalikes`).
 
+The same reading of structure finds values under any secret word, whatever the service, where
+the older rules do not look: a literal default of an environment read under a secret name
+(``password: <%= ENV.fetch('X', 'v') %>``, ``os.getenv("API_TOKEN", "v")``), a
+``key="ApiKey" value="v"`` pair of XML settings, ``--auth v`` and ``--credentials v`` flags,
+and a generated literal passed by position to a client (``cohere.Client("v")``,
+``SearchClient.create('app', 'v')``, ``client.run('v')``): an SDK's client takes its key so.
+
 They run last (:data:`CONFIG`, after :data:`judge.safety.secret_shapes.SHAPES`), so what the
 older rules found and named is unchanged.
 """
@@ -16,7 +23,9 @@ older rules found and named is unchanged.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from judge.safety.lookalikes import is_lookalike
 from judge.safety.secret_patterns import Replacer, SecretPattern, marker
 
 _WORD = r"(?i:pass(?:word|wd|phrase)?|pwd)"
@@ -38,6 +47,106 @@ def value_is_secret(value: str) -> bool:
         return not any(c.isspace() for c in inner) and "{" not in inner
     # Unquoted: a name (``password = password``, ``settings.DB_PASSWORD``) is code.
     return _IDENTIFIER.fullmatch(inner) is None and not inner.isdigit()
+
+
+#: A name that ends in a secret word (``DB_PASSWORD``, ``apiToken``, ``X-Api-Key``).
+_SECRET_END = re.compile(
+    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+    r"private[_-]?key|access[_-]?key|secret[_-]?key)\Z"
+)
+#: What stands before an environment read that is the value of a secret key, on its line
+#: (``password: <%= ``, ``"token": `` , ``api_key = os.``).
+_KEY_BEFORE = re.compile(
+    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+    r"private[_-]?key|access[_-]?key)[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5}"
+    r"(?:<%=[ \t]{0,3}|\{\{[ \t]{0,3}|\$\{[ \t]{0,3})?[\w.]{0,40}\Z"
+)
+_QUOTED = re.compile(r"(?<![\w=])[ \t]{0,3}(?P<q>[\"'])(?P<v>[^\"'\n]{1,400})(?P=q)")
+_GENERATED = re.compile(r"[A-Za-z0-9_.+=~-]{20,400}")
+_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+#: Ids of a known shape: a UUID, a two-letter type and 32 hex digits (a Twilio account SID),
+#: a SHA-1 or SHA-256 digest.
+_ID_SHAPE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[A-Z]{2}[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
+)
+
+
+def generated(value: str) -> bool:
+    """Whether ``value`` reads as a generated token: 20+ token characters with a run of 16+
+    letters and digits holding both (``gpt-4o-mini-2024-07-18``, a model name, has none), and
+    no id of a known shape."""
+    if _GENERATED.fullmatch(value) is None or _ID_SHAPE.fullmatch(value) is not None:
+        return False
+    return any(
+        any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+        for run in _RUN.findall(value)
+    )
+
+
+def _env_default(m: re.Match[str]) -> str:
+    """The literal default of an environment read, when the variable's name or the key the
+    read is assigned to ends in a secret word."""
+    secret = m.group("secret")
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    before = m.string[max(line_start, m.start() - 120) : m.start()]
+    var = m.groupdict().get("var") or m.groupdict().get("var2") or ""
+    if not (_SECRET_END.search(var) or _KEY_BEFORE.search(before)):
+        return m.group(0)
+    if not value_is_secret(secret):
+        return m.group(0)
+    q = secret[0]
+    return f"{m.group('keep')}{q}{marker('config-secret')}{q}"
+
+
+def _client_arguments(m: re.Match[str]) -> str:
+    """A client call with its generated literals passed by position redacted (a keyword
+    argument, ``model="..."``, is left to the keyed rules)."""
+    args = m.group("args")
+    text = m.string
+    offset = m.start("args")
+
+    def replace(a: re.Match[str]) -> str:
+        value = a.group("v")
+        if not generated(value) or is_lookalike(value, text, offset + a.start("v")):
+            return a.group(0)
+        return a.group(0).replace(value, marker("client-secret"))
+
+    new = _QUOTED.sub(replace, args)
+    if new == args:
+        return m.group(0)
+    return f"{m.group('keep')}{new})"
+
+
+def _token_flag(m: re.Match[str]) -> str:
+    """``--auth v``: the value when it is no word or path (``--auth basic``, ``--auth none``
+    and ``--credentials ~/.aws/credentials`` are options, not secrets)."""
+    secret = m.group("secret")
+    inner = secret.strip("\"'")
+    if len(inner) < 8 or inner.startswith(_CODE_START) or "/" in inner or inner[:1] in "~-":
+        return m.group(0)
+    if not any(c.isdigit() for c in inner) and len(inner) < 20:
+        return m.group(0)
+    q = secret[0] if secret[:1] in "\"'" else ""
+    return f"{m.group('keep')}{q}{marker('cli-secret')}{q}"
+
+
+def _lowered_starts(words: tuple[str, ...], back: int = 0) -> Callable[[str], list[int] | None]:
+    """Where a rule that starts at one of ``words`` (lower case) can match in an ASCII text."""
+
+    def starts(text: str) -> list[int] | None:
+        if not text.isascii():
+            return None
+        lowered = text.lower()
+        found: set[int] = set()
+        for word in words:
+            at = lowered.find(word)
+            while at >= 0:
+                found.add(max(0, at - back))
+                at = lowered.find(word, at + 1)
+        return sorted(found)
+
+    return starts
 
 
 def _word_starts(text: str) -> list[int] | None:
@@ -160,6 +269,68 @@ CONFIG: tuple[SecretPattern, ...] = (
         ),
         _keyed("config-password"),
         (":5432:", ":*:", ".pgpass"),
+    ),
+    # The literal default of an environment read: ``os.getenv("API_TOKEN", "v")``,
+    # ``ENV.fetch('X', 'v')`` under ``password:``, ``env('DB_PASSWORD', 'v')`` (Laravel).
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>(?:\b(?:getenv|env)|\b(?:environ|ENV)\.(?:get|fetch))\([ \t]{0,3}"
+            r"[\"'](?P<var>[\w.-]{1,100})[\"'][ \t]{0,3},[ \t]{0,3})"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+        ),
+        _env_default,
+        ("env(", "environ.get(", "env.fetch("),
+    ),
+    # ``process.env.X || 'v'``, ``ENV['X'] || 'v'``, ``process.env.X ?? 'v'``.
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>(?:process\.env\.(?P<var>\w{1,100})|(?:process\.env|ENV)\[[\"']"
+            r"(?P<var2>[\w.-]{1,100})[\"']\])[ \t]{0,3}(?:\|\||\?\?|\bor\b)[ \t]{0,3})"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+        ),
+        _env_default,
+        ("process.env", "env["),
+    ),
+    # ``<add key="ApiKey" value="v" />``, ``<property name="password" value="v"/>``.
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>\b(?:key|name)=(?P<q>[\"'])[\w.:-]{0,60}?"
+            r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+            r"private[_-]?key|access[_-]?key)(?P=q)[ \t]{1,20}value=)"
+            r"(?P<secret>\"[^\"<>\n]{1,400}\"|'[^'<>\n]{1,400}')"
+        ),
+        _keyed("config-secret"),
+        ("value=",),
+        _lowered_starts(("key=", "name=")),
+    ),
+    # ``--auth v``, ``--credentials v``, ``--access-key v`` (``--token`` and ``--password``
+    # are the older cli-password rule's).
+    SecretPattern(
+        "cli-secret",
+        re.compile(
+            r"(?P<keep>--(?:[a-z0-9]{1,20}-){0,3}(?:auth|credentials?|access-key|secret-key)"
+            r"(?:=|[ \t]{1,5}))"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`<>;|&]{1,200})"
+        ),
+        _token_flag,
+        ("--",),
+        _lowered_starts(("--",)),
+    ),
+    # A generated literal passed by position to a client: ``cohere.Client("v")``,
+    # ``Client('AC...', 'v')``, ``SearchClient.create('app', 'v')``, ``client.run('v')``,
+    # ``api.login('v')`` (from the word on; what is before it is kept as it is).
+    SecretPattern(
+        "client-secret",
+        re.compile(
+            r"(?P<keep>(?i:client|login|authenticate|auth)\w{0,20}(?:\.\w{1,30}){0,2}\()"
+            r"(?P<args>[^()\n]{1,600})\)"
+        ),
+        _client_arguments,
+        ("client", "login", "auth"),
+        _lowered_starts(("client", "login", "auth")),
     ),
     # Telegram bot tokens (``<bot id>:AA<33>``), bare or in a URL path.
     SecretPattern(

@@ -57,8 +57,26 @@ def _is_random(value: str, name: str) -> bool:
     return shannon_entropy(value) >= 3.2
 
 
+#: Last words of a name that says what it holds is no secret (``apiVersion``,
+#: ``credentialId``, ``LLM_SECRET_NAME``); words that say a key is public (``public_key``).
+_NOT_SECRET_TAIL = frozenset(
+    ["version", "id", "ids", "name", "names", "type", "url", "uri", "path", "file", "ref"]
+)
+_PUBLIC_WORDS = frozenset(["pub", "public", "pubkey", "publishable"])
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def not_secret_name(name: str) -> bool:
+    """Whether a name ends in a word that says its value is no secret, or names a public
+    key (``X-API-Name``, ``credentialId``, ``public_key``, ``X509_pubkey_st``)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words:
+        return False
+    return words[-1] in _NOT_SECRET_TAIL or any(w in _PUBLIC_WORDS for w in words)
+
+
 def _keyed_random(m: re.Match[str]) -> str:
-    if not _is_random(m.group("secret"), m.group("name")):
+    if not_secret_name(m.group("name")) or not _is_random(m.group("secret"), m.group("name")):
         return m.group(0)
     return f"{m.group('keep')}{marker('high-entropy-secret')}{m.group('after') or ''}"
 
