@@ -14,7 +14,8 @@ the older rules do not look: a literal default of an environment read under a se
 (``password: <%= ENV.fetch('X', 'v') %>``, ``os.getenv("API_TOKEN", "v")``), a
 ``key="ApiKey" value="v"`` pair of XML settings, ``--auth v`` and ``--credentials v`` flags,
 and a generated literal passed by position to a client (``cohere.Client("v")``,
-``SearchClient.create('app', 'v')``, ``client.run('v')``): an SDK's client takes its key so.
+``SearchClient.create('app', 'v')``, ``client.run('v')``): an SDK's client takes its key so;
+the path of a webhook URL that holds a generated part, whatever the service.
 
 They run last (:data:`CONFIG`, after :data:`judge.safety.secret_shapes.SHAPES`), so what the
 older rules found and named is unchanged.
@@ -34,9 +35,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _CODE_START = tuple("$%{<@&*!|>=")
 
 
-def value_is_secret(value: str) -> bool:
+def value_is_secret(value: str, code: bool = True) -> bool:
     """Whether a value found under a password key can be one: not a reference to code or a
-    template, not a literal of the language, not too short; quoted values hold no space."""
+    template, not a literal of the language, not too short; quoted values hold no space.
+    ``code=False``: the value stands where no code can (a ``.pgpass`` field, an XML element, a
+    DSN), so a bare name (``LwiPntv3UmlVBhwGls``) is a value, not a variable."""
     quoted = value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2
     inner = value[1:-1] if quoted else value
     if len(inner) < 4 or inner.startswith(_CODE_START):
@@ -46,7 +49,7 @@ def value_is_secret(value: str) -> bool:
     if quoted:
         return not any(c.isspace() for c in inner) and "{" not in inner
     # Unquoted: a name (``password = password``, ``settings.DB_PASSWORD``) is code.
-    return _IDENTIFIER.fullmatch(inner) is None and not inner.isdigit()
+    return (not code or _IDENTIFIER.fullmatch(inner) is None) and not inner.isdigit()
 
 
 #: A name that ends in a secret word (``DB_PASSWORD``, ``apiToken``, ``X-Api-Key``).
@@ -118,6 +121,22 @@ def _client_arguments(m: re.Match[str]) -> str:
     return f"{m.group('keep')}{new})"
 
 
+_PATH_PARTS = re.compile(r"[/@?&=#]")
+
+
+def _webhook(m: re.Match[str]) -> str:
+    """A webhook URL's path, when a part of it reads as generated: whoever holds the URL can
+    post as the integration (Teams, Discord, Zapier, any service's hook)."""
+    path = m.group("secret")
+    at = 0
+    for part in _PATH_PARTS.split(path):
+        if generated(part):
+            # From the first generated part on (ids before it, a tenant's UUID, are kept).
+            return f"{m.group('keep')}{path[:at]}{marker('webhook-url')}"
+        at += len(part) + 1
+    return m.group(0)
+
+
 def _token_flag(m: re.Match[str]) -> str:
     """``--auth v``: the value when it is no word or path (``--auth basic``, ``--auth none``
     and ``--credentials ~/.aws/credentials`` are options, not secrets)."""
@@ -187,13 +206,14 @@ def _bare_pass(m: re.Match[str]) -> bool:
     return not (before in ("_", "-", ".") or before.isalpha())
 
 
-def _keyed(name: str) -> Replacer:
-    """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no."""
+def _keyed(name: str, code: bool = True) -> Replacer:
+    """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no
+    (``code``: whether code can stand there)."""
     text = marker(name)
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
-        if not value_is_secret(secret) or _bare_pass(m):
+        if not value_is_secret(secret, code) or _bare_pass(m):
             return m.group(0)
         quote = secret[0] if secret[:1] in "\"'" and secret[-1:] == secret[:1] else ""
         return f"{m.group('keep')}{quote}{text}{quote}{m.groupdict().get('after') or ''}"
@@ -223,7 +243,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<keep><(?P<tag>[\w:.-]{0,40}" + _WORD + r")>)"
             r"(?P<secret>[^<>\s]{1,200})(?P<after></(?P=tag)>)"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         ("pass", "pwd"),
         _tag_starts,
     ),
@@ -257,7 +277,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<keep>\b[\w.-]{1,64}:)(?P<secret>[^@\s/:\"'`]{1,128})"
             r"(?P<after>@(?:tcp|unix|udp)\()"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         ("@tcp(", "@unix(", "@udp("),
     ),
     # A ``.pgpass`` line: ``host:port:database:user:password``.
@@ -267,7 +287,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?m)^(?P<keep>[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w*.-]{1,63}:[\w*.-]{1,63}:)"
             r"(?P<secret>[^\s:]{1,200})$"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         (":5432:", ":*:", ".pgpass"),
     ),
     # The literal default of an environment read: ``os.getenv("API_TOKEN", "v")``,
@@ -331,6 +351,17 @@ CONFIG: tuple[SecretPattern, ...] = (
         _client_arguments,
         ("client", "login", "auth"),
         _lowered_starts(("client", "login", "auth")),
+    ),
+    # A webhook URL of any service: ``https://x.webhook.office.com/webhookb2/...``,
+    # ``https://discord.com/api/webhooks/<id>/<token>`` (the host is kept).
+    SecretPattern(
+        "webhook-url",
+        re.compile(
+            r"(?P<keep>\bhttps?://[A-Za-z0-9.-]{1,253}/)"
+            r"(?P<secret>[^\s\"'<>`]{0,80}?(?i:hook)[^\s\"'<>`]{1,1000})"
+        ),
+        _webhook,
+        ("hook",),
     ),
     # Telegram bot tokens (``<bot id>:AA<33>``), bare or in a URL path.
     SecretPattern(

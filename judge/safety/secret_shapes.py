@@ -189,7 +189,8 @@ SHAPES: tuple[SecretPattern, ...] = (
         ("private-mac:",),
     ),
     # A private key's body as list items (YAML, Markdown, a JSON array) under its BEGIN line (or
-    # the marker an older rule left there) or under a key name: every item is redacted.
+    # the marker an older rule left there, quoted or not) or under a key name: every item is
+    # redacted.
     SecretPattern(
         "private-key",
         re.compile(
@@ -197,8 +198,9 @@ SHAPES: tuple[SecretPattern, ...] = (
             r"\[REDACTED:private-key\]|"
             r"(?i:private[_-]?key|priv[_-]?key|ssh[_-]?key|tls[_-]?key|client[_-]?key|"
             r"signing[_-]?key|key[_-]?data)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\[|>-]?)"
-            r"[ \t]*\r?\n)"
-            r"(?P<secret>(?:[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]{1,4}[\"']?[A-Za-z0-9+/=]{16,200}"
+            r"[\"']?,?[ \t]*\r?\n)"
+            # Each item may carry a diff's ``+`` (the key added in a diff).
+            r"(?P<secret>(?:\+?[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]{1,4}[\"']?[A-Za-z0-9+/=]{16,200}"
             r"[\"']?,?[ \t]*(?:\r?\n|\Z)){1,400}"
             r"|(?:[ \t]*[\"'][A-Za-z0-9+/=]{16,200}[\"'],?[ \t]*(?:\r?\n|\Z)){2,400})"
         ),

@@ -133,6 +133,8 @@ def test_the_held_out_set_is_what_its_script_writes(tmp_path: Path) -> None:
         "level = os.getenv('LOG_LEVEL', 'info')",
         "mode = os.getenv('AUTH_MODE', 'basic')",
         "aws s3 ls --credentials ~/.aws/credentials",
+        "see https://docs.github.com/en/webhooks/using-webhooks/creating-webhooks",
+        "password: settings.DB_PASSWORD",
         '<add key="ApiKey" value="${API_KEY}" />',
     ],
 )
@@ -166,6 +168,21 @@ def test_a_real_token_in_a_prefix_is_not_a_mask() -> None:
         (
             "c = SearchClient.create('0XYFO9KG21', '57e704153cb56450d868057ee8d7405c')",
             "57e704153cb56450d868057ee8d7405c",
+        ),
+        # Where no code can stand, a bare name is a value: .pgpass, an XML element, a DSN.
+        ("db-prod.internal:5432:*:backup:LwiPntv3UmlVBhwGls", "LwiPntv3UmlVBhwGls"),
+        ("<password>LwiPntv3UmlVBhwGls</password>", "LwiPntv3UmlVBhwGls"),
+        # A webhook URL of any service, from its first generated part on.
+        (
+            "https://acme.webhook.office.com/webhookb2/IncomingWebhook/"
+            "V2kwKdhmi93TwU52DQGY5GHcAY-wsdM6IsXOqrkePncyR6",
+            "V2kwKdhmi93TwU52DQGY5GHcAY",
+        ),
+        # A private key's lines as quoted list items added in a diff.
+        (
+            '+tls_key_lines:\n+  - "-----BEGIN EC PRIVATE KEY-----"\n'
+            '+  - "MHcCAQEEIOSv0BGLdAQhZJ1/t8Pdlz2dPtSQhfM3USbY9tZcOPW3eY+yqyzS+CjX"\n',
+            "MHcCAQEEIOSv0BGLdAQhZJ1",
         ),
         (
             "client.run('MgQtgGfAdjrbHon3v715jUf9.JucWz9.-jbhmVHQycBGrZ3F0r')",
