@@ -26,6 +26,9 @@ What is kept, and why it is safe to keep:
   ``EXAMPLE`` in capitals (``AKIAIOSFODNN7EXAMPLE``, ``wJalr...EXAMPLEKEY``);
 - anti-forgery tokens (``csrf-token``, ``authenticity_token``): a page shows one to every
   visitor, they open nothing;
+- a private key's BEGIN line with no key material after it (``-----BEGIN PRIVATE KEY-----
+  anything``); a command substitution standing where a token could (``Bearer
+  $(gcloud auth print-access-token)``);
 - names of API versions (``apiVersion: external-secrets.io/v1beta1``): the manifests of
   Kubernetes' ``ExternalSecret``, ``SecretStore`` and ``SopsSecret`` name where a secret is
   kept, not the secret.
@@ -68,6 +71,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _ID_NAME = re.compile(r"(?:\bid|_id|Id|ID)\b[\"']?\s*[:=]?\s*[\"']?\s*\Z")
 _SITE_KEY = re.compile(r"site[-_ ]?key", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}-----(?P<body>.*?)-----END", re.DOTALL)
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _SITE_SHAPE = re.compile(r"6L[0-9A-Za-z_-]{38}")
 #: AWS's documentation examples (``AKIAIOSFODNN7EXAMPLE``, ``...EXAMPLEKEY``).
 _AWS_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?\Z")
@@ -210,7 +214,16 @@ def is_lookalike(secret: str, text: str = "", start: int = 0) -> bool:
         return True
     if value.startswith("-----BEGIN"):
         m = _PEM.match(value)
-        return m is not None and len(re.sub(r"[^A-Za-z0-9+/]", "", m.group("body"))) < 40
+        if m is None and "-----END" not in value:
+            # No END: the body is what follows the BEGIN line, in the value and after it, up
+            # to the next armour line (a key cut off by a clip keeps its body: redacted).
+            header = value.find("-----", 10) + 5
+            follows = text[start + len(secret) : start + len(secret) + 400]
+            body = (value[header:] + follows).split("-----")[0]
+            return len(_NOT_BASE64.sub("", body)) < 40
+        return m is not None and len(_NOT_BASE64.sub("", m.group("body"))) < 40
+    if value.startswith(("$(", "`")):
+        return True  # a command's output (``Bearer $(gcloud auth print-access-token)``)
     if _WRAPPED.fullmatch(value):
         return True
     if any(c.isspace() for c in value):

@@ -135,6 +135,9 @@ def test_the_held_out_set_is_what_its_script_writes(tmp_path: Path) -> None:
         "aws s3 ls --credentials ~/.aws/credentials",
         "see https://docs.github.com/en/webhooks/using-webhooks/creating-webhooks",
         "password: settings.DB_PASSWORD",
+        # A BEGIN line with no key material; a command's output standing for a token.
+        "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+        'curl -H "Authorization: Bearer $(gcloud auth print-access-token)" https://x',
         '<add key="ApiKey" value="${API_KEY}" />',
     ],
 )
@@ -200,3 +203,8 @@ def test_a_client_keeps_its_account_id_and_loses_its_key() -> None:
     out, _ = redact(f"client = Client('{sid}', '{key}')")
     assert out == f"client = Client('{sid}', '[REDACTED:client-secret]')"
     assert generated(key) and not generated(sid) and not generated("gpt-4o-mini-2024-07-18")
+
+
+def test_a_key_cut_after_its_body_is_still_redacted() -> None:
+    body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    assert redact("-----BEGIN RSA PRIVATE KEY-----\n" + body)[0] == "[REDACTED:private-key]\n"
