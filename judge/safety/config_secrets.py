@@ -9,6 +9,14 @@ These rules read the structure instead: a key whose name *ends* in a password wo
 not code or a placeholder (a reference to a variable, a call, ``${VAR}``, ``null``: see
 :func:`value_is_secret`; dummies and examples are kept by :mod:`judge.safety.lookalikes`).
 
+The same reading of structure finds values under any secret word, whatever the service, where
+the older rules do not look: a literal default of an environment read under a secret name
+(``password: <%= ENV.fetch('X', 'v') %>``, ``os.getenv("API_TOKEN", "v")``), a
+``key="ApiKey" value="v"`` pair of XML settings, ``--auth v`` and ``--credentials v`` flags,
+and a generated literal passed by position to a client (``cohere.Client("v")``,
+``SearchClient.create('app', 'v')``, ``client.run('v')``): an SDK's client takes its key so;
+the path of a webhook URL that holds a generated part, whatever the service.
+
 They run last (:data:`CONFIG`, after :data:`judge.safety.secret_shapes.SHAPES`), so what the
 older rules found and named is unchanged.
 """
@@ -16,7 +24,9 @@ older rules found and named is unchanged.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from judge.safety.lookalikes import is_lookalike
 from judge.safety.secret_patterns import Replacer, SecretPattern, marker
 
 _WORD = r"(?i:pass(?:word|wd|phrase)?|pwd)"
@@ -25,9 +35,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _CODE_START = tuple("$%{<@&*!|>=")
 
 
-def value_is_secret(value: str) -> bool:
+def value_is_secret(value: str, code: bool = True) -> bool:
     """Whether a value found under a password key can be one: not a reference to code or a
-    template, not a literal of the language, not too short; quoted values hold no space."""
+    template, not a literal of the language, not too short; quoted values hold no space.
+    ``code=False``: the value stands where no code can (a ``.pgpass`` field, an XML element, a
+    DSN), so a bare name (``LwiPntv3UmlVBhwGls``) is a value, not a variable."""
     quoted = value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2
     inner = value[1:-1] if quoted else value
     if len(inner) < 4 or inner.startswith(_CODE_START):
@@ -37,7 +49,123 @@ def value_is_secret(value: str) -> bool:
     if quoted:
         return not any(c.isspace() for c in inner) and "{" not in inner
     # Unquoted: a name (``password = password``, ``settings.DB_PASSWORD``) is code.
-    return _IDENTIFIER.fullmatch(inner) is None and not inner.isdigit()
+    return (not code or _IDENTIFIER.fullmatch(inner) is None) and not inner.isdigit()
+
+
+#: A name that ends in a secret word (``DB_PASSWORD``, ``apiToken``, ``X-Api-Key``).
+_SECRET_END = re.compile(
+    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+    r"private[_-]?key|access[_-]?key|secret[_-]?key)\Z"
+)
+#: What stands before an environment read that is the value of a secret key, on its line
+#: (``password: <%= ``, ``"token": `` , ``api_key = os.``).
+_KEY_BEFORE = re.compile(
+    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+    r"private[_-]?key|access[_-]?key)[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5}"
+    r"(?:<%=[ \t]{0,3}|\{\{[ \t]{0,3}|\$\{[ \t]{0,3})?[\w.]{0,40}\Z"
+)
+_QUOTED = re.compile(r"(?<![\w=])[ \t]{0,3}(?P<q>[\"'])(?P<v>[^\"'\n]{1,400})(?P=q)")
+_GENERATED = re.compile(r"[A-Za-z0-9_.+=~-]{20,400}")
+_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+#: Ids of a known shape: a UUID, a two-letter type and 32 hex digits (a Twilio account SID),
+#: a SHA-1 or SHA-256 digest.
+_ID_SHAPE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[A-Z]{2}[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
+)
+
+
+def generated(value: str) -> bool:
+    """Whether ``value`` reads as a generated token: 20+ token characters with a run of 16+
+    letters and digits holding both (``gpt-4o-mini-2024-07-18``, a model name, has none), and
+    no id of a known shape."""
+    if _GENERATED.fullmatch(value) is None or _ID_SHAPE.fullmatch(value) is not None:
+        return False
+    return any(
+        any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+        for run in _RUN.findall(value)
+    )
+
+
+def _env_default(m: re.Match[str]) -> str:
+    """The literal default of an environment read, when the variable's name or the key the
+    read is assigned to ends in a secret word."""
+    secret = m.group("secret")
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    before = m.string[max(line_start, m.start() - 120) : m.start()]
+    var = m.groupdict().get("var") or m.groupdict().get("var2") or ""
+    if not (_SECRET_END.search(var) or _KEY_BEFORE.search(before)):
+        return m.group(0)
+    if not value_is_secret(secret):
+        return m.group(0)
+    q = secret[0]
+    return f"{m.group('keep')}{q}{marker('config-secret')}{q}"
+
+
+def _client_arguments(m: re.Match[str]) -> str:
+    """A client call with its generated literals passed by position redacted (a keyword
+    argument, ``model="..."``, is left to the keyed rules)."""
+    args = m.group("args")
+    text = m.string
+    offset = m.start("args")
+
+    def replace(a: re.Match[str]) -> str:
+        value = a.group("v")
+        if not generated(value) or is_lookalike(value, text, offset + a.start("v")):
+            return a.group(0)
+        return a.group(0).replace(value, marker("client-secret"))
+
+    new = _QUOTED.sub(replace, args)
+    if new == args:
+        return m.group(0)
+    return f"{m.group('keep')}{new})"
+
+
+_PATH_PARTS = re.compile(r"[/@?&=#]")
+
+
+def _webhook(m: re.Match[str]) -> str:
+    """A webhook URL's path, when a part of it reads as generated: whoever holds the URL can
+    post as the integration (Teams, Discord, Zapier, any service's hook)."""
+    path = m.group("secret")
+    at = 0
+    for part in _PATH_PARTS.split(path):
+        if generated(part):
+            # From the first generated part on (ids before it, a tenant's UUID, are kept).
+            return f"{m.group('keep')}{path[:at]}{marker('webhook-url')}"
+        at += len(part) + 1
+    return m.group(0)
+
+
+def _token_flag(m: re.Match[str]) -> str:
+    """``--auth v``: the value when it is no word or path (``--auth basic``, ``--auth none``
+    and ``--credentials ~/.aws/credentials`` are options, not secrets)."""
+    secret = m.group("secret")
+    inner = secret.strip("\"'")
+    if len(inner) < 8 or inner.startswith(_CODE_START) or "/" in inner or inner[:1] in "~-":
+        return m.group(0)
+    if not any(c.isdigit() for c in inner) and len(inner) < 20:
+        return m.group(0)
+    q = secret[0] if secret[:1] in "\"'" else ""
+    return f"{m.group('keep')}{q}{marker('cli-secret')}{q}"
+
+
+def _lowered_starts(words: tuple[str, ...], back: int = 0) -> Callable[[str], list[int] | None]:
+    """Where a rule that starts at one of ``words`` (lower case) can match in an ASCII text."""
+
+    def starts(text: str) -> list[int] | None:
+        if not text.isascii():
+            return None
+        lowered = text.lower()
+        found: set[int] = set()
+        for word in words:
+            at = lowered.find(word)
+            while at >= 0:
+                found.add(max(0, at - back))
+                at = lowered.find(word, at + 1)
+        return sorted(found)
+
+    return starts
 
 
 def _word_starts(text: str) -> list[int] | None:
@@ -78,13 +206,14 @@ def _bare_pass(m: re.Match[str]) -> bool:
     return not (before in ("_", "-", ".") or before.isalpha())
 
 
-def _keyed(name: str) -> Replacer:
-    """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no."""
+def _keyed(name: str, code: bool = True) -> Replacer:
+    """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no
+    (``code``: whether code can stand there)."""
     text = marker(name)
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
-        if not value_is_secret(secret) or _bare_pass(m):
+        if not value_is_secret(secret, code) or _bare_pass(m):
             return m.group(0)
         quote = secret[0] if secret[:1] in "\"'" and secret[-1:] == secret[:1] else ""
         return f"{m.group('keep')}{quote}{text}{quote}{m.groupdict().get('after') or ''}"
@@ -114,7 +243,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<keep><(?P<tag>[\w:.-]{0,40}" + _WORD + r")>)"
             r"(?P<secret>[^<>\s]{1,200})(?P<after></(?P=tag)>)"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         ("pass", "pwd"),
         _tag_starts,
     ),
@@ -148,7 +277,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<keep>\b[\w.-]{1,64}:)(?P<secret>[^@\s/:\"'`]{1,128})"
             r"(?P<after>@(?:tcp|unix|udp)\()"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         ("@tcp(", "@unix(", "@udp("),
     ),
     # A ``.pgpass`` line: ``host:port:database:user:password``.
@@ -158,8 +287,81 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?m)^(?P<keep>[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w*.-]{1,63}:[\w*.-]{1,63}:)"
             r"(?P<secret>[^\s:]{1,200})$"
         ),
-        _keyed("config-password"),
+        _keyed("config-password", code=False),
         (":5432:", ":*:", ".pgpass"),
+    ),
+    # The literal default of an environment read: ``os.getenv("API_TOKEN", "v")``,
+    # ``ENV.fetch('X', 'v')`` under ``password:``, ``env('DB_PASSWORD', 'v')`` (Laravel).
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>(?:\b(?:getenv|env)|\b(?:environ|ENV)\.(?:get|fetch))\([ \t]{0,3}"
+            r"[\"'](?P<var>[\w.-]{1,100})[\"'][ \t]{0,3},[ \t]{0,3})"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+        ),
+        _env_default,
+        ("env(", "environ.get(", "env.fetch("),
+    ),
+    # ``process.env.X || 'v'``, ``ENV['X'] || 'v'``, ``process.env.X ?? 'v'``.
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>(?:process\.env\.(?P<var>\w{1,100})|(?:process\.env|ENV)\[[\"']"
+            r"(?P<var2>[\w.-]{1,100})[\"']\])[ \t]{0,3}(?:\|\||\?\?|\bor\b)[ \t]{0,3})"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+        ),
+        _env_default,
+        ("process.env", "env["),
+    ),
+    # ``<add key="ApiKey" value="v" />``, ``<property name="password" value="v"/>``.
+    SecretPattern(
+        "config-secret",
+        re.compile(
+            r"(?P<keep>\b(?:key|name)=(?P<q>[\"'])[\w.:-]{0,60}?"
+            r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
+            r"private[_-]?key|access[_-]?key)(?P=q)[ \t]{1,20}value=)"
+            r"(?P<secret>\"[^\"<>\n]{1,400}\"|'[^'<>\n]{1,400}')"
+        ),
+        _keyed("config-secret"),
+        ("value=",),
+        _lowered_starts(("key=", "name=")),
+    ),
+    # ``--auth v``, ``--credentials v``, ``--access-key v`` (``--token`` and ``--password``
+    # are the older cli-password rule's).
+    SecretPattern(
+        "cli-secret",
+        re.compile(
+            r"(?P<keep>--(?:[a-z0-9]{1,20}-){0,3}(?:auth|credentials?|access-key|secret-key)"
+            r"(?:=|[ \t]{1,5}))"
+            r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`<>;|&]{1,200})"
+        ),
+        _token_flag,
+        ("--",),
+        _lowered_starts(("--",)),
+    ),
+    # A generated literal passed by position to a client: ``cohere.Client("v")``,
+    # ``Client('AC...', 'v')``, ``SearchClient.create('app', 'v')``, ``client.run('v')``,
+    # ``api.login('v')`` (from the word on; what is before it is kept as it is).
+    SecretPattern(
+        "client-secret",
+        re.compile(
+            r"(?P<keep>(?i:client|login|authenticate|auth)\w{0,20}(?:\.\w{1,30}){0,2}\()"
+            r"(?P<args>[^()\n]{1,600})\)"
+        ),
+        _client_arguments,
+        ("client", "login", "auth"),
+        _lowered_starts(("client", "login", "auth")),
+    ),
+    # A webhook URL of any service: ``https://x.webhook.office.com/webhookb2/...``,
+    # ``https://discord.com/api/webhooks/<id>/<token>`` (the host is kept).
+    SecretPattern(
+        "webhook-url",
+        re.compile(
+            r"(?P<keep>\bhttps?://[A-Za-z0-9.-]{1,253}/)"
+            r"(?P<secret>[^\s\"'<>`]{0,80}?(?i:hook)[^\s\"'<>`]{1,1000})"
+        ),
+        _webhook,
+        ("hook",),
     ),
     # Telegram bot tokens (``<bot id>:AA<33>``), bare or in a URL path.
     SecretPattern(

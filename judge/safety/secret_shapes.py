@@ -57,8 +57,26 @@ def _is_random(value: str, name: str) -> bool:
     return shannon_entropy(value) >= 3.2
 
 
+#: Last words of a name that says what it holds is no secret (``apiVersion``,
+#: ``credentialId``, ``LLM_SECRET_NAME``); words that say a key is public (``public_key``).
+_NOT_SECRET_TAIL = frozenset(
+    ["version", "id", "ids", "name", "names", "type", "url", "uri", "path", "file", "ref"]
+)
+_PUBLIC_WORDS = frozenset(["pub", "public", "pubkey", "publishable"])
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def not_secret_name(name: str) -> bool:
+    """Whether a name ends in a word that says its value is no secret, or names a public
+    key (``X-API-Name``, ``credentialId``, ``public_key``, ``X509_pubkey_st``)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words:
+        return False
+    return words[-1] in _NOT_SECRET_TAIL or any(w in _PUBLIC_WORDS for w in words)
+
+
 def _keyed_random(m: re.Match[str]) -> str:
-    if not _is_random(m.group("secret"), m.group("name")):
+    if not_secret_name(m.group("name")) or not _is_random(m.group("secret"), m.group("name")):
         return m.group(0)
     return f"{m.group('keep')}{marker('high-entropy-secret')}{m.group('after') or ''}"
 
@@ -171,7 +189,8 @@ SHAPES: tuple[SecretPattern, ...] = (
         ("private-mac:",),
     ),
     # A private key's body as list items (YAML, Markdown, a JSON array) under its BEGIN line (or
-    # the marker an older rule left there) or under a key name: every item is redacted.
+    # the marker an older rule left there, quoted or not) or under a key name: every item is
+    # redacted.
     SecretPattern(
         "private-key",
         re.compile(
@@ -179,8 +198,9 @@ SHAPES: tuple[SecretPattern, ...] = (
             r"\[REDACTED:private-key\]|"
             r"(?i:private[_-]?key|priv[_-]?key|ssh[_-]?key|tls[_-]?key|client[_-]?key|"
             r"signing[_-]?key|key[_-]?data)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\[|>-]?)"
-            r"[ \t]*\r?\n)"
-            r"(?P<secret>(?:[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]{1,4}[\"']?[A-Za-z0-9+/=]{16,200}"
+            r"[\"']?,?[ \t]*\r?\n)"
+            # Each item may carry a diff's ``+`` (the key added in a diff).
+            r"(?P<secret>(?:\+?[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]{1,4}[\"']?[A-Za-z0-9+/=]{16,200}"
             r"[\"']?,?[ \t]*(?:\r?\n|\Z)){1,400}"
             r"|(?:[ \t]*[\"'][A-Za-z0-9+/=]{16,200}[\"'],?[ \t]*(?:\r?\n|\Z)){2,400})"
         ),

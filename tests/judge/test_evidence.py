@@ -240,13 +240,13 @@ def test_pairwise_candidates_in_order() -> None:
 
 def test_secrets_are_redacted_before_clipping() -> None:
     # A key straddling the clip boundary must not leak half of itself.
-    key = "AKIA" + "Z" * 16
+    key = "AKIA" + "ZQ7W" * 4  # real-shaped: "Z" * 16 would be a mask, kept
     content = "x " * 500 + key + " y" * 500
     trace = [turn(0, "agent", "done"), turn(1, "observation", content)]
     for budget in (DEFAULT_TOKEN_BUDGET, 300):
         ev = select_evidence(agent_case(trace, diff=f"+aws_key = {key}\n"), token_budget=budget)
         text = json.dumps([i.text for i in ev.items])
-        assert "ZZZZ" not in text
+        assert "ZQ7W" not in text
         assert ev.items[1].redactions == 1
     full = render_all_evidence(agent_case(trace))
     assert full.items[-1].redactions == 1 and "[REDACTED:aws-access-key-id]" in full.items[-1].text
@@ -378,7 +378,7 @@ def test_demo_set_loads_as_cases_and_is_balanced() -> None:
 
 
 def test_demo_set_fits_the_default_budget_and_hides_the_planted_secret() -> None:
-    secret_parts = ("IOSFODNN7", "bPxRfiCY")
+    secret_parts = ("T3JW6NQ8ZP2RX5LD", "Hk2mP9vQx4Rb")
     raw = DEMO.read_text(encoding="utf-8")
     assert all(part in raw for part in secret_parts), "the demo plants a fake key to redact"
     redacted = 0

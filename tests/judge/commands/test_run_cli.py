@@ -25,7 +25,7 @@ def _case(i: int, **extra: Any) -> dict[str, Any]:
     return {
         "id": f"case-{i}",
         "kind": "agent_run",
-        "task": f"Fix bug {i} in parser.py; AWS key AKIAIOSFODNN7EXAMPLE must not leak",
+        "task": f"Fix bug {i} in parser.py; AWS key AKIAT3JW6NQ8ZP2RX5LD must not leak",
         "diff": "--- a/parser.py\n+++ b/parser.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
         "trace": [
             {"id": "m0", "role": "agent", "content": "I will run the tests: pytest -q"},
@@ -84,7 +84,7 @@ def test_run_stores_full_provenance_and_second_run_makes_no_call(
         assert "0 called the model, 3 from the store" in second.output
     # No secret and no blinded field reached the provider.
     sent = json.dumps(server.requests)
-    assert "AKIAIOSFODNN7EXAMPLE" not in sent and "SLICE-SENTINEL" not in sent
+    assert "AKIAT3JW6NQ8ZP2RX5LD" not in sent and "SLICE-SENTINEL" not in sent
     with Store(db) as store:
         judgments = list(store.judgments())
     assert len(judgments) == 3

@@ -12,8 +12,9 @@ import pytest
 from judge.safety.gitleaks import go_to_python, load_rules, shannon_entropy
 from judge.safety.redact import PATTERNS, marker, pattern_names, redact
 
-AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+# Fake keys of the real shape (AWS's documented ``...EXAMPLE`` keys are look-alikes, kept).
+AWS_ID = "AKIA" + "VDBSFA6LPR1X9R8Q"
+AWS_SECRET = "Tq3v/9LxR2mWz+8bK4nP0" + "sYc7HjDf1GeU6aZ5iOw"
 GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
@@ -41,9 +42,9 @@ PEM = (
             '{"AwsSecretKey": "[REDACTED:aws-secret-access-key]"}',
         ),
         (f"token {GH}.", "token [REDACTED:github-token]."),
-        ("gho_" + "x" * 36, "[REDACTED:github-token]"),
+        ("gho_" + "Q7mR" * 9, "[REDACTED:github-token]"),
         ("ghs_" + "Z9" * 18, "[REDACTED:github-token]"),
-        ("github_pat_" + "11ABCDEFG0" + "a" * 70, "[REDACTED:github-token]"),
+        ("github_pat_" + "11ABCDEFG0" + "Kp3Tz" * 14, "[REDACTED:github-token]"),
         ("OPENAI=sk-" + "aB3" * 16, "OPENAI=[REDACTED:openai-api-key]"),
         ("k: sk-proj-" + "Ab_9-" * 10, "k: [REDACTED:openai-api-key]"),
         ("sk-ant-api03-" + "Zx8_" * 20, "[REDACTED:anthropic-api-key]"),
@@ -52,7 +53,7 @@ PEM = (
             "post to https://hooks.slack.com/services/T000/B000/" + "X" * 24,
             "post to [REDACTED:slack-webhook]",
         ),
-        ("maps key AIza" + "SyD-" + "a" * 31, "maps key [REDACTED:google-api-key]"),
+        ("maps key AIza" + "SyD-" + "Xq4Lm" * 6 + "T", "maps key [REDACTED:google-api-key]"),
         (f"cookie={JWT};", "cookie=[REDACTED:jwt];"),
         (
             "curl -H 'Authorization: Bearer abcDEF123.456-789_xyz' https://api",
