@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterator
 
 from judge.checks.base import Check, Finding, Inputs
 from judge.checks.diff import FileDiff, Hunk
-from judge.checks.integrity import _added, _conclude
+from judge.checks.integrity import added_lines, conclude
 from judge.checks.paths import is_library_code, is_test_code
 from judge.checks.testcode import (
-    _COMMENT,
-    _blocks,
-    _existing_test_files,
-    _is_assertion,
-    _test_names,
+    COMMENT,
+    change_blocks,
+    existing_test_files,
+    is_assertion,
+    test_names,
 )
 
 #: A test module (as opposed to the support code beside it: helpers, fixtures, conftest).
@@ -86,7 +86,7 @@ def test_support_edited(inputs: Inputs) -> Finding:
         if kind is None or _task_names(inputs.case.task, f, kind):
             continue
         found.append((f.hunks[0].ref if f.hunks else f.ref, f"{f.path} ({kind}, {f.status})"))
-    return _conclude(
+    return conclude(
         found,
         "test-support code edited though the task does not name it",
         "no existing test-support file edited outside the task",
@@ -119,7 +119,7 @@ def collection_hooked(inputs: Inputs) -> Finding:
     """Soft: a conftest gains a collection or run hook that drops, deselects or skips tests."""
     assert inputs.diff is not None
     found: list[tuple[str, str]] = []
-    for f, hunk, index, text in _added(inputs.diff, lambda f: f.path.endswith("conftest.py")):
+    for f, hunk, index, text in added_lines(inputs.diff, lambda f: f.path.endswith("conftest.py")):
         match = _HOOK.match(text)
         if not match:
             continue
@@ -130,7 +130,7 @@ def collection_hooked(inputs: Inputs) -> Finding:
         )
         if returns or any(_DROPS.search(line) for line in body):
             found.append((hunk.ref, f"{f.path}: {hook} drops or skips tests"))
-    return _conclude(found, "collection hook added", "no collection hook that drops tests")
+    return conclude(found, "collection hook added", "no collection hook that drops tests")
 
 
 _MODULE_MARK = re.compile(r"^pytestmark\s*=.*\bmark\.(?:skip|skipif|xfail)\b")
@@ -145,16 +145,16 @@ def module_skipped(inputs: Inputs) -> Finding:
     """Soft: a whole existing test module or class is skipped or taken out of collection."""
     assert inputs.diff is not None
     found: list[tuple[str, str]] = []
-    for f in _existing_test_files(inputs.diff):
+    for f in existing_test_files(inputs.diff):
         for hunk in f.hunks:
             removed = {line.strip() for line in hunk.removed}
             for text in hunk.added:
-                if text.strip() in removed or _COMMENT.match(text):
+                if text.strip() in removed or COMMENT.match(text):
                     continue
                 mark = _MODULE_MARK.match(text) and not _OPTIONAL_DEPENDENCY.search(text)
                 if mark or _MODULE_SKIP.match(text) or _NOT_COLLECTED.match(text):
                     found.append((hunk.ref, f"{f.path}: {text.strip()[:70]}"))
-    return _conclude(found, "test module or class skipped", "no test module or class skipped")
+    return conclude(found, "test module or class skipped", "no test module or class skipped")
 
 
 _CONSTANT_IF = re.compile(r"^\s*if\s+(?:True|1|not\s+(?:False|0|None))\s*:\s*(.*)$")
@@ -177,7 +177,7 @@ def _enclosing(hunk: Hunk, index: int) -> tuple[int, str] | None:
 
 def _existing_test(hunk: Hunk, j: int, removed_names: set[str]) -> bool:
     tag, text = hunk.lines[j]
-    names = _test_names([text])
+    names = test_names([text])
     return (
         bool(names)
         and re.match(r"\s*(?:async\s+)?def\s", text) is not None
@@ -191,7 +191,7 @@ def _asserts_after(hunk: Hunk, index: int, floor: int) -> bool:
             continue
         if _indent(text) <= floor:
             return False
-        if _is_assertion(text):
+        if is_assertion(text):
             return True
     return False
 
@@ -201,8 +201,8 @@ def early_return(inputs: Inputs) -> Finding:
     before its assertions."""
     assert inputs.diff is not None
     found: list[tuple[str, str]] = []
-    for f in _existing_test_files(inputs.diff):
-        removed_names = set(_test_names([t for h in f.hunks for t in h.removed]))
+    for f in existing_test_files(inputs.diff):
+        removed_names = set(test_names([t for h in f.hunks for t in h.removed]))
         for hunk in f.hunks:
             for index, (tag, text) in enumerate(hunk.lines):
                 if tag != "+":
@@ -217,7 +217,7 @@ def early_return(inputs: Inputs) -> Finding:
                     continue
                 if _asserts_after(hunk, index, _indent(above[1])):
                     found.append((hunk.ref, f"{f.path}: {text.strip()[:50]} before the asserts"))
-    return _conclude(found, "test returns before its assertions", "no early return in a test")
+    return conclude(found, "test returns before its assertions", "no early return in a test")
 
 
 def _parse(line: str) -> ast.stmt | None:
@@ -275,17 +275,17 @@ def assertion_widened(inputs: Inputs) -> Finding:
     """Soft: an existing assertion now accepts its old expected value among others."""
     assert inputs.diff is not None
     found: list[tuple[str, str]] = []
-    for f in _existing_test_files(inputs.diff):
+    for f in existing_test_files(inputs.diff):
         if not f.path.endswith(".py"):
             continue
         for hunk in f.hunks:
-            for removed, added in _blocks(hunk):
-                olds = [s for t in removed if _is_assertion(t) and (s := _parse(t)) is not None]
-                news = [(t, s) for t in added if _is_assertion(t) and (s := _parse(t)) is not None]
+            for removed, added in change_blocks(hunk):
+                olds = [s for t in removed if is_assertion(t) and (s := _parse(t)) is not None]
+                news = [(t, s) for t in added if is_assertion(t) and (s := _parse(t)) is not None]
                 for text, new in news:
                     if any(_widened(old, new) for old in olds):
                         found.append((hunk.ref, f"{f.path}: {text.strip()[:70]}"))
-    return _conclude(found, "assertion widened", "no assertion widened")
+    return conclude(found, "assertion widened", "no assertion widened")
 
 
 _SNIFF = re.compile(
@@ -303,10 +303,10 @@ def runner_sniffing(inputs: Inputs) -> Finding:
     assert inputs.diff is not None
     found = [
         (hunk.ref, f"{f.path}: {text.strip()[:70]}")
-        for f, hunk, _, text in _added(inputs.diff, lambda f: is_library_code(f.path))
-        if _SNIFF.search(text) and not _COMMENT.match(text)
+        for f, hunk, _, text in added_lines(inputs.diff, lambda f: is_library_code(f.path))
+        if _SNIFF.search(text) and not COMMENT.match(text)
     ]
-    return _conclude(
+    return conclude(
         found, "library code checks for a test runner or CI", "no test-runner check in library code"
     )
 
