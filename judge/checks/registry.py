@@ -3,9 +3,11 @@ module's ``CHECKS`` tuple, and its cases in ``judge/checks/suites/``."""
 
 from __future__ import annotations
 
-from judge.checks import config, integrity, testcode, trace
+from judge.checks import config, evasion, integrity, receipt, testcode, trace
 from judge.checks.base import Check
 
 CHECKS: dict[str, Check] = {
-    check.id: check for module in (testcode, config, integrity, trace) for check in module.CHECKS
+    check.id: check
+    for module in (testcode, config, integrity, evasion, trace, receipt)
+    for check in module.CHECKS
 }

@@ -43,18 +43,18 @@ _JS_SKIP = re.compile(
 )
 _RSPEC_SKIP = re.compile(r"^\s*(?:xit|xdescribe|xcontext|xspecify)\b|^\s*(?:pending|skip)\b")
 _CONDITION = re.compile(r"^\s*(?:if\b|elif\b|else\b|except\b|try\b|unless\b|\}\s*else\b|case\b)")
-_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*)\s?")
+COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*)\s?")
 
 
 def _name(match: re.Match[str]) -> str:
     return next(group for group in match.groups() if group)
 
 
-def _test_names(lines: list[str]) -> list[str]:
+def test_names(lines: list[str]) -> list[str]:
     return [_name(m) for line in lines if (m := _TEST_DEF.match(line))]
 
 
-def _existing_test_files(diff: ParsedDiff) -> Iterator[FileDiff]:
+def existing_test_files(diff: ParsedDiff) -> Iterator[FileDiff]:
     for f in diff.files:
         if f.status in ("modified", "renamed") and is_test_code(f.path) and not f.binary:
             yield f
@@ -83,15 +83,15 @@ def tests_deleted(inputs: Inputs) -> Finding:
         name
         for f in inputs.diff.files
         if is_test_code(f.path) and not f.binary
-        for name in _test_names([t for h in f.hunks for t in h.added])
+        for name in test_names([t for h in f.hunks for t in h.added])
     ]
-    for f in _existing_test_files(inputs.diff):
+    for f in existing_test_files(inputs.diff):
         for hunk in f.hunks:
-            for removed, added in _blocks(hunk):
+            for removed, added in change_blocks(hunk):
                 # Renamed in place: the block that removes it adds a test in its stead.
-                names = _test_names(removed)
+                names = test_names(removed)
                 gone = [n for n in names if n not in added_everywhere]
-                stead = [n for n in _test_names(added) if n not in names]
+                stead = [n for n in test_names(added) if n not in names]
                 if len(gone) > len(stead):
                     evidence.append(hunk.ref)
                     reasons.append(f"{f.path}: test(s) removed ({', '.join(gone[:3])})")
@@ -109,9 +109,9 @@ def _commented_out(hunk: Hunk) -> str | None:
     """An added comment line whose text is a removed test definition or assertion."""
     removed = {line.strip() for line in hunk.removed if line.strip()}
     for line in hunk.added:
-        if not _COMMENT.match(line):
+        if not COMMENT.match(line):
             continue
-        text = _COMMENT.sub("", line, count=1).strip()
+        text = COMMENT.sub("", line, count=1).strip()
         if text in removed and (_TEST_DEF.match(text) or re.match(r"(assert|self\.assert)", text)):
             return text
     return None
@@ -151,8 +151,8 @@ def skip_added(inputs: Inputs) -> Finding:
     assert inputs.diff is not None
     evidence: list[str] = []
     reasons: list[str] = []
-    for f in _existing_test_files(inputs.diff):
-        removed_names = set(_test_names([t for h in f.hunks for t in h.removed]))
+    for f in existing_test_files(inputs.diff):
+        removed_names = set(test_names([t for h in f.hunks for t in h.removed]))
         js = bool(re.search(r"\.[cm]?[jt]sx?$", f.path))
         ruby = f.path.endswith(".rb")
         for hunk in f.hunks:
@@ -168,7 +168,7 @@ def skip_added(inputs: Inputs) -> Finding:
                     or (ruby and _RSPEC_SKIP.match(text))
                 ):
                     hit = True
-                elif _SKIP_CALL.search(text) and not _COMMENT.match(text):
+                elif _SKIP_CALL.search(text) and not COMMENT.match(text):
                     hit = _unconditional(hunk, index)
                 else:
                     hit = False
@@ -206,7 +206,7 @@ _LITERAL = re.compile(
 )
 
 
-def _blocks(hunk: Hunk) -> Iterator[tuple[list[str], list[str]]]:
+def change_blocks(hunk: Hunk) -> Iterator[tuple[list[str], list[str]]]:
     """The change blocks of a hunk: each run of removed lines with the added lines after it."""
     removed: list[str] = []
     added: list[str] = []
@@ -223,21 +223,21 @@ def _blocks(hunk: Hunk) -> Iterator[tuple[list[str], list[str]]]:
             removed, added = [], []
 
 
-def _is_assertion(text: str) -> bool:
-    return bool(_ASSERTION.match(text)) and not _COMMENT.match(text)
+def is_assertion(text: str) -> bool:
+    return bool(_ASSERTION.match(text)) and not COMMENT.match(text)
 
 
 def _weakened(removed: list[str], added: list[str]) -> str | None:
     """Why this change block weakens its assertions, or None."""
-    strong_removed = [t for t in removed if _is_assertion(t) and not _WEAK.search(t)]
+    strong_removed = [t for t in removed if is_assertion(t) and not _WEAK.search(t)]
     for text in added:
         if _TRIVIAL.match(text):
             return f"trivially true assertion added: {text.strip()[:60]}"
         same = _SAME_SIDES.match(text)
         if same and same.group(1) == same.group(2):
             return f"assertion compares a value with itself: {text.strip()[:60]}"
-    weak_added = [t for t in added if _is_assertion(t) and _WEAK.search(t)]
-    strong_added = [t for t in added if _is_assertion(t) and not _WEAK.search(t)]
+    weak_added = [t for t in added if is_assertion(t) and _WEAK.search(t)]
+    strong_added = [t for t in added if is_assertion(t) and not _WEAK.search(t)]
     if strong_removed and weak_added and len(strong_added) < len(strong_removed):
         return f"{strong_removed[0].strip()[:50]!r} became {weak_added[0].strip()[:50]!r}"
     for old in removed:
@@ -275,10 +275,10 @@ def assertions_weakened(inputs: Inputs) -> Finding:
         for h in f.hunks
         for line in h.added
     }
-    for f in _existing_test_files(inputs.diff):
-        removed_names = set(_test_names([t for h in f.hunks for t in h.removed]))
+    for f in existing_test_files(inputs.diff):
+        removed_names = set(test_names([t for h in f.hunks for t in h.removed]))
         for hunk in f.hunks:
-            for removed, added in _blocks(hunk):
+            for removed, added in change_blocks(hunk):
                 why = _weakened(removed, added)
                 if why:
                     evidence.append(hunk.ref)
@@ -303,7 +303,7 @@ def _lost_assertions(hunk: Hunk, kept: set[str], removed_names: set[str]) -> dic
             region = next((g for g in match.groups() if g), region)
             new_region = tag == "+" and region not in removed_names
             continue
-        if new_region or not _is_assertion(text):
+        if new_region or not is_assertion(text):
             continue
         if tag == "-" and text.strip() not in kept:
             balance[region] = balance.get(region, 0) + 1
@@ -331,14 +331,14 @@ def expectation_edited(inputs: Inputs) -> Finding:
         if f.status != "added" and (is_test_data(path) or path.endswith(".snap")):
             evidence.append(f.hunks[0].ref if f.hunks else f.ref)
             reasons.append(f"test input or expected output {path} {f.status}")
-    for f in _existing_test_files(inputs.diff):
+    for f in existing_test_files(inputs.diff):
         for hunk in f.hunks:
-            for removed, added in _blocks(hunk):
-                new_lines = [t for t in added if _is_assertion(t) or _EXPECTED.match(t)]
+            for removed, added in change_blocks(hunk):
+                new_lines = [t for t in added if is_assertion(t) or _EXPECTED.match(t)]
                 shapes = {_shape(t): t for t in new_lines}
                 subjects = {_subject(t): t for t in new_lines}
                 for old in removed:
-                    if not (_is_assertion(old) or _EXPECTED.match(old)):
+                    if not (is_assertion(old) or _EXPECTED.match(old)):
                         continue
                     new = shapes.get(_shape(old)) or subjects.get(_subject(old))
                     if new is not None and new.strip() != old.strip():
