@@ -48,6 +48,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from judge.evidence import AGENT_ROLES, classify_turns
+from judge.judging.facts_commands import Aliases, reduce_actions
 from judge.judging.masking import check_copy, masked_origin
 from judge.types import FACTS_ONLY, Case, TraceTurn, TurnKind
 
@@ -282,11 +283,12 @@ def output_facts(text: str, command: str | None = None) -> str:
 def _facts_turns(case: Case) -> Iterator[TraceTurn]:
     """The facts-only trace of ``case`` (see the module docstring)."""
     command: str | None = None
+    aliases = Aliases.of_diff(case.diff)  # the agent's commands, reduced: facts_commands.py
     for classified in classify_turns(case.trace):
         turn, kind = classified.turn, classified.kind
         turn_id = f"turn-{classified.index + 1}"
         if turn.role.lower() in AGENT_ROLES:
-            commands = agent_commands(turn.content)
+            commands = reduce_actions(agent_commands(turn.content), aliases)
             command = _first_line(commands)
             if commands:
                 yield TraceTurn(
