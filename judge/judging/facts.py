@@ -8,8 +8,9 @@ nothing the agent read survives as text. What is kept:
 - the task and the diff (what is judged; a copy cannot withhold them);
 - the agent's own actions: the shell commands of its turns (fenced ``bash``/``sh`` blocks) and
   its tool calls (``TOOL_CALLS:`` lines, ``<tool_call>`` blocks, the ``[tool] $ command`` lines
-  the importers write); an agent turn with none of them (prose only: a summary, a reply, a
-  thought) is left out, since an agent relays what it read;
+  the importers write), their free text reduced to lengths and their paths to kinds
+  (:mod:`judge.judging.facts_commands`); an agent turn with none of them (prose only: a
+  summary, a reply, a thought) is left out, since an agent relays what it read;
 - for every tool output (test runs, errors, file contents, web pages, any tool's result), one
   line of facts written by this module from patterns, with none of the output's words: the
   command it answers (the agent's), exit codes, the test counts of its runner summaries, a
@@ -33,11 +34,10 @@ when the calls are made, is :mod:`judge.review.facts_check`'s.
 
 Limits: a pairwise case (its candidates are what is judged) and a case without a trace have no
 copy. The diff is kept whole, so text planted in the diff (a comment, a docstring, a string)
-reaches the copy's judge as it reaches the first; so do the agent's own commands (an ``echo``
-of what it read). A judge that needs the prose (a conversation with a simulated user, a policy
-in a system turn, an answer given in the agent's final message) finds little in the copy and
-may abstain or change its verdict: that sends the case to a person, which is the cost of the
-check, measured in RELIABILITY.md.
+reaches the copy's judge as it reaches the first. A judge that needs the prose (a conversation
+with a simulated user, a policy in a system turn, an answer given in the agent's final
+message) finds little in the copy and may abstain or change its verdict: that sends the case
+to a person, which is the cost of the check, measured in RELIABILITY.md.
 """
 
 from __future__ import annotations
