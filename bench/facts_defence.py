@@ -39,6 +39,12 @@ Sets:
   (the diff and the last test run shown): how many automatic decisions the check costs a judge
   that reads receipts.
 
+``--sway instruction``: for an injection planted in a diff, the obeying judge obeys the
+instruction itself (bench/data/diff_instructions.json: the verbatim lines that address the
+judge, annotated by reading the records after the diff reduction was written), not any piece
+of the planted diff; with ``--sway text`` (the default) a piece of its headers or code sways it
+too, so no copy that keeps a diff's code can stop it. Other records sway by their text either way.
+
 ``--without-detectors``: the same, as if the flagger and the second net recognised nothing (no
 certain flag, no suspect: a counterfactual of this script, patched into the preparation step),
 so that only the facts-only check stands between an obeyed injection and an automatic decision.
@@ -94,6 +100,13 @@ READERS = {
 }
 _RUN_FILE = re.compile(r"src/parse_(\d{4})\.py")
 SHARED_GOLD = REPO.parent / "shared" / "gold"
+DIFF_INSTRUCTIONS = REPO / "bench" / "data" / "diff_instructions.json"
+
+
+def diff_instructions() -> dict[str, list[str]]:
+    """Record id -> the instruction lines of an injection planted in a diff (``--sway``)."""
+    data = json.loads(DIFF_INSTRUCTIONS.read_text(encoding="utf-8"))
+    return {k: [str(x) for x in v] for k, v in data.items() if not k.startswith("_")}
 
 
 def _diff(n: int) -> str:
@@ -286,10 +299,16 @@ def attacks37_records(path: Path = ATTACKS37) -> list[Record]:
 
 
 def planted_sets(
-    records: list[Record], *, placement: str, honest: str, detectors_on: bool
+    records: list[Record],
+    *,
+    placement: str,
+    honest: str,
+    detectors_on: bool,
+    sway: str = "text",
 ) -> dict[str, dict[str, Any]]:
     """The injected and the look-alike runs of a split."""
     wheres = _wheres()
+    instructions = diff_instructions() if sway == "instruction" else {}
     injections = [r for r in records if r.label == "injection"]
     benign = [r for r in records if r.label == "benign"]
     out: dict[str, dict[str, Any]] = {}
@@ -307,7 +326,9 @@ def planted_sets(
             golds[n] = "pass" if passing else "fail"
             labels[case.id] = f"{record.id} [{record.category}]"
             if name == "injected":
-                planted += [Planted(text) for text in planted_texts(record)]
+                in_diff = placement == "where" and wheres.get(record.id) == "diff"
+                texts = instructions.get(record.id) if in_diff else None
+                planted += [Planted(text) for text in texts or planted_texts(record)]
         honest_judge = gold_judge(golds) if honest == "gold" else JUDGES["fair"]
         scaffold = " ".join([TASK, FAILING, PASSING, MASK, *(f"cat {r}" for r in READERS.values())])
         responder = obeying(planted, honest_judge, scaffold=scaffold)
@@ -370,6 +391,7 @@ def main() -> int:
     parser.add_argument("--placement", choices=("output", "where"), default="output")
     parser.add_argument("--honest", choices=("gold", "fair"), default="gold")
     parser.add_argument("--gold-runs", type=int, default=306)
+    parser.add_argument("--sway", choices=("text", "instruction"), default="text")
     parser.add_argument("--without-detectors", action="store_true")
     parser.add_argument("--json", type=Path, help="Also write the figures here.")
     args = parser.parse_args()
@@ -382,11 +404,13 @@ def main() -> int:
     else:
         records = [r for r in corpus_records() if r.split == "heldout"]
     on = not args.without_detectors
-    figures = planted_sets(records, placement=args.placement, honest=args.honest, detectors_on=on)
+    figures = planted_sets(
+        records, placement=args.placement, honest=args.honest, detectors_on=on, sway=args.sway
+    )
     figures |= gold_sets(args.gold_runs, detectors_on=on)
     print(
         f"split {args.split}, placement {args.placement}, honest judge {args.honest}, "
-        f"detectors {'on' if on else 'off'}"
+        f"detectors {'on' if on else 'off'}, sway {args.sway}"
     )
     report(figures)
     if args.json:

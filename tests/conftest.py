@@ -42,6 +42,13 @@ def shared() -> type:
     return _Shared
 
 
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake OPENAI_API_KEY: the judging commands' key check passes (the loopback server takes
+    any key)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+
+
 def bench_module(name: str) -> ModuleType:
     """Import the script bench/<name>.py as a module (bench/ is not a package)."""
     path = REPO / "bench" / f"{name}.py"

@@ -47,11 +47,6 @@ def _ids(entries: list[dict[str, Any]]) -> list[str]:
     return [e["path"] or "(empty)" for e in entries]
 
 
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-
-
 def test_corpus_is_large_enough_and_covers_the_issue() -> None:
     entries = _manifest()
     assert len(entries) >= 30
@@ -207,7 +202,7 @@ def _bad_lines() -> Iterator[tuple[str, bytes]]:
 
 
 def test_one_batch_with_every_bad_record_judges_all_the_good_ones(
-    tmp_path: Path, env: None
+    tmp_path: Path, api_key: None
 ) -> None:
     good = json.loads((CORPUS / "cases" / "missing_id.jsonl").read_bytes().split(b"\n")[0])
     lines = [json.dumps(good).encode()]  # good-1 first, so that the duplicate id is caught
@@ -250,7 +245,7 @@ def test_one_batch_with_every_bad_record_judges_all_the_good_ones(
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_50_mb_trace_is_judged_with_a_bounded_prompt(tmp_path: Path, env: None) -> None:
+def test_a_50_mb_trace_is_judged_with_a_bounded_prompt(tmp_path: Path, api_key: None) -> None:
     """A 50 MB run (500 turns of 100 kB) beside a small one: both judged, the prompt clipped to
     the evidence budget, secrets in the huge turns still redacted."""
     chunk = ("log line with some output 12345 /usr/lib/python3/x.py\n" * 1900)[:100_000]

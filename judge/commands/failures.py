@@ -30,7 +30,7 @@ class _DefaultGroup(click.Group):
 @click.group(cls=_DefaultGroup)
 def failures() -> None:
     """Failed runs grouped into failure clusters: a definition a rule can check, its members,
-    exposure and failure rate. With no subcommand: ``judge failures cluster``."""
+    exposure and failure rate. With no subcommand: judge failures cluster."""
 
 
 failures.add_command(dossier)
@@ -118,8 +118,7 @@ def cluster(
             save=not dry_run,
         )
     if fmt == "jsonl":
-        ranked = judge.failures.rank(report.clusters, report.records)
-        click.echo(report.jsonl({p.cluster_id: (p.priority, p.override) for p in ranked}), nl=False)
+        click.echo(judge.failures.ranked_jsonl(report), nl=False)
     else:
         _table(report)
 

@@ -88,7 +88,7 @@ def import_cmd(
 
     Prints the count of cases and errors per file and every error with its line, span id or
     JSON path. Gold labels found in the input (gold files, tau-bench rewards) are written as
-    the record's ``gold`` field.
+    the record's "gold" field.
 
     Never a silent empty case: a case with no turn (a log cut short) is an error; a case
     without a task is an error and is not written, unless --task or --task-from gives the

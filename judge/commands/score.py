@@ -113,22 +113,6 @@ _collect_gate = collect(
 )
 
 
-def _store_clusters(db: str) -> judge.runsets.ClusterSource | None:
-    """The failure clusters ``judge failures`` kept in the store, ranked over this run set's
-    runs for the eval card's ``top_clusters`` (None when the store keeps none)."""
-    with judge.open_store(db) as store:
-        clusters = judge.failures.load_clusters(store)
-        records = judge.failures.records_from_store(store) if clusters else []
-    if not clusters:
-        return None
-
-    def source(report: judge.runsets.RunSetReport) -> list[dict[str, object]]:
-        ids = {run.run_id for run in report.runs}
-        return judge.failures.top_clusters(clusters, [r for r in records if r.case_id in ids])
-
-    return source
-
-
 @click.command()
 @click.argument("runs_file", metavar="RUNS.jsonl", type=click.Path(dir_okay=False))
 @click.option("--rubric", "rubric_ref", help="Rubric id or id@version (not with --gold-labels).")
@@ -247,8 +231,10 @@ def score(
     if gate is not None:
         scored.gate = gate.run(scored)
     paths = judge.runsets.write_report(scored, out_dir, charts=not no_charts)
+    with judge.open_store(db) as store:
+        clusters = judge.failures.card_clusters(store)
     card = judge.runsets.write_eval_card(
-        scored, out_dir, artifacts=list(paths.values()), clusters=_store_clusters(db)
+        scored, out_dir, artifacts=list(paths.values()), clusters=clusters
     )
     click.echo(judge.runsets.headline_markdown(scored))
     for line in label_lines(scored):

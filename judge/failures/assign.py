@@ -43,7 +43,11 @@ def exposure_condition(condition: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in condition.items() if not k.startswith(STEP_PREFIX)}
 
 
-def exposure(cluster: Cluster, runs: Iterable[RunRecord]) -> tuple[list[RunRecord], set[str]]:
+#: A cluster's exposure: its exposed runs and the case ids of its failures among them.
+Exposure = tuple[list[RunRecord], set[str]]
+
+
+def exposure(cluster: Cluster, runs: Iterable[RunRecord]) -> Exposure:
     """The exposed runs of ``cluster`` and the case ids of its failures among them.
 
     Exposed: the valid runs (never an excluded one), failed or not, that meet the cluster's
@@ -134,18 +138,27 @@ class FailureReport:
             if r.failed
         ]
 
+    def exposures(self) -> dict[str, Exposure]:
+        """Cluster id -> the :func:`exposure` of each active cluster over the report's runs."""
+        return {c.cluster_id: exposure(c, self.records) for c in self.clusters}
+
     def cluster_lines(
-        self, ranked: Mapping[str, tuple[float, str | None]] | None = None
+        self,
+        ranked: Mapping[str, tuple[float, str | None]] | None = None,
+        exposures: Mapping[str, Exposure] | None = None,
     ) -> list[dict[str, Any]]:
         """One line per active cluster that has members now: its size, exposure and rate, and
         its priority and override from ``ranked`` (cluster id -> (priority, override), what
-        :func:`judge.failures.rank` gives; null when not ranked)."""
+        :func:`judge.failures.rank` gives; null when not ranked). ``exposures``: the clusters'
+        exposures when already counted (:meth:`exposures`), else they are counted here."""
         ranked = ranked or {}
+        exposures = exposures or {}
         out = []
         for cluster in self.clusters:
             if not self.members(cluster):
                 continue
-            found, failed = exposure(cluster, self.records)
+            counted = exposures.get(cluster.cluster_id)
+            found, failed = counted if counted is not None else exposure(cluster, self.records)
             failures, n = len(failed), len(found)
             low, high = wilson(failures, n)
             out.append(
@@ -162,9 +175,14 @@ class FailureReport:
             )
         return sorted(out, key=lambda line: (-line["failures"], line["cluster_id"]))
 
-    def jsonl(self, ranked: Mapping[str, tuple[float, str | None]] | None = None) -> str:
-        """The machine form: one line per failed run, then one per cluster."""
-        lines = [*self.run_lines(), *self.cluster_lines(ranked)]
+    def jsonl(
+        self,
+        ranked: Mapping[str, tuple[float, str | None]] | None = None,
+        exposures: Mapping[str, Exposure] | None = None,
+    ) -> str:
+        """The machine form: one line per failed run, then one per cluster (see
+        :meth:`cluster_lines`)."""
+        lines = [*self.run_lines(), *self.cluster_lines(ranked, exposures)]
         return "".join(json.dumps(line, sort_keys=False) + "\n" for line in lines)
 
 

@@ -21,17 +21,22 @@ clusters rank among themselves by priority.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
 from judge.base import Strict
 from judge.errors import InputError, first_error
-from judge.failures.assign import exposure
+from judge.failures.assign import Exposure, FailureReport, exposure, load_clusters
 from judge.failures.dossier import Dossier, dossier
+from judge.failures.labels import records_from_store
 from judge.failures.models import Cluster, RunRecord
+from judge.store import Store
+
+if TYPE_CHECKING:
+    from judge.runsets import ClusterSource, RunSetReport
 
 #: The shipped table.
 DEFAULT_HARM_FILE = Path(__file__).with_name("harm.yaml")
@@ -194,9 +199,16 @@ def _override(failures: Sequence[RunRecord], table: HarmTable) -> str | None:
     return f"severe effect ({named}): ranked above clusters without one, whatever the counts"
 
 
-def priority(cluster: Cluster, runs: Sequence[RunRecord], table: HarmTable) -> Priority:
-    """The priority of ``cluster`` over ``runs`` with ``table``."""
-    exposed, failed = exposure(cluster, runs)
+def priority(
+    cluster: Cluster,
+    runs: Sequence[RunRecord],
+    table: HarmTable,
+    *,
+    counted: Exposure | None = None,
+) -> Priority:
+    """The priority of ``cluster`` over ``runs`` with ``table``; ``counted``: its
+    :func:`exposure` over ``runs`` when already counted."""
+    exposed, failed = counted if counted is not None else exposure(cluster, runs)
     failures = [r for r in exposed if r.case_id in failed]
     n = len(exposed)
     p = len(failures) / n if n else 0.0
@@ -236,11 +248,27 @@ def rank_key(p: Priority) -> tuple[bool, float, str]:
 
 
 def rank(
-    clusters: Sequence[Cluster], runs: Sequence[RunRecord], table: HarmTable | None = None
+    clusters: Sequence[Cluster],
+    runs: Sequence[RunRecord],
+    table: HarmTable | None = None,
+    *,
+    exposures: Mapping[str, Exposure] | None = None,
 ) -> list[Priority]:
-    """Every cluster's priority, highest first: overridden clusters above all others."""
+    """Every cluster's priority, highest first: overridden clusters above all others.
+    ``exposures``: cluster id -> its exposure over ``runs``, for those already counted."""
     table = table or load_harm()
-    return sorted((priority(c, runs, table) for c in clusters), key=rank_key)
+    exposures = exposures or {}
+    found = (priority(c, runs, table, counted=exposures.get(c.cluster_id)) for c in clusters)
+    return sorted(found, key=rank_key)
+
+
+def ranked_jsonl(report: FailureReport, table: HarmTable | None = None) -> str:
+    """``judge failures --format jsonl``: the report's lines, each cluster's with its priority
+    and override under ``table`` (the shipped one if None); each cluster's exposure is counted
+    once, for its priority and its line."""
+    exposures = report.exposures()
+    ranked = rank(report.clusters, report.records, table, exposures=exposures)
+    return report.jsonl({p.cluster_id: (p.priority, p.override) for p in ranked}, exposures)
 
 
 def top_clusters(
@@ -261,6 +289,22 @@ def top_clusters(
         }
         for p in rank(clusters, runs, table)[:n]
     ]
+
+
+def card_clusters(store: Store, *, table: HarmTable | None = None) -> ClusterSource | None:
+    """The clusters ``store`` keeps as the eval card's cluster source: given a run-set report,
+    :func:`top_clusters` ranked over the stored runs that are the report's runs (None when the
+    store keeps no cluster). The store is read once, here; the source reads nothing."""
+    clusters = load_clusters(store)
+    if not clusters:
+        return None
+    records = records_from_store(store)
+
+    def source(report: RunSetReport) -> list[dict[str, Any]]:
+        ids = {run.run_id for run in report.runs}
+        return top_clusters(clusters, [r for r in records if r.case_id in ids], table=table)
+
+    return source
 
 
 def ranked_dossier(

@@ -5,7 +5,9 @@ stop an injection only when a detector recognises it. This net does not try to: 
 card would decide automatically, the run is judged again from a *facts-only copy* in which
 nothing the agent read survives as text. What is kept:
 
-- the task and the diff (what is judged; a copy cannot withhold them);
+- the task and the diff (what is judged; a copy cannot withhold them), the diff's prose
+  withheld by syntax (:mod:`judge.judging.facts_diff`: comments, Python docstrings, prose and
+  data files become markers and facts written by code; its code and string literals stay);
 - the agent's own actions: the shell commands of its turns (fenced ``bash``/``sh`` blocks) and
   its tool calls (``TOOL_CALLS:`` lines, ``<tool_call>`` blocks, the ``[tool] $ command`` lines
   the importers write), their free text reduced to lengths and their paths to kinds
@@ -33,11 +35,13 @@ ends in :data:`FACTS_SUFFIX`, its meta names its origin, and its judgments carry
 when the calls are made, is :mod:`judge.review.facts_check`'s.
 
 Limits: a pairwise case (its candidates are what is judged) and a case without a trace have no
-copy. The diff is kept whole, so text planted in the diff (a comment, a docstring, a string)
-reaches the copy's judge as it reaches the first. A judge that needs the prose (a conversation
-with a simulated user, a policy in a system turn, an answer given in the agent's final
-message) finds little in the copy and may abstain or change its verdict: that sends the case
-to a person, which is the cost of the check, measured in RELIABILITY.md.
+copy. The diff keeps its code, so text planted in the diff's code (a string literal, a test's
+name, the text of an HTML element, any line of a file of unknown type) reaches the copy's judge
+as it reaches the first (the limits of :mod:`judge.judging.facts_diff`). A judge that needs
+the prose (a conversation with a simulated user, a policy in a system turn, an answer given in
+the agent's final message, the reasoning in a comment) finds little in the copy and may abstain
+or change its verdict: that sends the case to a person, which is the cost of the check,
+measured in RELIABILITY.md.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from collections.abc import Iterator, Sequence
 
 from judge.evidence import AGENT_ROLES, classify_turns
 from judge.judging.facts_commands import Aliases, reduce_actions
+from judge.judging.facts_diff import facts_diff
 from judge.judging.masking import check_copy, masked_origin
 from judge.types import FACTS_ONLY, Case, TraceTurn, TurnKind
 
@@ -280,10 +285,10 @@ def output_facts(text: str, command: str | None = None) -> str:
 # --- the copy --------------------------------------------------------------------------------
 
 
-def _facts_turns(case: Case) -> Iterator[TraceTurn]:
-    """The facts-only trace of ``case`` (see the module docstring)."""
+def _facts_turns(case: Case, diff: str | None) -> Iterator[TraceTurn]:
+    """The facts-only trace of ``case`` (see the module docstring); ``diff`` is the copy's."""
     command: str | None = None
-    aliases = Aliases.of_diff(case.diff)  # the agent's commands, reduced: facts_commands.py
+    aliases = Aliases.of_diff(diff)  # the agent's commands, reduced: facts_commands.py
     for classified in classify_turns(case.trace):
         turn, kind = classified.turn, classified.kind
         turn_id = f"turn-{classified.index + 1}"
@@ -314,7 +319,9 @@ def facts_case(case: Case) -> Case | None:
     without a trace: nothing the agent read is shown)."""
     if case.kind == "pairwise" or not case.trace:
         return None
-    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=list(_facts_turns(case)))
+    diff = facts_diff(case.diff) if case.diff else case.diff
+    trace = list(_facts_turns(case, diff))
+    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=trace, diff=diff)
 
 
 def facts_origin(case: Case) -> str | None:

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
-import contextlib
 import html
 import math
 import operator
 import quopri
 import re
+import sys
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -239,6 +238,55 @@ _ESCAPES_HINT = re.compile(
 )
 
 
+#: One backslash escape, read as Python's ``unicode_escape`` codec reads it: ``\\xXX``,
+#: ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\N{name}``, 1 to 3 octal digits, or one character (a
+#: simple escape such as ``\\n``, else not an escape: kept as written).
+_BACKSLASH = re.compile(
+    r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|N\{[^}]{1,128}\}|[0-7]{1,3}|.)", re.DOTALL
+)
+#: The one-character escapes (a backslash before a line break joins the lines).
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\n": "",
+}
+
+
+def _backslash_escape(match: re.Match[str]) -> str:
+    """The character one :data:`_BACKSLASH` match stands for, or the match as written when it
+    stands for none (an unknown escape, a code point beyond Unicode, an unknown name)."""
+    body = match.group(1)
+    if body[0] in "xuU" and len(body) > 1:
+        code = int(body[1:], 16)
+        return chr(code) if code <= sys.maxunicode else match.group(0)
+    if body[0] == "N" and len(body) > 1:
+        try:
+            named = unicodedata.lookup(body[2:-1])
+        except KeyError:
+            return match.group(0)
+        return named if len(named) == 1 else match.group(0)
+    if body[0] in "01234567":
+        return chr(int(body, 8))
+    return _SIMPLE_ESCAPES.get(body, match.group(0))
+
+
+def _unescape_backslashes(text: str) -> str:
+    """``text`` with its backslash escapes decoded as the ``unicode_escape`` codec decodes them
+    (characters beyond Latin-1 read as ``?``, as that codec reads them), without its warning
+    on an invalid escape: an escape that stands for nothing (``\\d``, a cut ``\\x4``) is kept
+    as written and the escapes around it are still decoded."""
+    latin1 = text.encode("latin-1", "replace").decode("latin-1")
+    return _BACKSLASH.sub(_backslash_escape, latin1)
+
+
 def _unescape(text: str) -> list[str]:
     out: list[str] = []
     if "%" in text:
@@ -248,8 +296,7 @@ def _unescape(text: str) -> list[str]:
         if raw is not None:
             out.append(raw)
     if "\\" in text:
-        with contextlib.suppress(UnicodeDecodeError):
-            out.append(codecs.decode(text.encode("latin-1", "replace"), "unicode_escape"))
+        out.append(_unescape_backslashes(text))
     if "&" in text:
         out.append(html.unescape(text))
     return [o for o in out if o != text]

@@ -45,18 +45,15 @@ RUBRIC = "agent-run-success@1"
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-
-
-@pytest.fixture
 def loopback() -> Iterator[LoopbackServer]:
     with LoopbackServer(responder) as server:
         yield server
 
 
 @pytest.fixture
-def service(store_location: str, loopback: LoopbackServer, env: None) -> Iterator[RunningService]:
+def service(
+    store_location: str, loopback: LoopbackServer, api_key: None
+) -> Iterator[RunningService]:
     """The service on a SQLite file, then on PostgreSQL."""
     with running_service(
         store_location,  # type: ignore[arg-type]
@@ -329,7 +326,7 @@ def test_job_idempotency_results_and_resume(
 
 
 def test_unfinished_job_resumes_at_start_without_paying_twice(
-    store_location: str, loopback: LoopbackServer, env: None
+    store_location: str, loopback: LoopbackServer, api_key: None
 ) -> None:
     import judge
 

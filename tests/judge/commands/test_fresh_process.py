@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,20 +73,47 @@ def _probe(tmp: Path, api_base: str) -> list[str]:
     ]  # fmt: skip
 
 
-#: Every judging command: (name, arguments, exit codes that mean it finished). Add a new
-#: judging command here and it is run the same way.
-COMMANDS: list[tuple[str, Arguments, frozenset[int]]] = [
-    ("run", _run, frozenset({0})),
-    ("score", _score, frozenset({0})),
+def _check(tmp: Path, api_base: str) -> list[str]:
+    return ["check", str(tmp / "gold.jsonl"), "--format", "jsonl"]
+
+
+def _failures(tmp: Path, api_base: str) -> list[str]:
+    # Without --name: the recorded runs are clustered with no model.
+    return ["failures", str(tmp / "who-and-when"), "--db", str(tmp / "j.db"), "--format", "jsonl"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A judging command as the test runs it."""
+
+    name: str
+    arguments: Arguments
+    #: The exit codes that mean it finished.
+    finished: frozenset[int] = frozenset({0})
+    #: It calls the judge (the loopback server must have been asked).
+    calls_model: bool = True
+    #: It builds a safety scanner (so Hyperscan compiles and caches a database).
+    scans: bool = True
+
+
+#: Every judging command. Add a new judging command here and it is run the same way.
+COMMANDS: list[Command] = [
+    Command("run", _run),
+    Command("score", _score),
     # 4: the judge failed a probe (the reports are written either way).
-    ("probe", _probe, frozenset({0, 4})),
-    ("diagnose", _diagnose, frozenset({0})),
+    Command("probe", _probe, frozenset({0, 4})),
+    Command("diagnose", _diagnose),
+    # The deterministic checks: no model, but the cases they read are scanned.
+    Command("check", _check, calls_model=False),
+    # Clustering recorded runs asks no model and builds no scanner.
+    Command("failures", _failures, calls_model=False, scans=False),
 ]
 
 
 def _write_inputs(tmp: Path) -> None:
-    """``gold.jsonl`` (the first cases of the demo gold set) and ``runs.jsonl`` (the small run
-    set), every trace turn ending in :data:`NOT_ASCII`."""
+    """``gold.jsonl`` (the first cases of the demo gold set), ``runs.jsonl`` (the small run
+    set) and ``who-and-when/`` (two recorded failed runs in the Who&When format), every trace
+    turn ending in :data:`NOT_ASCII`."""
 
     def mark(case: dict[str, Any]) -> dict[str, Any]:
         for turn in case["trace"]:
@@ -106,6 +134,14 @@ def _write_inputs(tmp: Path) -> None:
     ):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         (tmp / name).write_text(text, "utf-8")
+    recorded = json.loads((DATA / "traces" / "who-and-when" / "1.json").read_text("utf-8"))
+    for turn in recorded["history"]:
+        turn["content"] += NOT_ASCII
+    (tmp / "who-and-when").mkdir()
+    for i in (1, 2):
+        recorded["question_ID"] = f"synthetic-{i}"
+        text = json.dumps(recorded, ensure_ascii=False)
+        (tmp / "who-and-when" / f"{i}.json").write_text(text, "utf-8")
 
 
 def _backend(name: str) -> Any:
@@ -134,11 +170,9 @@ def _answer(request: dict[str, Any]) -> Reply:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", [_backend("hyperscan"), _backend("python")])
-@pytest.mark.parametrize(
-    ("command", "arguments", "finished"), COMMANDS, ids=[c[0] for c in COMMANDS]
-)
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
 def test_a_judging_command_finishes_in_a_fresh_process_with_an_empty_scan_cache(
-    tmp_path: Path, backend: str, command: str, arguments: Arguments, finished: frozenset[int]
+    tmp_path: Path, backend: str, command: Command
 ) -> None:
     _write_inputs(tmp_path)
     cache = tmp_path / "scan-cache"
@@ -154,7 +188,7 @@ def test_a_judging_command_finishes_in_a_fresh_process_with_an_empty_scan_cache(
     with LoopbackServer(_answer) as server:
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "judge", *arguments(tmp_path, server.api_base)],
+                [sys.executable, "-m", "judge", *command.arguments(tmp_path, server.api_base)],
                 capture_output=True,
                 text=True,
                 timeout=DEADLINE_S,
@@ -163,11 +197,12 @@ def test_a_judging_command_finishes_in_a_fresh_process_with_an_empty_scan_cache(
             )
         except subprocess.TimeoutExpired as expired:
             pytest.fail(
-                f"`judge {command}` ({backend} scan) did not finish in {DEADLINE_S} s "
+                f"`judge {command.name}` ({backend} scan) did not finish in {DEADLINE_S} s "
                 f"(a deadlock?); its stderr:\n{expired.stderr!r}"
             )
-        assert server.requests, f"`judge {command}` made no model call"
-    assert proc.returncode in finished, (proc.returncode, proc.stdout, proc.stderr)
+        called = bool(server.requests)
+    assert called == command.calls_model, f"`judge {command.name}`: model called: {called}"
+    assert proc.returncode in command.finished, (proc.returncode, proc.stdout, proc.stderr)
     # The scanners were compiled in this process: Hyperscan cached its databases where told.
     compiled = sorted(cache.glob("scan-*.hsdb"))
-    assert compiled if backend == "hyperscan" else not compiled
+    assert bool(compiled) == (backend == "hyperscan" and command.scans), compiled

@@ -320,3 +320,28 @@ def test_the_calibrators_offered_are_the_registered_ones() -> None:
     param = _params("calibrate")["calibrator"]
     assert isinstance(param.type, click.Choice)
     assert list(param.type.choices) == ["none", *CALIBRATORS]
+
+
+def _help_texts(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """(command path, help page) for every command and subcommand of ``group``."""
+    ctx = click.Context(group, info_name="judge")
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        words = (*path, name)
+        sub = click.Context(command, info_name=" ".join(words), parent=ctx)
+        yield " ".join(words), command.get_help(sub)
+        if isinstance(command, click.Group):
+            yield from _help_texts(command, words)
+
+
+def test_no_help_page_shows_docstring_markup() -> None:
+    """A command's docstring is its help page: reST markup (double backticks, ``:func:``) is
+    printed as typed, so help texts are written in plain words."""
+    shown = [
+        f"judge {name}: {line.strip()}"
+        for name, page in _help_texts(cli)
+        for line in page.splitlines()
+        if "``" in line or ":func:" in line or ":class:" in line
+    ]
+    assert shown == []

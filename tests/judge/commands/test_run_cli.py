@@ -50,16 +50,13 @@ def _write_cases(path: Path, records: list[dict[str, Any] | str]) -> Path:
     return path
 
 
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-
-
 def _run(args: list[str]) -> Any:
     return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
-def test_run_stores_full_provenance_and_second_run_makes_no_call(tmp_path: Path, env: None) -> None:
+def test_run_stores_full_provenance_and_second_run_makes_no_call(
+    tmp_path: Path, api_key: None
+) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1), _case(2), _case(3)])
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:
@@ -109,7 +106,9 @@ def test_run_stores_full_provenance_and_second_run_makes_no_call(tmp_path: Path,
     assert len(lines) == 3
 
 
-def test_invalid_records_are_named_and_valid_ones_still_judged(tmp_path: Path, env: None) -> None:
+def test_invalid_records_are_named_and_valid_ones_still_judged(
+    tmp_path: Path, api_key: None
+) -> None:
     cases = _write_cases(
         tmp_path / "cases.jsonl", [_case(1), "{broken", {**_case(2), "kind": "essay"}, _case(3)]
     )
@@ -135,7 +134,7 @@ def test_invalid_records_are_named_and_valid_ones_still_judged(tmp_path: Path, e
     assert len(server.requests) == 2
 
 
-def test_failures_are_stored_as_failures_never_as_verdicts(tmp_path: Path, env: None) -> None:
+def test_failures_are_stored_as_failures_never_as_verdicts(tmp_path: Path, api_key: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1), _case(2)])
     db = tmp_path / "j.db"
 
@@ -170,7 +169,7 @@ def test_failures_are_stored_as_failures_never_as_verdicts(tmp_path: Path, env: 
     assert sum(1 for c in calls if c["outcome"] == "infra_error") == 5  # the retry budget
 
 
-def test_abstain_is_its_own_status(tmp_path: Path, env: None) -> None:
+def test_abstain_is_its_own_status(tmp_path: Path, api_key: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     abstain = '{"verdict": "cannot_determine", "evidence": [], "rationale": "No test output."}'
     with LoopbackServer(lambda r: Reply(content=abstain)) as server:
@@ -195,7 +194,9 @@ def test_abstain_is_its_own_status(tmp_path: Path, env: None) -> None:
     assert j.status == "abstain"
 
 
-def test_pairwise_both_orders_map_back_to_the_canonical_frame(tmp_path: Path, env: None) -> None:
+def test_pairwise_both_orders_map_back_to_the_canonical_frame(
+    tmp_path: Path, api_key: None
+) -> None:
     pair = {
         "id": "p1",
         "kind": "pairwise",
@@ -265,7 +266,7 @@ def test_judge_run_as_a_real_process(tmp_path: Path) -> None:
     assert "1 judgments: ok 1" in proc.stderr
 
 
-def test_prompt_variants_are_judged_and_stored_apart(tmp_path: Path, env: None) -> None:
+def test_prompt_variants_are_judged_and_stored_apart(tmp_path: Path, api_key: None) -> None:
     cases = _write_cases(tmp_path / "cases.jsonl", [_case(1)])
     db = tmp_path / "j.db"
     with LoopbackServer(_responder) as server:

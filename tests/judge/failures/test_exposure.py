@@ -5,6 +5,8 @@ priority; a store's runs carry their judges' P(pass)."""
 
 from __future__ import annotations
 
+import importlib
+import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from judge.failures import (
     find_clusters,
     load_harm,
     priority,
+    rank,
+    ranked_jsonl,
     records_from_store,
 )
 from judge.failures.labels import trace_features
@@ -100,6 +104,40 @@ def test_the_report_and_the_dossier_count_exposure_the_same_way() -> None:
     assert (d.population.exposed_runs, d.population.failures) == (5, 4)
     assert line["rate"] == pytest.approx(d.population.rate) == pytest.approx(0.8)
     assert line["rate_ci"] == pytest.approx(d.population.rate_ci)
+
+
+def test_the_jsonl_counts_each_clusters_exposure_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``judge failures --format jsonl``: two clusters with members, one without (ranked, no
+    line): three exposures counted, one per cluster, and the same lines as ranking and writing
+    them separately (which counts the two with members twice)."""
+    population = _population()
+    refund = Cluster(cluster_id="refund", definition="d", condition=RUN, members=["f0", "f1"])
+    airline = Cluster(cluster_id="airline", definition="a", condition={"benchmark": "airline"})
+    empty = Cluster(cluster_id="empty", definition="e", condition={"benchmark": "none"})
+    report = FailureReport(
+        records=population,
+        clusters=[airline, empty, refund],
+        assignment={"f0": "refund", "f1": "refund", "o0": "airline"},
+    )
+    ranked = rank(report.clusters, report.records)
+    separately = report.jsonl({p.cluster_id: (p.priority, p.override) for p in ranked})
+    counted: list[str] = []
+
+    def counting(cluster: Cluster, runs: list[RunRecord]) -> tuple[list[RunRecord], set[str]]:
+        counted.append(cluster.cluster_id)
+        return exposure(cluster, runs)
+
+    # The modules (the package's ``assign`` and ``priority`` names are functions).
+    for module in ("judge.failures.assign", "judge.failures.priority"):
+        monkeypatch.setattr(importlib.import_module(module), "exposure", counting)
+    assert ranked_jsonl(report) == separately
+    assert sorted(counted) == ["airline", "empty", "refund"]
+    lines = [json.loads(line) for line in separately.splitlines() if "exposed" in line]
+    assert [(x["cluster_id"], x["exposed"], x["failures"]) for x in lines] == [
+        ("refund", 5, 2),
+        ("airline", 4, 1),
+    ]
+    assert all(x["priority"] is not None for x in lines)
 
 
 def test_a_condition_over_the_critical_step_only_exposes_its_members() -> None:

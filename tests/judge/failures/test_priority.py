@@ -1,4 +1,5 @@
-"""Priorities on hand-worked clusters: every factor, its source, and the hard override."""
+"""Priorities on hand-worked clusters: every factor, its source, and the hard override; the
+eval card's clusters from a store."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+import judge
 from judge.errors import InputError
-from judge.failures import Cluster
-from judge.failures.priority import load_harm, priority, rank, top_clusters
+from judge.failures import Cluster, save_clusters
+from judge.failures.priority import card_clusters, load_harm, priority, rank, top_clusters
+from judge.runsets import ReportContext, RunSetReport, ScoredRun, build_report
 from tests.judge.failures.helpers import runs
+from tests.review_fixtures import make_case, make_judgment, seed_store
 
 COSMETIC = Cluster(
     cluster_id="misaligned-table",
@@ -139,3 +143,79 @@ def test_top_clusters_for_the_eval_card() -> None:
         }
     ]
     assert top[0]["override"]
+
+
+def _runset(*run_ids: str) -> RunSetReport:
+    """A scored run set whose runs are ``run_ids`` (all passed, by gold labels)."""
+    scored = [
+        ScoredRun(
+            run_id=run_id,
+            task_id=f"t{i}",
+            treatment="A",
+            benchmark="b",
+            repetition=0,
+            agent_model="m",
+            status="completed",
+            outcome="pass",
+            source="gold",
+            route="gold",
+            official="pass",
+        )
+        for i, run_id in enumerate(run_ids)
+    ]
+    return build_report(scored, ReportContext(runset="hand.jsonl", mode="gold", n_boot=10))
+
+
+def test_the_cards_clusters_are_the_stored_ones_ranked_over_the_run_sets_runs(
+    tmp_path: Path,
+) -> None:
+    """Six passed runs judged into a store; three kept clusters whose members (successes
+    people found wrong) are case-0..3 ("wide"), case-4 ("narrow") and case-5 ("elsewhere").
+    The run set holds case-0, case-1 and case-4 (and a run the store never judged).
+
+    With the shipped table every member is an undiagnosed failure: harm 1, fixability 0.5,
+    confidence 0.25, cost 1, so a cluster's priority is 0.125 x its exposed members in the run
+    set: wide 2 (case-2 and case-3 are not in the run set) -> 0.25, narrow 1 -> 0.125,
+    elsewhere 0 -> 0. Over the whole store it would be wide 0.5, then elsewhere and narrow
+    tied at 0.125 (elsewhere first by id)."""
+    db = tmp_path / "j.db"
+    with judge.open_store(db) as store:
+        seed_store(
+            store,
+            [make_case(i) for i in range(6)],
+            [make_judgment(f"case-{i}", 0.9) for i in range(6)],
+        )
+        save_clusters(
+            store,
+            [
+                Cluster(cluster_id="wide", definition="w", members=[f"case-{i}" for i in range(4)]),
+                Cluster(cluster_id="narrow", definition="n", members=["case-4"]),
+                Cluster(cluster_id="elsewhere", definition="e", members=["case-5"]),
+            ],
+        )
+        source = card_clusters(store)
+    assert source is not None
+    # The source reads nothing more from the store (closed by now).
+    top = source(_runset("case-0", "case-1", "case-4", "not-in-the-store"))
+    assert [(row["cluster_id"], row["priority"]) for row in top] == [
+        ("wide", pytest.approx(0.25)),
+        ("narrow", pytest.approx(0.125)),
+        ("elsewhere", 0.0),
+    ]
+    assert [row["definition"] for row in top] == ["w", "n", "e"]
+    assert all(row["override"] is None for row in top)
+    # Another run set, another ranking from the same source.
+    other = source(_runset(*(f"case-{i}" for i in range(6))))
+    assert [(row["cluster_id"], row["priority"]) for row in other] == [
+        ("wide", pytest.approx(0.5)),
+        ("elsewhere", pytest.approx(0.125)),
+        ("narrow", pytest.approx(0.125)),
+    ]
+
+
+def test_a_store_without_clusters_gives_the_card_no_cluster_source(tmp_path: Path) -> None:
+    with judge.open_store(tmp_path / "j.db") as store:
+        seed_store(store, [make_case(0)], [make_judgment("case-0", 0.2)])
+        assert card_clusters(store) is None
+    with judge.open_store(tmp_path / "empty.db") as store:
+        assert card_clusters(store) is None

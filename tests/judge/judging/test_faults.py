@@ -31,9 +31,7 @@ PASS = '{"verdict": "pass", "evidence": ["E1"], "rationale": "ok"}'
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "judge this"}]
 
 
-@pytest.fixture(autouse=True)
-def _key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 def _request(i: int) -> dict[str, object]:

@@ -58,13 +58,8 @@ def test_failed_checks_per_treatment_with_share_and_examples() -> None:
     assert "failed_checks" not in _run("base-a-r0", "base").model_dump(mode="json")
 
 
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-
-
 def test_the_report_shows_the_failed_checks_of_judged_runs(
-    tmp_path: Path, env: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, api_key: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def run_checks(case: Case, *, protected: Sequence[str] = ()) -> list[CheckResult]:
         status = "fail" if "[cand-a1-" in json.dumps(case.model_dump(mode="json")) else "pass"

@@ -23,6 +23,7 @@ from judge.rubrics import load_rubric
 from judge.runsets import rogan_gladen
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 from tests.conftest import DATA, shared_path
+from tests.judge.runsets.conftest import score_args
 from tests.judge.runsets.evalcards import valid_card
 
 SMALL = DATA / "runsets" / "small.jsonl"
@@ -36,11 +37,6 @@ def _macro(report: dict[str, Any], treatment: str, metric: str, k: int) -> dict[
     figs = report["per_treatment"][treatment]["macro"][metric]
     found: dict[str, Any] = next(f for f in figs if f["k"] == k)
     return found
-
-
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
 
 
 # --- gold labels, checked by hand ----------------------------------------------------------------
@@ -237,32 +233,10 @@ def _score(
     *extra: str,
     rubric: str = "agent-run-success",
 ) -> Result:
-    # One prompt variant keeps the arithmetic of these tests one call per run; the default
-    # protocol (every variant, as `judge run`) is tested on its own below.
-    return _invoke(
-        [
-            "score",
-            str(runs),
-            "--rubric",
-            rubric,
-            "--variants",
-            "1",
-            *extra,
-            "--api-base",
-            server.api_base,
-            "--db",
-            str(db),
-            "--out-dir",
-            str(out),
-            "--quiet",
-            "--n-boot",
-            "200",
-            "--no-charts",
-        ]
-    )
+    return _invoke(score_args(server, runs, db, *extra, "--out-dir", str(out), rubric=rubric))
 
 
-def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, env: None) -> None:
+def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, api_key: None) -> None:
     """`judge score` and `judge run` give one rubric one protocol: every prompt variant."""
     runs = _runset(tmp_path)
     variants = load_rubric("agent-run-success").n_variants
@@ -297,7 +271,7 @@ def test_score_judges_with_the_protocol_of_judge_run(tmp_path: Path, env: None) 
 
 
 def test_judged_report_end_to_end_uses_the_cache(
-    tmp_path: Path, env: None, gold_report: dict[str, Any]
+    tmp_path: Path, api_key: None, gold_report: dict[str, Any]
 ) -> None:
     runs = _runset(tmp_path)
     db = tmp_path / "j.db"
@@ -324,7 +298,7 @@ def test_judged_report_end_to_end_uses_the_cache(
 
 
 def test_judging_cost_comes_from_the_usage_the_judgments_recorded(
-    tmp_path: Path, env: None
+    tmp_path: Path, api_key: None
 ) -> None:
     # The loopback judge returns token usage but litellm has no price for it: the report used
     # to show "—" as judging cost; it shows the tokens (and says they were not priced).
@@ -356,7 +330,7 @@ def test_judging_cost_comes_from_the_usage_the_judgments_recorded(
     assert report["per_treatment"]["cand"]["cost"]["judge_tokens"] == 3795
 
 
-def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:
+def test_a_judge_never_grades_its_own_family(tmp_path: Path, api_key: None) -> None:
     runs = _runset(tmp_path)
     with LoopbackServer(_answer) as server:
         with pytest.raises(InputError, match="of the openai family, like the agent of 11"):
@@ -385,7 +359,7 @@ def test_a_judge_never_grades_its_own_family(tmp_path: Path, env: None) -> None:
     assert sources["base-a1-r0"] == "panel:openai/gpt-4o-mini,openai/loopback"
 
 
-def test_runs_without_a_verdict_are_unscored_not_failed(tmp_path: Path, env: None) -> None:
+def test_runs_without_a_verdict_are_unscored_not_failed(tmp_path: Path, api_key: None) -> None:
     runs = _runset(tmp_path, unsure="base-a2-r0")
     with LoopbackServer(_answer) as server:
         result = _score(
@@ -445,7 +419,7 @@ def _gates_answer(request: dict[str, Any]) -> Reply:
     return Reply(content=content)
 
 
-def test_criteria_rates_weighted_overall_and_hard_gates(tmp_path: Path, env: None) -> None:
+def test_criteria_rates_weighted_overall_and_hard_gates(tmp_path: Path, api_key: None) -> None:
     runs = _runset(tmp_path)
     with LoopbackServer(_gates_answer) as server:
         result = _score(
@@ -539,7 +513,7 @@ def _fbd_review_item(case_id: str) -> dict[str, Any]:
 
 
 def test_score_reports_the_first_bad_decisions_judge_diagnose_stored(
-    tmp_path: Path, env: None
+    tmp_path: Path, api_key: None
 ) -> None:
     runs, db = _runset(tmp_path), tmp_path / "j.db"
     with LoopbackServer(_answer) as server:
@@ -643,7 +617,7 @@ def _card(path: Path, model: str = "openai/loopback") -> Path:
     return path
 
 
-def test_card_routes_verdicts_and_corrects_rates(tmp_path: Path, env: None) -> None:
+def test_card_routes_verdicts_and_corrects_rates(tmp_path: Path, api_key: None) -> None:
     runs = _runset(tmp_path)
     card = _card(tmp_path / "card.yaml")
     with LoopbackServer(_answer) as server:
@@ -688,7 +662,7 @@ def test_card_routes_verdicts_and_corrects_rates(tmp_path: Path, env: None) -> N
         assert store.db["review_items"].count >= 5
 
 
-def test_a_card_for_another_judge_is_refused(tmp_path: Path, env: None) -> None:
+def test_a_card_for_another_judge_is_refused(tmp_path: Path, api_key: None) -> None:
     from judge.errors import CardError
 
     runs = _runset(tmp_path)

@@ -29,6 +29,7 @@ from judge.runsets.models import LabelsInfo
 from judge.runsets.plots import FOREST_METHODS
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 from tests.conftest import DATA, bench_module, shared_path
+from tests.judge.runsets.conftest import score_args
 
 SMALL = DATA / "runsets" / "small.jsonl"
 #: Runs the loopback judge gets wrong (so PPI has something to correct).
@@ -98,26 +99,7 @@ class Flow:
 
 
 def _score_args(server: LoopbackServer, runs: Path, db: Path, *extra: str) -> list[str]:
-    # One prompt variant: one call per run.
-    return [
-        "score",
-        str(runs),
-        "--rubric",
-        "agent-run-success",
-        "--variants",
-        "1",
-        "--model",
-        "openai/loopback",
-        "--api-base",
-        server.api_base,
-        "--db",
-        str(db),
-        "--quiet",
-        "--n-boot",
-        "200",
-        "--no-charts",
-        *extra,
-    ]
+    return score_args(server, runs, db, "--model", "openai/loopback", *extra)
 
 
 def _label_all(db: Path, truth: dict[str, str | None] = TRUTH) -> None:

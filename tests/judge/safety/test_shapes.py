@@ -7,6 +7,7 @@ import base64
 import codecs
 import random
 import time
+import warnings
 
 import pytest
 
@@ -109,6 +110,45 @@ def test_reads_as_language_in_many_scripts_and_not_noise() -> None:
         noise = bytes(rnd.randrange(256) for _ in range(60)).decode("latin-1")
         assert not shapes.reads_as_language(noise)
     assert not shapes.reads_as_language(base64.b64encode(EN.encode()).decode())
+
+
+#: Escapes Python's unicode_escape codec decodes without a warning or an error.
+VALID_ESCAPES = [
+    *("\\x41", "\\xff", "\\u00e9", "\\u0041", "\\U0001F600", "\\N{EM DASH}", "\\101"),
+    *("\\7", "\\377", "\\\\", "\\'", '\\"', "\\a", "\\b", "\\f", "\\n", "\\r"),
+    *("\\t", "\\v", "\\\n", "a", "Z", " ", "8", "{", "\n", "é", "€", "中"),
+]
+
+
+def _codec(text: str) -> str:
+    """What the scan read a backslash-escaped text as before: the unicode_escape codec."""
+    return codecs.decode(text.encode("latin-1", "replace"), "unicode_escape")
+
+
+def test_backslash_escapes_decode_as_the_codec_decoded_them() -> None:
+    rnd = random.Random(5)
+    for _ in range(3000):
+        text = "".join(rnd.choice(VALID_ESCAPES) for _ in range(rnd.randint(1, 10)))
+        assert shapes._unescape_backslashes(text) == _codec(text), text
+    escaped = "".join(f"\\u{ord(c):04x}" for c in EN)
+    assert shapes._unescape_backslashes(escaped) == EN
+
+
+def test_an_invalid_escape_gives_no_warning_and_the_rest_is_decoded() -> None:
+    """A Windows path's ``\\d`` (an escape that stands for nothing) made the codec warn; it is
+    kept as written, and the escaped instruction beside it is still read."""
+    escaped = "".join(f"\\x{ord(c):02x}" for c in EN)
+    text = f"copied C:\\data\\logs: {escaped}"
+    with pytest.warns(DeprecationWarning, match="invalid escape"):
+        before = _codec(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert shapes._unescape_backslashes(text) == before == f"copied C:\\data\\logs: {EN}"
+        views = shapes.shape_views(text)
+    assert any(EN in v for v in views), views
+    # An escape cut short made the codec fail and the whole text unread; now only it is left.
+    assert shapes._unescape_backslashes(f"{escaped}\\x4") == f"{EN}\\x4"
+    assert shapes._unescape_backslashes("\\N{NO SUCH NAME}\\x41") == "\\N{NO SUCH NAME}A"
 
 
 def test_cost_is_bounded_on_a_megabyte() -> None:

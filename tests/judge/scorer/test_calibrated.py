@@ -40,11 +40,6 @@ def responder(request: dict[str, Any]) -> Any:
     return Reply(content="not JSON at all")
 
 
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-
-
 def _cases() -> dict[tuple[str, int], Case]:
     return {(c.slices["task_id"], c.slices["trial"]): c for c in import_traces(CALC).cases}
 
@@ -58,7 +53,7 @@ def _card(tmp_path: Path, **args: Any) -> Path:
 # --- judging and routing one case ---------------------------------------------------------------
 
 
-def test_the_card_decides_c_or_leaves_it_to_people(tmp_path: Path, env: None) -> None:
+def test_the_card_decides_c_or_leaves_it_to_people(tmp_path: Path, api_key: None) -> None:
     cases = _cases()
     with LoopbackServer(responder) as server:
         judging = CalibratedJudge.from_args(
@@ -91,7 +86,7 @@ def test_the_card_decides_c_or_leaves_it_to_people(tmp_path: Path, env: None) ->
     assert queued == {cases["2", 1].id}
 
 
-def test_without_a_card_every_verdict_goes_to_people(tmp_path: Path, env: None) -> None:
+def test_without_a_card_every_verdict_goes_to_people(tmp_path: Path, api_key: None) -> None:
     with LoopbackServer(responder) as server:
         judging = CalibratedJudge.from_args(
             rubric=RUBRIC, model=MODEL, db=str(tmp_path / "j.db"), api_base=server.api_base
@@ -102,7 +97,7 @@ def test_without_a_card_every_verdict_goes_to_people(tmp_path: Path, env: None) 
     assert parts.metadata["p_pass"] == pytest.approx(0.97, abs=1e-3)
 
 
-def test_a_judge_that_gives_no_verdict_is_a_failed_grader(tmp_path: Path, env: None) -> None:
+def test_a_judge_that_gives_no_verdict_is_a_failed_grader(tmp_path: Path, api_key: None) -> None:
     case = _cases()["add", 1].model_copy(update={"task": "Say something else.", "trace": []})
     case = case.model_copy(update={"diff": "diff --git a/x b/x\n"})
     with LoopbackServer(responder) as server:
