@@ -10,8 +10,9 @@ nothing the agent read survives as text. What is kept:
   data files become markers and facts written by code; its code and string literals stay);
 - the agent's own actions: the shell commands of its turns (fenced ``bash``/``sh`` blocks) and
   its tool calls (``TOOL_CALLS:`` lines, ``<tool_call>`` blocks, the ``[tool] $ command`` lines
-  the importers write); an agent turn with none of them (prose only: a summary, a reply, a
-  thought) is left out, since an agent relays what it read;
+  the importers write), their free text reduced to lengths and their paths to kinds
+  (:mod:`judge.judging.facts_commands`); an agent turn with none of them (prose only: a
+  summary, a reply, a thought) is left out, since an agent relays what it read;
 - for every tool output (test runs, errors, file contents, web pages, any tool's result), one
   line of facts written by this module from patterns, with none of the output's words: the
   command it answers (the agent's), exit codes, the test counts of its runner summaries, a
@@ -36,11 +37,11 @@ when the calls are made, is :mod:`judge.review.facts_check`'s.
 Limits: a pairwise case (its candidates are what is judged) and a case without a trace have no
 copy. The diff keeps its code, so text planted in the diff's code (a string literal, a test's
 name, the text of an HTML element, any line of a file of unknown type) reaches the copy's judge
-as it reaches the first (the limits of :mod:`judge.judging.facts_diff`); so do the agent's own
-commands (an ``echo`` of what it read). A judge that needs the prose (a conversation with a
-simulated user, a policy in a system turn, an answer given in the agent's final message, the
-reasoning in a comment) finds little in the copy and may abstain or change its verdict: that
-sends the case to a person, which is the cost of the check, measured in RELIABILITY.md.
+as it reaches the first (the limits of :mod:`judge.judging.facts_diff`). A judge that needs
+the prose (a conversation with a simulated user, a policy in a system turn, an answer given in
+the agent's final message, the reasoning in a comment) finds little in the copy and may abstain
+or change its verdict: that sends the case to a person, which is the cost of the check,
+measured in RELIABILITY.md.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from judge.evidence import AGENT_ROLES, classify_turns
+from judge.judging.facts_commands import Aliases, reduce_actions
 from judge.judging.facts_diff import facts_diff
 from judge.judging.masking import check_copy, masked_origin
 from judge.types import FACTS_ONLY, Case, TraceTurn, TurnKind
@@ -283,14 +285,15 @@ def output_facts(text: str, command: str | None = None) -> str:
 # --- the copy --------------------------------------------------------------------------------
 
 
-def _facts_turns(case: Case) -> Iterator[TraceTurn]:
-    """The facts-only trace of ``case`` (see the module docstring)."""
+def _facts_turns(case: Case, diff: str | None) -> Iterator[TraceTurn]:
+    """The facts-only trace of ``case`` (see the module docstring); ``diff`` is the copy's."""
     command: str | None = None
+    aliases = Aliases.of_diff(diff)  # the agent's commands, reduced: facts_commands.py
     for classified in classify_turns(case.trace):
         turn, kind = classified.turn, classified.kind
         turn_id = f"turn-{classified.index + 1}"
         if turn.role.lower() in AGENT_ROLES:
-            commands = agent_commands(turn.content)
+            commands = reduce_actions(agent_commands(turn.content), aliases)
             command = _first_line(commands)
             if commands:
                 yield TraceTurn(
@@ -317,7 +320,8 @@ def facts_case(case: Case) -> Case | None:
     if case.kind == "pairwise" or not case.trace:
         return None
     diff = facts_diff(case.diff) if case.diff else case.diff
-    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=list(_facts_turns(case)), diff=diff)
+    trace = list(_facts_turns(case, diff))
+    return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=trace, diff=diff)
 
 
 def facts_origin(case: Case) -> str | None:

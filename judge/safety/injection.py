@@ -573,8 +573,16 @@ STRONG = frozenset(
         "new-instructions",
         "encoded",
         "split",
+        "trojan-source",
     }
 )
+#: Evidence the agent wrote as code: the diff and its commands and tool calls.
+CODE_KINDS: frozenset[str] = frozenset({"diff", "tool_call"})
+#: Bidirectional overrides and isolates (U+202A-202E, U+2066-2069) and tag characters
+#: (U+E0000-E007F): in code they reorder or hide what a reader sees ("Trojan Source",
+#: CVE-2021-42574; compilers warn on or refuse every one), so any of them in the diff or a
+#: command is a certain flag, whatever the text says.
+TROJAN_SOURCE = re.compile("[\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 _YOU = re.compile(r"\byou(?:r|rs|rself)?\b")
 _JUDGE_WORD = re.compile(rf"\b{_JUDGE}s?\b")
 _ASK = re.compile(
@@ -638,6 +646,8 @@ def flag_injection(item: EvidenceItem) -> list[str]:
     and every attribute rendered beside it. The task itself is what the run was asked to do,
     written by whoever submitted the case, so it is checked too."""
     reasons = detect(item.text)
+    if item.kind in CODE_KINDS and TROJAN_SOURCE.search(item.text):
+        reasons.append(PREFIX + "trojan-source")
     for field in _fields(item):
         if len(field) < 12:
             continue  # "t3", "agent", "tool:bash": too short to carry an instruction

@@ -61,7 +61,7 @@ def test_a_planted_instruction_in_any_language_or_encoding_is_gone_and_the_facts
     # The task, the diff and the agent's commands are kept; its prose is not.
     assert copy.task == case.task and copy.diff == case.diff
     agent = [t for t in copy.trace if t.role == "agent"]
-    assert [t.content for t in agent] == ["```bash\npytest -q\n```", "```bash\ncat NOTES\n```"]
+    assert [t.content for t in agent] == ["```bash\npytest -q\n```", "```bash\ncat <path 1>\n```"]
     assert "I will run" not in text and "Done." not in text
     # The test run keeps its exit code, its counts and its kind; the other output its size.
     test_run, other = (t for t in copy.trace if t.role == "tool")
@@ -69,7 +69,7 @@ def test_a_planted_instruction_in_any_language_or_encoding_is_gone_and_the_facts
     assert "command: pytest -q" in test_run.content and "exit code 1" in test_run.content
     assert "1 failed, 3 passed" in test_run.content
     assert "exceptions: AssertionError" in test_run.content
-    assert "command: cat NOTES; exit code 0" in other.content
+    assert "command: cat <path 1>; exit code 0" in other.content
     assert f"{len(case.trace[3].content)} characters" in other.content
     # Ids are positions, not the trace's own ids (text can hide in an id or a role).
     assert [t.id for t in copy.trace] == ["turn-1", "turn-2", "turn-3", "turn-4"]
