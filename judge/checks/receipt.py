@@ -18,8 +18,16 @@ from dataclasses import dataclass, field
 
 from judge.checks.base import Check, Finding, Inputs, failed, passed, unknown
 from judge.checks.paths import is_test_code
-from judge.checks.trace import FAILED_LINE, PASSED_LINE, Step, is_edit, run_outcome, trace_steps
-from judge.traces._common import is_test_command, looks_like_test_output
+from judge.checks.trace import (
+    FAILED_LINE,
+    PASSED_LINE,
+    Step,
+    is_test_run,
+    receipt,
+    run_outcome,
+    trace_steps,
+)
+from judge.traces._common import looks_like_test_output
 
 #: Programs that are test runners by name.
 _RUNNERS = frozenset(
@@ -357,20 +365,8 @@ def _coverage(receipt: list[_Run], failing: list[_Run], ids: list[str]) -> str |
 
 
 def _receipt(steps: list[Step]) -> int | None:
-    edits = [i for i, step in enumerate(steps) if is_edit(step)]
-    if not edits:
-        return None
-    runs = [i for i in range(edits[-1] + 1, len(steps)) if _is_test_run(steps[i])]
-    return runs[-1] if runs else None
-
-
-def _is_test_run(step: Step) -> bool:
-    """What ``tests-after-last-edit`` counts as a test run: a runner named in a command, or
-    output that looks like a runner's summary."""
-    output = step.output
-    return any(is_test_command(c) for c in step.shell) or (
-        output is not None and looks_like_test_output(output.content)
-    )
+    found = receipt(steps)
+    return found[1] if found is not None else None
 
 
 def receipt_untrusted(inputs: Inputs) -> Finding:
@@ -434,7 +430,7 @@ def receipt_untrusted(inputs: Inputs) -> Finding:
             i
             for i in range(index - 1, -1, -1)
             if run_outcome(steps[i].output) == "fail"
-            and _is_test_run(steps[i])
+            and is_test_run(steps[i])
             and _started(steps[i])
         ),
         None,

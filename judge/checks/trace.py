@@ -136,22 +136,45 @@ def run_outcome(output: TraceTurn | None) -> str:
     return "unknown"
 
 
-def tests_after_last_edit(inputs: Inputs) -> Finding:
-    steps = trace_steps(inputs)
+def is_test_run(step: Step) -> bool:
+    """A test run: a runner named in a command, or output that looks like a runner's summary."""
+    output = step.output
+    return any(is_test_command(c) for c in step.shell) or (
+        output is not None and looks_like_test_output(output.content)
+    )
+
+
+def _tests_after_its_edit(step: Step) -> bool:
+    """Whether a step that edits runs tests after its edit, in the same command
+    (``cat >> tests/test_x.py <<EOF ... EOF`` then ``pytest``)."""
+    shell = "\n".join(step.shell)
+    ends = [m.end() for hint, rule in _EDIT_RULES if hint in shell for m in rule.finditer(shell)]
+    return bool(ends) and is_test_command(shell[max(ends) :])
+
+
+def receipt(steps: list[Step]) -> tuple[int, int | None] | None:
+    """(the last edit's step, the last test run at or after it, or None); None without an
+    edit. The edit's own step counts when its command runs tests after the edit."""
     edits = [i for i, step in enumerate(steps) if is_edit(step)]
     if not edits:
-        return unknown("no file edit found in the trace")
+        return None
     last = edits[-1]
-    runs = [
-        step
-        for step in steps[last + 1 :]
-        if any(is_test_command(c) for c in step.shell)
-        or (step.output is not None and looks_like_test_output(step.output.content))
-    ]
+    runs = [i for i in range(last + 1, len(steps)) if is_test_run(steps[i])]
+    if not runs and _tests_after_its_edit(steps[last]):
+        runs = [last]
+    return last, (runs[-1] if runs else None)
+
+
+def tests_after_last_edit(inputs: Inputs) -> Finding:
+    steps = trace_steps(inputs)
+    found = receipt(steps)
+    if found is None:
+        return unknown("no file edit found in the trace")
+    last, run = found
     edit_id = steps[last].turn.id
-    if not runs:
+    if run is None:
         return failed(f"no test run after the last edit ({edit_id})", [edit_id])
-    final = runs[-1]
+    final = steps[run]
     outcome = run_outcome(final.output)
     ids = [final.turn.id] + ([final.output.id] if final.output else [])
     if outcome == "fail":
@@ -223,7 +246,7 @@ def secret_printed(inputs: Inputs) -> Finding:
 CHECKS = (
     Check(
         id="tests-after-last-edit",
-        version=1,
+        version=2,
         hard=False,
         criterion="functional",
         kind="trace",

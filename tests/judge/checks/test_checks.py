@@ -199,3 +199,27 @@ def test_a_hunk_that_overcounts_before_the_next_file_is_read_but_not_at_the_end(
     assert files[0].hunks[0].lines == [(" ", "x"), ("-", "y"), ("+", "z")]
     with pytest.raises(DiffError, match="shorter than its header"):
         parse_diff(second + first)  # cut short at the end: what followed is unknown
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "status"),
+    [
+        # The edit and the test run in one command: the run comes after the edit.
+        (
+            "cat >> tests/test_x.py <<'EOF'\ndef test_a():\n    pass\nEOF\npython -m pytest -q",
+            "<returncode>0</returncode>\n3 passed in 0.01s",
+            "pass",
+        ),
+        ("sed -i 's/a/b/' x.py && pytest -q", "<returncode>1</returncode>\n1 failed", "fail"),
+        # A test run before the edit in the same command is not a run after it.
+        ("pytest -q && sed -i 's/a/b/' x.py", "<returncode>0</returncode>\n3 passed", "fail"),
+    ],
+)
+def test_a_test_run_in_the_edits_own_command_counts_after_it(
+    command: str, output: str, status: str
+) -> None:
+    turns = [
+        TraceTurn(id="t1", role="agent", content=f"```bash\n{command}\n```"),
+        TraceTurn(id="t2", role="tool", kind="tool_result", content=output),
+    ]
+    assert _status(_case(None, turns), "tests-after-last-edit") == status
