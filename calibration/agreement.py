@@ -1,4 +1,4 @@
-"""Agreement between raters (docs/CALIBRATION.md sections 1 and 5): Cohen's kappa of a judge
+"""Agreement between raters (docs/metrics.md sections 1 and 5): Cohen's kappa of a judge
 against gold or between two judges, and Krippendorff's alpha among several judges.
 
 Units for judge-vs-judge agreement are (item, order, sample); only ok verdicts are ratings.

@@ -1,4 +1,4 @@
-"""Accept / reject / decide bands with a finite-sample guarantee (CALIBRATION.md section 4).
+"""Accept / reject / decide bands with a finite-sample guarantee (docs/metrics.md section 4).
 
 Learn-then-Test with fixed-sequence testing. For a band and a candidate threshold t, n(t) items
 of the gold set fall in the band and k(t) of them are errors (accept band: gold = fail; reject
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 METHOD = "ltt-fixed-sequence"
-#: No band is tested on fewer items than this, whatever alpha allows (CALIBRATION.md 4.1).
+#: No band is tested on fewer items than this, whatever alpha allows (docs/metrics.md section 4).
 MIN_START = 30
 BandName = Literal["accept", "reject", "decide"]
 
@@ -112,7 +112,7 @@ def min_gold_table(
     ks: Sequence[int] = (0, 1, 2, 5),
     delta: float = 0.05,
 ) -> dict[float, dict[int, int]]:
-    """The table of CALIBRATION.md section 4: items needed in a band, by alpha and errors k."""
+    """The table of docs/metrics.md section 4: items needed in a band, by alpha and errors k."""
     return {a: {k: min_gold(a, k, delta) for k in ks} for a in alphas}
 
 

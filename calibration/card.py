@@ -2,7 +2,7 @@
 
 A card binds the exact judge (model, prompt digest, rubric id/version/digest, evidence-selector
 version) and the gold set (name, digest) it was calibrated on, states the certified bands and
-their guarantee, and expires (CALIBRATION.md section 7). ``verify_card`` refuses a card whose
+their guarantee, and expires (docs/metrics.md section 7). ``verify_card`` refuses a card whose
 bindings differ from the judge about to use it, or that has expired. The card's own digest
 (``card_digest``, over its canonical JSON without that field) detects hand edits.
 

@@ -1,10 +1,10 @@
 """Per-item scores and confidence from verdict rows, and optional probability calibration.
 
 A score is P(positive label) in [0, 1]: P(pass) for binary rubrics, P(A) for pairwise ones
-(the kind's ``positive`` label in ``judge.kinds``). It comes, in order of preference (CALIBRATION.md
-section 3), from the verdict probability averaged over every order, sample and prompt variant of
-the item, or from the vote share over orders, samples and panel members. The decision is the
-argmax; the confidence is max(score, 1 - score).
+(the kind's ``positive`` label in ``judge.kinds``). It comes, in order of preference
+(docs/metrics.md section 3), from the verdict probability averaged over every order, sample
+and prompt variant of the item, or from the vote share over orders, samples and panel members.
+The decision is the argmax; the confidence is max(score, 1 - score).
 
 Calibrators (Platt or isotonic) are fitted on a split of task clusters kept apart from the split
 that picks thresholds, so that the band certification never sees the items the map was fitted on.

@@ -1,4 +1,4 @@
-"""Figures with 95% intervals, computed in one bootstrap pass (docs/CALIBRATION.md section 2).
+"""Figures with 95% intervals, computed in one bootstrap pass (docs/metrics.md section 5).
 
 A metric registers each figure on a :class:`BootstrapBatch` over the rows of one summary (a
 proportion, a ratio or any statistic of per-cluster sums) and gets a :class:`Pending` figure

@@ -1,4 +1,4 @@
-"""Calibration metrics with intervals (docs/CALIBRATION.md sections 1-3 and 5).
+"""Calibration metrics with intervals (docs/metrics.md sections 1-3 and 5).
 
 Every figure is computed from :class:`VerdictRow` values (or their columnar view,
 :class:`calibration.inputs.RowArrays`) and comes with a 95% interval

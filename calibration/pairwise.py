@@ -1,4 +1,4 @@
-"""Pairwise metrics (docs/CALIBRATION.md sections 1 and 3): accuracy against gold, and what
+"""Pairwise metrics (docs/metrics.md sections 1 and 3): accuracy against gold, and what
 items judged in both orders show: the JudgeBench pair score, order flips, position consistency,
 primacy and recency, and the preference for the first shown or the longer candidate.
 

@@ -1,4 +1,4 @@
-"""Metrics of the judge's P(positive) against gold (docs/CALIBRATION.md section 2): expected
+"""Metrics of the judge's P(positive) against gold (docs/metrics.md section 3): expected
 calibration error, Brier score and AUROC with task-cluster bootstrap intervals, and the
 reliability diagram's data. P(positive) is P(pass) for binary rubrics, P(A) for pairwise.
 """

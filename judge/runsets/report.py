@@ -1,7 +1,7 @@
 """Run-set scoring reports: the figures, per treatment and per benchmark, as one typed model
 (:class:`RunSetReport`; report.json is its ``model_dump(mode="json")``).
 
-What is computed (CALIBRATION.md sections 5 and 6), for each treatment (all benchmarks, then
+What is computed (docs/metrics.md sections 5 and 6), for each treatment (all benchmarks, then
 each benchmark):
 
 - counts: raw runs, excluded by a declared rule, the analysis set, timeouts, unscored, scored;

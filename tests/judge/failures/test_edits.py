@@ -128,3 +128,23 @@ def test_the_commands_over_a_diagnosed_store(tmp_path: Path) -> None:
     )
     assert isinstance(missing.exception, InputError)
     assert "no cluster 'nope'" in str(missing.exception)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["failures"],
+        ["failures", "cluster"],
+        ["failures", "merge", "a", "b"],
+        ["failures", "split", "a", "--where", "tool=deploy"],
+        ["failures", "rename", "a", "--id", "b"],
+        ["failures", "dossier", "a"],
+        ["failures", "audit"],
+    ],
+)
+def test_a_missing_store_is_refused_not_created(tmp_path: Path, args: list[str]) -> None:
+    typo = tmp_path / "typo.db"
+    result = CliRunner().invoke(cli, [*args, "--db", str(typo)])
+    assert result.exit_code == 1, result.output
+    assert "no such store" in result.output
+    assert not typo.exists()

