@@ -37,7 +37,7 @@ def _engine_options() -> list[Callable[[F], F]]:
             default="local",
             show_default=True,
             help="local: this process; ray: a Ray Data actor pool of judging workers "
-            "(pip install 'calibrated-judge[ray]'); --concurrency is then per worker.",
+            "(in the clone: pip install -e '.[ray]'); --concurrency is then per worker.",
         ),
         click.option(
             "--ray-address",

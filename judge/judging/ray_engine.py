@@ -79,7 +79,7 @@ def _require_ray() -> Any:
         raise InputError(
             "the Ray engine needs Ray",
             field="engine",
-            hint="pip install 'calibrated-judge[ray]' (ray[data]), or judge without --engine ray",
+            hint="in the clone, pip install -e '.[ray]' (ray[data]), or judge without --engine ray",
         ) from exc
     return ray
 

@@ -24,7 +24,7 @@ from typing import Any
 from judge.traces import BaseImporter, ImportResult
 from judge.traces.inspect_log import Collector, log_kind
 
-INSTALL_HINT = "pip install 'calibrated-judge[inspect]' (inspect-ai 0.3.285)"
+INSTALL_HINT = "in the clone, pip install -e '.[inspect]' (inspect-ai 0.3.285)"
 
 
 class InspectAIImporter(BaseImporter):
