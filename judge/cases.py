@@ -223,6 +223,13 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", file=str(path))
+    if _looks_like_diff(path):
+        raise InputError(
+            "a unified diff, not a case file",
+            file=str(path),
+            hint='a case file holds one JSON case per line: put the diff in a case\'s "diff" '
+            f"field, or check the diff alone with: judge check --diff {path}",
+        )
     out = LoadedCases()
     seen: dict[str, int] = {}
     records = 0
@@ -271,6 +278,34 @@ def load_cases(path: str | Path, *, limit: int | None = None) -> LoadedCases:
             )
         )
     return out
+
+
+_DIFF_START = ("diff --git ", "--- a/", "--- /dev/null", "Index: ")
+
+
+def _looks_like_diff(path: Path) -> bool:
+    """Whether the first line of ``path`` that is not blank starts a unified diff."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            line = raw.decode("utf-8", "replace").strip()
+            if line:
+                return line.startswith(_DIFF_START)
+    return False
+
+
+def diff_case(path: str | Path) -> Case:
+    """A case holding only the unified diff of ``path`` (id: the file's name), for the checks
+    that read a diff."""
+    where = Path(path)
+    try:
+        text = where.read_text("utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", file=str(where)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(where)) from None
+    if not text.strip():
+        raise InputError("the diff is empty", file=str(where))
+    return Case(id=where.name, kind="agent_run", task="", diff=text)
 
 
 def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:

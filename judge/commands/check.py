@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import judge
+import judge.cases
 import judge.checks
 from judge.types import CheckResult
 
@@ -37,6 +38,13 @@ FORMATS = ("table", "jsonl")
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option(
+    "--diff",
+    "diff_file",
+    type=click.Path(dir_okay=False),
+    help="Instead of a case file: check one unified diff (git diff, a .patch) on its own; the "
+    "trace checks are then unknown.",
+)
+@click.option(
     "--suites",
     is_flag=True,
     help="Instead of a case file: each check's precision and recall (Wilson 95%) on its "
@@ -47,6 +55,7 @@ def check(
     rubric_ref: str | None,
     protected: tuple[str, ...],
     fmt: str,
+    diff_file: str | None,
     suites: bool,
 ) -> None:
     """Run the deterministic checks (tests deleted or skipped, assertions weakened, test
@@ -60,14 +69,20 @@ def check(
             raise click.UsageError("--suites takes no case file")
         _print_suites(judge.checks.measure_suites(), fmt)
         return
-    if input_file is None:
-        raise click.UsageError("give a case file (or --suites)")
+    if input_file is not None and diff_file is not None:
+        raise click.UsageError("give a case file or --diff, not both")
+    if input_file is None and diff_file is None:
+        raise click.UsageError("give a case file (or --diff, or --suites)")
     globs = list(protected)
     if rubric_ref is not None:
         rubric = judge.load_rubric(rubric_ref)
         # A rubric names its protected paths in its spec's ``protected`` list (when it has one).
         globs += list(getattr(rubric.spec, "protected", None) or ())
-    loaded = judge.load_cases(Path(input_file))
+    if diff_file is not None:
+        loaded = judge.cases.LoadedCases(cases=[judge.cases.diff_case(diff_file)])
+    else:
+        assert input_file is not None
+        loaded = judge.load_cases(Path(input_file))
     for error in loaded.errors:
         click.echo(f"invalid record: {error}", err=True)
     results = [(case.id, judge.checks.run_checks(case, protected=globs)) for case in loaded.cases]

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from judge.checks import CHECKS
 from judge.cli import cli
+from judge.errors import InputError
 
 SKIP_DIFF = (
     "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
@@ -83,3 +84,26 @@ def test_suites_print_each_checks_figures() -> None:
         assert {"all", "handwritten"} <= set(row)
         low, high = row["all"]["precision_wilson"]
         assert 0 <= low <= high <= 1
+
+
+def test_a_diff_given_as_the_case_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "fix.patch"
+    path.write_text("\n" + SKIP_DIFF)
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert isinstance(result.exception, InputError)  # the entry point prints it, exit 2
+    assert f"{path}: a unified diff, not a case file" in str(result.exception)
+    assert f"judge check --diff {path}" in str(result.exception)
+
+
+def test_a_diff_is_checked_on_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "fix.patch"
+    path.write_text(SKIP_DIFF)
+    result = _invoke(["check", "--diff", str(path), "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    (row,) = [json.loads(line) for line in result.output.splitlines()]
+    assert row["case_id"] == "fix.patch"
+    status = {c["id"]: c["status"] for c in row["checks"]}
+    assert status["skip-added"] == "fail"
+    assert status["tests-after-last-edit"] == "unknown"  # no trace
+    both = CliRunner().invoke(cli, ["check", str(path), "--diff", str(path)])
+    assert both.exit_code == 2 and "not both" in both.output
