@@ -77,6 +77,9 @@ def run(
     if out:
         write_jsonl(Path(out), [o.judgment for o in summary.outcomes])
     _print_summary(summary, db=db, out=out, n_invalid=len(loaded.errors))
+    hint = judge.providers.unreached_hint((o.judgment for o in summary.outcomes), options.api_base)
+    if hint:
+        click.echo(hint, err=True)
     if loaded.errors:
         sys.exit(EXIT_INVALID_INPUT)
     if summary.failed or summary.errors:

@@ -18,7 +18,7 @@ from judge.providers.calls import (
     prepare_litellm,
     read_router_config,
 )
-from judge.providers.preflight import check_models, model_problem
+from judge.providers.preflight import check_models, model_problem, unreached_hint
 
 __all__ = [
     "KEYLESS_API_KEY",
@@ -35,4 +35,5 @@ __all__ = [
     "model_problem",
     "prepare_litellm",
     "read_router_config",
+    "unreached_hint",
 ]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 
 from judge.defaults import LOCAL_PREFIX, is_local
 from judge.errors import InputError, JudgeError
 from judge.local.weights import get_spec, parse_model_id
 from judge.providers.calls import RouterConfig, prepare_litellm
+from judge.types import Judgment
+from judge.urls import mask_url
 
 #: Providers whose litellm client has a default local base URL (ollama: localhost:11434), so
 #: that the base-URL variable validate_environment asks for is not needed.
@@ -145,4 +148,25 @@ def _model_hint(model: str) -> str:
         hint + "name it as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
         f"{LOCAL_PREFIX}qwen2.5-coder-1.5b, or openai/<name> with --api-base for an "
         "OpenAI-compatible server; providers: https://docs.litellm.ai/docs/providers"
+    )
+
+
+#: The words of a call that never reached its server (litellm's and httpx's).
+_NOT_CONNECTED = re.compile(
+    r"Connection error|ConnectError|Connection refused|APIConnectionError|Name or service not "
+    r"known|nodename nor servname"
+)
+
+
+def unreached_hint(judgments: Iterable[Judgment], api_base: str | None) -> str | None:
+    """What to do when no call of a batch reached ``api_base`` (every judgment a provider
+    failure that could not connect), or None."""
+    seen = list(judgments)
+    if not api_base or not seen:
+        return None
+    if not all(j.status == "infra_error" and _NOT_CONNECTED.search(j.error or "") for j in seen):
+        return None
+    return (
+        f"no call reached {mask_url(api_base)} (connection error): is the server running "
+        "there? Start it, or leave out --model and --api-base to judge on the embedded model"
     )

@@ -297,3 +297,36 @@ def test_refused_keys_are_not_retried(status: int) -> None:
                 )
             )
         assert len(server.requests) == 1
+
+
+def _failed(case_id: str, error: str) -> Any:
+    from tests.review_fixtures import make_judgment
+
+    return make_judgment(case_id, None, status="infra_error").model_copy(update={"error": error})
+
+
+def test_a_batch_that_never_reached_its_server_says_what_to_do() -> None:
+    refused = "provider failed 5 times; last error: OpenAIException - Connection error."
+    hint = judge.providers.unreached_hint(
+        [_failed("a", refused), _failed("b", refused)], "http://u:s3cret@127.0.0.1:9/v1"
+    )
+    assert hint is not None and "is the server running" in hint
+    assert "s3cret" not in hint and "127.0.0.1:9/v1" in hint
+    # A batch that reached the server once, failed otherwise, or had no --api-base: no hint.
+    assert judge.providers.unreached_hint([_failed("a", refused), _failed("b", "429")], "x") is None
+    assert judge.providers.unreached_hint([_failed("a", refused)], None) is None
+    assert judge.providers.unreached_hint([], "http://127.0.0.1:9/v1") is None
+
+
+def test_judge_run_against_a_port_where_nothing_listens_prints_the_hint(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(make_case("c1").model_dump(mode="json")) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "judge", "run", str(cases), "--rubric", "agent-run-success",
+         "--model", "openai/local", "--api-base", "http://127.0.0.1:9/v1", "--samples", "1",
+         "--variants", "1", "--db",
+         str(tmp_path / "j.db"), "--quiet"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "no call reached http://127.0.0.1:9/v1 (connection error)" in done.stderr
