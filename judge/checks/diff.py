@@ -14,8 +14,10 @@ MAX_DIFF_CHARS = 2_000_000
 
 FileStatus = Literal["added", "deleted", "renamed", "modified"]
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_GIT_HEADER = re.compile(r'^diff --git "?a/(.*?)"? "?b/(.*?)"?$')
+#: A hunk's header (``@@ -a,b +c,d @@``; any section heading follows the match).
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: A file's ``diff --git a/OLD b/NEW`` line.
+GIT_HEADER = re.compile(r'^diff --git "?a/(.*?)"? "?b/(.*?)"?$')
 #: Header lines of a file's section that carry nothing the checks need.
 _QUIET = (
     "index ",
@@ -160,7 +162,7 @@ def parse_diff(text: str) -> ParsedDiff:
                 continue
         if line.startswith("\\"):  # "\ No newline at end of file" after a hunk's last line
             continue
-        git = _GIT_HEADER.match(line)
+        git = GIT_HEADER.match(line)
         if git:
             current = FileDiff(old_path=git.group(1), new_path=git.group(2))
             files.append(current)
@@ -181,7 +183,7 @@ def parse_diff(text: str) -> ParsedDiff:
             if current.new_path is None:
                 current.status = "deleted"
             continue
-        match = _HUNK.match(line)
+        match = HUNK_HEADER.match(line)
         if match:
             if current is None:
                 raise DiffError(f"line {number}: hunk outside any file")

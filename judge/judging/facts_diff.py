@@ -58,6 +58,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from judge.checks.diff import GIT_HEADER, HUNK_HEADER
+
 #: The marker's words: a comment's text, a docstring's, a prose or data file's, other text.
 COMMENT_MARK = "[comment withheld: {n} chars]"
 DOCSTRING_MARK = "[docstring withheld: {n} chars]"
@@ -343,8 +345,6 @@ def withhold(lines: list[str], syntax: Syntax) -> list[str]:
 
 # --- the diff ---------------------------------------------------------------------------------
 
-_GIT_FILE = re.compile(r'^diff --git "?a/(.*?)"? "?b/(.*?)"?$')
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _HEADERS = (
     "index ",
     "old mode ",
@@ -464,7 +464,7 @@ def facts_diff(diff: str) -> str:
                 current.hunks[-1].lines.append((tag, line[1:]))
                 continue
             old_left = new_left = 0
-        git = _GIT_FILE.match(line)
+        git = GIT_HEADER.match(line)
         if git or (line.startswith("--- ") and (current is None or current.hunks)):
             if outside:
                 out.append(OTHER_MARK.format(n=outside))
@@ -475,11 +475,10 @@ def facts_diff(diff: str) -> str:
         if current is None:
             outside += len(line) + 1
             continue
-        hunk = _HUNK.match(line)
+        hunk = HUNK_HEADER.match(line)
         if hunk:
             old_left, new_left = int(hunk.group(2) or 1), int(hunk.group(4) or 1)
-            heading = hunk.group(5)
-            current.hunks.append(_Hunk(line[: len(line) - len(heading)], heading, []))
+            current.hunks.append(_Hunk(line[: hunk.end()], line[hunk.end() :], []))
         elif line.startswith(("--- ", "+++ ", *_HEADERS)) and not current.hunks:
             current.header.append(line)
             if line.startswith("+++ ") and _path_of(line) != "/dev/null":
