@@ -9,9 +9,10 @@ from rich.table import Table
 import judge
 import judge.failures
 import judge.providers
-from judge.commands.failures_dossier import audit, dossier, require_store
+from judge.commands.failures_dossier import audit, dossier
 from judge.commands.judging_options import some_judging_options
 from judge.commands.options import db_option
+from judge.commands.stores import require_store
 from judge.defaults import DEFAULT_MODEL
 
 FORMATS = ("table", "jsonl")
@@ -107,7 +108,7 @@ def cluster(
         seed=seed,
     )
     if not files:
-        require_store(db)
+        require_store(db, "run `judge run ...` first")
     if name_them:
         judge.providers.check_models([model], api_base=options.api_base)
     with judge.open_store(db) as store:
@@ -132,7 +133,7 @@ def cluster(
 def merge(cluster_ids: tuple[str, ...], db: str, into: str | None) -> None:
     """Merge kept clusters into one: their members together, the condition they share; the
     others are retired (kept, with the lineage)."""
-    require_store(db)
+    require_store(db, "run `judge run ...` first")
     with judge.open_store(db) as store:
         merged = judge.failures.merge_clusters(store, cluster_ids, into=into)
     click.echo(f"{merged.cluster_id}: {len(merged.members)} runs; {merged.lineage[-1]}")
@@ -156,7 +157,7 @@ def split(cluster_id: str, files: tuple[str, ...], db: str, where: str, new_id: 
     feature, sep, value = where.partition("=")
     if not sep or not feature.strip():
         raise click.BadParameter("give FEATURE=VALUE, e.g. tool=deploy", param_hint="--where")
-    require_store(db)
+    require_store(db, "run `judge run ...` first")
     with judge.open_store(db) as store:
         records = judge.failures.failure_records(store, files)
         kept, moved = judge.failures.split_cluster(
@@ -182,7 +183,7 @@ def rename(
     exclusions: tuple[str, ...],
 ) -> None:
     """Give a kept cluster a new id, a definition or exclusions."""
-    require_store(db)
+    require_store(db, "run `judge run ...` first")
     with judge.open_store(db) as store:
         renamed = judge.failures.rename_cluster(
             store,

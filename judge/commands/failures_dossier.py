@@ -18,6 +18,7 @@ import judge
 import judge.failures
 import judge.store
 from judge.commands.options import db_option
+from judge.commands.stores import require_store
 from judge.errors import InputError
 
 FORMATS = ("yaml", "json")
@@ -59,15 +60,6 @@ def _output(command: Any) -> Any:
     )(command)
 
 
-def require_store(db: str) -> None:
-    """Refuse a store that does not exist (as ``judge show`` does) rather than create an empty
-    one and report that it holds nothing."""
-    if not judge.store.store_exists(db):
-        raise click.ClickException(
-            f"{judge.store.mask_url(db)}: no such store (run `judge run ...` first)"
-        )
-
-
 def _load(
     db: str, files: tuple[str, ...], records_file: str | None, clusters_file: str | None
 ) -> tuple[list[judge.failures.RunRecord], list[judge.failures.Cluster], str]:
@@ -80,7 +72,8 @@ def _load(
             records_file,
         )
     if not records_file and not files:
-        require_store(db)  # the runs are the store's: an empty new one would hold none
+        # The runs are the store's: an empty new one would hold none.
+        require_store(db, "run `judge run ...` first")
     with judge.open_store(db) as store:
         runs = (
             judge.failures.read_records(records_file)

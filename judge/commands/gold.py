@@ -14,6 +14,7 @@ from calibration.gold import case_schema_text, check_file, schema_text
 from judge.commands.options import db_option, file_option
 from judge.commands.platform_errors import platform_errors
 from judge.commands.review import export_gold_cmd
+from judge.commands.stores import require_store
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -109,11 +110,7 @@ def import_gold(
     no annotation NAME, a label neither pass nor fail without --label-map; 3: the platform
     cannot be reached.
     """
-    if not judge.store.store_exists(db):
-        raise click.ClickException(
-            f"{judge.store.mask_url(db)}: no such store (import the traces and `judge run` "
-            "them first)"
-        )
+    require_store(db, "import the traces and `judge run` them first")
     with platform_errors(), judge.store.open_store(db) as store:
         done = judge.exchange.import_labels(
             store,

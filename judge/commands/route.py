@@ -19,7 +19,13 @@ import judge.store
 from calibration.card import load_card
 from calibration.fbd import is_step_card_file, load_step_card
 from judge.commands.judging_options import some_judging_options
-from judge.commands.options import card_option, db_option, double_fraction_option, file_option
+from judge.commands.options import (
+    card_option,
+    db_option,
+    double_fraction_option,
+    file_option,
+)
+from judge.commands.stores import require_store
 
 if TYPE_CHECKING:
     from judge.types import RoutingDecision
@@ -89,10 +95,7 @@ def route(
     if recorded is not None:
         _route_recorded(card_path, recorded, fmt, limit)
         return
-    if not judge.store.store_exists(db):
-        raise click.ClickException(
-            f"{judge.store.mask_url(db)}: no such store (judge cases with `judge run` first)"
-        )
+    require_store(db, "judge cases with `judge run` first")
     card = load_card(card_path)
     with judge.store.open_store(db) as store:
         run = judge.review.route(

@@ -18,6 +18,7 @@ import judge.store
 from judge.commands.judging_options import judging_options
 from judge.commands.options import db_option, file_option, models_option
 from judge.commands.progress import judging_progress
+from judge.commands.stores import require_store
 
 if TYPE_CHECKING:
     from judge.judging import RunSummary
@@ -129,10 +130,7 @@ def show(
     fmt: str,
 ) -> None:
     """List stored judgments."""
-    if not judge.store.store_exists(db):
-        raise click.ClickException(
-            f"{judge.store.mask_url(db)}: no such store (run `judge run ...` first)"
-        )
+    require_store(db, "run `judge run ...` first")
     with judge.store.open_store(db) as store:
         judgments = list(
             store.judgments(

@@ -23,6 +23,7 @@ from judge.commands.label_lines import label_lines
 from judge.commands.options import collect, db_option, declare
 from judge.commands.platform_errors import platform_errors
 from judge.commands.progress import count_progress, judging_progress
+from judge.commands.stores import require_store
 
 #: ``judge score``: 0 report written; 1 some run records were invalid (--skip-invalid);
 #: 3 some runs could not be scored by the judge (unscored runs are in the report).
@@ -391,10 +392,7 @@ def export(
     """
     if (to is None) == (out is None):
         raise click.UsageError("give --out FILE (OTLP JSON) or --to URL (a platform)")
-    if not judge.store.store_exists(db):
-        raise click.ClickException(
-            f"{judge.store.mask_url(db)}: no such store (judge something first)"
-        )
+    require_store(db, "judge something first")
     if to is not None:
         if batch_id is not None:
             raise click.UsageError("--batch is for --out; --to sends every verdict from URL")
