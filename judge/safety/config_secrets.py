@@ -52,16 +52,17 @@ def value_is_secret(value: str, code: bool = True) -> bool:
     return (not code or _IDENTIFIER.fullmatch(inner) is None) and not inner.isdigit()
 
 
-#: A name that ends in a secret word (``DB_PASSWORD``, ``apiToken``, ``X-Api-Key``).
-_SECRET_END = re.compile(
+#: The words that name a secret key, as a regular expression (case-insensitive).
+_SECRET_WORD = (
     r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
-    r"private[_-]?key|access[_-]?key|secret[_-]?key)\Z"
+    r"private[_-]?key|access[_-]?key)"
 )
+#: A name that ends in a secret word (``DB_PASSWORD``, ``apiToken``, ``X-Api-Key``).
+_SECRET_END = re.compile(rf"(?:{_SECRET_WORD}|(?i:secret[_-]?key))\Z")
 #: What stands before an environment read that is the value of a secret key, on its line
 #: (``password: <%= ``, ``"token": `` , ``api_key = os.``).
 _KEY_BEFORE = re.compile(
-    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
-    r"private[_-]?key|access[_-]?key)[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5}"
+    _SECRET_WORD + r"[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5}"
     r"(?:<%=[ \t]{0,3}|\{\{[ \t]{0,3}|\$\{[ \t]{0,3})?[\w.]{0,40}\Z"
 )
 _QUOTED = re.compile(r"(?<![\w=])[ \t]{0,3}(?P<q>[\"'])(?P<v>[^\"'\n]{1,400})(?P=q)")
@@ -318,8 +319,8 @@ CONFIG: tuple[SecretPattern, ...] = (
         "config-secret",
         re.compile(
             r"(?P<keep>\b(?:key|name)=(?P<q>[\"'])[\w.:-]{0,60}?"
-            r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|auth|credentials?|"
-            r"private[_-]?key|access[_-]?key)(?P=q)[ \t]{1,20}value=)"
+            + _SECRET_WORD
+            + r"(?P=q)[ \t]{1,20}value=)"
             r"(?P<secret>\"[^\"<>\n]{1,400}\"|'[^'<>\n]{1,400}')"
         ),
         _keyed("config-secret"),
