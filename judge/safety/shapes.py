@@ -183,8 +183,8 @@ _UPPER6 = re.compile(r"[A-Z]{6}")
 
 #: The body of a token in a carrier: a run of the base16/32/64 alphabets (padding at its end
 #: only: "key=VALUE" is a key and a value), so that quotes, a key, a tag or brackets around an
-#: encoded run do not hide it.
-_ALPHABET_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,6}")
+#: encoded run do not hide it. Padding in front (base64 written backwards) only after a sign.
+_ALPHABET_RUN = re.compile(r"(?:(?<![\w=])={1,2})?[A-Za-z0-9+/_\-]{16,}={0,6}")
 #: An ascii85 run in its Adobe brackets (its alphabet holds quotes and brackets: only the
 #: brackets delimit it; it may be wrapped over lines).
 _ASCII85 = re.compile(r"<~[!-u\s]{16,}?~>")
@@ -208,6 +208,17 @@ def _opaque_runs(text: str) -> list[str]:
 #: break written as ``_``: the characters at every other place are the text.
 _INTERLEAVED = re.compile(r"[^\s.*|~\-](?P<sep>[.*|~\-])(?:[^\s.*|~\-](?P=sep)){7,}[^\s.*|~\-]?")
 _INTERLEAVED_HINT = re.compile(r"(?:\w[.*|~\-]){6}")
+
+
+#: Base64 written backwards: its padding comes first.
+_PADDING_FIRST = re.compile(r"={1,2}[A-Za-z0-9+/]{15,}$")
+
+
+def _reversed_base64(run: str) -> list[bytes]:
+    try:
+        return [base64.b64decode(run[::-1], validate=True)]
+    except (binascii.Error, ValueError):
+        return []
 
 
 def _opaque_decodings(run: str) -> list[bytes]:
@@ -453,6 +464,8 @@ def shape_views(text: str) -> list[str]:
         if budget <= 0:
             break
         decodings = _opaque_decodings(run[:MAX_RUN_CHARS])
+        if not decodings and _PADDING_FIRST.match(run):
+            decodings = _reversed_base64(run[:MAX_RUN_CHARS])
         budget -= 1 if decodings else 0
         for raw in decodings:
             decoded = _utf8(raw)
