@@ -108,7 +108,8 @@ _SIGNS = "\"'()[]{}<>.,;:?!\u00a1\u00bf"
 
 def _plain_prose(run: str) -> bool:
     """One in seven of the first 16 words of ``run`` is a common word as written."""
-    return 7 * _common_count(run) >= len(run[:200].split()[:16])
+    words = run[:200].lower().split()[:16]
+    return 7 * sum(map(_common_words().__contains__, words)) >= len(words)
 
 
 #: One step of the table in nats.
@@ -199,15 +200,19 @@ def _opaque_runs(text: str) -> list[str]:
         if len(token) < 16 or token.startswith("<~"):
             continue
         runs.append(token)
-        if not _ALPHABET_RUN.fullmatch(token):
+        if _WRAPPING.search(token):
             runs.extend(r for r in _ALPHABET_RUN.findall(token) if r != token)
     return runs
+
+
+#: A sign that wraps a run in a token: a quote, a key's ``=``, a bracket, a separator.
+_WRAPPING = re.compile(r"[\"'=<>(),;\[\]{}]")
 
 
 #: Characters written with one separator between each (``j.u.d.g.e``, ``p-a-s-s``), a word
 #: break written as ``_``: the characters at every other place are the text.
 _INTERLEAVED = re.compile(r"[^\s.*|~\-](?P<sep>[.*|~\-])(?:[^\s.*|~\-](?P=sep)){7,}[^\s.*|~\-]?")
-_INTERLEAVED_HINT = re.compile(r"(?:\w[.*|~\-]){6}")
+_INTERLEAVED_HINT = re.compile(r"[.*|~\-][^\s.*|~\-][.*|~\-][^\s.*|~\-][.*|~\-][^\s.*|~\-][.*|~\-]")
 
 
 #: Base64 written backwards: its padding comes first.
@@ -513,7 +518,7 @@ def shape_views(text: str) -> list[str]:
     runs = [
         m.group(0)[:MAX_RUN_CHARS]
         for line in lines
-        if not _plain_prose(line) or _BACKWARDS.search(line)
+        if not _plain_prose(line) or _BACKWARDS.search(line, 0, 200)
         for m in _LETTER_RUN.finditer(line)
     ]
     for run in runs:
