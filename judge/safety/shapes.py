@@ -443,7 +443,8 @@ def _letter_decodings(run: str, shifts: list[int]) -> list[str]:
     for shift in shifts:
         if shift:
             out.append(run.translate(_ATBASH if shift == 26 else _SHIFTS[shift - 1]))
-    if _LEET_IN_WORD.search(run):
+    # Two words with a digit or sign inside (one is an id: a commit hash, ``c11c0a4``).
+    if len(_LEET_IN_WORD.findall(run)) >= 2:
         out.extend((run.translate(_LEET), run.translate(_LEET_L)))
     return out
 

@@ -284,3 +284,16 @@ def test_a_decoded_view_is_scored_without_the_gate() -> None:
     assert injection._model_score(fold(sw)) == 0.0
     hidden = base64.b32encode(sw.encode()).decode()
     assert "injection:encoded" in detect(f'notes,"{hidden}"\n')
+
+
+def test_two_levels_and_carriers_are_bounded_on_a_megabyte() -> None:
+    rnd = random.Random(11)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    lines: list[str] = []
+    while sum(map(len, lines)) < 1_000_000:
+        lines.append(f'k="v={"".join(rnd.choice(alphabet) for _ in range(30))}"')
+    nested = base64.b64encode(base64.b64encode(EN.encode())).decode()
+    text = "\n".join(lines) + f'\nnote="{nested}"'
+    started = time.process_time()
+    injection.hidden_views(text)
+    assert time.process_time() - started < 5.0
