@@ -6,12 +6,16 @@ HTML or JSON escapes, a Caesar shift, an alphabet written backwards, reversed te
 swapped for digits. This module does not name the attack; it asks of each stretch of text that
 does not read as language whether some transform of its shape makes it read as language:
 
-- **Opaque runs** (no spaces, 16+ characters): every decoder whose alphabet holds the run's
-  characters (base16/32/64/85, binary) is tried.
+- **Opaque runs** (no spaces, 16+ characters, or such a run inside the quotes, key or tag of
+  its carrier): every decoder whose alphabet holds the run's characters (base16/32/64/85,
+  binary) is tried.
 - **Number sequences** (8+ numbers in a row): read as character codes in base 2, 8, 10 or 16.
-- **Escape sequences** (3+ of ``%XX``, ``=XX``, ``\\xXX``, ``\\uXXXX``, ``&#..;``): unescaped.
-- **Letter runs that do not read as language** (5+ words of ASCII letters): reversed, each word
-  reversed, every Caesar shift, the mirrored alphabet, digits read as the letters they resemble.
+- **Escape sequences** (3+ of ``%XX``, ``=XX``, ``\\xXX``, ``\\uXXXX``, ``&#..;``): unescaped
+  line by line, twice at most (an escaped escape).
+- **Letter runs that do not read as language** (8+ words, signs around them, letters of any
+  script): reversed, each word reversed, the best-fitting Caesar shifts or the mirrored
+  alphabet, digits read as the letters they resemble.
+- **Characters with a separator between each** (``j.u.d.g.e``): every other character.
 
 "Reads as language" is one generic scorer, :func:`language_score`: the mean log-probability of
 the text's character bigrams under a table of about 100 languages (every script of XLM-R's
@@ -461,7 +465,8 @@ def _better(decoded: str | None, source: str, source_score: float | None) -> tup
 
 def shape_views(text: str) -> list[str]:
     """The readable text behind every stretch of ``text`` whose shape is an encoding of
-    language (see the module's docstring); [] when nothing is hidden. One level deep."""
+    language (see the module's docstring); [] when nothing is hidden. One level deep (two:
+    :func:`judge.safety.injection.hidden_views`)."""
     if len(text) < 16 or _table() is None:
         return []
     views: list[str] = []
