@@ -240,12 +240,16 @@ MAX_RUNS = 24
 
 
 def _readable(raw: bytes) -> str | None:
-    """``raw`` as text when it reads as words: valid UTF-8, printable, with letters and spaces."""
+    """``raw`` as text when it reads as words: valid UTF-8, printable, with letters and spaces
+    (or, for a script written without spaces such as Chinese or Thai, with half its characters
+    letters outside ASCII: random bytes are seldom valid UTF-8 of that shape)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if len(text) < 8 or " " not in text:
+    if len(text) < 8:
+        return None
+    if " " not in text and 2 * sum(1 for c in text if c.isalpha() and not c.isascii()) < len(text):
         return None
     printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
     letters = sum(1 for c in text if c.isalpha())
