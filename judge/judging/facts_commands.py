@@ -102,12 +102,16 @@ class Aliases:
     @classmethod
     def of_diff(cls, diff: str | None) -> Aliases:
         """Aliases that keep the paths of ``diff``'s files and the names it defines."""
+        return cls().showing(diff)
+
+    def showing(self, diff: str | None) -> Aliases:
+        """These aliases, now keeping the paths of ``diff``'s files and the names it defines
+        (the copy's diff, whose test names were given aliases from this table)."""
         text = diff or ""
         paths = {p for m in _DIFF_PATH.finditer(text) for p in m.groups() if p}
-        return cls(
-            frozenset(p for p in paths if p != "/dev/null"),
-            frozenset(_DEFINED.findall(text)),
-        )
+        self.shown_paths = frozenset(p for p in paths if p != "/dev/null")
+        self.shown_names = frozenset(_DEFINED.findall(text))
+        return self
 
     def alias(self, kind: str, value: str) -> str:
         """``<kind N>``: N counts the distinct values of that kind, in order of appearance."""
