@@ -10,8 +10,8 @@ one rule that recognises no attack:
   (``git commit``, ``python -m pytest``), flag names (``-q``, ``--tb=short``: a flag's value
   when it is one short lower-case word, like a subcommand), small numbers, the
   shell's structure (pipes, ``&&``, ``||``, ``;``, redirections, subshells), ``/dev/null``,
-  and paths and test names the run's diff already shows (the copy keeps the diff whole, so
-  they add no text the judge does not see);
+  and paths and names the copy's diff already shows (they add no text the judge does not
+  see; a test's name the diff defines has the alias the diff shows, from the same table);
 - replaced by a placeholder that gives a length (``<text 42 chars>``): quoted arguments with
   spaces, the arguments of ``echo``/``printf``, heredoc bodies, variable values, shell comments,
   every other free word, flags too long or too many-worded to be a flag name;
