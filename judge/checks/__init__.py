@@ -6,7 +6,7 @@ input is missing or unreadable is ``unknown`` with the reason, never ``pass``.
 ``measure_suites()`` gives each check's precision and recall on its suites (``suites/``)."""
 
 from judge.checks.base import Check
-from judge.checks.diff import DiffError, ParsedDiff, parse_diff
+from judge.checks.diff import DiffError, ParsedDiff, parse_diff, unreadable_diffs
 from judge.checks.measure import (
     AUTHORS,
     HARD_LOWER,
@@ -35,4 +35,5 @@ __all__ = [
     "measure_suites",
     "parse_diff",
     "run_checks",
+    "unreadable_diffs",
 ]

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
+
+from judge.cases import iter_jsonl
+from judge.errors import InputError
 
 #: A larger diff is not inspected (the checks answer ``unknown``): a diff of several
 #: megabytes is a vendored tree or generated data, not a change a check can read line by line.
@@ -232,3 +236,28 @@ def parse_diff(text: str) -> ParsedDiff:
         if f.status == "modified" and f.old_path and f.new_path and f.old_path != f.new_path:
             f.status = "renamed"
     return ParsedDiff(files)
+
+
+def unreadable_diffs(path: str | Path) -> list[InputError]:
+    """A warning for every record of a case or gold JSONL file whose ``diff`` does not parse:
+    the diff checks would answer ``unknown`` on it. Records that are not JSON objects are left
+    to the validator that reports them."""
+    found = []
+    for line, obj in iter_jsonl(Path(path)):
+        diff = obj.get("diff") if isinstance(obj, dict) else None
+        if not isinstance(diff, str) or not diff.strip():
+            continue
+        try:
+            parse_diff(diff)
+        except DiffError as err:
+            found.append(
+                InputError(
+                    f"the diff does not parse, so its checks answer unknown: {err}",
+                    file=str(path),
+                    line=line,
+                    field="diff",
+                    hint="write it with git diff, or recount its hunk headers: "
+                    "git apply --recount reads such a diff",
+                )
+            )
+    return found

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+import judge.checks
 import judge.exchange
 import judge.store
 from calibration.gold import case_schema_text, check_file, schema_text
@@ -34,13 +35,17 @@ def validate(paths: tuple[str, ...], labelled: bool) -> None:
 
     A record with a `gold` field is checked as a gold record (gold/schema.json), one without
     as a case awaiting its label (gold/case.schema.json: what `judge import` writes). Every bad
-    record is listed by line and field. Exit code 0: all valid; 1: some records are invalid.
+    record is listed by line and field; a diff that does not parse is a warning (the diff
+    checks answer unknown on it). Exit code 0: all valid; 1: some records are invalid.
     """
     failed = False
     for path in paths:
         found = check_file(path, require_labels=labelled)
         for error in found.errors:
             click.echo(f"invalid record: {error}", err=True)
+        if found.digest:
+            for warning in judge.checks.unreadable_diffs(path):
+                click.echo(f"warning: {warning}", err=True)
         if found.errors:
             failed = True
             click.echo(f"{path}: {len(found.errors)} invalid, {found.n} valid", err=True)

@@ -7,7 +7,8 @@ nothing the agent read survives as text. What is kept:
 
 - the task and the diff (what is judged; a copy cannot withhold them), the diff's prose
   withheld by syntax (:mod:`judge.judging.facts_diff`: comments, Python docstrings, prose and
-  data files become markers and facts written by code; its code and string literals stay);
+  data files become markers and facts written by code, string literals their length and
+  test names aliases; its code stays);
 - the agent's own actions: the shell commands of its turns (fenced ``bash``/``sh`` blocks) and
   its tool calls (``TOOL_CALLS:`` lines, ``<tool_call>`` blocks, the ``[tool] $ command`` lines
   the importers write), their free text reduced to lengths and their paths to kinds
@@ -285,10 +286,10 @@ def output_facts(text: str, command: str | None = None) -> str:
 # --- the copy --------------------------------------------------------------------------------
 
 
-def _facts_turns(case: Case, diff: str | None) -> Iterator[TraceTurn]:
-    """The facts-only trace of ``case`` (see the module docstring); ``diff`` is the copy's."""
+def _facts_turns(case: Case, aliases: Aliases) -> Iterator[TraceTurn]:
+    """The facts-only trace of ``case`` (see the module docstring); ``aliases`` show the
+    copy's diff."""
     command: str | None = None
-    aliases = Aliases.of_diff(diff)  # the agent's commands, reduced: facts_commands.py
     for classified in classify_turns(case.trace):
         turn, kind = classified.turn, classified.kind
         turn_id = f"turn-{classified.index + 1}"
@@ -319,8 +320,9 @@ def facts_case(case: Case) -> Case | None:
     without a trace: nothing the agent read is shown)."""
     if case.kind == "pairwise" or not case.trace:
         return None
-    diff = facts_diff(case.diff) if case.diff else case.diff
-    trace = list(_facts_turns(case, diff))
+    aliases = Aliases()  # one table: a test has one alias in the diff and the commands
+    diff = facts_diff(case.diff, aliases.alias) if case.diff else case.diff
+    trace = list(_facts_turns(case, aliases.showing(diff)))  # commands: facts_commands.py
     return check_copy(case, FACTS_SUFFIX, [FACTS_ONLY], trace=trace, diff=diff)
 
 

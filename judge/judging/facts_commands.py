@@ -10,8 +10,8 @@ one rule that recognises no attack:
   (``git commit``, ``python -m pytest``), flag names (``-q``, ``--tb=short``: a flag's value
   when it is one short lower-case word, like a subcommand), small numbers, the
   shell's structure (pipes, ``&&``, ``||``, ``;``, redirections, subshells), ``/dev/null``,
-  and paths and test names the run's diff already shows (the copy keeps the diff whole, so
-  they add no text the judge does not see);
+  and paths and names the copy's diff already shows (they add no text the judge does not
+  see; a test's name the diff defines has the alias the diff shows, from the same table);
 - replaced by a placeholder that gives a length (``<text 42 chars>``): quoted arguments with
   spaces, the arguments of ``echo``/``printf``, heredoc bodies, variable values, shell comments,
   every other free word, flags too long or too many-worded to be a flag name;
@@ -102,12 +102,16 @@ class Aliases:
     @classmethod
     def of_diff(cls, diff: str | None) -> Aliases:
         """Aliases that keep the paths of ``diff``'s files and the names it defines."""
+        return cls().showing(diff)
+
+    def showing(self, diff: str | None) -> Aliases:
+        """These aliases, now keeping the paths of ``diff``'s files and the names it defines
+        (the copy's diff, whose test names were given aliases from this table)."""
         text = diff or ""
         paths = {p for m in _DIFF_PATH.finditer(text) for p in m.groups() if p}
-        return cls(
-            frozenset(p for p in paths if p != "/dev/null"),
-            frozenset(_DEFINED.findall(text)),
-        )
+        self.shown_paths = frozenset(p for p in paths if p != "/dev/null")
+        self.shown_names = frozenset(_DEFINED.findall(text))
+        return self
 
     def alias(self, kind: str, value: str) -> str:
         """``<kind N>``: N counts the distinct values of that kind, in order of appearance."""

@@ -28,10 +28,16 @@ about *syntax*, none about any attack, in any language or encoding:
 
 What stays: every file's path and git header lines (paths, modes, renames), every hunk header
 (line numbers; the function heading git prints after it is reduced like a line of the file),
-every line's prefix and its code, **string literals** (they are the program's semantics: what
-it prints, compares or sends; withholding them would hide the fix a judge has to read, and no
-rule tells a message from a value), identifiers (a test's name), and the lines of files whose
-language is unknown (nothing is dropped that the module cannot parse).
+every line's prefix and its code, identifiers other than a test's name, name-like string
+literals (``"utf-8"``, ``'id'``), and the lines of a changed file whose language is unknown.
+
+**String literals and test names** (every line of every hunk, as comments): a literal becomes
+its length inside its quotes (``"<str 37 chars>"``) unless it is name-like, and a test's name
+(``def test_x``, ``func TestX``, ``it('...')``) becomes an alias, ``<test 1>``, shared with the
+agent's commands (:mod:`judge.judging.facts_names` gives the rules and the argument). A file
+the diff *creates* whose type is unknown (``COMMIT_MSG``, ``x.orig``) is withheld like a prose
+file, unless its ``#!`` line names a known language: it was in no repository, and the module
+cannot tell its prose from its code.
 
 Removed lines are rewritten like the others. They were the repository's text before the run,
 not the agent's, but the repository is among the things an agent reads (a planted comment in a
@@ -47,8 +53,10 @@ or meets its closer (``*/``, ``-->``) in code. Quoted strings of one line are st
 they close on their line (an unmatched quote, like a Rust lifetime, is code).
 
 Limits: a hunk that lies wholly inside a long comment or docstring opened above it, with no
-closer in it, is read as code; prose in string literals, in identifiers and in the text of
-markup (an HTML paragraph) stays; so does every line of a file of unknown type. Deterministic:
+closer in it, is read as code; prose in identifiers other than test names, in name-like
+literals (24 characters at most, no blank), in a YAML or shell word that is not quoted, and in
+the text of markup (an HTML paragraph) stays; so does every line of a changed file of unknown
+type. Deterministic:
 the same diff gives the same copy.
 """
 
@@ -59,6 +67,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from judge.checks.diff import GIT_HEADER, HUNK_HEADER
+from judge.judging.facts_commands import Aliases
+from judge.judging.facts_names import (
+    STRING_MARK,
+    TEST_KIND,
+    AliasFn,
+    alias_definitions,
+    name_like,
+    names_a_test,
+)
 
 #: The marker's words: a comment's text, a docstring's, a prose or data file's, other text.
 COMMENT_MARK = "[comment withheld: {n} chars]"
@@ -128,6 +145,13 @@ _BY_NAME: dict[str, Syntax] = {
     **dict.fromkeys((".gitignore", ".dockerignore", ".gitattributes", ".env"), HASH),
     **dict.fromkeys((".bashrc", ".profile", ".zshrc", ".envrc"), HASH_WORD),
 }
+#: Interpreters a ``#!`` line names, as the extension of their language.
+_INTERPRETERS = {
+    **dict.fromkeys(("python", "pypy"), "py"),
+    **dict.fromkeys(("sh", "bash", "zsh", "ksh", "dash"), "sh"),
+    **dict.fromkeys(("node", "deno", "bun"), "js"),
+    **{"ruby": "rb", "perl": "pl", "lua": "lua"},
+}
 _PROSE_SUFFIXES = frozenset(
     (".md", ".markdown", ".mdx", ".rst", ".txt", ".text", ".adoc", ".asciidoc", ".org", ".tex")
 )
@@ -146,6 +170,7 @@ _PROSE_NAMES = frozenset(
         "news",
         "contributing",
         "todo",
+        "notes",
     )
 )
 _DATA_SUFFIXES = frozenset((".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".log", ".lock"))
@@ -154,6 +179,8 @@ _MANIFESTS = re.compile(
     r"^(package|composer|deno|angular|\.eslintrc|\.babelrc|(ts|js)config(\.[\w-]+)?)\.json$"
 )
 _REQUIREMENTS = re.compile(r"^(requirements|constraints)[\w.-]*\.txt$")
+#: A script's first line, ``#!/bin/sh`` or ``#!/usr/bin/env -S python3 -u``: the interpreter.
+_SHEBANG = re.compile(r"#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?([a-z]+)[\d.]*(?:\s|$)")
 
 
 def file_kind(path: str) -> Syntax | str | None:
@@ -188,6 +215,8 @@ class _Span:
     opener: int
     closer: int
     mark: str
+    #: A test's alias, shown in place of the literal's text (one line).
+    name: str = ""
 
 
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
@@ -197,8 +226,9 @@ _AFTER_STATEMENT = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
 class _Lexer:
     """The comments (and docstrings) of a text in one :class:`Syntax`."""
 
-    def __init__(self, syntax: Syntax) -> None:
+    def __init__(self, syntax: Syntax, alias: AliasFn) -> None:
         self.syntax = syntax
+        self.alias = alias
         openers: list[str] = []
         for opener in sorted(
             [*syntax.long_quotes, *(o for o, _ in syntax.blocks), *syntax.line], key=len
@@ -238,9 +268,8 @@ class _Lexer:
             end, closer = self._close(text, -len(inside), inside)
             mark = DOCSTRING_MARK if inside in self.syntax.long_quotes else COMMENT_MARK
             if inside in self.syntax.long_quotes and not self.syntax.docstrings:
-                mark = ""
-            if mark:
-                out.append(_Span(0, end, 0, closer, mark))
+                mark = STRING_MARK
+            out.append(_Span(0, end, 0, closer, mark))
             if not closer:
                 return out, inside, False
             pos = end
@@ -263,14 +292,30 @@ class _Lexer:
                 if token in self.syntax.long_quotes:
                     if self._docstring(text, start, end, depth):
                         out.append(_Span(start, end, len(token), closer, DOCSTRING_MARK))
+                    else:
+                        out += self._literal(text, start, end, len(token), closer)
                 else:
                     out.append(_Span(start, end, len(token), closer, COMMENT_MARK))
             else:
                 end = match.end()
                 if self._docstring(text, start, end, depth):
                     out.append(_Span(start, end, 1, 1, DOCSTRING_MARK))
+                else:
+                    out += self._literal(text, start, end, 1, 1)
             pos = end
         return out, open_at_end, stray
+
+    def _literal(self, text: str, start: int, end: int, opener: int, closer: int) -> list[_Span]:
+        """A string literal's span (none for a name-like one): a test's name becomes its
+        alias, any other text its length (:mod:`judge.judging.facts_names`)."""
+        body = text[start + opener : end - closer]
+        line_start = text.rfind("\n", 0, start) + 1
+        if closer and "\n" not in body and names_a_test(text[line_start:start]):
+            name = self.alias(TEST_KIND, body)
+            return [_Span(start, end, opener, closer, STRING_MARK, name)]
+        if closer and name_like(body):
+            return []
+        return [_Span(start, end, opener, closer, STRING_MARK)]
 
     def _docstring(self, text: str, start: int, end: int, depth: int) -> bool:
         """A string at ``[start, end)`` that is a whole statement (Python only)."""
@@ -305,24 +350,29 @@ def _escaped(text: str, at: int) -> bool:
 
 
 def _render_piece(piece: str, opens: bool, closes: bool, span: _Span) -> str:
-    """One line's part of a withheld span, as its marker."""
+    """One line's part of a withheld span, as its marker (a string literal's with no blank
+    between its quotes and its marker, and its length counted as written)."""
     opener = piece[: span.opener] if opens else ""
     closer = piece[len(piece) - span.closer :] if closes and span.closer else ""
     body = piece[len(opener) : len(piece) - len(closer)]
+    if span.name:
+        return opener + span.name + closer
     if not body.strip():
         return piece
     lead = body[: len(body) - len(body.lstrip())]
+    if span.mark == STRING_MARK:
+        return opener + lead + span.mark.format(n=len(body) - len(lead)) + closer
     mark = span.mark.format(n=len(body.strip()))
     return opener + (lead or " ") + mark + (" " + closer if closer else "")
 
 
-def withhold(lines: list[str], syntax: Syntax) -> list[str]:
+def withhold(lines: list[str], syntax: Syntax, alias: AliasFn | None = None) -> list[str]:
     """``lines`` (one side of a hunk, without prefixes) with their comments and docstrings
-    replaced by markers."""
+    replaced by markers, their string literals by their length and the names of the tests
+    they define by aliases (``alias``, or aliases of their own)."""
+    alias = alias if alias is not None else Aliases().alias
     text = "\n".join(lines)
-    spans = _Lexer(syntax).lex(text)
-    if not spans:
-        return list(lines)
+    spans = _Lexer(syntax, alias).lex(text)
     out: list[str] = []
     at = 0
     for line in lines:
@@ -339,7 +389,7 @@ def withhold(lines: list[str], syntax: Syntax) -> list[str]:
             pieces.append(_render_piece(piece, lo == span.start, hi == span.end, span))
             cursor = hi
         pieces.append(text[cursor:end])
-        out.append("".join(pieces))
+        out.append(alias_definitions("".join(pieces), alias))
     return out
 
 
@@ -374,22 +424,24 @@ def _path_of(line: str) -> str:
     return name[2:] if name.startswith(("a/", "b/")) else name
 
 
-def _rewrite_hunk(hunk: _Hunk, kind: Syntax | None) -> list[str]:
-    """A hunk's lines with the comments of its file's language withheld."""
+def _rewrite_hunk(hunk: _Hunk, kind: Syntax | None, alias: AliasFn) -> list[str]:
+    """A hunk's lines with the comments, literals and test names of its file's language
+    withheld."""
     head = [hunk.header + hunk.heading] if hunk.header else []
     if kind is None:
         return head + [t + s for t, s in hunk.lines]
     new = [i for i, (t, _) in enumerate(hunk.lines) if t in " +"]
     old = [i for i, (t, _) in enumerate(hunk.lines) if t in " -"]
     shown = [s for _, s in hunk.lines]
-    for index, text in zip(new, withhold([hunk.lines[i][1] for i in new], kind), strict=True):
+    added = withhold([hunk.lines[i][1] for i in new], kind, alias)
+    for index, text in zip(new, added, strict=True):
         shown[index] = text
-    removed = withhold([hunk.lines[i][1] for i in old], kind)
+    removed = withhold([hunk.lines[i][1] for i in old], kind, alias)
     for index, text in zip(old, removed, strict=True):
         if hunk.lines[index][0] == "-":
             shown[index] = text
     if head and hunk.heading.strip():
-        head = [hunk.header + withhold([hunk.heading], kind)[0]]
+        head = [hunk.header + withhold([hunk.heading], kind, alias)[0]]
     return head + [t + s for (t, _), s in zip(hunk.lines, shown, strict=True)]
 
 
@@ -404,8 +456,10 @@ class _File:
         self.binary_chars = 0
         self.other = 0
 
-    def render(self) -> list[str]:
+    def render(self, alias: AliasFn) -> list[str]:
         kind = file_kind(self.path)
+        if kind is None and self.created():
+            kind = self.shebang_kind() or "unknown-type"
         out = list(self.header)
         if self.other:
             out.append(OTHER_MARK.format(n=self.other))
@@ -419,8 +473,21 @@ class _File:
                 out.append(f"@@ -0,0 +0,0 @@ {fact}")
             return out
         for hunk in self.hunks:
-            out += _rewrite_hunk(hunk, kind)
+            out += _rewrite_hunk(hunk, kind, alias)
         return out
+
+    def created(self) -> bool:
+        """The diff creates this file (it was in no repository before the run)."""
+        return any(
+            line.startswith("new file mode ") or line.rstrip() == "--- /dev/null"
+            for line in self.header
+        )
+
+    def shebang_kind(self) -> Syntax | None:
+        """The syntax its first line's ``#!`` names (a script without an extension)."""
+        first = next((s for h in self.hunks for t, s in h.lines if t in " +"), "")
+        match = _SHEBANG.match(first)
+        return _BY_SUFFIX.get("." + _INTERPRETERS.get(match.group(1), "?")) if match else None
 
     def add(self, line: str) -> None:
         """A line of this file's section that is not in a counted hunk."""
@@ -439,9 +506,10 @@ class _File:
             self.other += len(line) + 1
 
 
-def facts_diff(diff: str) -> str:
+def facts_diff(diff: str, alias: AliasFn | None = None) -> str:
     """``diff`` with the prose withheld by syntax (see the module docstring); the same diff
-    gives the same text."""
+    gives the same text. Test names get their aliases from ``alias`` (the copy's
+    ``Aliases.alias``, shared with the agent's commands), else aliases of their own."""
     if not diff.strip():
         return diff
     lines = diff.split("\n")
@@ -489,6 +557,7 @@ def facts_diff(diff: str) -> str:
     if outside:
         out.append(OTHER_MARK.format(n=outside))
     rendered: list[str] = []
+    alias = alias if alias is not None else Aliases().alias
     for item in out:
-        rendered += item.render() if isinstance(item, _File) else [item]
+        rendered += item.render(alias) if isinstance(item, _File) else [item]
     return "\n".join(rendered) + ("\n" if diff.endswith("\n") else "")

@@ -151,6 +151,8 @@ _SPACED_ASCII = re.compile(r"(?<![A-Za-z])(?:[A-Za-z][ .*]){2,}[A-Za-z](?![A-Za-
 # ("ignore-previous-instructions", "NOTE_TO_GRADER"); test names (test_...) describe
 # behaviour and stay joined, and so do chat-template tokens (<|start_header_id|>, <start_of_turn>).
 _SLUG = re.compile(r"(?<![<|])\b(?!test)[^\W\d_]+(?:[-_][^\W\d_]+){2,}\b(?![|>])")
+#: The same on casefolded ASCII text, where a letter is ``[a-z]`` (about 1.3 times as fast).
+_SLUG_ASCII = re.compile(r"\b(?<![<|])(?!test)[a-z]+(?:[-_][a-z]+){2,}\b(?![|>])")
 
 
 def _unmix(match: re.Match[str]) -> str:
@@ -165,7 +167,7 @@ def _unspace(match: re.Match[str]) -> str:
 
 
 def _unslug(match: re.Match[str]) -> str:
-    return re.sub(r"[-_]", " ", match.group(0))
+    return match.group(0).replace("-", " ").replace("_", " ")
 
 
 _BLANKS = re.compile(r"[ \t\u00a0]+")
@@ -204,7 +206,7 @@ def fold(text: str) -> str:
     if " " in text and (maybe is None or 0 in maybe):
         text = (_SPACED_ASCII if text.isascii() else _SPACED).sub(_unspace, text)
     if ("-" in text or "_" in text) and (maybe is None or 1 in maybe):
-        text = _SLUG.sub(_unslug, text)
+        text = (_SLUG_ASCII if text.isascii() else _SLUG).sub(_unslug, text)
     if "  " not in text and "\t" not in text and "\u00a0" not in text:
         return text  # nothing to collapse
     return _BLANKS.sub(" ", text)
@@ -240,12 +242,16 @@ MAX_RUNS = 24
 
 
 def _readable(raw: bytes) -> str | None:
-    """``raw`` as text when it reads as words: valid UTF-8, printable, with letters and spaces."""
+    """``raw`` as text when it reads as words: valid UTF-8, printable, with letters and spaces
+    (or, for a script written without spaces such as Chinese or Thai, with half its characters
+    letters outside ASCII: random bytes are seldom valid UTF-8 of that shape)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if len(text) < 8 or " " not in text:
+    if len(text) < 8:
+        return None
+    if " " not in text and 2 * sum(1 for c in text if c.isalpha() and not c.isascii()) < len(text):
         return None
     printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
     letters = sum(1 for c in text if c.isalpha())
@@ -327,7 +333,7 @@ def decoded_views(text: str, rot13: bool | None = None) -> list[str]:
         for n, match in enumerate(_HEX.finditer(text) if _may_hold_hex(text) else ()):
             if n >= MAX_RUNS:
                 break
-            digits = re.sub(r"[ :]", "", match.group(0))
+            digits = match.group(0).replace(" ", "").replace(":", "")
             if len(digits) % 2 == 0:
                 decoded = _readable(bytes.fromhex(digits))
                 if decoded:

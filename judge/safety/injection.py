@@ -448,6 +448,18 @@ def _model_score(folded: str) -> float:
     return float(model.score(folded, _may_open_gate))
 
 
+@lru_cache(maxsize=256)
+def _decoded_score(folded: str) -> float:
+    """The shipped detector's score of a decoded view, every window read (at most
+    :data:`detector.MAX_WINDOWS`): the gate (a word for the judge or the instructions in a
+    language the lexicon knows) is not asked for, because a text hidden by an encoding that
+    decodes to language is evidence of its own; 0.0 without weights."""
+    model = detector.shipped_model()
+    if model is None or not folded:
+        return 0.0
+    return max(model.window_scores(detector.windows(folded)[: detector.MAX_WINDOWS]), default=0.0)
+
+
 @lru_cache(maxsize=1024)
 def _multilingual(folded: str, decoded: bool) -> bool:
     """The multilingual model (:mod:`judge.safety.multilingual`) flags a window of ``folded``
@@ -464,6 +476,27 @@ _fold = lru_cache(maxsize=1024)(folding.fold)
 ADJACENT_CHARS: int = 240
 
 
+#: Decoded views are decoded once more (a transform stacked on another: base64 of rot13, hex
+#: of reversed text): at most this many views, each cut to this many characters.
+MAX_INNER_VIEWS: int = 4
+MAX_INNER_CHARS: int = 16_384
+
+
+def hidden_views(text: str, *, rot13: bool | None = None, shapes_too: bool = True) -> list[str]:
+    """The texts hidden in ``text`` by an encoding (:func:`judge.safety.folding.decoded_views`
+    and, with ``shapes_too``, :func:`judge.safety.shapes.shape_views`), two levels deep: the
+    views of the first :data:`MAX_INNER_VIEWS` views are added too. [] when nothing is hidden
+    (the second level costs nothing then)."""
+    decoded = folding.decoded_views(text, rot13=rot13)
+    if shapes_too:
+        decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
+    for view in decoded[:MAX_INNER_VIEWS]:
+        inner = view[:MAX_INNER_CHARS]
+        found = folding.decoded_views(inner) + (shapes.shape_views(inner) if shapes_too else [])
+        decoded.extend(v for v in found if v not in decoded and v != text)
+    return decoded
+
+
 def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> list[str]:
     """Reasons from the rules, the lexicons and (optionally) the learned detector on every
     view of ``text``: the folded text and the folded text of each decoded run."""
@@ -471,9 +504,7 @@ def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> li
     first = scan_folded(views[0])
     # On ASCII text folding never takes a letter token away, so no rot13 line without a hit.
     rot13 = None if first.maybe is None or not text.isascii() else _ROT13 in first.maybe
-    decoded = folding.decoded_views(text, rot13=rot13)
-    if shapes_too:
-        decoded.extend(v for v in shapes.shape_views(text) if v not in decoded)
+    decoded = hidden_views(text, rot13=rot13, shapes_too=shapes_too)
     views.extend(folding.fold(v) for v in decoded)
     reasons: list[str] = []
     gates = _gates()
@@ -487,10 +518,12 @@ def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> li
                 for name, at in lexicon_signals(view)
                 if name not in found and not _is_mention(view, at, at + 1, reach=60)
             )
-        # The weights (and scikit-learn) load only when a view opens the detector's gate.
-        if classifier and _model_score(view) > 0.0:
+        # The weights (and scikit-learn) load only when a view opens the detector's gate, or
+        # for a decoded view (read whole, without the gate).
+        if classifier and (n or _model_score(view) > 0.0):
             model = detector.shipped_model()
-            if model is not None and _model_score(view) >= model.threshold:
+            score = _decoded_score(view) if n else _model_score(view)
+            if model is not None and score >= model.threshold and "classifier" not in found:
                 found.append("classifier")
         # The multilingual model reads decoded views and text in other languages only.
         if classifier and not found and (n or not view.isascii()) and _multilingual(view, n > 0):

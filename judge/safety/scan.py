@@ -258,6 +258,8 @@ class HyperscanScanner:
         #: Rule ids with a prefilter in the database (the others are always possible).
         self.prefiltered: frozenset[int] = frozenset(compiled)
         self._unfiltered = frozenset(range(len(spec.rules))) - self.prefiltered
+        #: What a scan of ASCII text that matched nothing finds (shared: Hits are immutable).
+        self._nothing = Hits(frozenset(), self._unfiltered)
         self._local = threading.local()
 
     def _scratch(self) -> Any:
@@ -279,6 +281,8 @@ class HyperscanScanner:
                 context=found,
                 scratch=self._scratch(),
             )
+            if not found:
+                return self._nothing
             return Hits(
                 frozenset([i for i in found if i < n]),
                 frozenset([i - n for i in found if i >= n]) | self._unfiltered,

@@ -6,12 +6,16 @@ HTML or JSON escapes, a Caesar shift, an alphabet written backwards, reversed te
 swapped for digits. This module does not name the attack; it asks of each stretch of text that
 does not read as language whether some transform of its shape makes it read as language:
 
-- **Opaque runs** (no spaces, 16+ characters): every decoder whose alphabet holds the run's
-  characters (base16/32/64/85, binary) is tried.
+- **Opaque runs** (no spaces, 16+ characters, or such a run inside the quotes, key or tag of
+  its carrier): every decoder whose alphabet holds the run's characters (base16/32/64/85,
+  binary) is tried.
 - **Number sequences** (8+ numbers in a row): read as character codes in base 2, 8, 10 or 16.
-- **Escape sequences** (3+ of ``%XX``, ``=XX``, ``\\xXX``, ``\\uXXXX``, ``&#..;``): unescaped.
-- **Letter runs that do not read as language** (5+ words of ASCII letters): reversed, each word
-  reversed, every Caesar shift, the mirrored alphabet, digits read as the letters they resemble.
+- **Escape sequences** (3+ of ``%XX``, ``=XX``, ``\\xXX``, ``\\uXXXX``, ``&#..;``): unescaped
+  line by line, twice at most (an escaped escape).
+- **Letter runs that do not read as language** (8+ words, signs around them, letters of any
+  script): reversed, each word reversed, the best-fitting Caesar shifts or the mirrored
+  alphabet, digits read as the letters they resemble.
+- **Characters with a separator between each** (``j.u.d.g.e``): every other character.
 
 "Reads as language" is one generic scorer, :func:`language_score`: the mean log-probability of
 the text's character bigrams under a table of about 100 languages (every script of XLM-R's
@@ -47,8 +51,10 @@ TABLE_PATH = Path(__file__).resolve().parent / "letters.npz"
 TABLE_SIZE: int = 2**18
 #: The probability an unseen bigram is given (the table's floor, and its quantisation scale).
 FLOOR_PROB: float = 1e-9
-#: A text reads as language when the mean log-probability of its bigrams is at least this.
-LANGUAGE_SCORE: float = -7.5
+#: A text reads as language when the mean log-probability of its bigrams is at least this
+#: (prose of the Latin-script languages scores -5.8 to -8.2, Vietnamese and Tagalog the
+#: lowest; 600 random byte strings and their base64 at most -8.8).
+LANGUAGE_SCORE: float = -8.25
 #: A rewritten letter run is kept when it scores at least this much above the run as written,
 #: and at least :data:`PROSE_SCORE` (prose in the table's languages scores about -6).
 GAIN: float = 0.3
@@ -94,6 +100,16 @@ def _common_words() -> frozenset[str]:
         return frozenset(str(w) for w in data["words"])
 
 
+def _common_count(run: str) -> int:
+    """How many of the first 16 words of ``run`` (signs around them dropped) are common words
+    of the table's languages as written."""
+    words = [w.strip(_SIGNS) for w in run[:200].lower().split()[:16]]
+    return sum(map(_common_words().__contains__, words))
+
+
+_SIGNS = "\"'()[]{}<>.,;:?!\u00a1\u00bf"
+
+
 def _plain_prose(run: str) -> bool:
     """One in seven of the first 16 words of ``run`` is a common word as written."""
     words = run[:200].lower().split()[:16]
@@ -102,15 +118,19 @@ def _plain_prose(run: str) -> bool:
 
 #: One step of the table in nats.
 _STEP = math.log(FLOOR_PROB) / 255.0
-_SPACES = re.compile(r"\s+")
+#: What is not a letter or a digit (blanks, punctuation) is read as one space: the table knows
+#: the letters of words, and a quote, a colon or a brace between them says nothing of whether
+#: they are language ("SYSTEM: return {...}" scored as noise with its signs counted).
+_NOT_LETTERS = re.compile(r"[\W_]+")
 
 
 def language_score(text: str) -> float:
-    """Mean log-probability of the character bigrams of ``text`` (lower-cased, blanks joined)
-    under the table of ~100 languages: about -6 to -7 for prose in any of them, below -8 for
-    encoded or random text. -inf when the text is too short or the table is absent."""
+    """Mean log-probability of the character bigrams of ``text`` (lower-cased, every run of
+    what is not a letter read as one space) under the table of ~100 languages: about -6 to -7
+    for prose in any of them, below -8 for encoded or random text. -inf when the text is too
+    short or the table is absent."""
     table = _table()
-    text = _SPACES.sub(" ", text.lower()).strip()[:MAX_RUN_CHARS]
+    text = _NOT_LETTERS.sub(" ", text[: MAX_RUN_CHARS * 2].lower()).strip()[:MAX_RUN_CHARS]
     if table is None or len(text) < 4:
         return float("-inf")
     codes = list(map(ord, text))
@@ -164,6 +184,50 @@ _BASE32 = re.compile(r"[A-Z2-7]+=*")
 #: one: a quarter of their alphabet is lower-case letters).
 _LOWER6 = re.compile(r"[a-z]{6}")
 _UPPER6 = re.compile(r"[A-Z]{6}")
+
+
+#: The body of a token in a carrier: a run of the base16/32/64 alphabets (padding at its end
+#: only: "key=VALUE" is a key and a value), so that quotes, a key, a tag or brackets around an
+#: encoded run do not hide it. Padding in front (base64 written backwards) only after a sign.
+_ALPHABET_RUN = re.compile(r"(?:(?<![\w=])={1,2})?[A-Za-z0-9+/_\-]{16,}={0,6}")
+#: An ascii85 run in its Adobe brackets (its alphabet holds quotes and brackets: only the
+#: brackets delimit it; it may be wrapped over lines).
+_ASCII85 = re.compile(r"<~[!-u\s]{16,}?~>")
+
+
+def _opaque_runs(text: str) -> list[str]:
+    """The runs of ``text`` an opaque decoder may read: each ascii85 run in brackets, each
+    token of 16+ characters, and the alphabet runs inside a token that has other signs
+    around them (quotes, ``key=``, a tag)."""
+    runs = [m.group(0).replace("\n", "").replace(" ", "") for m in _ASCII85.finditer(text)]
+    for token in text.split():
+        if len(token) < 16 or token.startswith("<~"):
+            continue
+        runs.append(token)
+        if _WRAPPING.search(token):
+            runs.extend(r for r in _ALPHABET_RUN.findall(token) if r != token)
+    return runs
+
+
+#: A sign that wraps a run in a token: a quote, a key's ``=``, a bracket, a separator.
+_WRAPPING = re.compile(r"[\"'=<>(),;\[\]{}]")
+
+
+#: Characters written with one separator between each (``j.u.d.g.e``, ``p-a-s-s``), a word
+#: break written as ``_``: the characters at every other place are the text.
+_INTERLEAVED = re.compile(r"[^\s.*|~\-](?P<sep>[.*|~\-])(?:[^\s.*|~\-](?P=sep)){7,}[^\s.*|~\-]?")
+_INTERLEAVED_HINT = re.compile(r"[.*|~\-][^\s.*|~\-][.*|~\-][^\s.*|~\-][.*|~\-][^\s.*|~\-][.*|~\-]")
+
+
+#: Base64 written backwards: its padding comes first.
+_PADDING_FIRST = re.compile(r"={1,2}[A-Za-z0-9+/]{15,}$")
+
+
+def _reversed_base64(run: str) -> list[bytes]:
+    try:
+        return [base64.b64decode(run[::-1], validate=True)]
+    except (binascii.Error, ValueError):
+        return []
 
 
 def _opaque_decodings(run: str) -> list[bytes]:
@@ -227,9 +291,10 @@ def _number_decodings(run: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # Escapes.
 
-#: Three escapes in a row (a text escaped whole, not one ``%20`` in a URL).
+#: Three escapes in a row (a text escaped whole, not one ``%20`` in a URL); a backslash escape
+#: may have its backslash escaped (``\\\\u0041`` in a JSON string).
 _ESCAPES = re.compile(
-    r"(?:(?:%[0-9A-Fa-f]{2}|=[0-9A-F]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\[0-7]{3}"
+    r"(?:(?:%[0-9A-Fa-f]{2}|=[0-9A-F]{2}|\\{1,2}x[0-9A-Fa-f]{2}|\\{1,2}u[0-9A-Fa-f]{4}|\\{1,2}[0-7]{3}"
     r"|&#[xX]?[0-9A-Fa-f]{1,6};|&[A-Za-z]{2,8};)[ +]?){3}"
 )
 #: Two escapes in a row, led by their literal (a quick test before _ESCAPES).
@@ -287,6 +352,23 @@ def _unescape_backslashes(text: str) -> str:
     return _BACKSLASH.sub(_backslash_escape, latin1)
 
 
+#: A quoted-printable soft line break (the encoder cuts lines at 76 characters).
+_QP_SOFT_BREAK = re.compile(r"=\r?\n")
+#: At most this many lines of escapes are decoded per text.
+MAX_ESCAPED_LINES: int = 8
+
+
+def _unescape_twice(text: str) -> list[str]:
+    """:func:`_unescape` of ``text``, and of each result that still holds escapes (an escaped
+    escape, as ``\\\\u0041`` in JSON): two levels at most."""
+    out: list[str] = []
+    for once in _unescape(text):
+        out.append(once)
+        if _ESCAPES_HINT.search(once) and _ESCAPES.search(once):
+            out.extend(_unescape(once))
+    return out
+
+
 def _unescape(text: str) -> list[str]:
     out: list[str] = []
     if "%" in text:
@@ -307,7 +389,12 @@ def _unescape(text: str) -> list[str]:
 
 #: Eight or more words of letters (or the digits and signs leetspeak puts for them) separated by
 #: single spaces, as prose is written: code and logs seldom are.
-_LETTER_RUN = re.compile(r"(?<![\w@$|!'])(?:[A-Za-z0-9@$|!']+[,.;:?\"]? ){7,}[A-Za-z0-9@$|!'.]+")
+#: A word may carry signs before and after it (reversed prose puts its stops and quotes in
+#: front: ``.deifirev``; a cipher keeps JSON's braces and quotes) and letters of any script.
+_LETTER_RUN = re.compile(
+    r"(?<![\w@$|!'])(?:[\"'(\[{<.,;:?!\u00a1\u00bf]{0,3}[\w@$|!']+[,.;:?!\"')\]}>]{0,3} ){7,}"
+    r"[\"'(\[{<.,;:?!\u00a1\u00bf]{0,3}[\w@$|!'.]+"
+)
 #: Reversed prose: a word that ends in a capital after small letters, or starts with a mark.
 _BACKWARDS = re.compile(r"[a-z]{2}[A-Z](?![A-Za-z])|^[.!?][a-z]", re.MULTILINE)
 #: At most this many letter runs of a text are scored (the first and the last halves).
@@ -331,13 +418,14 @@ _WORD_RUN = re.compile(r"[A-Za-z]+")
 _LEET_IN_WORD = re.compile(r"[A-Za-z][0-9@$|!]+[A-Za-z]")
 
 
-def _best_shift(run: str) -> int:
-    """The row of :func:`_letter_logf` the letters of ``run`` fit best: 0 as written, 1-25 a
-    Caesar shift, 26 the mirrored alphabet."""
+def _best_shifts(run: str, count: int = 3) -> list[int]:
+    """The ``count`` rows of :func:`_letter_logf` the letters of ``run`` fit best, best first:
+    0 as written, 1-25 a Caesar shift, 26 the mirrored alphabet (letter frequencies of a
+    short run are noisy: the language score of each decoding picks among them)."""
     low = run.lower()
     counts = [low.count(c) for c in _LOWER]
     fits = [sum(map(operator.mul, counts, row)) for row in _letter_logf()]
-    return max(range(len(fits)), key=fits.__getitem__)
+    return sorted(range(len(fits)), key=fits.__getitem__, reverse=True)[:count]
 
 
 @lru_cache(maxsize=1)
@@ -352,13 +440,15 @@ def _letter_logf() -> list[list[float]]:
     return rows
 
 
-def _letter_decodings(run: str, shift: int) -> list[str]:
+def _letter_decodings(run: str, shifts: list[int]) -> list[str]:
     out: list[str] = []
     if _BACKWARDS.search(run):
         out.extend((run[::-1], _WORD_RUN.sub(lambda m: m.group(0)[::-1], run)))
-    if shift:
-        out.append(run.translate(_ATBASH if shift == 26 else _SHIFTS[shift - 1]))
-    if _LEET_IN_WORD.search(run):
+    for shift in shifts:
+        if shift:
+            out.append(run.translate(_ATBASH if shift == 26 else _SHIFTS[shift - 1]))
+    # Two words with a digit or sign inside (one is an id: a commit hash, ``c11c0a4``).
+    if len(_LEET_IN_WORD.findall(run)) >= 2:
         out.extend((run.translate(_LEET), run.translate(_LEET_L)))
     return out
 
@@ -375,23 +465,31 @@ def _better(decoded: str | None, source: str, source_score: float | None) -> tup
 
 def shape_views(text: str) -> list[str]:
     """The readable text behind every stretch of ``text`` whose shape is an encoding of
-    language (see the module's docstring); [] when nothing is hidden. One level deep."""
+    language (see the module's docstring); [] when nothing is hidden. One level deep (two:
+    :func:`judge.safety.injection.hidden_views`)."""
     if len(text) < 16 or _table() is None:
         return []
     views: list[str] = []
     budget = MAX_RUNS
-    for token in text.split():
+    for run in _opaque_runs(text):
         if budget <= 0:
             break
-        if len(token) < 16:
-            continue
-        decodings = _opaque_decodings(token[:MAX_RUN_CHARS])
+        decodings = _opaque_decodings(run[:MAX_RUN_CHARS])
+        if not decodings and _PADDING_FIRST.match(run):
+            decodings = _reversed_base64(run[:MAX_RUN_CHARS])
         budget -= 1 if decodings else 0
         for raw in decodings:
             decoded = _utf8(raw)
             if decoded and reads_as_language(decoded):
                 views.append(decoded)
                 break
+    for match in _INTERLEAVED.finditer(text) if _INTERLEAVED_HINT.search(text) else ():
+        if budget <= 0:
+            break
+        budget -= 1
+        decoded = match.group(0)[: MAX_RUN_CHARS * 2 : 2].replace("_", " ")
+        if reads_as_language(decoded):
+            views.append(decoded)
     for match in _NUMBERS.finditer(text) if _NUMBERS_HINT.search(text) else ():
         if budget <= 0:
             break
@@ -401,12 +499,18 @@ def shape_views(text: str) -> list[str]:
                 views.append(decoded)
                 break
     if budget > 0 and _ESCAPES_HINT.search(text) and _ESCAPES.search(text):
-        budget -= 1
-        for decoded in _unescape(text[: MAX_RUN_CHARS * 4]):
-            ok, _ = _better(decoded, text[: MAX_RUN_CHARS * 4], None)
-            if ok:
-                views.append(decoded)
+        # Line by line (what reads as language is the escaped line, not the file around it),
+        # quoted-printable soft breaks joined first.
+        joined = _QP_SOFT_BREAK.sub("", text) if "=\n" in text or "=\r\n" in text else text
+        escaped = [line for line in joined.split("\n") if _ESCAPES.search(line)]
+        for line in escaped[:MAX_ESCAPED_LINES]:
+            if budget <= 0:
                 break
+            budget -= 1
+            for decoded in _unescape_twice(line[: MAX_RUN_CHARS * 4]):
+                if reads_as_language(decoded) and not reads_as_language(line):
+                    views.append(decoded)
+                    break
     lines = [line for line in text.split("\n") if len(line) >= 32 and line.count(" ") >= 7]
     if len(lines) > MAX_LETTER_RUNS:
         lines = lines[: MAX_LETTER_RUNS // 2] + lines[-MAX_LETTER_RUNS // 2 :]
@@ -415,10 +519,12 @@ def shape_views(text: str) -> list[str]:
     # when it reads backwards (a capital ends a word, or a mark starts the line: reversed
     # text keeps its letters and most of its bigrams), has leetspeak in its words, or its
     # letters fit a Caesar shift or the mirrored alphabet better than as written.
+    # (Reversed prose keeps short words that are common words backwards too, "si", "era":
+    # a line that reads backwards is looked at even when it holds a few.)
     runs = [
         m.group(0)[:MAX_RUN_CHARS]
         for line in lines
-        if not _plain_prose(line)
+        if not _plain_prose(line) or _BACKWARDS.search(line, 0, 200)
         for m in _LETTER_RUN.finditer(line)
     ]
     for run in runs:
@@ -427,17 +533,23 @@ def shape_views(text: str) -> list[str]:
         if len(run) < 32:
             continue
         before = language_score(run)
-        shift = _best_shift(run) if before < PROSE_SCORE else 0
-        candidates = _letter_decodings(run, shift)
+        shifts = _best_shifts(run) if before < PROSE_SCORE else []
+        candidates = _letter_decodings(run, shifts)
         if not candidates:
             continue
         budget -= 1
+        common = _common_count(run)
         best: tuple[float, str] | None = None
         for decoded in candidates:
             if len(set(decoded.lower()) & _LETTERS) < MIN_DISTINCT:
                 continue  # "lolol oolo": too few letters to be prose
             score = language_score(decoded)
-            if score >= max(before + GAIN, PROSE_SCORE) and (best is None or score > best[0]):
+            # Better letters, or as good letters and many more common words (reversing keeps
+            # most bigrams' letters: its gain is in the words).
+            words = score >= PROSE_SCORE and _common_count(decoded) >= max(4, common + 2)
+            if (score >= max(before + GAIN, PROSE_SCORE) or words) and (
+                best is None or score > best[0]
+            ):
                 best = (score, decoded)
         if best is not None:
             views.append(best[1])

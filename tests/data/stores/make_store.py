@@ -2,7 +2,8 @@
 
     .venv/bin/python tests/data/stores/make_store.py tests/data/stores/store-bf6082d.db
 
-It judges gold/demo.jsonl (agent-run-success@2, three prompt variants) and pairs.jsonl
+It judges demo.jsonl (the demo cases as they were when the fixture was made, before their
+hunk headers were recounted on 5 Dec; agent-run-success@2, three prompt variants) and pairs.jsonl
 (pairwise-preference@2, both orders, three variants) with ``openai/loopback`` against the
 loopback server, then compacts the file. The fixture in the repository was made by the code of
 main at bf6082d (before the one-way-house refactor); a store written by that code must be
@@ -22,9 +23,8 @@ from judge.cli import cli
 from judge.testing.loopback import LoopbackServer, Reply, logprobs_for
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
 RUNS = [
-    ("agent-run-success@2", REPO / "gold" / "demo.jsonl"),
+    ("agent-run-success@2", HERE / "demo.jsonl"),
     ("pairwise-preference@2", HERE / "pairs.jsonl"),
 ]
 

@@ -288,6 +288,26 @@ def test_gold_validate(tmp_path: Path) -> None:
     assert code == 1 and "b.jsonl:1" in out
 
 
+def test_gold_validate_warns_of_a_diff_that_does_not_parse(tmp_path: Path) -> None:
+    # A hand-made diff whose hunk header counts 3 old lines where it has 2: the record is
+    # valid, but every diff check would answer unknown, so validate says so by line and field.
+    diff = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+        "@@ -1,3 +1,3 @@\n x = 1\n-y = 2\n+y = 3\n"
+    )
+    record = {"id": "c1", "kind": "agent_run", "task": "t", "diff": diff}
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    code, out, _ = _run(["gold", "validate", str(path)])
+    assert code == 0 and "ok: " in out
+    assert "warning: " + str(path) + ":1 field 'diff': the diff does not parse" in out
+    assert "shorter than its header" in out
+    record["diff"] = diff.replace("@@ -1,3 +1,3 @@", "@@ -1,2 +1,2 @@")
+    path.write_text(json.dumps(record) + "\n")
+    code, out, _ = _run(["gold", "validate", str(path)])
+    assert code == 0 and "warning" not in out
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize(
     ("judge", "expected"),

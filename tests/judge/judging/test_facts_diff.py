@@ -67,7 +67,7 @@ def test_a_block_comment_over_lines_context_and_removed_lines_too() -> None:
     assert "   const t = 1; // [comment withheld: 16 chars]" in lines
 
 
-def test_python_docstrings_and_bare_strings_are_withheld_string_values_are_not() -> None:
+def test_python_docstrings_and_bare_strings_are_withheld_string_values_become_lengths() -> None:
     diff = _diff(
         "cfg/loader.py",
         " def load(path):",
@@ -82,22 +82,27 @@ def test_python_docstrings_and_bare_strings_are_withheld_string_values_are_not()
         '+    return {"key": "kept value"}',
     )
     out = facts_diff(diff)
-    assert NOTE not in out and "Load a file" not in out
-    for kept in ('url = "http://host/#anchor"  # [comment', "kept: part one", "kept: part two"):
-        assert kept in out
-    assert '"key": "kept value"' in out
-    assert '+    """ [docstring withheld: 12 chars]' in out.splitlines()
+    assert NOTE not in out and "Load a file" not in out and "kept" not in out
+    lines = out.splitlines()
+    assert '+    url = "<str 19 chars>"  # [comment withheld: 29 chars]' in lines
+    assert '+    msg = ("<str 15 chars>"' in lines and '+           "<str 14 chars>")' in lines
+    assert '+    return {"key": "<str 10 chars>"}' in lines  # a name-like key is kept
+    assert '+    """ [docstring withheld: 12 chars]' in lines
 
 
 def test_a_hash_inside_a_string_is_not_a_comment() -> None:
-    for path, line in (
-        ("a.py", '+s = "a # b"'),
-        ("a.py", "+s = 'x#y' + \"#\""),
-        ("a.sh", '+echo "a # b" ${#arr}'),
-        ("a.yml", "+key: 'a # b'"),
-        ("a.js", '+const u = "http://x"; const v = `//`;'),
+    for path, line, kept in (
+        ("a.py", '+s = "a # b"', '+s = "<str 5 chars>"'),
+        ("a.py", "+s = 'x#y' + \"#\"", "+s = '<str 3 chars>' + \"<str 1 chars>\""),
+        ("a.sh", '+echo "a # b" ${#arr}', '+echo "<str 5 chars>" ${#arr}'),
+        ("a.yml", "+key: 'a # b'", "+key: '<str 5 chars>'"),
+        (
+            "a.js",
+            '+const u = "http://x"; const v = `//`;',
+            '+const u = "http://x"; const v = `//`;',
+        ),
     ):
-        assert line in facts_diff(_diff(path, line)).splitlines(), line
+        assert kept in facts_diff(_diff(path, line)).splitlines(), line
 
 
 def test_a_hunk_that_starts_inside_a_comment_or_docstring_is_read_from_inside_it() -> None:

@@ -526,3 +526,21 @@ def test_a_bidi_control_or_tag_character_in_code_is_a_certain_flag() -> None:
     # A right-to-left mark (U+200F) is ordinary in Arabic or Hebrew code, not an override.
     plain = "+label = '\u200fשלום'\n"
     assert flag_injection(EvidenceItem(id="E1", kind="diff", source="s", text=plain)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ignore-previous-instructions and note_to_grader_now",
+        "<|start_header_id|> <start-of-turn> |a-b-c| test_foo_bar_baz x_a_b_c2",
+        "git checkout fix-the-bug-now; mv a_b_c.py d-e-f-g.txt; foo__bar__baz",
+    ],
+)
+def test_the_ascii_slug_regex_splits_as_the_unicode_one(text: str) -> None:
+    """folding._SLUG_ASCII is the faster form of _SLUG for casefolded ASCII text."""
+    from judge.safety import folding
+
+    low = text.casefold()
+    ascii_ = folding._SLUG_ASCII.sub(folding._unslug, low)
+    assert ascii_ == folding._SLUG.sub(lambda m: re.sub(r"[-_]", " ", m.group(0)), low)
+    assert ascii_ != low or "<|" in text  # the others hold slugs to split

@@ -21,7 +21,6 @@ from judge.testing.loopback import LoopbackServer, Reply
 from tests.conftest import DATA
 
 FIXTURES = DATA / "stores"
-REPO = FIXTURES.parents[2]
 
 
 def test_the_fixture_is_the_store_earlier_code_wrote() -> None:
@@ -51,7 +50,7 @@ def test_the_fixture_is_the_store_earlier_code_wrote() -> None:
 @pytest.mark.parametrize(
     ("rubric", "cases", "n"),
     [
-        ("agent-run-success@2", REPO / "gold" / "demo.jsonl", 42),
+        ("agent-run-success@2", FIXTURES / "demo.jsonl", 42),
         ("pairwise-preference@2", FIXTURES / "pairs.jsonl", 12),
     ],
 )
