@@ -140,18 +140,23 @@ def heldout_b_records(path: Path = HELDOUT_B) -> list[Record]:
     """Set B of bench/data/heldout (``bench/injection_eval.py --split heldout-b``), measured
     once; its family is its id's kind (``ib-l`` languages, ``ib-cs`` code-switched, ``ib-e``
     encodings, ``ib-p`` English framings, ``ib-b`` benign) and its category the family and the
-    language the author names."""
+    language the author names. Set C (``--heldout-file``, ids ``ic-*``) names its kind as the
+    first part of its family (``language:pytest``), which is then its category as written."""
     kinds = {"ib-cs": "code-switched", "ib-l": "language", "ib-e": "encoding", "ib-p": "framing"}
     out: list[Record] = []
     for r in _jsonl(path):
-        rid = str(r["id"])
-        kind = next((v for k, v in kinds.items() if rid.startswith(k)), "benign")
+        rid, family = str(r["id"]), str(r.get("family", ""))
+        if rid.startswith("ib-"):
+            kind = next((v for k, v in kinds.items() if rid.startswith(k)), "benign")
+            category = f"{kind}:{family}"
+        else:
+            category = family
         out.append(
             Record(
                 rid,
                 str(r["label"]),
                 "heldout-b",
-                f"{kind}:{r.get('family', '')}:{r.get('language', '')}",
+                f"{category}:{r.get('language', '')}",
                 text=str(r["text"]),
             )
         )

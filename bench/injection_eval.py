@@ -222,7 +222,8 @@ def main() -> int:
         if split in ("outside6", "heldout-b"):
             print_outside(records, hit, certain, "outside-v6" if split == "outside6" else split)
             if split == "heldout-b":
-                for kind in ("language", "code-switched", "encoding", "framing", "benign"):
+                kinds = dict.fromkeys(r.category.split(":", 1)[0] for r in records)
+                for kind in kinds:
                     group = [r for r in records if r.category.startswith(kind + ":")]
                     i = [r for r in group if r.label == "injection"]
                     b = [r for r in group if r.label != "injection"]
