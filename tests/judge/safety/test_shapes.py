@@ -172,8 +172,9 @@ def test_other_language_windows() -> None:
     assert not multilingual.other_language("naïve café")
 
 
-def test_the_multilingual_detector_is_off_in_the_flagger() -> None:
-    assert multilingual.flagging_model() is None
+def test_the_flagger_consults_the_shipped_multilingual_model_where_it_is_installed() -> None:
+    assert multilingual.ENABLED
+    assert multilingual.flagging_model() is multilingual.shipped_model()
 
 
 @pytest.mark.skipif(not multilingual.available(), reason="the multilingual extra is not installed")
@@ -185,7 +186,7 @@ def test_the_multilingual_model_flags_instructions_in_other_languages(
     assert model.score(RU.lower()) >= model.threshold
     assert model.score("тесты прошли успешно, сборка завершена без ошибок") < model.threshold
     monkeypatch.setattr(multilingual, "ENABLED", True)
-    assert injection._multilingual(fold(RU), False)
+    assert injection._multilingual(fold(RU))
 
 
 #: How a carrier wraps an encoded run: a quoted string, a key, a tag, a call's argument.
