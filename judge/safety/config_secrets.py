@@ -29,7 +29,40 @@ from collections.abc import Callable
 from judge.safety.lookalikes import is_lookalike
 from judge.safety.secret_patterns import Replacer, SecretPattern, marker
 
-_WORD = r"(?i:pass(?:word|wd|phrase)?|pwd)"
+#: "Password" as a key is written in other languages (ASCII spellings and native scripts; ``_``
+#: stands for an optional ``_``, ``-``, ``.`` or blank): a person's password under ``passwort:``,
+#: ``hasło=`` or ``密码:`` stands where one under ``password:`` does, and is found the same way.
+_OTHER_LANGUAGES = (
+    "passwort", "kennwort", "mot_de_passe", "contrasena", "contraseña", "senha", "wachtwoord",
+    "wagwoord", "parool", "haslo", "hasło", "salasana", "kata_sandi", "sifre", "şifre", "parola",
+    "parole", "lozinka", "heslo", "jelszo", "jelszó", "losenord", "lösenord", "passord",
+    "adgangskode", "geslo", "slaptazodis", "slaptažodis", "mat_khau", "mật_khẩu", "пароль",
+    "密码", "密碼", "パスワード", "비밀번호", "κωδικός", "סיסמה", "كلمة_المرور", "पासवर्ड", "รหัสผ่าน",
+)  # fmt: skip
+_LONGEST_FIRST = sorted(_OTHER_LANGUAGES, key=len, reverse=True)
+#: The English password words; a key in another language is the group ``other``.
+_ENGLISH = r"(?i:pass(?:word|wd|phrase)?|pwd)"
+_WORD = (
+    r"(?:"
+    + _ENGLISH
+    + r"|(?P<other>(?i:"
+    + "|".join(re.escape(w).replace("_", "[_ .-]?") for w in _LONGEST_FIRST)
+    + r")))"
+)
+#: Words of the list that are ordinary words too (Italian "parola", "word"; French "parole",
+#: "speech"; Greek "κωδικός", "code"): under them an unquoted value after ``:`` must end its
+#: line (``parola: x`` in a file), not run on as a sentence does.
+_PROSE_WORDS = frozenset(("parola", "parole", "κωδικός"))
+#: Lower-case texts one of which occurs where a password key can (the scan's needles):
+#: ``pass``, ``pwd`` and the last word of each other language's spelling.
+_NEEDLES = tuple(dict.fromkeys(("pass", "pwd", *(w.split("_")[-1] for w in _OTHER_LANGUAGES))))
+#: The ASCII spellings of more than one word, as their first and last words and the longest
+#: text from the one's start to the other's (each separator present).
+_SPLIT_WORDS = tuple(
+    (w.split("_")[0], w.split("_")[-1], len(w))
+    for w in _OTHER_LANGUAGES
+    if "_" in w and w.isascii()
+)
 _VALUE = r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`<>,;(){}\[\]]{1,200})"
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _CODE_START = tuple("$%{<@&*!|>=")
@@ -171,19 +204,27 @@ def _lowered_starts(words: tuple[str, ...], back: int = 0) -> Callable[[str], li
 
 def _word_starts(text: str) -> list[int] | None:
     """Where a rule that starts at the password word can match, in an ASCII text: each
-    ``pass`` and ``pwd`` of the lower-case text (None for other texts: every position is
-    tried). ``str.find`` is far faster than the regex's case-insensitive start at every
+    needle (``pass``, ``pwd``, ``kennwort``...) of the lower-case text (None for other texts: every
+    position is tried). ``str.find`` is far faster than the regex's case-insensitive start at every
     position (see :func:`judge.safety.secret_shapes._name_starts`, the same idea)."""
     if not text.isascii():
         return None
     lowered = text.lower()
     found: list[int] = []
-    for word in ("pass", "pwd"):
+    for word in _NEEDLES:
         at = lowered.find(word)
         while at >= 0:
             found.append(at)
             at = lowered.find(word, at + 1)
-    return sorted(found)
+    # ``mot de passe``, ``kata_sandi``: from the first word before each last word found.
+    for first, last, longest in _SPLIT_WORDS:
+        at = lowered.find(last)
+        while at >= 0:
+            start = lowered.rfind(first, max(0, at + len(last) - longest), at)
+            if start >= 0:
+                found.append(start)
+            at = lowered.find(last, at + 1)
+    return sorted(set(found))
 
 
 def _tag_starts(text: str) -> list[int] | None:
@@ -207,14 +248,70 @@ def _bare_pass(m: re.Match[str]) -> bool:
     return not (before in ("_", "-", ".") or before.isalpha())
 
 
+#: What may stand before a key on its line: nothing but blanks, a list marker, ``export``,
+#: ``set`` or a comment's mark; or a text that ends in an opener or a separator of pairs.
+_LINE_START = re.compile(r"[ \t]*(?:(?:[-*#]|//|;|export|set)[ \t]+)?\Z")
+_PAIR_BEFORE = re.compile(r"(?:[{,;&?(\[|]|--)[ \t]*\Z")
+#: The part of a key before the password word (``db_``, ``conexion.``, ``user``).
+_KEY_PREFIX = re.compile(r"[\w.-]*\Z")
+
+
+def _unspaced(c: str) -> bool:
+    """Whether ``c`` is of a script written without blanks between words (Chinese, Japanese,
+    Korean, Thai): a key there runs on from the word before (``数据库密码``)."""
+    return ord(c) >= 0x2E80 or 0x0E00 <= ord(c) < 0x0E80
+
+
+def _other_language_key(m: re.Match[str]) -> bool:
+    """Whether a password word of another language stands as a key, not as a word of prose
+    (``la parola: "ciao"``, ``resenha: ótimo``): it starts the key or follows ``_``, ``.``,
+    ``-`` or a lower-case letter (``dbSenha``), and the key starts its line, follows a quote, an
+    opener or a separator of pairs, or is glued to ``=`` (``user=jan hasło=x``, a log's pairs).
+    Under a word that is an ordinary word too (:data:`_PROSE_WORDS`), an unquoted value after
+    ``:`` must end its line."""
+    word_at = m.start("other")
+    text = m.string
+    line_start = text.rfind("\n", 0, word_at) + 1
+    before = text[max(line_start, word_at - 200) : word_at]
+    prefix = _KEY_PREFIX.search(before)
+    key_prefix = prefix.group(0) if prefix else ""
+    if key_prefix:
+        last = key_prefix[-1]
+        camel = (last.islower() or last.isdigit()) and m.group("other")[:1].isupper()
+        if not (last in "_.-" or camel or _unspaced(last)):
+            return False
+    after_word = text[m.end("other") : m.start("secret")]
+    if "(" in after_word:
+        # A call (``setSenha("x")``): the name glued to its parenthesis.
+        return re.match(r"\w{0,10}\(", after_word) is not None
+    rest = before[: len(before) - len(key_prefix)]
+    glued = after_word[:1] == "=" and rest[-1:] in (" ", "\t")
+    if not (
+        rest[-1:] in ('"', "'") or glued or _LINE_START.match(rest) or _PAIR_BEFORE.search(rest)
+    ):
+        return False
+    secret = m.group("secret")
+    if m.group("other").lower() in _PROSE_WORDS and ":" in after_word and secret[:1] not in "\"'":
+        line_end = text.find("\n", m.end("secret"))
+        tail = text[m.end("secret") : len(text) if line_end < 0 else line_end].strip()
+        return not tail or tail[0] in ",;}]#"
+    return True
+
+
 def _keyed(name: str, code: bool = True) -> Replacer:
     """Keep ``keep`` (and ``after``), replace ``secret`` unless :func:`value_is_secret` says no
-    (``code``: whether code can stand there)."""
+    (``code``: whether code can stand there) or a word of another language is not a key
+    (:func:`_other_language_key`)."""
     text = marker(name)
 
     def replace(m: re.Match[str]) -> str:
         secret = m.group("secret")
         if not value_is_secret(secret, code) or _bare_pass(m):
+            return m.group(0)
+        # (Checked where the match starts at the word: an XML element's name and a PHP
+        # ``define`` are keys by their syntax.)
+        other = m.groupdict().get("other")
+        if other is not None and m.start("other") == m.start() and not _other_language_key(m):
             return m.group(0)
         quote = secret[0] if secret[:1] in "\"'" and secret[-1:] == secret[:1] else ""
         return f"{m.group('keep')}{quote}{text}{quote}{m.groupdict().get('after') or ''}"
@@ -234,7 +331,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<keep>" + _WORD + r"[\"']?[ \t]{0,5}(?:=>|[:=])[ \t]{0,5})" + _VALUE
         ),
         _keyed("config-password"),
-        ("pass", "pwd"),
+        _NEEDLES,
         _word_starts,
     ),
     # ``<password>x</password>`` (Maven, .NET, Spring XML).
@@ -245,7 +342,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<secret>[^<>\s]{1,200})(?P<after></(?P=tag)>)"
         ),
         _keyed("config-password", code=False),
-        ("pass", "pwd"),
+        _NEEDLES,
         _tag_starts,
     ),
     # ``setPassword("x")``, ``.password('x')`` (from the password word on, as above).
@@ -256,7 +353,7 @@ CONFIG: tuple[SecretPattern, ...] = (
             r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
         ),
         _keyed("config-password"),
-        ("pass", "pwd"),
+        _NEEDLES,
         _word_starts,
     ),
     # ``define('DB_PASSWORD', 'x')`` (PHP).
