@@ -25,7 +25,13 @@ _BLOCK_CELLS = 16_000_000
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (statsmodels); (0, 1) when n = 0."""
+    """Wilson score interval for k successes in n trials (statsmodels); (0, 1) when n = 0.
+
+    The lower bound is exactly 0 at k = 0 and the upper bound exactly 1 at k = n: there the
+    centre and the half-width are equal (both z^2 / 2n over 1 + z^2 / n), but statsmodels
+    subtracts them in floating point and leaves rounding noise (a lower bound of 1.4e-17 at
+    k = 0, n = 14; an upper bound of 0.9999999999999999 at k = n = 10).
+    """
     if n <= 0:
         return (0.0, 1.0)
     if not 0 <= k <= n:
@@ -33,7 +39,7 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(k, n, alpha=1.0 - level, method="wilson")
-    return (max(0.0, float(lo)), min(1.0, float(hi)))
+    return (0.0 if k == 0 else max(0.0, float(lo)), 1.0 if k == n else min(1.0, float(hi)))
 
 
 def clopper_pearson_upper(k: int, n: int, delta: float) -> float:

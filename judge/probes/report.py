@@ -106,7 +106,8 @@ def html_report(run: ProbeRun, plot_png: bytes | None) -> str:
 
 def _error_bar(value: float, ci: tuple[float, float]) -> list[list[float]]:
     """Matplotlib's ``xerr`` for ``value`` and its interval: the distances down and up, never
-    negative (at a rate of 0 or 1 the interval's end can miss the value by a rounding error)."""
+    negative (an interval's end can miss its value by a rounding error, and a mean can fall
+    outside its percentile interval)."""
     lo, hi = ci
     return [[max(0.0, value - lo)], [max(0.0, hi - value)]]
 

@@ -28,14 +28,19 @@ N_BOOT = 2000
 
 def wilson_interval(p: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly fractional,
-    effective) cases; (0, 1) when n is 0."""
+    effective) cases; (0, 1) when n is 0. The lower bound is exactly 0 at p = 0 and the upper
+    exactly 1 at p = 1, where centre and half-width are equal (floating point left 1e-17 or
+    0.9999999999999999 there)."""
     if n <= 0:
         return (0.0, 1.0)
     z2 = z * z
     denom = 1.0 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return (
+        0.0 if p <= 0.0 else max(0.0, centre - half),
+        1.0 if p >= 1.0 else min(1.0, centre + half),
+    )
 
 
 def design_effect(hits: Sequence[bool], clusters: Sequence[str]) -> float:

@@ -4,10 +4,12 @@ The cards under ``tests/data/calibration/cards/`` were written by ``calibrate_ro
 workflow was split into measure, certify and seal and its summaries were built as typed models
 (issue "House, second pass"), from the recorded verdicts beside them, with the creation time
 fixed. A refactor that changes a number, a key, a key's order or a number's type (1 vs 1.0)
-changes the YAML and the card's digest, and fails here. They were written again once, when the
-numbers that depended on the processor were made not to: the fitted Platt map rounded to 10
-significant digits, and the bootstrap's resampled sums made exact (the ECE and Brier intervals
-had float32's rounding, in an order that depends on the BLAS kernel).
+changes the YAML and the card's digest, and fails here. They were written again twice: once when
+the numbers that depended on the processor were made not to (the fitted Platt map rounded to 10
+significant digits, and the bootstrap's resampled sums made exact: the ECE and Brier intervals
+had float32's rounding, in an order that depends on the BLAS kernel), and once when Wilson
+bounds were made exactly 0 at k = 0 and 1 at k = n (rounding had left 1.7e-18 or
+0.9999999999999999 there; only those bounds and the card digests changed).
 """
 
 from __future__ import annotations

@@ -38,6 +38,20 @@ def test_wilson_by_hand() -> None:
         wilson(3, 2)
 
 
+def test_wilson_bounds_are_exact_at_zero_and_n() -> None:
+    # At k=0, p=0: centre = (z^2/2n)/den and half = z*sqrt(z^2/4n^2)/den = (z^2/2n)/den are
+    # equal, so the lower bound is 0 and the upper z^2/(n + z^2); at k=n, by symmetry, the
+    # upper bound is 1 and the lower n/(n + z^2). In floating point centre - half was 1.4e-17
+    # at n=14 and centre + half 0.9999999999999999 at n=10 (cards printed the noise).
+    assert wilson(0, 14) == (0.0, pytest.approx(Z95**2 / (14 + Z95**2), abs=1e-12))
+    assert wilson(10, 10) == (pytest.approx(10 / (10 + Z95**2), abs=1e-12), 1.0)
+    for n in range(1, 301):
+        assert wilson(0, n)[0] == 0.0, n
+        assert wilson(n, n)[1] == 1.0, n
+        assert wilson(0, n, level=0.9)[0] == 0.0, n
+        assert wilson(n, n, level=0.9)[1] == 1.0, n
+
+
 def test_wilson_narrows_with_n_and_level() -> None:
     w10, w100 = wilson(5, 10), wilson(50, 100)
     assert w100[1] - w100[0] < w10[1] - w10[0]

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from calibration.card import load_card, write_card
 from judge.cli import cli
 from judge.errors import InputError
+from judge.probes.report import _error_bar
 from judge.testing.biased import JUDGES, Decision, PromptView, responder
 from judge.testing.loopback import LoopbackServer
 from judge.types import Case
@@ -115,9 +116,9 @@ def test_a_probe_run_writes_reports_and_the_card_section(tmp_path: Path) -> None
 
 
 #: Judges that give one verdict to everything: the degenerate judges probes exist to catch.
-#: Their rates sit at 0 or 1, where a Wilson interval's end can miss the rate by a rounding
-#: error: at a rate of 1 on 28 cases its upper end is 0.9999999999999998, at 0 on 14 its lower
-#: end is 1.4e-17.
+#: Their rates sit at 0 or 1, where a Wilson interval's end once missed the rate by a rounding
+#: error (at a rate of 1 on 28 cases its upper end was 0.9999999999999998, at 0 on 14 its lower
+#: end 1.4e-17) and the plot's error bars came out negative; the ends are now exact.
 CONSTANT: dict[str, Callable[[PromptView], Decision]] = {
     "always-pass": lambda view: ("pass", "looks done"),
     "always-fail": lambda view: ("fail", "not shown to work"),
@@ -135,6 +136,13 @@ def constant_runs() -> tuple[list[Case], dict[str, str]]:
     return cases, labels
 
 
+def test_error_bars_are_never_negative() -> None:
+    # An interval that misses its value by a rounding error (as Wilson's ends at 0 and 1 once
+    # did; a mean can also fall outside its percentile interval): that distance is 0.
+    assert _error_bar(1.0, (0.75, 0.9999999999999998)) == [[0.25], [0.0]]
+    assert _error_bar(0.0, (1.4e-17, 0.5)) == [[0.0], [0.5]]
+
+
 @pytest.mark.parametrize("name", sorted(CONSTANT))
 def test_a_judge_with_one_verdict_gets_its_reports_plot_and_card_section(
     name: str, tmp_path: Path
@@ -150,8 +158,11 @@ def test_a_judge_with_one_verdict_gets_its_reports_plot_and_card_section(
     assert out.exception is None or isinstance(out.exception, SystemExit), out.output
     entries = json.loads((tmp_path / "o" / "probes.json").read_text())
     rates = [e["as_expected"] for e in entries if e["as_expected"]["rate"] is not None]
-    # The case the plot used to crash on: a rate at 0 or 1 outside its own interval.
-    assert any(not r["ci95"][0] <= r["rate"] <= r["ci95"][1] for r in rates)
+    # The case the plot used to crash on: rates at 0 or 1; each now ends its own interval.
+    assert any(r["rate"] in (0.0, 1.0) for r in rates)
+    assert all(r["ci95"][0] <= r["rate"] <= r["ci95"][1] for r in rates)
+    assert all(r["ci95"][0] == 0.0 for r in rates if r["rate"] == 0.0)
+    assert all(r["ci95"][1] == 1.0 for r in rates if r["rate"] == 1.0)
     if name == "always-pass":
         # It passes every original and every perturbation: each degradation fails.
         degradations = [e for e in entries if e["kind"] == "degradation"]

@@ -31,6 +31,18 @@ def test_wilson_interval_matches_the_formula_and_statsmodels() -> None:
     assert wilson_interval(0.5, 0) == (0.0, 1.0)
 
 
+def test_wilson_interval_bounds_are_exact_at_zero_and_one() -> None:
+    # At p = 0 centre and half are both (z²/2n) / (1 + z²/n): the lower bound is 0, the upper
+    # z² / (n + z²); at p = 1 the upper bound is 1. Floating point left 1.4e-17 at p = 0,
+    # n = 14 and 0.9999999999999999 at p = 1, n = 10.
+    z2 = Z95**2
+    assert wilson_interval(0.0, 14) == (0.0, pytest.approx(z2 / (14 + z2), abs=1e-12))
+    assert wilson_interval(1.0, 10) == (pytest.approx(10 / (10 + z2), abs=1e-12), 1.0)
+    for n in [*range(1, 301), 2.5, 7.25, 13.7, 99.9]:
+        assert wilson_interval(0.0, n)[0] == 0.0, n
+        assert wilson_interval(1.0, n)[1] == 1.0, n
+
+
 def test_design_effect_by_hand() -> None:
     # One case per task: m / (m - 1) * sum (k_c - p)^2 / n^2 over p (1 - p) / n.
     # hits 1, 1, 0, 0: p = 1/2, sum of squares 4 * 1/4 = 1; clustered 4/3 * 1/16 = 1/12;
