@@ -206,7 +206,7 @@ def _word_starts(text: str) -> list[int] | None:
     """Where a rule that starts at the password word can match, in an ASCII text: each
     needle (``pass``, ``pwd``, ``kennwort``...) of the lower-case text (None for other texts: every
     position is tried). ``str.find`` is far faster than the regex's case-insensitive start at every
-    position (see :func:`judge.safety.secret_shapes._name_starts`, the same idea)."""
+    position (see :func:`judge.safety.secret_shapes.name_starts`, the same idea)."""
     if not text.isascii():
         return None
     lowered = text.lower()

@@ -41,6 +41,7 @@ from judge.safety import joins, unescape
 from judge.safety.config_secrets import CONFIG
 from judge.safety.gitleaks import find, load_rules, split_generic
 from judge.safety.lookalikes import is_lookalike
+from judge.safety.paired_secrets import PAIRED
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.safety.secret_patterns import MARKER_PREFIX as MARKER_PREFIX
 from judge.safety.secret_patterns import SPECIFIC, STRUCTURAL, SecretPattern, marker
@@ -48,9 +49,10 @@ from judge.safety.secret_shapes import SHAPES
 from judge.types import Case, Judgment, TraceTurn
 
 #: Every pattern of this package, in the order :func:`redact` applies them (the gitleaks stages
-#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES` and
-#: :data:`judge.safety.config_secrets.CONFIG` last, in that order).
-PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES + CONFIG
+#: run between :data:`SPECIFIC` and :data:`STRUCTURAL`, and after it; :data:`SHAPES`,
+#: :data:`judge.safety.config_secrets.CONFIG` and :data:`judge.safety.paired_secrets.PAIRED`
+#: last, in that order).
+PATTERNS: tuple[SecretPattern, ...] = SPECIFIC + STRUCTURAL + SHAPES + CONFIG + PAIRED
 
 
 def redact(

@@ -37,7 +37,7 @@ def _classes(value: str) -> int:
     return sum(1 for a, b in zip(kinds, kinds[1:], strict=False) if a != b)
 
 
-def _is_random(value: str, name: str) -> bool:
+def is_random(value: str, name: str) -> bool:
     """A value that reads as generated, not written: long, varied and of high entropy; not a
     placeholder, a dotted name, a path, a UUID or a bare hex digest (unless the name says it
     is a key: a hex key is a key)."""
@@ -76,13 +76,13 @@ def not_secret_name(name: str) -> bool:
 
 
 def _keyed_random(m: re.Match[str]) -> str:
-    if not_secret_name(m.group("name")) or not _is_random(m.group("secret"), m.group("name")):
+    if not_secret_name(m.group("name")) or not is_random(m.group("secret"), m.group("name")):
         return m.group(0)
     return f"{m.group('keep')}{marker('high-entropy-secret')}{m.group('after') or ''}"
 
 
 #: The words of the high-entropy rule's name, one of which its name holds.
-_SECRET_WORDS = (
+SECRET_WORDS = (
     r"key|token|secret|passw(?:or)?d|passphrase|pwd|"
     r"credential|creds|auth|api|private|signature|sig|salt|cookie|session|sid|dsn|"
     r"bearer|jwt|otp|seed|mnemonic|license|licence|webhook|hmac"
@@ -90,7 +90,7 @@ _SECRET_WORDS = (
 #: A beginning of each of those words, as found in a lower-case ASCII text: every word starts
 #: with one of these (``signature`` with ``sig``, ``passphrase`` with ``pass``), so the first of
 #: them in a token is at or before its first word (tests/judge/safety/test_redact.py checks it).
-_SECRET_HEADS = (
+SECRET_HEADS = (
     "key", "token", "secret", "pass", "pwd", "cred", "auth", "api", "private", "sig", "salt",
     "cookie", "session", "sid", "dsn", "bearer", "jwt", "otp", "seed", "mnemonic", "licen",
     "webhook", "hmac",
@@ -100,9 +100,9 @@ _SECRET_HEADS = (
 _NAME_RUN = re.compile(r"[\w.-]{0,121}")
 
 
-def _name_starts(text: str) -> list[int] | None:
+def name_starts(text: str) -> list[int] | None:
     r"""Where the high-entropy rule can match in an ASCII text: the start of each token (of
-    ``[\w.-]``) with one of :data:`_SECRET_HEADS` at most 120 characters from that start (None
+    ``[\w.-]``) with one of :data:`SECRET_HEADS` at most 120 characters from that start (None
     for other texts: every position is tried).
 
     The rule's name is ``(?<![\w.-])[\w.-]{0,120}?<word>``, so a match starts at a token start
@@ -116,7 +116,7 @@ def _name_starts(text: str) -> list[int] | None:
         return None
     lowered = text.lower()
     found: set[int] = set()
-    for head in _SECRET_HEADS:
+    for head in SECRET_HEADS:
         at = lowered.find(head)
         while at >= 0:
             found.add(at)
@@ -208,13 +208,13 @@ SHAPES: tuple[SecretPattern, ...] = (
         ("-----begin", "[redacted:private-key]", "key"),
     ),
     # A generated value under a name that says it is a secret (a broader list than the older
-    # rules, and for any value, quoted or not): kept unless it reads as random (see _is_random).
+    # rules, and for any value, quoted or not): kept unless it reads as random (see is_random).
     # The name starts where its token starts: tried at every character, the lazy prefix made
     # each long word cost 40 x 25 steps (11 s per MB of `db_password: "xxx...` lines).
     SecretPattern(
         "high-entropy-secret",
         re.compile(
-            rf"(?P<keep>(?P<name>(?<![\w.-])(?i:[\w.-]{{0,120}}?(?:{_SECRET_WORDS})[\w.-]{{0,20}}))"
+            rf"(?P<keep>(?P<name>(?<![\w.-])(?i:[\w.-]{{0,120}}?(?:{SECRET_WORDS})[\w.-]{{0,20}}))"
             r"[\"'`]?[ \t]{0,3}(?:[:=]|=>|:=|->|[ \t](?=[\"'`]))[ \t]{0,3}(?P<q>[\"'`]?))"
             r"(?P<secret>[A-Za-z0-9+/=_\-.~!@#%^&*]{16,512})(?P<after>(?P=q))"
             r"(?![A-Za-z0-9+/=_\-.~!@#%^&*])"
@@ -246,6 +246,6 @@ SHAPES: tuple[SecretPattern, ...] = (
             "webhook",
             "hmac",
         ),
-        _name_starts,
+        name_starts,
     ),
 )

@@ -405,10 +405,10 @@ def test_high_entropy_rule_tried_at_its_starts_matches_as_everywhere(text: str) 
     """The high-entropy rule runs only where its name can start (``starts``): the same
     replacements as its regex tried at every position."""
     from judge.safety.redact import SHAPES, _apply
-    from judge.safety.secret_shapes import _SECRET_HEADS, _SECRET_WORDS
+    from judge.safety.secret_shapes import SECRET_HEADS, SECRET_WORDS
 
-    words = re.sub(r"\(\?:or\)\?", "", _SECRET_WORDS).split("|") + ["password"]
-    assert all(any(word.startswith(head) for head in _SECRET_HEADS) for word in words)
+    words = re.sub(r"\(\?:or\)\?", "", SECRET_WORDS).split("|") + ["password"]
+    assert all(any(word.startswith(head) for head in SECRET_HEADS) for word in words)
 
     (rule,) = [p for p in SHAPES if p.name == "high-entropy-secret"]
     assert rule.starts is not None
