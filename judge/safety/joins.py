@@ -1,4 +1,5 @@
-"""Secrets written in two pieces on one line, or cut by a shell line continuation (issue 36).
+"""Secrets written in pieces: two on one line, cut by a shell line continuation, or a chain of
+quoted pieces in any language's concatenation (issue 36).
 
 ``token = "ghp_abc..." + "xyz..."`` and ``-H "Authorization: Bearer xoxb-...\\<newline>...rest"
 https://...`` hold a token no rule sees whole: each piece is too short for its shape, and
@@ -6,6 +7,14 @@ https://...`` hold a token no rule sees whole: each piece is too short for its s
 nothing but the rest of it. Here the two pieces are joined and the join is redacted with the
 rules of :func:`judge.safety.redact.redact` (passed in, so this module imports none of them);
 where the join holds a secret, both pieces and what joins them become its marker.
+
+A chain (:data:`_CHAIN`) is two or more quoted pieces joined by an operator of some language
+(``+``, ``.``, ``..``, ``<>``, ``&``, ``||``, ``++``, ``~``), by nothing but blanks (adjacent
+literals in C and Python, a shell command's arguments), or by commas inside a join or concat
+call (``"".join([...])``, ``concat!(...)``), on one line or over several (a diff's ``+`` and the
+indentation between). The joined value is judged under the name it is assigned to, when one
+stands before the chain on its line (``key = "".join([``, ``TOKEN=$(printf '%s%s' ``, ``my $pass
+= ``): the same rules then read ``name = "joined"``.
 """
 
 from __future__ import annotations
@@ -25,13 +34,35 @@ _CONCAT = re.compile(
 _CONTINUED = re.compile(rf"(?P<a>{_PIECE}{{8,200}})\\\r?\n[ \t]{{0,40}}(?P<b>{_PIECE}{{4,200}})")
 
 
-#: Where either kind of join can be (a rule of the one-pass scan, :mod:`judge.safety.scan`).
-GATE = re.compile(r"[\"'][ \t]{0,3}\+|\\\r?\n")
+_OPERATOR = r"(?:\+\+|\+|\.\.|\.|<>|&|\|\||~|,)"
+_CHAIN_PIECE = r"(?P<q{n}>[\"'])[^\s\"'`\\]{{4,200}}(?P=q{n})"
+#: A quoted piece, then 1 to 15 more, each after an operator, blanks or a line break (with a
+#: diff's ``+`` and indentation).
+_CHAIN = re.compile(
+    r"[\"'][^\s\"'`\\]{4,200}[\"']"
+    r"(?:[ \t]{0,3}" + _OPERATOR + r"?[ \t]{0,3}(?:\r?\n[+ \t]{0,40}" + _OPERATOR + r"?[ \t]{0,3})?"
+    r"[\"'][^\s\"'`\\]{4,200}[\"']){1,15}"
+)
+_QUOTED_PIECE = re.compile(r"[\"']([^\s\"'`\\]{4,200})[\"']")
+#: Commas join pieces only inside a join or concat call that opens just before the chain.
+_JOIN_CALL = re.compile(r"(?i:join|concat|strcat)!?[ \t]{0,3}\([ \t]{0,60}(?:\[[ \t]{0,60})?\Z")
+#: The last assignment before the chain on its line: its name (a type between ``:`` and ``=``
+#: allowed: ``SIGNING_KEY: &str =``).
+_ASSIGNED = re.compile(
+    r"(?P<name>[\w.$-]{1,120})[\"']?[ \t]{0,3}(?::[ \t]{0,3}[^=\n]{1,30}?)?[ \t]{0,3}(?:=>|:=|[:=])"
+)
+
+#: Where any kind of join can be (a rule of the one-pass scan, :mod:`judge.safety.scan`).
+GATE = re.compile(
+    r"[\"'][ \t]{0,3}(?:\+|\.\.?|<>|&|\|\||~)|\\\r?\n|[\"'][ \t]+[\"']"
+    r"|[\"'][ \t]{0,3}\r?\n[+ \t]{0,40}(?:\+|\.\.?|<>|&|\|\||~)?[ \t]{0,3}[\"']"
+    r"|(?i:join|concat|strcat)!?[ \t]{0,3}\("
+)
 
 
 def gate(text: str) -> bool:
-    """Whether ``text`` can hold a join of either kind (a cheap test before any regex)."""
-    return '" +' in text or "' +" in text or '"+' in text or "'+" in text or "\\\n" in text
+    """Whether ``text`` can hold a join of any kind (a test before the joins' regexes)."""
+    return GATE.search(text) is not None
 
 
 def joined_pieces(text: str, redact: Redactor) -> tuple[str, int]:
@@ -56,4 +87,39 @@ def joined_pieces(text: str, redact: Redactor) -> tuple[str, int]:
         if out:
             out.append(text[last:])
             text = "".join(out)
-    return text, total
+    text, n = _chains(text, redact)
+    return text, total + n
+
+
+def _chains(text: str, redact: Redactor) -> tuple[str, int]:
+    """Each chain of quoted pieces whose joined value is a secret (read under the name it is
+    assigned to on its line, if any) becomes one quoted marker."""
+    total = 0
+    out: list[str] = []
+    last = 0
+    for m in _CHAIN.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not text[line_start : m.start()].strip(" \t+") and line_start:
+            # The chain opens a line: its call or name is at the end of the line before.
+            line_start = text.rfind("\n", 0, line_start - 1) + 1
+        before = text[max(line_start, m.start() - 240) : m.start()].replace("\n", " ")
+        chain = m.group(0)
+        if re.search(r"[\"'][ \t]{0,3},", chain) and not _JOIN_CALL.search(before):
+            continue  # a list of values, not pieces of one
+        joined = "".join(_QUOTED_PIECE.findall(chain))
+        if len(joined) < 16:
+            continue
+        assigned = list(_ASSIGNED.finditer(before))
+        head = f"{assigned[-1].group('name')} = " if assigned else ""
+        redacted, n = redact(f'{head}"{joined}"')
+        if not n or not redacted.startswith(head) or joined in redacted:
+            continue
+        quote = chain[0]
+        out.append(text[last : m.start()])
+        out.append(f"{quote}{redacted[len(head) :].strip(chr(34))}{quote}")
+        last = m.end()
+        total += n
+    if not out:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), total

@@ -2,14 +2,15 @@
 :func:`judge.safety.redact.redact`, after :data:`judge.safety.config_secrets.CONFIG`.
 
 The high-entropy and password rules read a value beside the name that says it is a secret
-(``token: v``, ``password = "v"``). Many formats put the name somewhere else, and none of them is
-a service's format: a table names its columns once in a header (CSV, TSV, SQL's ``INSERT INTO t
-(cols) VALUES (...)``), a list of objects names each value in a field beside it (``{"name":
-"session", "value": "v"}`` in a HAR file, ``- name: DB_PASSWORD`` / ``value: v`` in a
-Kubernetes manifest, ``Key``/``Value`` tags), a cookie jar keeps the name in its sixth column,
-and a key-derivation or signing call takes its key as an argument (``createHmac('sha256',
-'v')``, ``hmac.New(sha256.New, []byte("v"))``, ``jwt.encode(claims, "v")``). Each pattern
-here pairs the name with its value again, then asks the one question every keyed rule asks
+(``token: v``, ``password = "v"``). Many formats, none of them a service's, put the name
+somewhere else: a table names its columns once in a header (CSV, TSV, the column list of an
+SQL insert statement before its rows of values); a list of objects names each value in a field
+beside it (``{"name": "session", "value": "v"}`` in a HAR file, ``- name: DB_PASSWORD`` then
+``value: v`` in a Kubernetes manifest, ``Key=...,Value=...`` tags); a cookie jar keeps the name
+in its sixth column; a signing call takes its key as an argument (``createHmac('sha256',
+'v')``, ``hmac.New(sha256.New, []byte("v"))``, ``jwt.encode(claims, "v")``); and a wrapper can
+stand between a name and its value (``b'v'``, ``['v']``, a YAML anchor). Each pattern here
+pairs the name with its value again, then asks the one question every keyed rule asks
 (:func:`secret_under`): does a value of this shape, under this name, read as a secret?
 """
 
