@@ -14,6 +14,8 @@ cost of redaction per case.
         # the second set of 5 Dec (bench/data/secrets/fresh2, another outside author), the same way
     python bench/reliability_secrets.py corpus --split fresh3
         # the set of 6 Dec (bench/data/secrets/fresh3, a third outside author), the same way
+    python bench/reliability_secrets.py corpus --split fresh4
+        # the second set of 6 Dec (bench/data/secrets/fresh4, a fourth outside author), the same way
     python bench/reliability_secrets.py lookalikes # gitleaks' false-positive fixtures kept?
     python bench/reliability_secrets.py gold       # redactions on ../shared/gold, with samples
     python bench/reliability_secrets.py timing     # ms per case on the SWE-bench dev traces
@@ -397,12 +399,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timing: best of N")
     parser.add_argument(
         "--split",
-        choices=["development", "outside6", "issue36", "fresh", "fresh2", "fresh3"],
+        choices=["development", "outside6", "issue36", "fresh", "fresh2", "fresh3", "fresh4"],
         default="development",
         help="corpus: the project's corpora, the outside set (measured once), or the set of "
         "issue 36 (bench/data/secrets, written before its rules), or the fresh set of 5 Dec "
         "(bench/data/secrets/fresh, written apart from the rules), or the second fresh set "
-        "(bench/data/secrets/fresh2, written apart from the rules), or the third (fresh3, 6 Dec)",
+        "(bench/data/secrets/fresh2, written apart from the rules), or the third (fresh3, 6 Dec), "
+        "or the fourth (fresh4, 6 Dec)",
     )
     args = parser.parse_args()
     if args.part == "corpus" and args.split == "outside6":
@@ -415,6 +418,8 @@ def main() -> None:
         outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh2")
     elif args.part == "corpus" and args.split == "fresh3":
         outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh3")
+    elif args.part == "corpus" and args.split == "fresh4":
+        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh4")
     elif args.part == "lookalikes":
         lookalikes()
     elif args.part == "corpus":
