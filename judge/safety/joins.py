@@ -69,7 +69,8 @@ def joined_pieces(text: str, redact: Redactor) -> tuple[str, int]:
     """``text`` with every two-piece secret replaced by its marker, and the count (callers
     check :func:`gate` or :data:`GATE` first)."""
     total = 0
-    for pattern, quoted in ((_CONCAT, True), (_CONTINUED, False)):
+    two_pieces = '" +' in text or "' +" in text or '"+' in text or "'+" in text or "\\\n" in text
+    for pattern, quoted in ((_CONCAT, True), (_CONTINUED, False)) if two_pieces else ():
         out: list[str] = []
         last = 0
         for m in pattern.finditer(text):
@@ -107,8 +108,8 @@ def _chains(text: str, redact: Redactor) -> tuple[str, int]:
         if re.search(r"[\"'][ \t]{0,3},", chain) and not _JOIN_CALL.search(before):
             continue  # a list of values, not pieces of one
         joined = "".join(_QUOTED_PIECE.findall(chain))
-        if len(joined) < 16:
-            continue
+        if len(joined) < 16 or not any(c.isdigit() for c in joined):
+            continue  # as for two pieces: no secret a rule finds is this short or has no digit
         assigned = list(_ASSIGNED.finditer(before))
         head = f"{assigned[-1].group('name')} = " if assigned else ""
         redacted, n = redact(f'{head}"{joined}"')

