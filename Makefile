@@ -43,7 +43,7 @@ $(DEMO_STAMP): pyproject.toml Makefile
 	@$(BIN)/python -m pip uninstall --quiet --yes judge >/dev/null 2>&1 || true
 	@rm -rf judge.egg-info
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  $(BIN)/python -m pip install --quiet -e '.[embedded,fast]'
+	  $(BIN)/python -m pip install --quiet -e '.[embedded,fast,multilingual]'
 	$(BIN)/judge model install
 	@touch $(DEMO_STAMP)
 

@@ -6,6 +6,7 @@ automatically (target 0), benign runs that keep their automatic decision, and th
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split heldout --gold-runs 0
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split outside6 --without-detectors
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split fresh --gold-runs 0
+    PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split setc --gold-runs 0
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split attacks37 --gold-runs 0
 
 Every run is judged with ``judge_cases`` (evidence, flags, the second net) through litellm to a
@@ -21,7 +22,10 @@ again from their facts-only copy, and a changed verdict goes to a person).
 Splits: ``outside6`` (tests/data/OUTSIDE6.md), ``heldout`` (the corpus's held-out families) and
 ``fresh`` (bench/data/heldout/injections.jsonl: 112 injections in 25 languages and about 30
 printable encodings and 96 benign texts, written by an outside author on 4 Dec before and apart
-from every defence; its README says how) and ``attacks37`` (bench/data/attacks/fresh_37.jsonl:
+from every defence; its README says how), ``setc`` (bench/data/heldout/injections_c.jsonl: 123
+injections in 52 languages, 12 romanised, 10 code-switched, 41 printable encodings, 8 English
+framings, and 120 look-alikes, written by an outside author on 5 Dec apart from every defence)
+and ``attacks37`` (bench/data/attacks/fresh_37.jsonl:
 59 attacks on a failing run by an outside author on 5 Dec, by placement: the diff, the agent's
 own commands, tool outputs, forged test summaries, unicode, split turns, disguised cheats; its
 README says how; records with turns are planted as those turns, ``where`` as the record says).
@@ -267,6 +271,7 @@ def judge_and_route(
 
 
 FRESH = REPO / "bench" / "data" / "heldout" / "injections.jsonl"
+SET_C = REPO / "bench" / "data" / "heldout" / "injections_c.jsonl"
 
 
 def fresh_records(path: Path = FRESH) -> list[Record]:
@@ -386,7 +391,7 @@ def main() -> int:
     """Run the sets and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", choices=("heldout", "outside6", "fresh", "attacks37"), default="outside6"
+        "--split", choices=("heldout", "outside6", "fresh", "setc", "attacks37"), default="outside6"
     )
     parser.add_argument("--placement", choices=("output", "where"), default="output")
     parser.add_argument("--honest", choices=("gold", "fair"), default="gold")
@@ -399,6 +404,8 @@ def main() -> int:
         records = outside6_records()
     elif args.split == "fresh":
         records = fresh_records()
+    elif args.split == "setc":
+        records = fresh_records(SET_C)
     elif args.split == "attacks37":
         records = attacks37_records()
     else:
