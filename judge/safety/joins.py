@@ -92,9 +92,37 @@ def joined_pieces(text: str, redact: Redactor) -> tuple[str, int]:
     return text, total + n
 
 
+def _pieces_joined(chain: str, join_call: bool) -> list[tuple[int, int]]:
+    """The spans (in ``chain``) of its longest runs of pieces that join: a piece joins the one
+    before it when an operator stands between them, or only blanks on one line, or a comma
+    inside a join call. Across a line break an operator is needed (a diff's ``+`` at a line's
+    start is its marker, not one): two quoted values on two lines are two values."""
+    spans: list[tuple[int, int]] = []
+    pieces = list(_QUOTED_PIECE.finditer(chain))
+    start = 0
+    for k in range(1, len(pieces) + 1):
+        if k < len(pieces):
+            gap = chain[pieces[k - 1].end() : pieces[k].start()].replace("\n+", "\n")
+            if "," in gap:
+                joins = join_call
+            else:
+                joins = _GAP_OPERATOR.search(gap) is not None or "\n" not in gap
+            if joins:
+                continue
+        if k - start >= 2:
+            spans.append((pieces[start].start(), pieces[k - 1].end()))
+        start = k
+    return spans
+
+
+#: An operator in the gap between two pieces (a comma is not one: see _pieces_joined).
+_GAP_OPERATOR = re.compile(r"\+|\.|<>|&|\|\||~")
+
+
 def _chains(text: str, redact: Redactor) -> tuple[str, int]:
-    """Each chain of quoted pieces whose joined value is a secret (read under the name it is
-    assigned to on its line, if any) becomes one quoted marker."""
+    """Each run of joined pieces (:func:`_pieces_joined`) whose joined value holds a secret
+    that crosses a join (read under the name assigned before the chain on its line, if any)
+    becomes one quoted marker; a secret inside one piece is left to the rules."""
     total = 0
     out: list[str] = []
     last = 0
@@ -105,22 +133,47 @@ def _chains(text: str, redact: Redactor) -> tuple[str, int]:
             line_start = text.rfind("\n", 0, line_start - 1) + 1
         before = text[max(line_start, m.start() - 240) : m.start()].replace("\n", " ")
         chain = m.group(0)
-        if re.search(r"[\"'][ \t]{0,3},", chain) and not _JOIN_CALL.search(before):
-            continue  # a list of values, not pieces of one
-        joined = "".join(_QUOTED_PIECE.findall(chain))
-        if len(joined) < 16 or not any(c.isdigit() for c in joined):
-            continue  # as for two pieces: no secret a rule finds is this short or has no digit
         assigned = list(_ASSIGNED.finditer(before))
         head = f"{assigned[-1].group('name')} = " if assigned else ""
-        redacted, n = redact(f'{head}"{joined}"')
-        if not n or not redacted.startswith(head) or joined in redacted:
-            continue
-        quote = chain[0]
-        out.append(text[last : m.start()])
-        out.append(f"{quote}{redacted[len(head) :].strip(chr(34))}{quote}")
-        last = m.end()
-        total += n
+        for a, b in _pieces_joined(chain, _JOIN_CALL.search(before) is not None):
+            run = chain[a:b]
+            parts = _QUOTED_PIECE.findall(run)
+            joined = "".join(parts)
+            if len(joined) < 16 or not any(c.isdigit() for c in joined):
+                continue  # as for two pieces: no secret a rule finds is this short or has no digit
+            redacted, n = redact(f'{head}"{joined}"')
+            if not n or not redacted.startswith(head):
+                continue
+            if not _crosses(joined, redacted[len(head) :], parts):
+                continue
+            out.append(text[last : m.start() + a])
+            out.append(f"{run[0]}{redacted[len(head) :].strip(chr(34))}{run[0]}")
+            last = m.start() + b
+            total += n
     if not out:
         return text, 0
     out.append(text[last:])
     return "".join(out), total
+
+
+def _crosses(joined: str, redacted: str, parts: list[str]) -> bool:
+    """Whether what redaction replaced in ``joined`` crosses a boundary between two parts."""
+    body = redacted
+    body = body[1:] if body.startswith('"') else body
+    body = body[:-1] if body.endswith('"') else body
+    kept_head = 0
+    while kept_head < min(len(joined), len(body)) and joined[kept_head] == body[kept_head]:
+        kept_head += 1
+    kept_tail = 0
+    while (
+        kept_tail < min(len(joined), len(body)) - kept_head
+        and joined[-1 - kept_tail] == body[-1 - kept_tail]
+    ):
+        kept_tail += 1
+    replaced = (kept_head, len(joined) - kept_tail)
+    at = 0
+    for part in parts[:-1]:
+        at += len(part)
+        if replaced[0] < at < replaced[1]:
+            return True
+    return False

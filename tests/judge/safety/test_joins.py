@@ -72,3 +72,24 @@ def test_a_long_line_of_pieces_costs_linear_time() -> None:
     started = time.perf_counter()
     assert joins.joined_pieces(text, _core) == (text, 0)
     assert time.perf_counter() - started < 20
+
+
+def test_two_values_on_two_lines_are_not_joined() -> None:
+    """A connection string on one line of a diff and a key on the next are two values: the
+    secret inside the first is redacted in place and nothing between them is lost."""
+    key = "Zq8Xw2Lp0Rt5Yu1Io9PaZq8Xw2Lp0Rt5Yu1Io9PaZq8Xw2Lp0Rt5Yu1Io9PaZq8Xw2Lp0Rt5Yu1Io9Pa1234=="
+    text = (
+        "@@ -1,3 +1,3 @@\n {\n"
+        f'-  "Storage": "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={key};'
+        'EndpointSuffix=core.windows.net"\n'
+        '+  "Storage": "@Microsoft.KeyVault(SecretUri=https://kv.vault.azure.net/secrets/st)"\n }\n'
+    )
+    out, n = redact(text)
+    assert n == 1 and key not in out
+    assert 'core.windows.net"\n+  "Storage": "@Microsoft.KeyVault(' in out
+    assert joins._chains(text, _core) == (text, 0)
+
+
+def test_a_secret_inside_one_piece_is_left_to_the_rules() -> None:
+    text = f'label = "ghp_{A}{B}{C}abcdefghij" + "-suffix"'
+    assert joins._chains(text, _core) == (text, 0)
