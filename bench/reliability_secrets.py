@@ -412,14 +412,8 @@ def main() -> None:
         outside6()
     elif args.part == "corpus" and args.split == "issue36":
         outside6("cases.jsonl", "planted.jsonl", HELD_OUT)
-    elif args.part == "corpus" and args.split == "fresh":
-        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh")
-    elif args.part == "corpus" and args.split == "fresh2":
-        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh2")
-    elif args.part == "corpus" and args.split == "fresh3":
-        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh3")
-    elif args.part == "corpus" and args.split == "fresh4":
-        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / "fresh4")
+    elif args.part == "corpus" and args.split in ("fresh", "fresh2", "fresh3", "fresh4"):
+        outside6("cases.jsonl", "planted.jsonl", HELD_OUT / args.split)
     elif args.part == "lookalikes":
         lookalikes()
     elif args.part == "corpus":

@@ -24,10 +24,9 @@ older rules found and named is unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from judge.safety.lookalikes import is_lookalike
-from judge.safety.secret_patterns import Replacer, SecretPattern, marker
+from judge.safety.secret_patterns import Replacer, SecretPattern, lowered_starts, marker
 
 #: "Password" as a key is written in other languages (ASCII spellings and native scripts; ``_``
 #: stands for an optional ``_``, ``-``, ``.`` or blank): a person's password under ``passwort:``,
@@ -182,24 +181,6 @@ def _token_flag(m: re.Match[str]) -> str:
         return m.group(0)
     q = secret[0] if secret[:1] in "\"'" else ""
     return f"{m.group('keep')}{q}{marker('cli-secret')}{q}"
-
-
-def _lowered_starts(words: tuple[str, ...], back: int = 0) -> Callable[[str], list[int] | None]:
-    """Where a rule that starts at one of ``words`` (lower case) can match in an ASCII text."""
-
-    def starts(text: str) -> list[int] | None:
-        if not text.isascii():
-            return None
-        lowered = text.lower()
-        found: set[int] = set()
-        for word in words:
-            at = lowered.find(word)
-            while at >= 0:
-                found.add(max(0, at - back))
-                at = lowered.find(word, at + 1)
-        return sorted(found)
-
-    return starts
 
 
 def _word_starts(text: str) -> list[int] | None:
@@ -422,7 +403,7 @@ CONFIG: tuple[SecretPattern, ...] = (
         ),
         _keyed("config-secret"),
         ("value=",),
-        _lowered_starts(("key=", "name=")),
+        lowered_starts(("key=", "name=")),
     ),
     # ``--auth v``, ``--credentials v``, ``--access-key v`` (``--token`` and ``--password``
     # are the older cli-password rule's).
@@ -435,7 +416,7 @@ CONFIG: tuple[SecretPattern, ...] = (
         ),
         _token_flag,
         ("--",),
-        _lowered_starts(("--",)),
+        lowered_starts(("--",)),
     ),
     # A generated literal passed by position to a client: ``cohere.Client("v")``,
     # ``Client('AC...', 'v')``, ``SearchClient.create('app', 'v')``, ``client.run('v')``,
@@ -448,7 +429,7 @@ CONFIG: tuple[SecretPattern, ...] = (
         ),
         _client_arguments,
         ("client", "login", "auth"),
-        _lowered_starts(("client", "login", "auth")),
+        lowered_starts(("client", "login", "auth")),
     ),
     # A webhook URL of any service: ``https://x.webhook.office.com/webhookb2/...``,
     # ``https://discord.com/api/webhooks/<id>/<token>`` (the host is kept).

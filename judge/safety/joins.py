@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from judge.safety.secret_patterns import replaced_span
+
 Redactor = Callable[[str], tuple[str, int]]
 
 _PIECE = r"[A-Za-z0-9_+/=.:-]"
@@ -34,8 +36,11 @@ _CONCAT = re.compile(
 _CONTINUED = re.compile(rf"(?P<a>{_PIECE}{{8,200}})\\\r?\n[ \t]{{0,40}}(?P<b>{_PIECE}{{4,200}})")
 
 
-_OPERATOR = r"(?:\+\+|\+|\.\.|\.|<>|&|\|\||~|,)"
-_CHAIN_PIECE = r"(?P<q{n}>[\"'])[^\s\"'`\\]{{4,200}}(?P=q{n})"
+#: The operators that join two strings in some language (``+``, ``.``, ``..``, ``<>``, ``&``,
+#: ``||``, ``++``, ``~``); a comma joins only inside a join call (see :func:`_pieces_joined`).
+_OPERATORS = r"\+\+|\+|\.\.|\.|<>|&|\|\||~"
+_OPERATOR = rf"(?:{_OPERATORS}|,)"
+_GAP_OPERATOR = re.compile(_OPERATORS)
 #: A quoted piece, then 1 to 15 more, each after an operator, blanks or a line break (with a
 #: diff's ``+`` and indentation).
 _CHAIN = re.compile(
@@ -54,8 +59,8 @@ _ASSIGNED = re.compile(
 
 #: Where any kind of join can be (a rule of the one-pass scan, :mod:`judge.safety.scan`).
 GATE = re.compile(
-    r"[\"'][ \t]{0,3}(?:\+|\.\.?|<>|&|\|\||~)|\\\r?\n|[\"'][ \t]+[\"']"
-    r"|[\"'][ \t]{0,3}\r?\n[+ \t]{0,40}(?:\+|\.\.?|<>|&|\|\||~)?[ \t]{0,3}[\"']"
+    rf"[\"'][ \t]{{0,3}}(?:{_OPERATORS})|\\\r?\n|[\"'][ \t]+[\"']"
+    rf"|[\"'][ \t]{{0,3}}\r?\n[+ \t]{{0,40}}(?:{_OPERATORS})?[ \t]{{0,3}}[\"']"
     r"|(?i:join|concat|strcat)!?[ \t]{0,3}\("
 )
 
@@ -115,10 +120,6 @@ def _pieces_joined(chain: str, join_call: bool) -> list[tuple[int, int]]:
     return spans
 
 
-#: An operator in the gap between two pieces (a comma is not one: see _pieces_joined).
-_GAP_OPERATOR = re.compile(r"\+|\.|<>|&|\|\||~")
-
-
 def _chains(text: str, redact: Redactor) -> tuple[str, int]:
     """Each run of joined pieces (:func:`_pieces_joined`) whose joined value holds a secret
     that crosses a join (read under the name assigned before the chain on its line, if any)
@@ -144,10 +145,11 @@ def _chains(text: str, redact: Redactor) -> tuple[str, int]:
             redacted, n = redact(f'{head}"{joined}"')
             if not n or not redacted.startswith(head):
                 continue
-            if not _crosses(joined, redacted[len(head) :], parts):
+            body = redacted[len(head) :].strip('"')  # (no piece holds a quote)
+            if not _crosses(joined, body, parts):
                 continue
             out.append(text[last : m.start() + a])
-            out.append(f"{run[0]}{redacted[len(head) :].strip(chr(34))}{run[0]}")
+            out.append(f"{run[0]}{body}{run[0]}")
             last = m.start() + b
             total += n
     if not out:
@@ -157,23 +159,12 @@ def _chains(text: str, redact: Redactor) -> tuple[str, int]:
 
 
 def _crosses(joined: str, redacted: str, parts: list[str]) -> bool:
-    """Whether what redaction replaced in ``joined`` crosses a boundary between two parts."""
-    body = redacted
-    body = body[1:] if body.startswith('"') else body
-    body = body[:-1] if body.endswith('"') else body
-    kept_head = 0
-    while kept_head < min(len(joined), len(body)) and joined[kept_head] == body[kept_head]:
-        kept_head += 1
-    kept_tail = 0
-    while (
-        kept_tail < min(len(joined), len(body)) - kept_head
-        and joined[-1 - kept_tail] == body[-1 - kept_tail]
-    ):
-        kept_tail += 1
-    replaced = (kept_head, len(joined) - kept_tail)
+    """Whether what redaction replaced in ``joined`` (to make ``redacted``) crosses a boundary
+    between two of its ``parts``."""
+    first, end = replaced_span(joined, redacted)
     at = 0
     for part in parts[:-1]:
         at += len(part)
-        if replaced[0] < at < replaced[1]:
+        if first < at < end:
             return True
     return False

@@ -28,26 +28,13 @@ from judge.safety.secret_shapes import (
     is_random,
     name_starts,
     not_secret_name,
+    secret_heads_at,
+    secret_name,
 )
 
-#: The words of a name that say its value is a secret, as whole words of the name
-#: (``apiKey``, ``dsn_secret``, ``__Host-session``; not ``keyword`` or ``signal``).
-_SECRET_NAME_WORDS = frozenset((
-    "key", "keys", "apikey", "token", "tokens", "secret", "secrets", "password", "passwd",
-    "passphrase", "pwd", "pw", "pass", "credential", "credentials", "creds", "cred", "auth",
-    "private", "privkey", "signature", "sig", "signing", "salt", "cookie", "session",
-    "sessionid", "sid", "dsn", "bearer", "jwt", "otp", "seed", "mnemonic", "license",
-    "licence", "webhook", "hmac",
-))  # fmt: skip
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _PASSWORD_NAME = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd|pw)\Z")
 #: A table's column name: a name of up to four words, not a sentence or a number.
 _COLUMN = re.compile(r"[A-Za-z_][\w.-]{0,40}(?: [\w.-]{1,40}){0,3}")
-
-
-def secret_name(name: str) -> bool:
-    """Whether one of the words of ``name`` says its value is a secret."""
-    return any(w.lower() in _SECRET_NAME_WORDS for w in _NAME_WORD.findall(name))
 
 
 def secret_under(name: str, value: str) -> bool:
@@ -102,16 +89,10 @@ _TABLE = re.compile(
 def _header_starts(text: str) -> list[int] | None:
     """Where :data:`_TABLE` can match in an ASCII text: the start of each line that holds one
     of :data:`judge.safety.secret_shapes.SECRET_HEADS` (None for other texts: every line)."""
-    if not text.isascii():
+    found = secret_heads_at(text)
+    if found is None:
         return None
-    lowered = text.lower()
-    found: set[int] = set()
-    for head in SECRET_HEADS:
-        at = lowered.find(head)
-        while at >= 0:
-            found.add(text.rfind("\n", 0, at) + 1)
-            at = lowered.find(head, at + 1)
-    return sorted(found)
+    return sorted({text.rfind("\n", 0, at) + 1 for at in found})
 
 
 def _table(m: re.Match[str]) -> str:
@@ -199,6 +180,7 @@ _NAME_VALUE_LINES = re.compile(
 
 
 def _named_value(m: re.Match[str]) -> str:
+    """The value (group ``secret``) redacted when it is a secret under its name (``name``)."""
     if not secret_under(m.group("name"), m.group("secret")):
         return m.group(0)
     return f"{m.group('keep')}{marker('paired-secret')}{m.group('after')}"
@@ -253,12 +235,6 @@ _WRAPPED = re.compile(
 )
 
 
-def _wrapped(m: re.Match[str]) -> str:
-    if not secret_under(m.group("name"), m.group("secret")):
-        return m.group(0)
-    return f"{m.group('keep')}{marker('paired-secret')}{m.group('after')}"
-
-
 #: The patterns of this stage, in order.
 PAIRED: tuple[SecretPattern, ...] = (
     SecretPattern("paired-secret", _TABLE, _table, SECRET_HEADS, _header_starts),
@@ -267,5 +243,5 @@ PAIRED: tuple[SecretPattern, ...] = (
     SecretPattern("paired-secret", _NAME_VALUE_LINES, _named_value, ("value:",)),
     SecretPattern("paired-secret", _COOKIE_JAR, _cookie, ("\ttrue\t", "\tfalse\t")),
     SecretPattern("paired-secret", _KEY_CALL, _key_call, ("hmac", "jwt.", "fernet")),
-    SecretPattern("paired-secret", _WRAPPED, _wrapped, SECRET_HEADS, name_starts),
+    SecretPattern("paired-secret", _WRAPPED, _named_value, SECRET_HEADS, name_starts),
 )

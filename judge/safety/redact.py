@@ -44,7 +44,13 @@ from judge.safety.lookalikes import is_lookalike
 from judge.safety.paired_secrets import PAIRED
 from judge.safety.scan import Hits, Spec, literal_ids, scanner
 from judge.safety.secret_patterns import MARKER_PREFIX as MARKER_PREFIX
-from judge.safety.secret_patterns import SPECIFIC, STRUCTURAL, SecretPattern, marker
+from judge.safety.secret_patterns import (
+    SPECIFIC,
+    STRUCTURAL,
+    SecretPattern,
+    marker,
+    replaced_span,
+)
 from judge.safety.secret_shapes import SHAPES
 from judge.types import Case, Judgment, TraceTurn
 
@@ -337,7 +343,7 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
         new = pattern.replace(m)
         old = m.group(0)
         if new != old:
-            head, tail = _replaced(old, new)
+            head, tail = replaced_span(old, new)
             if is_lookalike(old[head:tail], text, m.start() + head):
                 return old
             changed += 1
@@ -363,19 +369,6 @@ def _apply(pattern: SecretPattern, text: str) -> tuple[str, int]:
         return text, 0
     out.append(text[last:])
     return "".join(out), changed
-
-
-def _replaced(old: str, new: str) -> tuple[int, int]:
-    """The span of ``old`` that a rule replaced to make ``new`` (what the two do not share at
-    their ends): the value :func:`judge.safety.lookalikes.is_lookalike` is asked about."""
-    head = 0
-    limit = min(len(old), len(new))
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    return head, len(old) - tail
 
 
 def pattern_names(patterns: Sequence[SecretPattern] = PATTERNS) -> list[str]:

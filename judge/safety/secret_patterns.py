@@ -33,6 +33,38 @@ class SecretPattern(NamedTuple):
     starts: Callable[[str], list[int] | None] | None = None
 
 
+def replaced_span(old: str, new: str) -> tuple[int, int]:
+    """The span of ``old`` that a rule replaced to make ``new`` (what the two do not share at
+    their ends)."""
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, len(old) - tail
+
+
+def lowered_starts(words: tuple[str, ...], back: int = 0) -> Callable[[str], list[int] | None]:
+    """Where a rule that starts at one of ``words`` (lower case), or ``back`` characters before
+    one, can match in an ASCII text (None for other texts: every position is tried)."""
+
+    def starts(text: str) -> list[int] | None:
+        if not text.isascii():
+            return None
+        lowered = text.lower()
+        found: set[int] = set()
+        for word in words:
+            at = lowered.find(word)
+            while at >= 0:
+                found.add(max(0, at - back))
+                at = lowered.find(word, at + 1)
+        return sorted(found)
+
+    return starts
+
+
 #: Every marker starts with this text.
 MARKER_PREFIX = "[REDACTED:"
 

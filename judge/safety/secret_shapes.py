@@ -14,6 +14,7 @@ from judge.safety.secret_patterns import (
     is_placeholder,
     is_trivial,
     keep_prefix,
+    lowered_starts,
     marker,
     whole,
 )
@@ -66,6 +67,22 @@ _PUBLIC_WORDS = frozenset(["pub", "public", "pubkey", "publishable"])
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
+#: The words of a name that say its value is a secret, as whole words of the name
+#: (``apiKey``, ``dsn_secret``, ``__Host-session``; not ``keyword`` or ``signal``).
+_SECRET_NAME_WORDS = frozenset((
+    "key", "keys", "apikey", "token", "tokens", "secret", "secrets", "password", "passwd",
+    "passphrase", "pwd", "pw", "pass", "credential", "credentials", "creds", "cred", "auth",
+    "private", "privkey", "signature", "sig", "signing", "salt", "cookie", "session",
+    "sessionid", "sid", "dsn", "bearer", "jwt", "otp", "seed", "mnemonic", "license",
+    "licence", "webhook", "hmac",
+))  # fmt: skip
+
+
+def secret_name(name: str) -> bool:
+    """Whether one of the words of ``name`` says its value is a secret."""
+    return any(w.lower() in _SECRET_NAME_WORDS for w in _NAME_WORDS.findall(name))
+
+
 def not_secret_name(name: str) -> bool:
     """Whether a name ends in a word that says its value is no secret, or names a public
     key (``X-API-Name``, ``credentialId``, ``public_key``, ``X509_pubkey_st``)."""
@@ -95,6 +112,8 @@ SECRET_HEADS = (
     "cookie", "session", "sid", "dsn", "bearer", "jwt", "otp", "seed", "mnemonic", "licen",
     "webhook", "hmac",
 )  # fmt: skip
+#: Where one of :data:`SECRET_HEADS` is in an ASCII text, in order (None for other texts).
+secret_heads_at = lowered_starts(SECRET_HEADS)
 #: The run of name characters that ends where this is matched (on the reversed text before a
 #: word): how far back its token starts. One more than the name may reach before its word.
 _NAME_RUN = re.compile(r"[\w.-]{0,121}")
@@ -112,18 +131,12 @@ def name_starts(text: str) -> list[int] | None:
     long s and dotless i, which ``lower`` does not.) The heads are found with ``str.find``, far
     faster than any case-insensitive alternation: trying the rule only at those starts spares
     its lazy 0-120 run at every token start of texts that hold these words."""
-    if not text.isascii():
+    found = secret_heads_at(text)
+    if found is None:
         return None
-    lowered = text.lower()
-    found: set[int] = set()
-    for head in SECRET_HEADS:
-        at = lowered.find(head)
-        while at >= 0:
-            found.add(at)
-            at = lowered.find(head, at + 1)
     starts: list[int] = []
     last = -1
-    for at in sorted(found):
+    for at in found:
         window = text[max(0, at - 121) : at]
         run = _NAME_RUN.match(window[::-1])
         reach = run.end() if run is not None else 0
