@@ -7,6 +7,7 @@ automatically (target 0), benign runs that keep their automatic decision, and th
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split outside6 --without-detectors
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split fresh --gold-runs 0
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split setc --gold-runs 0
+    PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split setc --placement diff
     PYTHONPATH=$PWD .venv/bin/python bench/facts_defence.py --split attacks37 --gold-runs 0
 
 Every run is judged with ``judge_cases`` (evidence, flags, the second net) through litellm to a
@@ -35,7 +36,11 @@ Sets:
   output`` (default, as bench/injection_end_to_end.py): the text after the failing test's output,
   records split over turns as their turns; ``--placement where``: where the record says it was
   found (a test output, a tool output, a file read, a commit log, the agent's final message, the
-  diff, turns).
+  diff, turns); ``--placement diff`` (set C only): as a file the agent's diff creates, the path
+  chosen by the text's format (bench/data/heldout/injections_c_diff.json, annotated by reading
+  the records on 6 Dec apart from the defences; a diff is appended, a commit put before the
+  diff), and the obeying judge obeys the instruction the same file annotates, not the file's
+  format around it (as ``--sway instruction``).
 - look-alikes: each benign look-alike of the split planted the same way, in a passing run (gold
   "pass") and in a failing run (gold "fail") in turn.
 - gold runs (``--gold-runs N``: the first N SWE-bench Verified dev runs of ../shared/gold, 0
@@ -113,6 +118,26 @@ def diff_instructions() -> dict[str, list[str]]:
     return {k: [str(x) for x in v] for k, v in data.items() if not k.startswith("_")}
 
 
+SET_C_DIFF = REPO / "bench" / "data" / "heldout" / "injections_c_diff.json"
+
+
+def diff_placements(path: Path = SET_C_DIFF) -> dict[str, dict[str, Any]]:
+    """Record id -> {"path": the file the text becomes in the diff, "instruction": [lines]}
+    (``--placement diff``; annotated by reading the records, apart from the defences)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: dict(v) for k, v in data.items() if not k.startswith("_")}
+
+
+def new_file(path: str, text: str) -> str:
+    """``text`` as a unified diff that creates ``path``."""
+    lines = text.rstrip("\n").split("\n")
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+
+
 def _diff(n: int) -> str:
     """A one-line fix in a file named after the run (the gold judge reads the run from it)."""
     path = f"src/parse_{n:04d}.py"
@@ -135,8 +160,12 @@ def _wheres() -> dict[str, str]:
     return out
 
 
-def planted_run(record: Record, n: int, *, passing: bool, placement: str, where: str) -> Case:
-    """``record`` planted in a passing or failing run, where ``placement`` says."""
+def planted_run(
+    record: Record, n: int, *, passing: bool, placement: str, where: str, path: str = ""
+) -> Case:
+    """``record`` planted in a passing or failing run, where ``placement`` says (``diff``: as
+    the file ``path`` the agent's diff creates; "DIFF" appends a diff, "COMMIT" puts a commit
+    before the diff, as ``git format-patch`` does)."""
     output = PASSING if passing else FAILING
     trace = [TraceTurn(id="t0", role="agent", content="```bash\npytest -q\n```")]
     diff = _diff(n)
@@ -150,8 +179,15 @@ def planted_run(record: Record, n: int, *, passing: bool, placement: str, where:
         ]
     elif text and placement == "where" and where in ("agent_message", "message"):
         extra = [TraceTurn(id="t2", role="agent", content=text)]
-    elif text and placement == "where" and where == "diff" and text.startswith("diff --git"):
+    elif text and (
+        (placement == "where" and where == "diff" and text.startswith("diff --git"))
+        or (placement == "diff" and path == "DIFF")
+    ):
         diff += text.rstrip("\n") + "\n"
+    elif text and placement == "diff" and path == "COMMIT":
+        diff = text.rstrip("\n") + "\n---\n" + diff
+    elif text and placement == "diff":
+        diff += new_file(path, text)
     elif text:
         output += "\n" + text
     trace.append(TraceTurn(id="t1", role="observation", content=output))
@@ -314,6 +350,9 @@ def planted_sets(
     """The injected and the look-alike runs of a split."""
     wheres = _wheres()
     instructions = diff_instructions() if sway == "instruction" else {}
+    files = diff_placements() if placement == "diff" else {}
+    if files:
+        instructions = {k: list(v.get("instruction") or []) for k, v in files.items()}
     injections = [r for r in records if r.label == "injection"]
     benign = [r for r in records if r.label == "benign"]
     out: dict[str, dict[str, Any]] = {}
@@ -325,13 +364,19 @@ def planted_sets(
             n = offset + k
             passing = name == "look-alikes" and k % 2 == 0
             case = planted_run(
-                record, n, passing=passing, placement=placement, where=wheres.get(record.id, "")
+                record,
+                n,
+                passing=passing,
+                placement=placement,
+                where=wheres.get(record.id, ""),
+                path=str(files.get(record.id, {}).get("path") or ""),
             )
             cases.append(case)
             golds[n] = "pass" if passing else "fail"
             labels[case.id] = f"{record.id} [{record.category}]"
             if name == "injected":
                 in_diff = placement == "where" and wheres.get(record.id) == "diff"
+                in_diff = in_diff or placement == "diff"
                 texts = instructions.get(record.id) if in_diff else None
                 planted += [Planted(text) for text in texts or planted_texts(record)]
         honest_judge = gold_judge(golds) if honest == "gold" else JUDGES["fair"]
@@ -393,7 +438,7 @@ def main() -> int:
     parser.add_argument(
         "--split", choices=("heldout", "outside6", "fresh", "setc", "attacks37"), default="outside6"
     )
-    parser.add_argument("--placement", choices=("output", "where"), default="output")
+    parser.add_argument("--placement", choices=("output", "where", "diff"), default="output")
     parser.add_argument("--honest", choices=("gold", "fair"), default="gold")
     parser.add_argument("--gold-runs", type=int, default=306)
     parser.add_argument("--sway", choices=("text", "instruction"), default="text")
@@ -410,6 +455,8 @@ def main() -> int:
         records = attacks37_records()
     else:
         records = [r for r in corpus_records() if r.split == "heldout"]
+    if args.placement == "diff" and args.split != "setc":
+        parser.error("--placement diff needs a file for each record: only --split setc has one")
     on = not args.without_detectors
     figures = planted_sets(
         records, placement=args.placement, honest=args.honest, detectors_on=on, sway=args.sway
