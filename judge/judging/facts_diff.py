@@ -13,6 +13,11 @@ about *syntax*, none about any attack, in any language or encoding:
   Scala, Dart, SCSS and Less; ``/* */`` for CSS; ``<!-- -->`` for HTML, XML, SVG and Vue;
   ``--`` and ``/* */`` for SQL, ``--`` and ``--[[ ]]`` for Lua, ``--`` and ``{- -}`` for
   Haskell. The language is the file's, from its path (extension or well-known name).
+- **The text of markup** (HTML, XML, SVG, Vue...): the text between tags (a paragraph, a
+  title, a ``<style>`` or ``<script>`` body, entities and all) becomes its length,
+  ``<p>[text withheld: 97 chars]</p>``, and a quoted attribute value becomes its length like a
+  string literal; the tags, their names and name-like values (``<version>1.2.3</version>``,
+  ``class="nav"``) stay. Markup's text is what a page shows, as free as a comment's.
 - **Python docstrings**: a string literal that is a whole statement (at the start of a line,
   outside brackets, nothing after it but a comment) is an expression the interpreter discards;
   its text is replaced like a comment's, its quotes kept.
@@ -54,8 +59,8 @@ they close on their line (an unmatched quote, like a Rust lifetime, is code).
 
 Limits: a hunk that lies wholly inside a long comment or docstring opened above it, with no
 closer in it, is read as code; prose in identifiers other than test names, in name-like
-literals (24 characters at most, no blank), in a YAML or shell word that is not quoted, and in
-the text of markup (an HTML paragraph) stays; so does every line of a changed file of unknown
+literals (24 characters at most, no blank) and in a YAML or shell word that is not quoted
+stays; so does every line of a changed file of unknown
 type. Deterministic:
 the same diff gives the same copy.
 """
@@ -80,6 +85,7 @@ from judge.judging.facts_names import (
 #: The marker's words: a comment's text, a docstring's, a prose or data file's, other text.
 COMMENT_MARK = "[comment withheld: {n} chars]"
 DOCSTRING_MARK = "[docstring withheld: {n} chars]"
+TEXT_MARK = "[text withheld: {n} chars]"
 FILE_FACT = "[{what} file: its text is withheld; lines added: {added}, removed: {removed}]"
 OTHER_MARK = "[{n} characters outside any hunk withheld]"
 BINARY_MARK = "[{n} characters of binary patch data withheld]"
@@ -101,6 +107,8 @@ class Syntax:
     word_start: bool = False
     #: Python's docstrings (string statements) are withheld.
     docstrings: bool = False
+    #: Markup: the text between tags and quoted attribute values are withheld.
+    markup: bool = False
 
 
 PYTHON = Syntax(line=("#",), long_quotes=('"""', "'''"), docstrings=True)
@@ -108,7 +116,7 @@ HASH = Syntax(line=("#",))
 HASH_WORD = Syntax(line=("#",), word_start=True)
 C_FAMILY = Syntax(line=("//",), blocks=(("/*", "*/"),), long_quotes=("`",))
 CSS = Syntax(blocks=(("/*", "*/"),))
-MARKUP = Syntax(blocks=(("<!--", "-->"),), quotes=())
+MARKUP = Syntax(blocks=(("<!--", "-->"),), quotes=(), markup=True)
 SQL = Syntax(line=("--",), blocks=(("/*", "*/"),))
 LUA = Syntax(line=("--",), blocks=(("--[[", "]]"),))
 HASKELL = Syntax(line=("--",), blocks=(("{-", "-}"),), quotes=('"',))
@@ -220,6 +228,11 @@ class _Span:
 
 
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
+#: Markup's tokens after its comments: a tag (``<p ...>``, ``</p>``, ``<?xml ...?>``,
+#: ``<!doctype ...>``; one left open at the end of a hunk too), and a run of text between tags.
+_TAG = r"<[/?!]?[A-Za-z][^<>]*>?"
+_TEXT = r"[^<>]+"
+_ATTRIBUTE_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'")
 _AFTER_STATEMENT = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
 
 
@@ -240,6 +253,8 @@ class _Lexer:
         for quote in syntax.quotes:
             q = re.escape(quote)
             openers.append(rf"{q}(?:\\.|[^{q}\\\n])*{q}")
+        if syntax.markup:
+            openers += [_TAG, _TEXT]
         self.token = re.compile("|".join(openers)) if openers else None
         self.closers = {o: c for o, c in syntax.blocks} | {q: q for q in syntax.long_quotes}
 
@@ -296,6 +311,9 @@ class _Lexer:
                         out += self._literal(text, start, end, len(token), closer)
                 else:
                     out.append(_Span(start, end, len(token), closer, COMMENT_MARK))
+            elif self.syntax.markup:
+                end = match.end()
+                out += self._markup(text, start, end)
             else:
                 end = match.end()
                 if self._docstring(text, start, end, depth):
@@ -316,6 +334,22 @@ class _Lexer:
         if closer and name_like(body):
             return []
         return [_Span(start, end, opener, closer, STRING_MARK)]
+
+    def _markup(self, text: str, start: int, end: int) -> list[_Span]:
+        """A markup token's spans: a tag's quoted values as literals, a run of text (its
+        blanks around it kept) unless it is blank or name-like."""
+        if text.startswith("<", start):
+            return [
+                span
+                for value in _ATTRIBUTE_VALUE.finditer(text, start, end)
+                for span in self._literal(text, value.start(), value.end(), 1, 1)
+            ]
+        body = text[start:end]
+        words = body.strip()
+        if not words or name_like(words):
+            return []
+        lead = len(body) - len(body.lstrip())
+        return [_Span(start + lead, start + lead + len(words), 0, 0, TEXT_MARK)]
 
     def _docstring(self, text: str, start: int, end: int, depth: int) -> bool:
         """A string at ``[start, end)`` that is a whole statement (Python only)."""
@@ -360,7 +394,7 @@ def _render_piece(piece: str, opens: bool, closes: bool, span: _Span) -> str:
     if not body.strip():
         return piece
     lead = body[: len(body) - len(body.lstrip())]
-    if span.mark == STRING_MARK:
+    if span.mark in (STRING_MARK, TEXT_MARK):
         return opener + lead + span.mark.format(n=len(body) - len(lead)) + closer
     mark = span.mark.format(n=len(body.strip()))
     return opener + (lead or " ") + mark + (" " + closer if closer else "")
