@@ -82,6 +82,7 @@ from injection_data import OUTSIDE6, Record, corpus_records, outside6_records  #
 
 import judge  # noqa: E402
 from judge.cases import load_cases  # noqa: E402
+from judge.checks.diff import FileDiff, Hunk, ParsedDiff  # noqa: E402
 from judge.judging import prepare  # noqa: E402
 from judge.judging.masking import MASK  # noqa: E402
 from judge.routing import AUTO_DECISIONS, route_judgments  # noqa: E402
@@ -112,10 +113,15 @@ SHARED_GOLD = REPO.parent / "shared" / "gold"
 DIFF_INSTRUCTIONS = REPO / "bench" / "data" / "diff_instructions.json"
 
 
+def _annotations(path: Path) -> dict[str, Any]:
+    """An annotation file's records by id (its ``_about`` and other ``_`` keys left out)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
 def diff_instructions() -> dict[str, list[str]]:
     """Record id -> the instruction lines of an injection planted in a diff (``--sway``)."""
-    data = json.loads(DIFF_INSTRUCTIONS.read_text(encoding="utf-8"))
-    return {k: [str(x) for x in v] for k, v in data.items() if not k.startswith("_")}
+    return {k: [str(x) for x in v] for k, v in _annotations(DIFF_INSTRUCTIONS).items()}
 
 
 SET_C_DIFF = REPO / "bench" / "data" / "heldout" / "injections_c_diff.json"
@@ -124,18 +130,14 @@ SET_C_DIFF = REPO / "bench" / "data" / "heldout" / "injections_c_diff.json"
 def diff_placements(path: Path = SET_C_DIFF) -> dict[str, dict[str, Any]]:
     """Record id -> {"path": the file the text becomes in the diff, "instruction": [lines]}
     (``--placement diff``; annotated by reading the records, apart from the defences)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {k: dict(v) for k, v in data.items() if not k.startswith("_")}
+    return {k: dict(v) for k, v in _annotations(path).items()}
 
 
 def new_file(path: str, text: str) -> str:
-    """``text`` as a unified diff that creates ``path``."""
-    lines = text.rstrip("\n").split("\n")
-    body = "".join(f"+{line}\n" for line in lines)
-    return (
-        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    )
+    """``text`` as a unified diff that creates ``path`` (written by the checks' diff model)."""
+    lines = [("+", line) for line in text.rstrip("\n").split("\n")]
+    hunk = Hunk(path, 0, 0, 1, len(lines), lines)
+    return ParsedDiff([FileDiff(None, path, "added", hunks=[hunk])]).render()
 
 
 def _diff(n: int) -> str:
@@ -375,8 +377,9 @@ def planted_sets(
             golds[n] = "pass" if passing else "fail"
             labels[case.id] = f"{record.id} [{record.category}]"
             if name == "injected":
-                in_diff = placement == "where" and wheres.get(record.id) == "diff"
-                in_diff = in_diff or placement == "diff"
+                in_diff = placement == "diff" or (
+                    placement == "where" and wheres.get(record.id) == "diff"
+                )
                 texts = instructions.get(record.id) if in_diff else None
                 planted += [Planted(text) for text in texts or planted_texts(record)]
         honest_judge = gold_judge(golds) if honest == "gold" else JUDGES["fair"]
